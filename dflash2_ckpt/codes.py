@@ -1,0 +1,115 @@
+"""The registry of finding codes: the single source of truth for code, name, severity and meaning.
+
+Codes never change meaning once released and are never reused; retire one by marking it deprecated.
+Families: DF1xx config schema, DF2xx tensors, DF3xx v1/v2 identity, DF4xx causality,
+DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    status: Literal["stable", "deprecated"] = "stable"
+
+
+_TABLE: tuple[Code, ...] = (
+    # DF1xx config schema
+    Code("DF100", "config-unreadable", "error", "config.json is missing, not JSON, or not a JSON object"),
+    Code("DF101", "invalid-field", "error", "a config field has the wrong type or violates its constraint"),
+    Code("DF102", "missing-field", "error", "a field the engines require is absent"),
+    Code("DF103", "group-size-not-divisor", "error", "conv_group_size does not divide hidden_size"),
+    Code("DF104", "taps-exceed-block", "error", "conv_kernel_size is larger than block_size"),
+    Code("DF105", "top-k-exceeds-vocab", "error", "selector_top_k is larger than vocab_size"),
+    Code("DF106", "mask-id-out-of-vocab", "error", "mask_token_id is not inside [0, vocab_size)"),
+    Code("DF107", "tap-ids-invalid", "error", "target layer ids are not unique, increasing and below num_target_layers"),
+    Code("DF108", "layer-types-length", "error", "layer_types does not have one entry per draft layer"),
+    Code("DF109", "sliding-window-missing", "error", "a sliding_attention layer without a positive sliding_window"),
+    Code("DF110", "sample-from-anchor-v2", "error", "sample_from_anchor is true on a DFlash2 drafter"),
+    Code("DF111", "draft-vocab-mismatch", "error", "draft_vocab_size differs from vocab_size on a DFlash2 drafter"),
+    Code("DF112", "block-size-conflict", "error", "block_size is given twice with different values"),
+    Code("DF113", "mask-token-missing", "warning", "no mask_token_id: the drafter cannot build its query block"),
+    Code("DF114", "block-size-missing", "warning", "no block_size: engines fall back to their own default"),
+    Code("DF115", "legacy-dialect", "info", "old nested dialect (top-level block_size / rope_theta); still read by the engines"),
+    Code("DF116", "unknown-key", "info", "a key the schema does not model; kept verbatim by convert"),
+    Code("DF117", "duplicate-key", "error", "a JSON object repeats a key; parsers silently keep the last"),
+    Code("DF118", "head-geometry", "error", "attention geometry is inconsistent (kv heads must divide heads)"),
+    Code("DF119", "unsupported-activation", "warning", "hidden_act is not silu; the engines build a SiLU MLP"),
+    # DF2xx tensors
+    Code("DF201", "missing-tensor", "error", "a tensor the layout requires is not in the checkpoint"),
+    Code("DF202", "unexpected-tensor", "warning", "a tensor no engine loads"),
+    Code("DF203", "wrong-shape", "error", "a tensor's shape differs from the one the config implies"),
+    Code("DF204", "wrong-dtype", "error", "a weight is not a floating-point tensor"),
+    Code("DF205", "mixed-dtypes", "warning", "weights are stored in more than one dtype"),
+    Code("DF206", "codebook-weight-suffix", "error", "selector codebooks named with a .weight suffix; vLLM requires the bare name"),
+    Code("DF207", "target-copies", "info", "embed_tokens / lm_head copies of the target; the engines use the target's own"),
+    Code("DF208", "encoder-names", "warning", "encoder.* names from the Muse-Glimmer assistant export; engines expect bare names"),
+    Code("DF209", "quantized-tensors", "error", "quantized tensors (weight_packed / weight_scale); the engines load dense drafters"),
+    Code("DF210", "vocab-maps", "warning", "t2d / d2t vocabulary maps; DFlash2 uses the full target vocabulary"),
+    Code("DF211", "config-dtype-mismatch", "info", "config dtype differs from the stored tensors"),
+    # DF3xx v1 / v2 identity
+    Code("DF301", "v2-tensors-under-v1", "error", "a v1 architecture over a file carrying conv / selector tensors: a v1 loader drops them"),
+    Code("DF302", "v2-tensors-missing", "error", "a v2 architecture whose file lacks the conv / selector tensors"),
+    Code("DF303", "version-contradiction", "error", "config fields say one DFlash version and the architecture the other"),
+    Code("DF304", "not-dflash", "error", "the config describes another drafter (DSpark, EAGLE-3, ...) or no drafter"),
+    # DF4xx causality
+    Code("DF401", "engines-disagree", "warning", "engines resolve a layer's in-block causality differently"),
+    Code("DF402", "causal-keys-conflict", "warning", "top-level is_causal and dflash_config.causal disagree"),
+    # DF5xx pairing with the target
+    Code("DF501", "vocab-mismatch", "error", "draft vocab_size differs from the target's"),
+    Code("DF502", "fc-width-mismatch", "error", "fc input width differs from target hidden size x number of taps"),
+    Code("DF503", "tap-beyond-target", "error", "a tap id is not a layer of the target"),
+    Code("DF504", "num-target-layers-mismatch", "error", "num_target_layers differs from the target's layer count"),
+    Code("DF505", "mask-id-outside-target", "error", "mask_token_id is outside the target vocabulary"),
+    Code("DF506", "mask-id-special", "error", "mask_token_id equals the target's pad or eos id"),
+    Code("DF507", "quantized-target-head", "warning", "the target's lm_head is quantized; DFlash2 needs a dense one"),
+    Code("DF508", "target-unreadable", "error", "the target's config.json is missing or unreadable"),
+    # DF6xx files and shards
+    Code("DF601", "no-weights", "error", "no .safetensors weights in the checkpoint"),
+    Code("DF602", "pickle-file", "warning", "a pickle file (.bin / .pt); reported, never loaded"),
+    Code("DF603", "bad-header", "error", "a safetensors header is malformed or lies about the data"),
+    Code("DF604", "shard-missing", "error", "the index names a shard that is not there"),
+    Code("DF605", "tensor-in-two-shards", "error", "a tensor appears in more than one shard"),
+    Code("DF606", "index-disagrees", "error", "model.safetensors.index.json disagrees with the shard headers"),
+    Code("DF607", "unsafe-path", "error", "a shard name is absolute, climbs out, or links outside the checkpoint"),
+    Code("DF608", "bad-index", "error", "model.safetensors.index.json is not a valid index"),
+    Code("DF609", "unindexed-shard", "warning", "a .safetensors file that the index does not list"),
+    Code("DF610", "gguf-file", "info", "a GGUF file; this toolkit checks the safetensors checkpoint only"),
+    Code("DF611", "non-finite-weights", "error", "NaN or Inf values inside a weight (found by --scan)"),
+    # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
+    Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
+    Code("DF702", "parameter-not-filled", "error", "a drafter parameter that no tensor in the file fills; it would stay uninitialised"),
+    Code("DF703", "non-finite-output", "error", "NaN or Inf in a stage of the smoke forward"),
+    Code("DF704", "token-out-of-vocab", "error", "a drafted or embedded token id is outside [0, vocab_size)"),
+    Code("DF705", "inert-conv", "warning", "a convolution module changes nothing (identity init): the drafter drafts like DFlash v1"),
+    Code("DF706", "inert-selector", "warning", "the candidate selector never changes a drafted path: the drafter drafts like DFlash v1"),
+    Code("DF707", "identity-equivalence-failed", "error", "with every convolution at identity the v2 forward differs from the v1 forward of the same trunk"),
+    Code("DF708", "triton-torch-mismatch", "error", "a Triton kernel disagrees with its torch reference on the checkpoint's own activations"),
+    Code("DF709", "q-not-normalised", "error", "a sampled proposal distribution q does not sum to 1 over the K candidates"),
+    Code("DF710", "nondeterministic", "error", "two smoke runs with the same seed drafted different tokens"),
+    Code("DF711", "random-embedding", "info", "no target embedding / head available: the smoke drafted with a seeded random one"),
+    Code("DF712", "smoke-assumption", "info", "the smoke forward assumed a value the checkpoint does not give (block size, mask id, RoPE scaling)"),
+    Code("DF713", "tensor-does-not-fit", "error", "a tensor's shape or dtype cannot fill the drafter parameter of that name"),
+)
+
+REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}
+
+
+def register(*codes: Code) -> None:
+    """Add codes from an optional module (e.g. the smoke forward) to the registry."""
+    for c in codes:
+        if c.code in REGISTRY and REGISTRY[c.code] != c:
+            raise ValueError(f"code {c.code} is already registered with another meaning")
+        REGISTRY[c.code] = c
+
+
+def all_codes() -> list[Code]:
+    return sorted(REGISTRY.values(), key=lambda c: c.code)

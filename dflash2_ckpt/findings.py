@@ -1,0 +1,71 @@
+"""Findings are data: a stable code, a message that says what breaks and how to fix it, and details."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any, Iterable, Mapping
+
+from .codes import REGISTRY, Severity
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    field: str | None = None       # JSON path of the config field, e.g. "dflash_config.block_size"
+    tensor: str | None = None
+    file: str | None = None
+    details: Mapping[str, Any] = dc_field(default_factory=dict)
+    severity: Severity | None = None   # None: the registry's default for this code
+
+    def __post_init__(self) -> None:
+        if self.code not in REGISTRY:
+            raise ValueError(f"unregistered finding code {self.code}")
+        if self.severity is None:
+            object.__setattr__(self, "severity", REGISTRY[self.code].severity)
+
+    @property
+    def name(self) -> str:
+        return REGISTRY[self.code].name
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "name": self.name, "severity": self.severity,
+                               "message": self.message}
+        for key in ("field", "tensor", "file"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        out["details"] = dict(self.details)
+        return out
+
+
+def _matches(code: str, selector: str) -> bool:
+    return code.startswith(selector)
+
+
+def validate_selectors(selectors: Iterable[str]) -> None:
+    """Codes or prefixes (DF2, DF20, DF201); an unknown one is a usage error."""
+    for s in selectors:
+        if not any(_matches(c, s) for c in REGISTRY) or not s.startswith("DF"):
+            raise ValueError(f"unknown finding code or prefix {s!r}")
+
+
+def keep(code: str, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> bool:
+    """ruff's rule: the longest matching selector wins, ignore wins ties; no select means all."""
+    select = list(select) or ["DF"]
+    best_sel = max((len(s) for s in select if _matches(code, s)), default=-1)
+    best_ign = max((len(s) for s in ignore if _matches(code, s)), default=-1)
+    if best_sel < 0:
+        return False
+    return best_sel > best_ign
+
+
+def filter_findings(findings: Iterable[Finding], select: Iterable[str] = (),
+                    ignore: Iterable[str] = ()) -> list[Finding]:
+    select, ignore = list(select), list(ignore)
+    return [f for f in findings if keep(f.code, select, ignore)]
+
+
+def worst(findings: Iterable[Finding]) -> Severity | None:
+    order = {"info": 0, "warning": 1, "error": 2}
+    sev = [f.severity for f in findings]
+    return max(sev, key=lambda s: order[s]) if sev else None  # type: ignore[index,arg-type]

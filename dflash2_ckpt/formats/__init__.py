@@ -1,0 +1,1 @@
+"""Config dialects (nested `dflash_config`, flat speculators) and the canonical DraftSpec they map into."""

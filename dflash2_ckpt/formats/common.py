@@ -1,0 +1,76 @@
+"""Fields shared by both dialects: the Qwen3 transformer config (nested root / flat transformer_layer_config)."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PosInt = Annotated[int, Field(ge=1)]
+NonNegInt = Annotated[int, Field(ge=0)]
+PosFloat = Annotated[float, Field(gt=0)]
+LayerTypeField = Literal["sliding_attention", "full_attention"]
+
+# Unknown keys are kept (extra="allow") on purpose: a conversion must carry them verbatim.
+# strict: JSON true is not 1, 8.0 is not 8; NaN / Infinity literals are refused.
+MODEL_CONFIG = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, populate_by_name=True)
+
+# Standard Hugging Face keys a drafter config carries that no DFlash rule reads; kept, not reported.
+STANDARD_HF_KEYS = frozenset({
+    "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range", "attention_dropout",
+    "use_cache", "transformers_version", "model_type", "dtype", "torch_dtype", "tie_word_embeddings",
+    "use_sliding_window", "max_window_layers", "rope_scaling", "partial_rotary_factor", "name_or_path",
+    "_name_or_path", "output_attentions", "output_hidden_states", "return_dict", "chunk_size_feed_forward",
+    "is_encoder_decoder", "layer_norm_eps", "sep_token_id", "decoder_start_token_id", "auto_map",
+})
+
+
+class RopeParameters(BaseModel):
+    model_config = MODEL_CONFIG
+    rope_theta: PosFloat
+    rope_type: str = "default"
+
+
+class TransformerFields(BaseModel):
+    """Qwen3 text config as the drafter uses it."""
+
+    model_config = MODEL_CONFIG
+
+    model_type: Optional[str] = None
+    hidden_size: PosInt
+    intermediate_size: PosInt
+    num_hidden_layers: PosInt
+    num_attention_heads: PosInt
+    num_key_value_heads: Optional[PosInt] = None
+    head_dim: Optional[PosInt] = None
+    vocab_size: PosInt
+    rms_norm_eps: PosFloat = 1e-6
+    hidden_act: str = "silu"
+    attention_bias: bool = False
+    max_position_embeddings: Optional[PosInt] = None
+    rope_parameters: Optional[RopeParameters] = None
+    rope_theta: Optional[PosFloat] = None
+    rope_scaling: Optional[dict[str, Any]] = None
+    layer_types: Optional[list[LayerTypeField]] = None
+    sliding_window: Optional[PosInt] = None
+    use_sliding_window: Optional[bool] = None
+    max_window_layers: Optional[NonNegInt] = None
+    tie_word_embeddings: Optional[bool] = None
+    dtype: Optional[str] = None
+    torch_dtype: Optional[str] = None
+
+
+class DrafterScales(BaseModel):
+    """Scaling keys of DFlash2 (nested in dflash_config, top level in the flat dialect)."""
+
+    model_config = MODEL_CONFIG
+    input_embedding_scale: Optional[float] = None
+    output_multiplier: Optional[PosFloat] = None
+    final_logit_softcapping: Optional[Annotated[float, Field(ge=0)]] = None
+
+
+class V2Fields(BaseModel):
+    model_config = MODEL_CONFIG
+    conv_kernel_size: PosInt
+    conv_group_size: PosInt
+    selector_rank: PosInt
+    selector_top_k: PosInt

@@ -1,0 +1,43 @@
+"""The nested dialect (z-lab, vLLM, SGLang): a Qwen3 config with the DFlash knobs in `dflash_config` (CONTRACT §2)."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+from pydantic import Field
+
+from .common import MODEL_CONFIG, DrafterScales, NonNegInt, PosInt, TransformerFields, V2Fields
+
+TapIds = Annotated[list[NonNegInt], Field(min_length=1)]
+
+
+class DFlashConfigV1(DrafterScales):
+    model_config = MODEL_CONFIG
+    target_layer_ids: TapIds
+    mask_token_id: Optional[NonNegInt] = None
+    block_size: Optional[PosInt] = None
+    causal: Optional[bool] = None
+    sample_from_anchor: Optional[bool] = None
+
+
+class DFlashConfigV2(V2Fields, DFlashConfigV1):
+    model_config = MODEL_CONFIG
+
+
+class NestedV1Config(TransformerFields):
+    """`DFlashDraftModel`, including the old dialect with top-level block_size and rope_theta."""
+
+    model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (nested dialect)"}
+    architectures: Annotated[list[str], Field(min_length=1)]
+    dflash_config: DFlashConfigV1
+    is_causal: Optional[bool] = None
+    num_target_layers: Optional[PosInt] = None
+    target_hidden_size: Optional[PosInt] = None
+    block_size: Optional[PosInt] = None       # old dialect; must agree with dflash_config.block_size
+    mask_token_id: Optional[NonNegInt] = None  # vLLM also reads it here
+
+
+class NestedV2Config(NestedV1Config):
+    """`DFlash2DraftModel` with conv and selector keys in dflash_config."""
+
+    model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (nested dialect)"}
+    dflash_config: DFlashConfigV2  # type: ignore[assignment]

@@ -1,0 +1,239 @@
+"""config.json bytes -> dict -> the dialect's pydantic model -> DraftSpec, with findings instead of tracebacks."""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ValidationError
+
+from ..findings import Finding
+from .common import STANDARD_HF_KEYS, TransformerFields
+from .detect import Detection, detect
+from .flat import FlatV1Config, FlatV2Config
+from .nested import NestedV1Config, NestedV2Config
+from .spec import CausalityKeys, DraftSpec
+
+MODELS: dict[tuple[str, str], type[BaseModel]] = {
+    ("nested", "v1"): NestedV1Config,
+    ("nested", "v2"): NestedV2Config,
+    ("flat", "v1"): FlatV1Config,
+    ("flat", "v2"): FlatV2Config,
+}
+
+
+def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "$"
+
+
+class _Duplicates:
+    def __init__(self) -> None:
+        self.found: list[str] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in out:
+                self.found.append(k)
+            out[k] = v
+        return out
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (NaN / Infinity literals are refused)")
+
+
+def load_config(raw: bytes, *, file: str = "config.json") -> tuple[dict[str, Any] | None, list[Finding]]:
+    """Parse config bytes; duplicate keys are reported (JSON parsers silently keep the last one)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, [Finding("DF100", f"{file} is not UTF-8 text (byte {e.start})", file=file)]
+    dups = _Duplicates()
+    try:
+        obj = json.loads(text, object_pairs_hook=dups, parse_constant=_no_constants)
+    except RecursionError:
+        return None, [Finding("DF100", f"{file} is nested too deeply to be a config", file=file)]
+    except ValueError as e:
+        return None, [Finding("DF100", f"{file} is not valid JSON: {e}", file=file,
+                              details={"hint": "fix the JSON syntax; a config is one JSON object"})]
+    if not isinstance(obj, dict):
+        return None, [Finding("DF100", f"{file} holds a JSON {type(obj).__name__}, not an object", file=file)]
+    findings = [Finding("DF117", f"{file} repeats the key {k!r}; every JSON reader silently keeps the last value",
+                        field=k, file=file, details={"key": k}) for k in dict.fromkeys(dups.found)]
+    return obj, findings
+
+
+def _short(value: Any) -> str:
+    s = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Finding]:
+    out = []
+    for e in err.errors(include_url=False):
+        loc = prefix + tuple(e["loc"])
+        path = json_path(loc)
+        if e["type"] == "missing":
+            out.append(Finding("DF102", f"{path} is required but absent", field=path,
+                               details={"rule": "required"}))
+        else:
+            value = e.get("input")
+            out.append(Finding("DF101", f"{path} = {_short(value)}: {e['msg']}", field=path,
+                               details={"value": value if _jsonable(value) else repr(value),
+                                        "rule": e["msg"], "type": e["type"]}))
+    return out
+
+
+def _jsonable(v: Any) -> bool:
+    try:
+        json.dumps(v, allow_nan=False)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any], dict[str, str], list[Finding]]:
+    """Spec fields and their JSON paths from the transformer half of either dialect."""
+    p = (lambda k: f"{base}.{k}") if base else (lambda k: k)
+    heads = cfg.num_attention_heads
+    kv = cfg.num_key_value_heads or heads
+    rope_scaling: dict[str, Any] | None = None
+    if cfg.rope_parameters is not None:
+        theta = cfg.rope_parameters.rope_theta
+        rest = cfg.rope_parameters.model_dump(exclude={"rope_theta"})
+        rope_scaling = rest if rest.get("rope_type", "default") != "default" or len(rest) > 1 else None
+        theta_path = p("rope_parameters.rope_theta")
+    else:
+        theta = cfg.rope_theta if cfg.rope_theta is not None else 10000.0
+        rope_scaling = cfg.rope_scaling
+        theta_path = p("rope_theta")
+    layer_types = tuple(cfg.layer_types) if cfg.layer_types is not None else (None,) * cfg.num_hidden_layers
+    fields = dict(
+        hidden_size=cfg.hidden_size, intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_hidden_layers, num_attention_heads=heads, num_key_value_heads=kv,
+        head_dim=cfg.head_dim or cfg.hidden_size // heads, vocab_size=cfg.vocab_size,
+        rms_norm_eps=cfg.rms_norm_eps, hidden_act=cfg.hidden_act, attention_bias=cfg.attention_bias,
+        sliding_window=cfg.sliding_window, rope_theta=float(theta), rope_scaling=rope_scaling,
+        max_position_embeddings=cfg.max_position_embeddings, layer_types=layer_types,
+        dtype=cfg.dtype or cfg.torch_dtype,
+    )
+    paths = {k: p(k) for k in fields}
+    paths["rope_theta"] = theta_path
+    findings = []
+    extra = dict(cfg.model_extra or {})
+    for k in extra:
+        if k not in STANDARD_HF_KEYS:
+            findings.append(Finding("DF116", f"{p(k)} is not a key the engines read; it is kept verbatim",
+                                    field=p(k)))
+    # keys the spec models indirectly are kept too, so a conversion writes them back untouched
+    for k in ("use_sliding_window", "max_window_layers", "tie_word_embeddings", "model_type", "torch_dtype"):
+        if getattr(cfg, k) is not None and k not in extra:
+            extra[k] = getattr(cfg, k)
+    fields["transformer_extra"] = extra
+    return fields, paths, findings
+
+
+def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[DraftSpec | None, list[Finding]]:
+    """Validate a config dict against its dialect's model and map it to a DraftSpec."""
+    det = det or detect(config)
+    if det.version is None or det.dialect is None:
+        return None, []
+    model = MODELS[(det.dialect, det.version)]
+    try:
+        parsed = model.model_validate(dict(config))
+    except ValidationError as e:
+        return None, validation_findings(e)
+    if det.dialect == "nested":
+        return _nested_spec(parsed, det)  # type: ignore[arg-type]
+    return _flat_spec(parsed, det)  # type: ignore[arg-type]
+
+
+def _scales(src: Any) -> dict[str, Any]:
+    return dict(
+        input_embedding_scale=1.0 if src.input_embedding_scale is None else src.input_embedding_scale,
+        output_multiplier=1.0 if src.output_multiplier is None else src.output_multiplier,
+        final_logit_softcapping=src.final_logit_softcapping or None,   # 0 means off
+    )
+
+
+def _v2(src: Any, version: str) -> dict[str, Any]:
+    if version != "v2":
+        return {}
+    return {k: getattr(src, k) for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")}
+
+
+_NESTED_ROOT_DRAFTER_KEYS = ("architectures", "dflash_config", "is_causal", "num_target_layers",
+                             "target_hidden_size", "block_size", "mask_token_id")
+
+
+def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[Finding]]:
+    fields, paths, findings = _transformer_part(cfg, "")
+    extra = dict(fields.pop("transformer_extra"))
+    dc = cfg.dflash_config
+    block, block_path = dc.block_size, "dflash_config.block_size"
+    if block is None and cfg.block_size is not None:
+        block, block_path = cfg.block_size, "block_size"
+    mask, mask_path = dc.mask_token_id, "dflash_config.mask_token_id"
+    if mask is None and cfg.mask_token_id is not None:
+        mask, mask_path = cfg.mask_token_id, "mask_token_id"
+    drafter_extra = dict(dc.model_extra or {})
+    for k in drafter_extra:
+        findings.append(Finding("DF116", f"dflash_config.{k} is not a key the engines read; it is kept verbatim",
+                                field=f"dflash_config.{k}"))
+    if dc.sample_from_anchor is not None:
+        drafter_extra["sample_from_anchor"] = dc.sample_from_anchor
+    v2 = _v2(dc, det.version or "v1")
+    spec = DraftSpec(
+        version=det.version or "v1", dialect="nested", **fields,
+        target_layer_ids=tuple(dc.target_layer_ids),
+        causality=CausalityKeys(is_causal=cfg.is_causal, dflash_causal=dc.causal),
+        target_hidden_size=cfg.target_hidden_size, num_target_layers=cfg.num_target_layers,
+        mask_token_id=mask, block_size=block, **v2, **_scales(dc),
+        transformer_extra=extra, drafter_extra=drafter_extra,
+    )
+    paths.update(target_layer_ids="dflash_config.target_layer_ids", mask_token_id=mask_path,
+                 block_size=block_path, num_target_layers="num_target_layers",
+                 target_hidden_size="target_hidden_size", is_causal="is_causal", causal="dflash_config.causal",
+                 sample_from_anchor="dflash_config.sample_from_anchor", architectures="architectures")
+    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
+              "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
+        paths[k] = f"dflash_config.{k}"
+    return spec.with_(paths=paths), findings
+
+
+def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Finding]]:
+    fields, paths, findings = _transformer_part(cfg.transformer_layer_config, "transformer_layer_config")
+    extra = dict(fields.pop("transformer_extra"))
+    drafter_extra = dict(cfg.model_extra or {})
+    for k in drafter_extra:
+        if k not in STANDARD_HF_KEYS:
+            findings.append(Finding("DF116", f"{k} is not a key speculators or vLLM read; it is kept verbatim",
+                                    field=k))
+    for k in ("architectures", "speculators_config", "speculators_version", "draft_vocab_size",
+              "sample_from_anchor"):
+        value = getattr(cfg, k)
+        if value is not None:
+            drafter_extra[k] = value.model_dump(exclude_none=False) if isinstance(value, BaseModel) else value
+    v2 = _v2(cfg, det.version or "v1")
+    spec = DraftSpec(
+        version=det.version or "v1", dialect="flat", **fields,
+        target_layer_ids=tuple(a - 1 for a in cfg.aux_hidden_state_layer_ids),
+        causality=CausalityKeys(sliding_window_non_causal=cfg.sliding_window_non_causal),
+        target_hidden_size=cfg.target_hidden_size, mask_token_id=cfg.mask_token_id,
+        block_size=cfg.block_size, **v2, **_scales(cfg),
+        transformer_extra=extra, drafter_extra=drafter_extra,
+    )
+    paths.update(target_layer_ids="aux_hidden_state_layer_ids", mask_token_id="mask_token_id",
+                 block_size="block_size", target_hidden_size="target_hidden_size",
+                 sliding_window_non_causal="sliding_window_non_causal", draft_vocab_size="draft_vocab_size",
+                 sample_from_anchor="sample_from_anchor", architectures="architectures")
+    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
+              "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
+        paths[k] = k
+    return spec.with_(paths=paths), findings

@@ -1,0 +1,41 @@
+"""JSON Schema of each dialect, generated from the pydantic models so the committed files cannot drift."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .formats.parse import MODELS
+
+FILES = {
+    "nested-v2.schema.json": ("nested", "v2"),
+    "nested-v1.schema.json": ("nested", "v1"),
+    "flat-v2.schema.json": ("flat", "v2"),
+    "flat-v1.schema.json": ("flat", "v1"),
+}
+
+
+def generate() -> dict[str, str]:
+    out = {}
+    for name, key in FILES.items():
+        schema = MODELS[key].model_json_schema(mode="validation")
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://github.com/dflash2-ckpt/dflash2-ckpt/schemas/{name}"
+        out[name] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def write(directory: str | Path) -> list[Path]:
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in generate().items():
+        (d / name).write_text(text)
+        written.append(d / name)
+    return written
+
+
+def stale(directory: str | Path) -> list[str]:
+    """Files in `directory` that differ from what the models generate now."""
+    d = Path(directory)
+    return [name for name, text in generate().items()
+            if not (d / name).is_file() or (d / name).read_text() != text]

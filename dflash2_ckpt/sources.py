@@ -1,0 +1,96 @@
+"""Checkpoint sources: where the bytes come from. A local directory here; Hub repos in hub.py.
+
+Everything downstream (config parsing, header reading, checks) talks to a Source, so a local path
+and a repo id with the same content produce the same report.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol
+
+from .errors import SourceError
+
+# config.json and the index are small; refuse to slurp anything absurd into memory
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+
+class Source(Protocol):
+    label: str                      # what the user typed, for messages
+
+    def list_files(self) -> list[str]: ...          # relative POSIX paths, sorted
+    def file_size(self, name: str) -> int: ...
+    def read_range(self, name: str, start: int, length: int) -> bytes: ...
+    def local_path(self, name: str) -> Path | None: ...   # a real file on disk, when there is one
+
+
+class LocalSource:
+    """A checkpoint directory on disk. Only regular files inside the directory are ever opened."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = Path(path)
+        if p.is_file():
+            p = p.parent
+        if not p.exists():
+            raise SourceError("no such file or directory", path=str(path),
+                              hint="give a checkpoint directory or a Hub repo id (org/name)")
+        if not p.is_dir():
+            raise SourceError("not a directory", path=str(path))
+        if not os.access(p, os.R_OK | os.X_OK):
+            raise SourceError("directory is not readable (permission denied)", path=str(path))
+        self.root = p.resolve()
+        self.label = str(path)
+
+    def list_files(self) -> list[str]:
+        out = []
+        for entry in sorted(self.root.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            out.append(entry.name)
+        return out
+
+    def resolve(self, name: str) -> Path:
+        """The real path of `name`, refused when it would leave the checkpoint directory."""
+        if not name or os.path.isabs(name) or name.startswith(("/", "\\")) or ".." in Path(name).parts:
+            raise SourceError(f"file name {name!r} is absolute or climbs out of the checkpoint",
+                              path=self.label, hint="shard names must be plain file names inside the checkpoint")
+        p = self.root / name
+        try:
+            real = p.resolve(strict=False)
+        except (OSError, RuntimeError) as e:
+            raise SourceError(f"cannot resolve {name!r}: {e}", path=self.label) from None
+        if real != self.root and self.root not in real.parents:
+            raise SourceError(f"{name!r} is a link that leaves the checkpoint directory (to {real})",
+                              path=self.label, hint="copy the file into the checkpoint instead of linking it")
+        return real
+
+    def exists(self, name: str) -> bool:
+        return self.resolve(name).is_file()
+
+    def file_size(self, name: str) -> int:
+        p = self.resolve(name)
+        try:
+            return p.stat().st_size
+        except OSError as e:
+            raise SourceError(f"cannot stat {name}: {e.strerror}", path=self.label) from None
+
+    def read_range(self, name: str, start: int, length: int) -> bytes:
+        p = self.resolve(name)
+        try:
+            with open(p, "rb") as f:
+                f.seek(start)
+                return f.read(length)
+        except OSError as e:
+            raise SourceError(f"cannot read {name}: {e.strerror}", path=str(p)) from None
+
+    def local_path(self, name: str) -> Path | None:
+        return self.resolve(name)
+
+
+def read_small(source: Source, name: str) -> bytes:
+    """Whole content of a small JSON file through any source, with the size cap."""
+    size = source.file_size(name)
+    if size > MAX_JSON_BYTES:
+        raise SourceError(f"{name} is {size} bytes; a config or index over {MAX_JSON_BYTES} bytes is refused",
+                          path=source.label)
+    return source.read_range(name, 0, size)

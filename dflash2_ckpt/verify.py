@@ -1,0 +1,113 @@
+"""verify / inspect: open a checkpoint, run every check, return one immutable Report."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .causality import ENGINES, all_engines
+from .checkpoint import Checkpoint, open_checkpoint
+from .checks.causality import causality_findings
+from .checks.identity import identity_findings
+from .checks.pairing import pairing_findings
+from .checks.tensors import check_tensors
+from .errors import SourceError
+from .findings import Finding, filter_findings
+from .formats.parse import load_config
+from .layout import bytes_by_component
+from .sources import LocalSource, Source, read_small
+
+
+@dataclass(frozen=True)
+class Report:
+    subject: str
+    summary: Mapping[str, Any]
+    findings: tuple[Finding, ...]
+    bytes_read: int
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def failed(self, strict: bool = False) -> bool:
+        bad = ("error", "warning") if strict else ("error",)
+        return any(f.severity in bad for f in self.findings)
+
+    def to_json(self) -> dict[str, Any]:
+        counts = {s: sum(f.severity == s for f in self.findings) for s in ("error", "warning", "info")}
+        return {"subject": self.subject, "passed": not self.failed(), "counts": counts,
+                "summary": dict(self.summary), "bytes_read": self.bytes_read,
+                "findings": [f.to_json() for f in self.findings], **dict(self.extra)}
+
+
+def summarize(ckpt: Checkpoint) -> dict[str, Any]:
+    det, spec = ckpt.detection, ckpt.spec
+    out: dict[str, Any] = {
+        "dialect": det.dialect if det else None,
+        "version": det.version if det else None,
+        "other_drafter": det.other if det else None,
+        "files": sorted(ckpt.headers),
+        "tensor_count": len(ckpt.tensors),
+        "bytes_by_component": bytes_by_component(ckpt.tensors.values()),
+        "data_bytes": sum(h.data_bytes for h in ckpt.headers.values()),
+        "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
+    }
+    if spec is not None:
+        out["geometry"] = {
+            "hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,
+            "num_hidden_layers": spec.num_hidden_layers, "num_attention_heads": spec.num_attention_heads,
+            "num_key_value_heads": spec.num_key_value_heads, "head_dim": spec.head_dim,
+            "vocab_size": spec.vocab_size, "target_layer_ids": list(spec.target_layer_ids),
+            "num_target_layers": spec.num_target_layers, "target_hidden_size": spec.target_hidden_size,
+            "block_size": spec.block_size, "mask_token_id": spec.mask_token_id,
+            "conv_kernel_size": spec.conv_kernel_size, "conv_group_size": spec.conv_group_size,
+            "selector_rank": spec.selector_rank, "selector_top_k": spec.selector_top_k,
+            "sliding_window": spec.sliding_window,
+        }
+        engines = all_engines(spec)
+        out["layers"] = [
+            {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
+             "causal": {e: (None if engines[e] is None or i >= len(engines[e]) else engines[e][i])  # type: ignore[index]
+                        for e in ENGINES}}
+            for i in range(spec.num_hidden_layers)
+        ]
+    return out
+
+
+def read_target_config(target: str | os.PathLike[str] | Source) -> tuple[dict[str, Any] | None, str, list[Finding]]:
+    source = LocalSource(target) if isinstance(target, (str, os.PathLike)) else target
+    try:
+        cfg, found = load_config(read_small(source, "config.json"))
+    except SourceError as e:
+        return None, source.label, [Finding("DF508", f"target {source.label}: {e.message}", file="config.json")]
+    if cfg is None:
+        return None, source.label, [Finding("DF508", f"target {source.label}: {f.message}") for f in found]
+    return cfg, source.label, []
+
+
+def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None = None) -> list[Finding]:
+    found = list(ckpt.findings)
+    ident, covered = identity_findings(ckpt)
+    found += ident
+    if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
+        found += check_tensors(ckpt, covered)
+    if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
+        found += causality_findings(ckpt.spec)
+    if target is not None:
+        cfg, label, errs = read_target_config(target)
+        found += errs
+        if cfg is not None:
+            found += pairing_findings(ckpt, cfg, label)
+    return found
+
+
+def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
+           select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
+    """Header-level verification. Raises SourceError when the checkpoint cannot be read at all."""
+    ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    findings = filter_findings(run_checks(ckpt, target), select, ignore)
+    return Report(ckpt.label, summarize(ckpt), tuple(findings), ckpt.bytes_read,
+                  extra=getattr(ckpt.source, "report_extra", lambda: {})())
+
+
+def inspect(path: str | os.PathLike[str] | Source) -> Report:
+    ckpt = open_checkpoint(path)
+    return Report(ckpt.label, summarize(ckpt), tuple(ckpt.findings), ckpt.bytes_read,
+                  extra=getattr(ckpt.source, "report_extra", lambda: {})())
