@@ -31,6 +31,8 @@ class Checkpoint:
     index: dict[str, Any] | None = None
     findings: list[Finding] = field(default_factory=list)
     bytes_read: int = 0
+    # tensors the index places in shards that could not be read (already reported as DF60x)
+    unavailable: set[str] = field(default_factory=set)
 
     @property
     def label(self) -> str:
@@ -128,6 +130,7 @@ def _merge_headers(ckpt: Checkpoint, shards: list[str]) -> None:
         bad_shards = {s for s in wm.values() if s not in ckpt.headers}
         for name, shard in wm.items():
             if shard in bad_shards:
+                ckpt.unavailable.add(name)
                 continue
             if name not in ckpt.tensors:
                 ckpt.findings.append(Finding("DF606", f"{INDEX} maps {name} to {shard}, but no shard holds it",

@@ -14,6 +14,7 @@ _CODEBOOK_SUFFIX = re.compile(r"^(candidate_selector\.(?:predecessor|successor)_
 _TARGET_COPIES = {"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight"}
 _QUANTIZED = re.compile(r"\.(weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|g_idx|"
                         r"input_scale|weight_global_scale)$")
+_QUANTIZED_MAIN = re.compile(r"\.(weight_packed|qweight)$")   # stands in for the dense `.weight`
 _VOCAB_MAPS = {"t2d", "d2t", "t2d.weight", "d2t.weight"}
 _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float64": "F64"}
 
@@ -34,6 +35,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
     stored = ckpt.tensors
     expected: dict[str, Expected] = {e.name: e for e in expected_tensors(ckpt.spec)} if ckpt.spec else {}
     provided: dict[str, TensorInfo] = {}
+    quantized: list[str] = []
     for name, t in stored.items():
         canon, variant = canonical_name(name)
         if variant == "DF206":
@@ -48,8 +50,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                "target's own and ignore it", tensor=name, details={"bytes": t.nbytes}))
             continue
         if _QUANTIZED.search(name):
-            out.append(Finding("DF209", f"{name} is a quantized tensor; the DFlash engines load a dense "
-                               "(BF16/F16/F32) drafter", tensor=name))
+            quantized.append(name)
             continue
         if name in _VOCAB_MAPS:
             out.append(Finding("DF210", f"{name} is a vocabulary map; DFlash2 drafts over the full target "
@@ -61,8 +62,14 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                "config describes; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))
 
+    if quantized:
+        out.append(Finding("DF209", f"{len(quantized)} quantized tensor(s) ({', '.join(quantized[:4])}"
+                           f"{', ...' if len(quantized) > 4 else ''}); the DFlash engines load a dense "
+                           "(BF16/F16/F32) drafter. Publish the unquantized weights", tensor=quantized[0],
+                           details={"tensors": quantized}))
+    stand_ins = {_QUANTIZED_MAIN.sub(".weight", n) for n in quantized}
     for e in expected.values():
-        if e.component in skip_components:
+        if e.component in skip_components or e.name in stand_ins or e.name in ckpt.unavailable:
             continue
         t = provided.get(e.name)
         if t is None:

@@ -1,0 +1,67 @@
+"""Acceptance: the CLI over every committed fixture, with the exact finding each one was built to produce."""
+from __future__ import annotations
+
+import filecmp
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from dflash2_ckpt.cli import main
+
+from conftest import FIXTURES
+
+MANIFEST = json.loads((FIXTURES / "broken" / "MANIFEST.json").read_text())
+GOOD = sorted(p.name for p in (FIXTURES / "good").iterdir())
+
+
+def run(*args: str) -> tuple[int, dict]:
+    res = CliRunner().invoke(main, ["verify", *args, "--format", "json"], catch_exceptions=False)
+    return res.exit_code, json.loads(res.output)
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_good_fixture_passes_clean(name: str) -> None:
+    code, report = run(str(FIXTURES / "good" / name), "--strict")
+    assert code == 0, report["findings"]
+    assert report["findings"] == []
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_broken_fixture_fails_with_its_code_only(name: str) -> None:
+    want = MANIFEST[name]
+    args = [str(FIXTURES / "broken" / name)] + (["--strict"] if want["strict"] else [])
+    code, report = run(*args)
+    assert code == 1
+    codes = {f["code"] for f in report["findings"]}
+    assert want["code"] in codes
+    others = {f["code"] for f in report["findings"] if f["severity"] in ("error", "warning")} - {want["code"]}
+    assert not others, report["findings"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, w in MANIFEST.items() if w["strict"]))
+def test_warning_fixtures_pass_without_strict(name: str) -> None:
+    code, _ = run(str(FIXTURES / "broken" / name))
+    assert code == 0
+
+
+def test_ignore_makes_a_broken_fixture_pass() -> None:
+    code, report = run(str(FIXTURES / "broken" / "fc-wrong-shape"), "--ignore", "DF203")
+    assert code == 0 and report["findings"] == []
+
+
+def test_fixtures_rebuild_byte_identical(tmp_path) -> None:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("build", FIXTURES / "build.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(tmp_path)
+    for sub in ("good", "broken", "targets"):
+        cmp = filecmp.dircmp(FIXTURES / sub, tmp_path / sub)
+        stack = [cmp]
+        while stack:
+            c = stack.pop()
+            assert not c.left_only and not c.right_only, (c.left, c.left_only, c.right_only)
+            _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
+            assert not mismatch and not errors, (c.left, mismatch, errors)
+            stack += c.subdirs.values()
