@@ -1,0 +1,92 @@
+"""The CLI contract: exit codes, JSON on stdout, selectors, schema staleness, README code table, no torch."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from dflash2_ckpt import schemas
+from dflash2_ckpt.cli import codes_table, main
+
+from conftest import FIXTURES, ROOT
+
+GOOD = str(FIXTURES / "good" / "nested-v2")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_exit_codes() -> None:
+    assert invoke("verify", GOOD).exit_code == 0
+    assert invoke("verify", str(FIXTURES / "broken" / "fc-wrong-shape")).exit_code == 1
+    assert invoke("verify", str(FIXTURES / "broken" / "legacy-engine-causal")).exit_code == 0
+    assert invoke("verify", str(FIXTURES / "broken" / "legacy-engine-causal"), "--strict").exit_code == 1
+    assert invoke("verify", GOOD, "--select", "DF999").exit_code == 2
+    assert invoke("verify", GOOD, "--format", "yaml").exit_code == 2
+
+
+def test_missing_path_is_exit_3_with_one_line(tmp_path) -> None:
+    r = CliRunner().invoke(main, ["verify", str(tmp_path / "nope")])
+    assert r.exit_code == 3
+    assert "Traceback" not in r.output and "no such file or directory" in r.output
+
+
+def test_json_is_one_document_with_codes() -> None:
+    r = invoke("verify", str(FIXTURES / "broken" / "tensor-missing"), "--format", "json")
+    doc = json.loads(r.output)
+    assert doc["passed"] is False and doc["counts"]["error"] == 1
+    [f] = doc["findings"]
+    assert f["code"] == "DF201" and f["tensor"] == "layers.1.mlp.up_proj.weight" and f["severity"] == "error"
+
+
+def test_select_prefix_and_ignore_specific() -> None:
+    path = str(FIXTURES / "broken" / "codebook-weight-suffix")
+    assert invoke("verify", path, "--select", "DF4").exit_code == 0
+    assert invoke("verify", path, "--select", "DF2", "--ignore", "DF206").exit_code == 0
+    assert invoke("verify", path, "--ignore", "DF2", "--select", "DF206").exit_code == 1
+
+
+def test_inspect_shows_geometry_causality_and_bytes() -> None:
+    r = invoke("inspect", GOOD)
+    assert r.exit_code == 0
+    for needle in ("geometry", "in-block causality", "bidirectional", "selector", "conv"):
+        assert needle in r.output
+    doc = json.loads(invoke("inspect", GOOD, "--format", "json").output)
+    assert doc["summary"]["layers"][0]["causal"]["vllm"] is False
+
+
+def test_committed_schemas_are_fresh() -> None:
+    assert schemas.stale(ROOT / "schemas") == [], "run: dflash2-ckpt schema --write schemas/"
+
+
+def test_schema_check_detects_staleness(tmp_path) -> None:
+    schemas.write(tmp_path)
+    assert invoke("schema", "--check", str(tmp_path)).exit_code == 0
+    (tmp_path / "flat-v2.schema.json").write_text("{}")
+    assert invoke("schema", "--check", str(tmp_path)).exit_code == 1
+
+
+def test_schemas_validate_real_configs_with_plain_jsonschema() -> None:
+    import jsonschema
+    for name, key in [("nested-v2", "z-lab_Qwen3.8-27B-DFlash2"), ("nested-v1", "z-lab_Qwen3-4B-DFlash-b16"),
+                      ("flat-v2", "speculators-0.9.0_tiny-dflash2")]:
+        schema = json.loads((ROOT / "schemas" / f"{name}.schema.json").read_text())
+        jsonschema.validate(json.loads((FIXTURES / "real" / f"{key}.config.json").read_text()), schema)
+    bad = json.loads((FIXTURES / "real" / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
+    bad["dflash_config"]["conv_group_size"] = "16"
+    schema = json.loads((ROOT / "schemas" / "nested-v2.schema.json").read_text())
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
+
+
+def test_readme_lists_every_code() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert codes_table() in readme, "regenerate the table: dflash2-ckpt codes --markdown"
+
+
+def test_header_path_never_imports_torch() -> None:
+    code = ("import sys; from dflash2_ckpt.cli import main; from dflash2_ckpt.verify import verify; "
+            f"verify({GOOD!r}); assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
