@@ -59,7 +59,8 @@ def read_header(ckpt: Checkpoint, name: str) -> Header:
 
 
 def _safe_shard_name(name: Any) -> str | None:
-    if not isinstance(name, str) or not name or name.startswith(("/", "\\")) or os.path.isabs(name):
+    if (not isinstance(name, str) or not name or "\x00" in name or name.startswith(("/", "\\"))
+            or os.path.isabs(name)):
         return None
     parts = PurePosixPath(name.replace("\\", "/")).parts
     if ".." in parts:
@@ -81,6 +82,7 @@ def _load_index(ckpt: Checkpoint, files: list[str]) -> list[str] | None:
         ckpt.findings.append(Finding("DF608", f"{INDEX} is not a valid index: {why}", file=INDEX))
         return None
     ckpt.index = index
+    ckpt.findings += dups    # a repeated weight_map key silently keeps the last shard: DF117
     shards = []
     for shard in dict.fromkeys(wm.values()):
         if _safe_shard_name(shard) is None:

@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .causality import ENGINE_LABELS, ENGINES
@@ -30,14 +31,15 @@ def render_findings(report: Report, console: Console) -> None:
         table.add_column(col, overflow="fold")
     for f in report.findings:
         where = f.field or f.tensor or f.file or ""
-        table.add_row(f.code, f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", where, f.message)
+        # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
+        table.add_row(f.code, f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where), escape(f.message))
     console.print(table)
 
 
 def render_summary(report: Report, console: Console) -> None:
     s = report.summary
-    console.print(f"[bold]{report.subject}[/bold]: {s.get('dialect') or '?'} dialect, "
-                  f"{s.get('version') or s.get('other_drafter') or 'not DFlash'}, "
+    console.print(f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} dialect, "
+                  f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
                   f"{s.get('tensor_count', 0)} tensors in {len(s.get('files', []))} file(s), "
                   f"{report.bytes_read:,} bytes read")
     geo = s.get("geometry")
@@ -74,8 +76,8 @@ def render_text(report: Report, console: Console, *, summary: bool = False) -> N
         render_summary(report, console)
     else:
         s = report.summary
-        console.print(f"[bold]{report.subject}[/bold]: {s.get('dialect') or '?'} "
-                      f"{s.get('version') or s.get('other_drafter') or 'not DFlash'}, "
+        console.print(f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} "
+                      f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
                       f"{s.get('tensor_count', 0)} tensors, {report.bytes_read:,} bytes read")
     render_findings(report, console)
     counts: dict[str, Any] = report.to_json()["counts"]

@@ -125,7 +125,7 @@ def parse_header(raw: bytes, *, header_len: int, file_size: int, file: str = "")
         if not isinstance(info, dict):
             raise HeaderError("entry is not an object", path=file, tensor=name)
         dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if dtype not in DTYPE_BITS:
+        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:   # a list / object is unhashable
             raise HeaderError(f"unknown dtype {dtype!r}", path=file, tensor=name)
         if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
             raise HeaderError(f"shape {shape!r} is not a list of non-negative integers", path=file, tensor=name)
@@ -133,8 +133,10 @@ def parse_header(raw: bytes, *, header_len: int, file_size: int, file: str = "")
                 or not all(_is_int(o) and o >= 0 for o in offsets) or offsets[0] > offsets[1]):
             raise HeaderError(f"data_offsets {offsets!r} is not [begin, end] with 0 <= begin <= end",
                               path=file, tensor=name)
-        numel = 1
-        for d in shape:
+        # a zero dimension makes the tensor empty whatever the others say ([3, 3, 0] is valid), so
+        # check it before the early exit below, which would otherwise refuse it as oversized
+        numel = 0 if 0 in shape else 1
+        for d in shape if numel else ():
             numel *= d
             if numel > 8 * (data_len + 1):   # stops runaway products before they get expensive
                 break

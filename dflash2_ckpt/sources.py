@@ -51,13 +51,15 @@ class LocalSource:
 
     def resolve(self, name: str) -> Path:
         """The real path of `name`, refused when it would leave the checkpoint directory."""
-        if not name or os.path.isabs(name) or name.startswith(("/", "\\")) or ".." in Path(name).parts:
+        # a NUL byte makes the OS calls raise ValueError, not OSError: refuse it with the rest
+        if (not name or "\x00" in name or os.path.isabs(name) or name.startswith(("/", "\\"))
+                or ".." in Path(name).parts):
             raise SourceError(f"file name {name!r} is absolute or climbs out of the checkpoint",
                               path=self.label, hint="shard names must be plain file names inside the checkpoint")
         p = self.root / name
         try:
             real = p.resolve(strict=False)
-        except (OSError, RuntimeError) as e:
+        except (OSError, RuntimeError, ValueError) as e:
             raise SourceError(f"cannot resolve {name!r}: {e}", path=self.label) from None
         if real != self.root and self.root not in real.parents:
             raise SourceError(f"{name!r} is a link that leaves the checkpoint directory (to {real})",
@@ -76,6 +78,9 @@ class LocalSource:
 
     def read_range(self, name: str, start: int, length: int) -> bytes:
         p = self.resolve(name)
+        # open() on a FIFO or a device blocks or never ends: only regular files are read
+        if not p.is_file():
+            raise SourceError(f"{name} is not a regular file", path=self.label)
         try:
             with open(p, "rb") as f:
                 f.seek(start)

@@ -99,12 +99,21 @@ def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None 
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
-           select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Report:
-    """Header-level verification. Raises SourceError when the checkpoint cannot be read at all."""
+           select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False) -> Report:
+    """Header-level verification. Raises SourceError when the checkpoint cannot be read at all.
+
+    scan=True also streams every floating-point tensor through the NaN / Inf scan (DF611); without
+    it no tensor data is read.
+    """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
-    findings = filter_findings(run_checks(ckpt, target), select, ignore)
-    return Report(ckpt.label, summarize(ckpt), tuple(findings), ckpt.bytes_read,
-                  extra=getattr(ckpt.source, "report_extra", lambda: {})())
+    found = run_checks(ckpt, target)
+    extra = dict(getattr(ckpt.source, "report_extra", lambda: {})())
+    if scan:
+        from .scan import scan_checkpoint
+        scanned, extra["scan"] = scan_checkpoint(ckpt)
+        found += scanned
+    findings = filter_findings(found, select, ignore)
+    return Report(ckpt.label, summarize(ckpt), tuple(findings), ckpt.bytes_read, extra=extra)
 
 
 def inspect(path: str | os.PathLike[str] | Source) -> Report:

@@ -13,6 +13,9 @@ from .flat import FlatV1Config, FlatV2Config
 from .nested import NestedV1Config, NestedV2Config
 from .spec import V2_KEYS, CausalityKeys, DraftSpec
 
+# far above any drafter (1-8 layers) or target (under 200); bounds the per-layer work
+MAX_DRAFT_LAYERS = 4096
+
 MODELS: dict[tuple[str, str], type[BaseModel]] = {
     ("nested", "v1"): NestedV1Config,
     ("nested", "v2"): NestedV2Config,
@@ -139,16 +142,50 @@ def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any]
     return fields, paths, findings
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _oversized_ints(config: Mapping[str, Any]) -> list[Finding]:
+    """DF101 for every integer outside int64: Python accepts 10**30, but the engines (torch, C++, Rust)
+    hold config integers in 64 bits and overflow or crash on it. Iterative, because a config may be
+    nested as deeply as the JSON parser allowed."""
+    out = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), config)]
+    while stack:
+        loc, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((loc + (k,), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((loc + (i,), v) for i, v in enumerate(node))
+        elif isinstance(node, int) and not isinstance(node, bool) and not INT64_MIN <= node <= INT64_MAX:
+            path = json_path(loc)
+            out.append(Finding("DF101", f"{path} = {_short(node)}: does not fit in a 64-bit integer, which "
+                               "is what every engine stores config integers in", field=path,
+                               details={"value": str(node), "rule": "int64"}))
+    return sorted(out, key=lambda f: f.field or "")
+
+
 def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[DraftSpec | None, list[Finding]]:
     """Validate a config dict against its dialect's model and map it to a DraftSpec."""
     det = det or detect(config)
     if det.version is None or det.dialect is None:
         return None, []
     model = MODELS[(det.dialect, det.version)]
+    oversized = _oversized_ints(config)
+    if oversized:
+        return None, oversized
     try:
         parsed = model.model_validate(dict(config))
     except ValidationError as e:
         return None, validation_findings(e)
+    # Everything downstream builds per-layer lists; a hostile num_hidden_layers (10**9) would exhaust
+    # memory, so an absurd count is refused here instead of being trusted.
+    tl = parsed.transformer_layer_config if det.dialect == "flat" else parsed  # type: ignore[attr-defined]
+    if tl.num_hidden_layers > MAX_DRAFT_LAYERS:
+        path = "transformer_layer_config.num_hidden_layers" if det.dialect == "flat" else "num_hidden_layers"
+        return None, [Finding("DF101", f"{path} = {tl.num_hidden_layers}: a drafter has a handful of layers; "
+                              f"more than {MAX_DRAFT_LAYERS} is refused", field=path,
+                              details={"value": tl.num_hidden_layers, "rule": f"<= {MAX_DRAFT_LAYERS}"})]
     if det.dialect == "nested":
         return _nested_spec(parsed, det)  # type: ignore[arg-type]
     return _flat_spec(parsed, det)  # type: ignore[arg-type]

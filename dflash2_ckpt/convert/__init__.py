@@ -1,0 +1,127 @@
+"""convert(): exact conversion between the nested and flat dialects (CONTRACT §3a).
+
+plan (headers only) -> stage beside DST -> copy tensor byte ranges in the kernel, reading each
+tensor back and comparing it with the source -> fsync -> open_checkpoint + verify() the staged output -> rename into
+place. Any failure removes the
+staging directory; a run killed outright leaves one that the next run for the same DST removes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+from ..checkpoint import INDEX, Checkpoint, open_checkpoint
+from ..checks.pairing import pairing_findings, target_text_config
+from ..errors import ConversionError, SourceError
+from ..verify import read_target_config, verify
+from .configs import Verifier
+from .plan import ConversionPlan, make_plan, planned_infos
+from .report import ConversionReport, report_from_plan
+from .staging import _remove, clean_stale, install, make_staging
+from .stream import WriteError, make_buffers, write_shard
+
+__all__ = ["convert", "ConversionReport", "WriteError"]
+
+
+def _target(target: str | os.PathLike[str] | None, verifier_name: str | None,
+            ckpt: Checkpoint) -> tuple[Verifier | None, int | None]:
+    if target is None:
+        return (Verifier(verifier_name) if verifier_name else None), None
+    cfg, label, errs = read_target_config(target)
+    if cfg is None:
+        raise SourceError(errs[0].message if errs else f"cannot read the target {label}", path=str(target))
+    bad = [f for f in pairing_findings(ckpt, cfg, label) if f.severity == "error"]
+    if bad:
+        raise ConversionError(f"the drafter does not fit the target {label}: {bad[0].code} {bad[0].message}",
+                              hint="pass the target model the drafter was trained for")
+    text = target_text_config(cfg)
+    layers = text.get("num_hidden_layers")
+    archs = cfg.get("architectures")
+    name = verifier_name or cfg.get("_name_or_path") or cfg.get("name_or_path") or str(target)
+    return (Verifier(str(name), tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()),
+            layers if isinstance(layers, int) and not isinstance(layers, bool) else None)
+
+
+def _check_paths(src: Path, dst: Path) -> None:
+    s, d = src.resolve(), dst.resolve()
+    if s == d or s in d.parents or d in s.parents:
+        raise ConversionError(f"the destination {dst} overlaps the source {src}; the source is never modified",
+                              hint="write to a separate directory")
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    with open(path, "x") as f:
+        f.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
+    """Write everything into the staging directory, every tensor compared with the source; returns that count."""
+    checked = 0
+    with ThreadPoolExecutor(1) as pool:
+        bufs = make_buffers(pool)
+        for shard in plan.shards:
+            checked += write_shard(bufs, str(src_root / shard.source), str(tmp / shard.name), shard)
+    _write_json(tmp / "config.json", plan.config)
+    if plan.sharded:
+        _write_json(tmp / INDEX, plan.index())
+    for f in plan.copy_files:
+        shutil.copyfile(src_root / f, tmp / f)
+    return checked
+
+
+def _verify_staged(plan: ConversionPlan, source: Checkpoint, tmp: Path) -> tuple[Any, ...]:
+    out = open_checkpoint(tmp)
+    want = planned_infos(plan)
+    got = {n: (t.dtype, t.shape, t.begin, t.end, t.file) for n, t in out.tensors.items()}
+    if got != {n: (t.dtype, t.shape, t.begin, t.end, t.file) for n, t in want.items()}:
+        raise ConversionError("internal: the written headers do not describe the planned tensors")
+    report = verify(out)
+    before = {f.code for f in verify(source).findings if f.severity == "error"}
+    new = [f for f in report.findings if f.severity == "error" and f.code not in before]
+    if new:
+        raise ConversionError("the converted checkpoint fails verification where the source did not: "
+                              + "; ".join(f"{f.code} {f.message}" for f in new[:3]))
+    return report.findings
+
+
+def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
+            target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
+            dry_run: bool = False, force: bool = False) -> ConversionReport:
+    """Convert SRC into the `to` dialect at DST. Raises ConversionError when it cannot be exact,
+    SourceError when the source cannot be read, WriteError when writing fails; DST is then untouched."""
+    if to not in ("nested", "flat"):
+        raise ValueError(f"to must be 'nested' or 'flat', not {to!r}")
+    start = time.monotonic()
+    ckpt = open_checkpoint(src)
+    src_root = Path(getattr(ckpt.source, "root", src))
+    dst_path = Path(dst).absolute()
+    _check_paths(src_root, dst_path)
+    verifier, layers = _target(target, verifier_name, ckpt)
+    plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
+    if dry_run:
+        extra = {"dst_exists": os.path.lexists(dst_path)}
+        return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
+    cleaned = clean_stale(dst_path)
+    if os.path.lexists(dst_path) and not force:
+        raise ConversionError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    tmp = make_staging(dst_path)
+    try:
+        checked = _stage(plan, src_root, tmp)
+        findings = _verify_staged(plan, ckpt, tmp)
+        install(tmp, dst_path, force)
+    except OSError as e:
+        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
+                         hint="nothing was left behind; free space or fix permissions and run again") from e
+    finally:
+        if os.path.lexists(tmp):
+            _remove(tmp)
+    return report_from_plan(plan, dry_run=False, written=True, tensors_verified=checked,
+                            verify_findings=tuple(findings), cleaned=tuple(cleaned),
+                            seconds=time.monotonic() - start)

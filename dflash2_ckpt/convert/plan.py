@@ -1,0 +1,229 @@
+"""The conversion plan: the destination config, every tensor's fate (copy / rename / drop) with its byte
+range, the output shards and their headers, and the other files. Built from headers alone; nothing written.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from ..checkpoint import INDEX, PICKLE_SUFFIXES, Checkpoint
+from ..checks.tensors import canonical_name
+from ..errors import ConversionError, SourceError
+from ..formats.parse import to_spec
+from ..formats.spec import DraftSpec
+from ..layout import expected_tensors
+from ..safetensors_header import TensorInfo, build_header
+from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
+from .exactness import drafter_differences
+
+Dialect = Literal["nested", "flat"]
+# copies of the target's tables; no engine of either dialect loads them (speculators 0.9.0 drops them on save)
+TARGET_COPIES = frozenset({"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight",
+                           "model.lm_head.weight", "verifier_lm_head.weight", "verifier_norm.weight"})
+VOCAB_MAPS = frozenset({"t2d", "d2t", "t2d.weight", "d2t.weight"})
+# source findings that make the files unreadable (exit 3) or the tensor set ambiguous (refused)
+UNREADABLE = ("DF100", "DF601", "DF603", "DF604", "DF607", "DF608")
+AMBIGUOUS = ("DF605", "DF606", "DF301", "DF302", "DF303", "DF304", "DF117", "DF112")
+
+
+@dataclass(frozen=True)
+class TensorAction:
+    action: Literal["copy", "rename", "drop"]
+    name: str
+    dst_name: str | None
+    file: str
+    dst_file: str | None
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int              # absolute byte range in the source file
+    end: int
+    reason: str = ""
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.begin
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action, "name": self.name, "bytes": self.nbytes, "file": self.file}
+        if self.action != "drop":
+            out.update(to=self.dst_name, dst_file=self.dst_file)
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass
+class OutShard:
+    name: str
+    source: str                         # the source file its bytes come from
+    tensors: list[TensorAction]         # in source data order
+    metadata: Mapping[str, str] | None
+    header: bytes = b""
+    offsets: list[tuple[int, int]] = field(default_factory=list)   # absolute [begin, end) in the output file
+
+    @property
+    def size(self) -> int:
+        return len(self.header) + sum(t.nbytes for t in self.tensors)
+
+
+@dataclass
+class ConversionPlan:
+    src: str
+    dst: str
+    src_dialect: Dialect
+    to: Dialect
+    version: str
+    config: dict[str, Any]
+    spec: DraftSpec
+    new_spec: DraftSpec
+    changes: list[KeyChange]
+    notes: list[str]
+    tensors: list[TensorAction]
+    shards: list[OutShard]
+    sharded: bool
+    index_metadata: dict[str, Any]
+    copy_files: list[str]
+    skip_files: list[tuple[str, str]]
+    source_errors: list[str]
+
+    @property
+    def bytes_copied(self) -> int:
+        return sum(t.nbytes for t in self.tensors if t.action != "drop")
+
+    @property
+    def bytes_dropped(self) -> int:
+        return sum(t.nbytes for t in self.tensors if t.action == "drop")
+
+    def index(self) -> dict[str, Any]:
+        weight_map = {t.dst_name: s.name for s in self.shards for t in s.tensors}
+        meta = dict(self.index_metadata)
+        meta["total_size"] = self.bytes_copied
+        return {"metadata": meta, "weight_map": dict(sorted(weight_map.items()))}  # type: ignore[arg-type]
+
+
+def _refuse_source(ckpt: Checkpoint) -> None:
+    errs = [f for f in ckpt.findings if f.severity == "error"]
+    bad = [f for f in errs if f.code in UNREADABLE]
+    if bad:
+        raise SourceError(f"cannot read the source: {bad[0].code} {bad[0].message}", path=ckpt.label)
+    det = ckpt.detection
+    if det is not None and not det.is_dflash:
+        raise ConversionError(f"not a DFlash drafter ({det.other or 'no DFlash architecture or dialect'}); "
+                              "nothing to convert", path=ckpt.label)
+    if ckpt.spec is None:
+        why = "; ".join(f"{f.code} {f.message}" for f in errs[:3]) or "the config does not parse"
+        raise ConversionError(f"the source config is not a valid DFlash config: {why}", path=ckpt.label,
+                              hint=f"run `dflash2-ckpt verify {ckpt.label}`")
+    from ..checks.identity import identity_findings   # v1/v2 contradictions must not be carried over
+    for f in [*ckpt.findings, *identity_findings(ckpt)[0]]:
+        if f.code in AMBIGUOUS and f.severity == "error":
+            raise ConversionError(f"{f.code} {f.message}", path=ckpt.label,
+                                  hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it")
+
+
+def _tensor_fate(name: str, expected: set[str]) -> tuple[str | None, str]:
+    """(destination name or None to drop, reason)."""
+    if name in TARGET_COPIES:
+        return None, "copy of the target's table; the engines use the target's own"
+    if name in VOCAB_MAPS:
+        return None, "vocabulary map; a full-vocabulary drafter has no use for it"
+    canon, variant = canonical_name(name)
+    if variant is not None:
+        return canon, "the name the engines load"
+    if name.startswith("model.") and name[len("model."):] in expected:
+        return name[len("model."):], "the engines load names without the model. prefix"
+    return name, ""
+
+
+def _tensor_actions(ckpt: Checkpoint, spec: DraftSpec) -> list[TensorAction]:
+    expected = {e.name for e in expected_tensors(spec)}
+    out, taken = [], {}
+    for shard, header in ckpt.headers.items():
+        for t in header.tensors:
+            dst, reason = _tensor_fate(t.name, expected)
+            if dst is None:
+                out.append(TensorAction("drop", t.name, None, shard, None, t.dtype, t.shape, t.begin, t.end, reason))
+                continue
+            if dst in taken:
+                raise ConversionError(f"tensors {taken[dst]} and {t.name} would both be written as {dst}; "
+                                      "which one the drafter means is ambiguous", hint="remove one of them")
+            taken[dst] = t.name
+            action: Literal["copy", "rename"] = "rename" if dst != t.name else "copy"
+            out.append(TensorAction(action, t.name, dst, shard, shard, t.dtype, t.shape, t.begin, t.end, reason))
+    return out
+
+
+def _other_files(ckpt: Checkpoint) -> tuple[list[str], list[tuple[str, str]]]:
+    copy, skip = [], []
+    shards = set(ckpt.headers)
+    auto_map = (ckpt.config or {}).get("auto_map")
+    remote = {v.split(".")[0] + ".py" for v in (auto_map.values() if isinstance(auto_map, dict) else [])
+              if isinstance(v, str) and "." in v}
+    local = getattr(ckpt.source, "root", None)
+    for f in ckpt.source.list_files():
+        if f in shards or f in ("config.json", INDEX):
+            continue
+        if local is not None and not os.path.isfile(os.path.join(local, f)):
+            skip.append((f, "not a regular file"))
+        elif f.endswith(PICKLE_SUFFIXES) or f.endswith(".gguf") or f.endswith(".safetensors"):
+            skip.append((f, "weights outside the safetensors checkpoint are not converted"))
+        elif f in remote:
+            skip.append((f, "remote code named by auto_map, which is not carried over"))
+        else:
+            copy.append(f)
+    return copy, skip
+
+
+def _layout_shards(tensors: list[TensorAction], ckpt: Checkpoint) -> list[OutShard]:
+    shards = []
+    for name, header in ckpt.headers.items():
+        kept = [t for t in tensors if t.file == name and t.action != "drop"]
+        if not kept:
+            continue
+        shard = OutShard(name, name, kept, header.metadata)
+        shard.header, spans = build_header([(t.dst_name or "", t.dtype, t.shape) for t in kept], header.metadata)
+        shard.offsets = [(len(shard.header) + b, len(shard.header) + e) for b, e in spans]
+        shards.append(shard)
+    return shards
+
+
+def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | None = None,
+              num_target_layers: int | None = None) -> ConversionPlan:
+    _refuse_source(ckpt)
+    spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
+    assert spec is not None and config is not None and det is not None and det.dialect is not None
+    if det.dialect == to:
+        raise ConversionError(f"the source is already in the {to} dialect; nothing to convert", path=ckpt.label)
+    if to == "flat":
+        new, changes, notes = nested_to_flat(config, spec, verifier)
+    else:
+        new, changes, notes = flat_to_nested(config, spec, num_target_layers)
+    new_spec, found = to_spec(new)
+    if new_spec is None:
+        raise ConversionError("internal: the written config does not parse: " + "; ".join(f.message for f in found))
+    diffs = drafter_differences(spec, new_spec)
+    if diffs:
+        raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
+    tensors = _tensor_actions(ckpt, spec)
+    shards = _layout_shards(tensors, ckpt)
+    if not shards:
+        raise ConversionError("no tensor would be written", path=ckpt.label)
+    for s in shards:
+        if len(ckpt.headers) == 1 and ckpt.index is None:
+            s.name = s.source if re.fullmatch(r"[^/\\]+\.safetensors", s.source) else "model.safetensors"
+    copy, skip = _other_files(ckpt)
+    dropped = {t.file for t in tensors} - {s.source for s in shards}
+    skip += [(f, "every tensor in it is dropped") for f in sorted(dropped)]
+    meta = (ckpt.index or {}).get("metadata")
+    index_meta = dict(meta) if isinstance(meta, dict) else {}
+    errors = [f"{f.code} {f.message}" for f in ckpt.findings if f.severity == "error"]
+    return ConversionPlan(ckpt.label, dst, det.dialect, to, spec.version, new, spec, new_spec, changes, notes,
+                          tensors, shards, ckpt.index is not None, index_meta, copy, skip, errors)
+
+
+def planned_infos(plan: ConversionPlan) -> dict[str, TensorInfo]:
+    """The destination tensors as the written headers must describe them."""
+    return {t.dst_name or "": TensorInfo(t.dst_name or "", t.dtype, t.shape, b, e, s.name)
+            for s in plan.shards for t, (b, e) in zip(s.tensors, s.offsets)}

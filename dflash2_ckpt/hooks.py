@@ -1,0 +1,77 @@
+"""What the pre-commit hooks run: file names in, one verification per checkpoint directory out.
+
+pre-commit passes the changed files that match a hook's pattern, possibly many per checkpoint (a
+config, an index, a dozen shards); each directory is checked once. Neither level imports torch, so
+the hooks stay light; the smoke hook shells out to `dflash2-ckpt smoke`, which needs the [smoke] extra.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterable, Literal
+
+from .checkpoint import CONFIG, INDEX
+from .sources import LocalSource
+from .verify import Report, verify
+
+Level = Literal["config", "headers"]
+
+
+def is_checkpoint_file(name: str) -> bool:
+    base = os.path.basename(name)
+    return base in (CONFIG, INDEX) or base.endswith(".safetensors")
+
+
+def checkpoint_dirs(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The directories holding the given checkpoint files, each once, in first-seen order."""
+    out: dict[Path, Path] = {}
+    for f in files:
+        if not is_checkpoint_file(os.fspath(f)):
+            continue
+        d = Path(f).parent
+        out.setdefault(d.resolve(), d)
+    return list(out.values())
+
+
+class ConfigOnlySource:
+    """A checkpoint directory seen through config.json alone: the light hook never opens the weights."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self._inner = LocalSource(directory)
+        self.label = self._inner.label
+
+    def list_files(self) -> list[str]:
+        return [CONFIG] if CONFIG in self._inner.list_files() else []
+
+    def file_size(self, name: str) -> int:
+        return self._inner.file_size(name)
+
+    def read_range(self, name: str, start: int, length: int) -> bytes:
+        return self._inner.read_range(name, start, length)
+
+    def local_path(self, name: str) -> Path | None:
+        return self._inner.local_path(name)
+
+
+def check_dirs(dirs: Iterable[Path], level: Level, *, select: Iterable[str] = (), ignore: Iterable[str] = (),
+               target: str | None = None) -> list[tuple[Path, Report]]:
+    """One Report per directory. At config level the file checks (DF6xx) are off: no weights are looked at."""
+    out = []
+    for d in dirs:
+        if level == "config":
+            report = verify(ConfigOnlySource(d), target=target, select=select, ignore=[*ignore, "DF6"])
+        else:
+            report = verify(LocalSource(d), target=target, select=select, ignore=ignore)
+        out.append((d, report))
+    return out
+
+
+def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:
+    """`dflash2-ckpt smoke DIR` per directory, in a child process (torch stays out of this one); worst exit code."""
+    worst = 0
+    for d in dirs:
+        rc = subprocess.call([sys.executable, "-m", "dflash2_ckpt.cli", "smoke", str(d), *extra_args])
+        worst = max(worst, rc)
+    return worst

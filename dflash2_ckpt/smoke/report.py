@@ -1,0 +1,66 @@
+"""SmokeReport: what the smoke forward found, drafted and measured. Torch-free, so it renders anywhere."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Finding
+
+
+@dataclass
+class SmokeReport:
+    checkpoint: str
+    version: str
+    device: str                                  # "cuda:0", "cpu"
+    triton_mode: str                             # "compiled" or "interpret" (TRITON_INTERPRET=1)
+    embedding_source: dict[str, str]             # {"embed_tokens": checkpoint|target|random, "lm_head": ...}
+    inputs: dict[str, Any] = field(default_factory=dict)
+    paths: list[dict[str, Any]] = field(default_factory=list)   # one per smoke input
+    ablation: dict[str, Any] = field(default_factory=dict)      # what each v2 module changes when removed
+    timings: dict[str, float] = field(default_factory=dict)     # seconds per stage
+    findings: list[Finding] = field(default_factory=list)
+    stages_run: list[str] = field(default_factory=list)
+
+    def failed(self, strict: bool = False) -> bool:
+        bad = ("error", "warning") if strict else ("error",)
+        return any(f.severity in bad for f in self.findings)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checkpoint": self.checkpoint,
+            "version": self.version,
+            "device": self.device,
+            "triton_mode": self.triton_mode,
+            "embedding_source": dict(self.embedding_source),
+            "inputs": dict(self.inputs),
+            "paths": list(self.paths),
+            "ablation": dict(self.ablation),
+            "timings_s": {k: round(v, 6) for k, v in self.timings.items()},
+            "stages_run": list(self.stages_run),
+            "passed": self.passed,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    def to_text(self) -> str:
+        lines = [f"smoke forward: {self.checkpoint} ({self.version})",
+                 f"  device {self.device}, triton {self.triton_mode}; "
+                 f"embedding from {self.embedding_source.get('embed_tokens')}, "
+                 f"head from {self.embedding_source.get('lm_head')}"]
+        if self.inputs:
+            lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in self.inputs.items()))
+        for p in self.paths:
+            line = f"  input {p['input']}: anchor {p['anchor']} -> greedy {p['greedy']}"
+            if "sampled" in p:
+                line += f"; sampled {p['sampled']}"
+            lines.append(line)
+        if self.timings:
+            lines.append("  timings: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in self.timings.items()))
+        for f in self.findings:
+            where = f" [{f.tensor}]" if f.tensor else ""
+            lines.append(f"  {f.severity:<7} {f.code} {f.name}{where}: {f.message}")
+        lines.append("  result: " + ("passed" if self.passed else "FAILED"))
+        return "\n".join(lines)

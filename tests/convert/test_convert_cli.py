@@ -1,0 +1,74 @@
+"""`dflash2-ckpt convert`: exit codes, the JSON report, and the dry-run plan."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dflash2_ckpt.cli import main
+
+from convert_helpers import build, flat_config, leftovers, nested_config
+from test_convert_refusals import p
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(main, ["convert", *args], catch_exceptions=False)   # click >= 8.2: stderr apart
+    return res.exit_code, res.stdout, res.stderr
+
+
+def test_convert_json(tmp_path: Path) -> None:
+    src = build(tmp_path / "src", flat_config(p()))
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["written"] and doc["from"] == "flat" and doc["to"] == "nested"
+    assert doc["tensors_verified"] == doc["counts"]["copy"] + doc["counts"]["rename"]
+    changed = [c for c in doc["config_changes"] if c["action"] == "changed"]
+    assert changed == [{"action": "changed", "from": "aux_hidden_state_layer_ids",
+                        "to": "dflash_config.target_layer_ids", "value": [1, 3], "old": [2, 4],
+                        "reason": "the nested dialect counts decoder layers: target = aux - 1"}]
+    assert doc["config"]["is_causal"] is False
+
+
+def test_dry_run_text_shows_diff_and_plan(tmp_path: Path) -> None:
+    src = build(tmp_path / "src", nested_config(p()))
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "org/target",
+                       "--dry-run")
+    assert code == 0 and "dry run" in out and "aux_hidden_state_layer_ids" in out
+    assert "sliding_window_non_causal" in out and "copied bit for bit" in out
+    assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
+
+
+def test_refusal_exits_1_with_reason(tmp_path: Path) -> None:
+    cfg = nested_config(p(layer_types=["sliding_attention", "full_attention"]))
+    cfg["is_causal"] = cfg["dflash_config"]["causal"] = True
+    src = build(tmp_path / "src", cfg)
+    code, out, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b")
+    assert code == 1 and "refused" in err and "full_attention" in err
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+                       "--format", "json")
+    assert code == 1 and json.loads(out)["refused"] is True
+
+
+def test_existing_destination_exits_1(tmp_path: Path) -> None:
+    src = build(tmp_path / "src", flat_config(p()))
+    (tmp_path / "out").mkdir()
+    code, _, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested")
+    assert code == 1 and "--force" in err
+    code, _, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested", "--force")
+    assert code == 0
+
+
+def test_unreadable_source_exits_3(tmp_path: Path) -> None:
+    code, _, err = run(str(tmp_path / "nope"), "-o", str(tmp_path / "out"), "--to", "nested")
+    assert code == 3 and "no such file" in err
+    src = build(tmp_path / "src", flat_config(p()))
+    (src / "config.json").write_text("{not json")
+    code, _, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested")
+    assert code == 3
+
+
+def test_usage_error_exits_2(tmp_path: Path) -> None:
+    code, _, _ = run(str(tmp_path), "-o", str(tmp_path / "out"), "--to", "sideways")
+    assert code == 2

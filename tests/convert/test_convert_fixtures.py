@@ -1,0 +1,78 @@
+"""The committed good fixtures in both directions, and causality cases that only one direction can state."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dflash2_ckpt.causality import all_engines, layer_causality
+from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.convert import convert
+from dflash2_ckpt.errors import ConversionError
+from dflash2_ckpt.verify import verify
+
+from conftest import FIXTURES
+from convert_helpers import build, flat_config, tensor_bytes
+from test_convert_refusals import p
+
+TARGET = FIXTURES / "targets" / "tiny-target"
+
+
+@pytest.mark.parametrize("name", ["nested-v1", "nested-v2", "flat-v1", "flat-v2"])
+def test_good_fixture_round_trip(tmp_path: Path, name: str) -> None:
+    src = FIXTURES / "good" / name
+    there, back = ("flat", "nested") if name.startswith("nested") else ("nested", "flat")
+    r = convert(src, tmp_path / "mid", to=there, target=TARGET, verifier_name="tiny/target")  # type: ignore[arg-type]
+    convert(tmp_path / "mid", tmp_path / "back", to=back, target=TARGET,  # type: ignore[arg-type]
+            verifier_name="tiny/target")
+    assert r.tensors_verified == len(tensor_bytes(src))
+    for d in ("mid", "back"):
+        assert not verify(tmp_path / d, target=TARGET).failed()
+    assert json.loads((tmp_path / "back" / "config.json").read_text()) == \
+        json.loads((src / "config.json").read_text())
+    assert open_checkpoint(tmp_path / "back").spec == open_checkpoint(src).spec
+    assert tensor_bytes(tmp_path / "back") == tensor_bytes(src)
+
+
+def test_flat_mixed_causality_goes_nested_but_not_back(tmp_path: Path) -> None:
+    """sliding_window_non_causal: false over sliding + full layers: speculators runs the sliding layer causal
+    and the full one bidirectional. The nested default rule states exactly that, so nothing explicit is
+    written; the way back is refused because vLLM's flat loader would flatten it."""
+    cfg = flat_config(p(layer_types=["sliding_attention", "full_attention"], causal=True))
+    src = build(tmp_path / "src", cfg)
+    r = convert(src, tmp_path / "nested", to="nested")
+    out = json.loads((tmp_path / "nested" / "config.json").read_text())
+    assert "is_causal" not in out and "causal" not in out["dflash_config"]
+    assert any("per-layer" in n for n in r.notes)
+    nested = open_checkpoint(tmp_path / "nested").spec
+    speculators = layer_causality(open_checkpoint(src).spec, "speculators")
+    assert speculators == (True, False)
+    assert all(v == speculators for v in all_engines(nested).values() if v is not None)
+    with pytest.raises(ConversionError, match="mixed per-layer causality"):
+        convert(tmp_path / "nested", tmp_path / "flat", to="flat", verifier_name="a/b")
+
+
+def test_zlab_style_causality_is_made_explicit_for_old_engines(tmp_path: Path) -> None:
+    """The published 27B form (all sliding, is_causal: false only): old vLLM would run every layer causal.
+    After nested -> flat -> nested both keys are explicit and every engine agrees."""
+    from convert_helpers import nested_config
+    cfg = nested_config(p())
+    del cfg["dflash_config"]["causal"]
+    src = build(tmp_path / "src", cfg)
+    assert layer_causality(open_checkpoint(src).spec, "vllm-legacy") == (True, True)
+    convert(src, tmp_path / "flat", to="flat", verifier_name="a/b")
+    convert(tmp_path / "flat", tmp_path / "nested", to="nested")
+    spec = open_checkpoint(tmp_path / "nested").spec
+    assert spec.causality.is_causal is False and spec.causality.dflash_causal is False
+    assert all(v == (False, False) for v in all_engines(spec).values() if v is not None)
+
+
+def test_null_transformer_architectures_is_dropped(tmp_path: Path) -> None:
+    cfg = flat_config(p())
+    cfg["transformer_layer_config"]["architectures"] = None
+    src = build(tmp_path / "src", cfg)
+    r = convert(src, tmp_path / "out", to="nested")
+    assert any(c.src == "transformer_layer_config.architectures" and c.action == "dropped"
+               for c in r.config_changes)
+    assert json.loads((tmp_path / "out" / "config.json").read_text())["architectures"] == ["DFlash2DraftModel"]

@@ -1,0 +1,143 @@
+"""Property: nested -> flat -> nested and flat -> nested -> flat give back the same config, DraftSpec,
+unknown keys and byte-identical tensor files, over generated drafters; and `verify` passes each output."""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from dflash2_ckpt.causality import all_engines, intended_causality
+from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.convert import convert
+from dflash2_ckpt.convert.exactness import drafter_differences
+from dflash2_ckpt.verify import verify
+
+from convert_helpers import TARGET_LAYERS, build, flat_config, nested_config, target_dir, tensor_bytes
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def drafters(draw: Any) -> dict[str, Any]:
+    version = draw(st.sampled_from(["v1", "v2"]))
+    nkv = draw(st.sampled_from([1, 2]))
+    nq = nkv * draw(st.sampled_from([1, 2]))
+    H = draw(st.sampled_from([16, 32]))
+    V = draw(st.sampled_from([24, 40]))
+    layers = draw(st.integers(1, 3))
+    causal = draw(st.booleans())
+    if causal:   # the only causal drafter the flat dialect can state: every layer sliding
+        types = ["sliding_attention"] * layers
+    else:
+        types = draw(st.lists(st.sampled_from(["sliding_attention", "full_attention"]),
+                              min_size=layers, max_size=layers))
+    block = draw(st.integers(2, 8))
+    p: dict[str, Any] = {
+        "version": version, "H": H, "I": draw(st.sampled_from([16, 24])), "layers": layers, "nq": nq, "nkv": nkv,
+        "hd": 8, "V": V, "bias": draw(st.booleans()), "theta": draw(st.sampled_from([10000.0, 1000000, 5e5])),
+        "layer_types": types, "causal": causal, "block": block, "mask": draw(st.integers(0, V - 1)),
+        "taps": sorted(draw(st.sets(st.integers(0, TARGET_LAYERS - 1), min_size=1, max_size=3))),
+        "dtype": draw(st.sampled_from(["float32", "bfloat16"])),
+    }
+    if version == "v2":
+        p.update(T=draw(st.integers(1, min(3, block))), gs=draw(st.sampled_from([8, 16])),
+                 R=draw(st.sampled_from([4, 8])), K=draw(st.integers(1, 8)))
+        scales = draw(st.fixed_dictionaries({}, optional={
+            "input_embedding_scale": st.floats(0.1, 4.0), "output_multiplier": st.floats(0.01, 2.0),
+            "final_logit_softcapping": st.one_of(st.none(), st.floats(1.0, 50.0))}))
+        p["scales"] = scales
+    if draw(st.booleans()):
+        p["target_hidden_size"] = draw(st.sampled_from([24, 48]))
+    if draw(st.booleans()):
+        p["transformer_unknown"] = {"my_transformer_note": draw(st.sampled_from([1, "x", [1, 2], {"a": None}]))}
+    if draw(st.booleans()):
+        p["drafter_unknown"] = {"my_drafter_note": draw(st.sampled_from([0.5, "trained-on-x", {"k": [1]}]))}
+    return p
+
+
+def _roundtrip(p: dict[str, Any], first: str, seed: int, shards: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="dflash2-rt-"))
+    try:
+        cfg = nested_config(p) if first == "flat" else flat_config(p)
+        dtype = "BF16" if p["dtype"] == "bfloat16" else "F32"
+        src = build(work / "src", cfg, seed=seed, shards=shards, dtype=dtype)
+        target = target_dir(work / "target")
+        second = "nested" if first == "flat" else "flat"
+        r1 = convert(src, work / "mid", to=first, target=target, verifier_name="tiny/target")  # type: ignore[arg-type]
+        r2 = convert(work / "mid", work / "back", to=second, target=target,  # type: ignore[arg-type]
+                     verifier_name="tiny/target")
+        assert r1.written and r2.written and r1.counts()["drop"] == 0
+        for d in ("mid", "back"):
+            report = verify(work / d)
+            assert not report.failed(), [f.message for f in report.findings]
+        # the same config, key for key, hence the same DraftSpec and the same unknown keys
+        assert json.loads((work / "back" / "config.json").read_text()) == cfg
+        a, b, mid = open_checkpoint(src), open_checkpoint(work / "back"), open_checkpoint(work / "mid")
+        assert a.spec == b.spec
+        assert drafter_differences(a.spec, mid.spec) == []
+        assert intended_causality(mid.spec) == intended_causality(a.spec)
+        # every engine that reads the intermediate dialect runs the intended causality
+        for engine, values in all_engines(mid.spec).items():
+            assert values is None or values == intended_causality(a.spec), engine
+        # byte-identical tensor data, in the same shards; the files themselves come out identical
+        assert tensor_bytes(src) == tensor_bytes(work / "back") == tensor_bytes(work / "mid")
+        for f in src.glob("*.safetensors"):
+            assert (work / "back" / f.name).read_bytes() == f.read_bytes()
+        if shards > 1:
+            assert json.loads((work / "back" / "model.safetensors.index.json").read_text())["weight_map"] == \
+                json.loads((src / "model.safetensors.index.json").read_text())["weight_map"]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@SETTINGS
+@given(drafters(), st.integers(0, 2**31), st.sampled_from([1, 1, 2, 3]))
+def test_nested_flat_nested(p: dict[str, Any], seed: int, shards: int) -> None:
+    _roundtrip(p, "flat", seed, shards)
+
+
+@SETTINGS
+@given(drafters(), st.integers(0, 2**31), st.sampled_from([1, 1, 2, 3]))
+def test_flat_nested_flat(p: dict[str, Any], seed: int, shards: int) -> None:
+    _roundtrip(p, "nested", seed, shards)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drafters(), st.sampled_from(["none", "is_causal", "causal", "legacy"]))
+def test_noncanonical_nested_is_exact_then_fixed_point(p: dict[str, Any], form: str) -> None:
+    """z-lab style sources (only is_causal, no keys at all, old top-level block_size / mask): the first
+    round trip keeps the drafter exactly (semantic fields, causality, unknown keys); the second is a fixed point."""
+    cfg = nested_config(p)
+    dc = cfg["dflash_config"]
+    if form == "none":
+        # no causality keys: the per-layer default (sliding => causal); mixed types are refused elsewhere
+        assume(len(set(p["layer_types"])) == 1)
+        del cfg["is_causal"], dc["causal"]
+    elif form == "is_causal":
+        del dc["causal"]
+    elif form == "causal":
+        del cfg["is_causal"]
+    else:
+        cfg["block_size"] = dc.pop("block_size")
+        cfg["mask_token_id"] = dc.pop("mask_token_id")
+        cfg["tie_word_embeddings"] = True
+    work = Path(tempfile.mkdtemp(prefix="dflash2-nc-"))
+    try:
+        src = build(work / "src", cfg)
+        target = target_dir(work / "target")
+        convert(src, work / "f1", to="flat", target=target)
+        convert(work / "f1", work / "n1", to="nested", target=target)
+        convert(work / "n1", work / "f2", to="flat", target=target)
+        convert(work / "f2", work / "n2", to="nested", target=target)
+        a, n1 = open_checkpoint(src), open_checkpoint(work / "n1")
+        assert drafter_differences(a.spec, n1.spec) == []
+        assert (work / "n2" / "config.json").read_text() == (work / "n1" / "config.json").read_text()
+        assert (work / "f2" / "config.json").read_text() == (work / "f1" / "config.json").read_text()
+        assert tensor_bytes(src) == tensor_bytes(work / "n2")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,334 @@
+"""A small Hugging Face Hub on 127.0.0.1, for the real huggingface_hub client to talk to over HTTP.
+
+It serves what the client needs, as huggingface_hub 2.x expects it (read from file_download.py,
+hf_api.py, _commit_api.py and utils/_http.py):
+- model info:   GET /api/models/{repo}[/revision/{rev}]  -> {"id", "sha", "siblings": [{rfilename, size}]}
+- file resolve: HEAD/GET /{repo}/resolve/{rev}/{path}    -> X-Repo-Commit, ETag, Content-Length, Accept-Ranges;
+                safetensors files are redirected (302 + X-Linked-Size / X-Linked-Etag) to /cdn/..., as the Hub
+                sends LFS files to its CDN; GET honours `Range` (206 + Content-Range, 416 when unsatisfiable)
+- uploads:      POST /api/models/{repo}/preupload/{rev} (every file "regular") and /commit/{rev} (ndjson with
+                base64 content; makes a new commit, or a refs/pr/N branch with create_pr=1)
+- errors as the Hub sends them: X-Error-Code RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo,
+  401 "Invalid credentials in Authorization header" for an unknown token.
+Files are served from disk with seek + bounded reads, so a sparse 3.8 GB file costs only what is asked.
+Every request is logged with the body bytes sent, so tests can prove what was (not) transferred.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+Content = Path | bytes
+
+
+@dataclass
+class Repo:
+    commits: dict[str, dict[str, Content]] = field(default_factory=dict)   # sha -> path -> content
+    refs: dict[str, str] = field(default_factory=dict)                     # branch / tag / refs/pr/N -> sha
+    gated: bool = False         # files need a granted token; model info stays public (as on the Hub)
+    private: bool = False       # everything needs a granted token
+    granted: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Logged:
+    method: str
+    path: str
+    status: int
+    sent: int                   # body bytes sent
+    range: str | None
+
+
+def _size(c: Content) -> int:
+    return c.stat().st_size if isinstance(c, Path) else len(c)
+
+
+def _etag(path: str, c: Content) -> str:
+    # a stable stand-in for the git / LFS oid: hashing a sparse multi-GB file would cost seconds
+    st = f"{path}:{_size(c)}:{c.stat().st_mtime_ns if isinstance(c, Path) else hashlib.sha256(c).hexdigest()}"
+    return hashlib.sha256(st.encode()).hexdigest()
+
+
+class FakeHub:
+    def __init__(self, tokens: set[str] | None = None) -> None:
+        self.repos: dict[str, Repo] = {}
+        self.tokens = tokens or set()       # tokens the server knows at all
+        self.log: list[Logged] = []
+        self.commit_requests: list[dict[str, Any]] = []
+        self.down = False                   # answer nothing useful (simulates an outage) when set
+        self._lock = threading.Lock()
+        self._n = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
+
+    def __enter__(self) -> FakeHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- fixture setup ---------------------------------------------------------------------------------
+    def new_sha(self, seed: str) -> str:
+        with self._lock:
+            self._n += 1
+            return hashlib.sha1(f"{seed}:{self._n}".encode()).hexdigest()
+
+    def add_commit(self, repo_id: str, files: dict[str, Content] | Path, *, ref: str = "main",
+                   prefix: str = "", **flags: Any) -> str:
+        """Add a commit holding `files` (or every file under a directory, at `prefix`) and point `ref` at it."""
+        repo = self.repos.setdefault(repo_id, Repo())
+        for k, v in flags.items():
+            setattr(repo, k, v)
+        if isinstance(files, Path):
+            files = {f"{prefix}{p.relative_to(files).as_posix()}": p for p in sorted(files.rglob("*")) if p.is_file()}
+        base = dict(repo.commits.get(repo.refs.get(ref, ""), {}))
+        base.update(files)
+        sha = self.new_sha(repo_id)
+        repo.commits[sha] = base
+        repo.refs[ref] = sha
+        return sha
+
+    # -- accounting ------------------------------------------------------------------------------------------
+    def file_bytes(self) -> int:
+        """Body bytes sent for file content (resolve + CDN), not API JSON."""
+        return sum(e.sent for e in self.log if "/resolve/" in e.path or e.path.startswith("/cdn/"))
+
+    def total_bytes(self) -> int:
+        return sum(e.sent for e in self.log)
+
+    def requests(self, method: str | None = None, contains: str = "") -> list[Logged]:
+        return [e for e in self.log if (method is None or e.method == method) and contains in e.path]
+
+
+_RANGE_RE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+
+def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:   # keep test output clean
+            pass
+
+        # -- plumbing ------------------------------------------------------------------------------------
+        def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
+                  length: int | None = None) -> None:
+            self.send_response(status)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body) if length is None else length))
+            self.end_headers()
+            sent = 0
+            if self.command != "HEAD" and body:
+                self.wfile.write(body)
+                sent = len(body)
+            self._logged(status, sent)
+
+        def _logged(self, status: int, sent: int) -> None:
+            with hub._lock:
+                hub.log.append(Logged(self.command, urlsplit(self.path).path, status, sent,
+                                      self.headers.get("Range")))
+
+        def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+            self._send(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+        def _error(self, status: int, code: str | None, message: str, headers: dict[str, str] | None = None) -> None:
+            h = {"X-Error-Message": message, **(headers or {})}
+            if code:
+                h["X-Error-Code"] = code
+            self._json(status, {"error": message}, h)
+
+        def _token(self) -> str | None:
+            auth = self.headers.get("Authorization") or ""
+            return auth[7:] if auth.startswith("Bearer ") else None
+
+        def _body(self) -> bytes:
+            n = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(n) if n else b""
+
+        # -- routing -------------------------------------------------------------------------------------
+        def do_HEAD(self) -> None:
+            self.do_GET()
+
+        def do_GET(self) -> None:
+            self._route()
+
+        def do_POST(self) -> None:
+            self._route()
+
+        def _route(self) -> None:
+            if hub.down:
+                self._send(503, b"down")
+                return
+            url = urlsplit(self.path)
+            parts = [unquote(p) for p in url.path.split("/")[1:]]    # unquote per segment: revs hold "/"
+            token = self._token()
+            if token is not None and token not in hub.tokens:
+                self._error(401, None, "Invalid credentials in Authorization header")
+                return
+            if parts[:2] == ["api", "agent-harnesses"]:
+                self._json(200, {"standardEnvVars": [], "harnesses": {}})
+            elif parts[:2] == ["api", "models"] and len(parts) >= 4:
+                self._api(parts[2] + "/" + parts[3], parts[4:], token, parse_qs(url.query))
+            elif parts[:1] == ["cdn"] and len(parts) >= 5:
+                self._file("/".join(parts[1:3]), parts[3], "/".join(parts[4:]), token, cdn=True)
+            elif len(parts) >= 5 and parts[2] == "resolve":
+                self._file(parts[0] + "/" + parts[1], parts[3], "/".join(parts[4:]), token, cdn=False)
+            else:
+                self._error(404, None, "not found")
+
+        def _repo(self, repo_id: str, token: str | None, files: bool) -> Repo | None:
+            repo = hub.repos.get(repo_id)
+            if repo is None or (repo.private and token not in repo.granted):
+                self._error(401 if token is None else 404, "RepoNotFound", "Repository not found")
+                return None
+            if files and repo.gated and token not in repo.granted:
+                self._error(401 if token is None else 403, "GatedRepo",
+                            f"Access to model {repo_id} is restricted and you are not in the authorized list.")
+                return None
+            return repo
+
+        def _sha(self, repo: Repo, rev: str) -> str | None:
+            sha = repo.refs.get(rev) or (rev if rev in repo.commits else None)
+            if sha is None:
+                self._error(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+            return sha
+
+        # -- endpoints -----------------------------------------------------------------------------------
+        def _api(self, repo_id: str, rest: list[str], token: str | None, query: dict[str, list[str]]) -> None:
+            repo = self._repo(repo_id, token, files=False)
+            if repo is None:
+                return
+            if self.command == "GET" and (not rest or rest[0] == "revision"):
+                sha = self._sha(repo, "/".join(rest[1:]) if rest else "main")
+                if sha is None:
+                    return
+                blobs = query.get("blobs", ["false"])[0].lower() == "true"
+                sib = [{"rfilename": p, **({"size": _size(c)} if blobs else {})}
+                       for p, c in sorted(repo.commits[sha].items())]
+                self._json(200, {"id": repo_id, "modelId": repo_id, "sha": sha, "private": repo.private,
+                                 "gated": "auto" if repo.gated else False, "siblings": sib})
+            elif self.command == "POST" and rest and rest[0] == "preupload":
+                files = json.loads(self._body() or b"{}").get("files", [])
+                self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
+                                            "oid": None} for f in files]})
+            elif rest and rest[0] == "discussions":
+                self._discussion(repo_id, repo, rest[1:], token)
+            elif self.command == "POST" and rest and rest[0] == "commit":
+                self._commit(repo_id, repo, "/".join(rest[1:]), parse_qs(urlsplit(self.path).query), token)
+            else:
+                self._error(404, None, "not found")
+
+        def _discussion(self, repo_id: str, repo: Repo, rest: list[str], token: str | None) -> None:
+            # create_pr with hf_xet installed opens the pull request first, then commits to refs/pr/N
+            if self.command == "POST" and not rest:
+                body = json.loads(self._body() or b"{}")
+                if token is None or not body.get("pullRequest"):
+                    self._error(401 if token is None else 400, None, "only authenticated pull requests here")
+                    return
+                num = sum(r.startswith("refs/pr/") for r in repo.refs) + 1
+                repo.refs[f"refs/pr/{num}"] = repo.refs["main"]
+                self._json(200, {"num": num})
+            elif self.command == "GET" and len(rest) == 1 and f"refs/pr/{rest[0]}" in repo.refs:
+                self._json(200, {"title": "PR", "num": int(rest[0]), "author": {"name": "tester"},
+                                 "createdAt": "2024-01-01T00:00:00.000Z", "status": "open",
+                                 "repo": {"name": repo_id, "type": "model"}, "isPullRequest": True,
+                                 "events": [], "changes": {"base": "refs/heads/main"}, "filesWithConflicts": []})
+            else:
+                self._error(404, None, "no such discussion")
+
+        def _commit(self, repo_id: str, repo: Repo, rev: str, query: dict[str, list[str]], token: str | None) -> None:
+            lines = [json.loads(line) for line in self._body().splitlines() if line.strip()]
+            hub.commit_requests.append({"repo": repo_id, "revision": rev, "lines": lines, "query": query})
+            if token is None or (repo.granted and token not in repo.granted):
+                self._error(401, None, "You must be authenticated to commit")
+                return
+            sha = self._sha(repo, rev)
+            if sha is None:
+                return
+            files = {ln["value"]["path"]: base64.b64decode(ln["value"]["content"])
+                     for ln in lines if ln.get("key") == "file"}
+            pr = query.get("create_pr", ["0"])[0] in ("1", "true", "True")
+            ref = f"refs/pr/{sum(r.startswith('refs/pr/') for r in repo.refs) + 1}" if pr else rev
+            repo.refs.setdefault(ref, sha)
+            new = hub.add_commit(repo_id, files, ref=ref)
+            self._json(200, {"commitUrl": f"{hub.url}/{repo_id}/commit/{new}", "commitOid": new,
+                             "pullRequestUrl": f"{hub.url}/{repo_id}/discussions/{ref.rsplit('/', 1)[-1]}"
+                             if pr else None})
+
+        def _file(self, repo_id: str, rev: str, path: str, token: str | None, cdn: bool) -> None:
+            repo = self._repo(repo_id, token, files=not cdn)   # the CDN url itself is the credential
+            if repo is None:
+                return
+            sha = self._sha(repo, rev)
+            if sha is None:
+                return
+            content = repo.commits[sha].get(path)
+            if content is None:
+                self._error(404, "EntryNotFound", f"{path} does not exist", {"X-Repo-Commit": sha})
+                return
+            size, etag = _size(content), _etag(path, content)
+            base = {"X-Repo-Commit": sha, "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}
+            if not cdn and path.endswith(".safetensors"):
+                self._send(302, b"", {**base, "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{path}",
+                                      "X-Linked-Size": str(size), "X-Linked-Etag": f'"{etag}"'})
+                return
+            start, end = 0, size - 1
+            rng = self.headers.get("Range")
+            if rng and self.command == "GET":
+                m = _RANGE_RE.match(rng.strip())
+                a, b = (m.group(1), m.group(2)) if m else ("", "")
+                if m and a:
+                    start, end = int(a), min(int(b), size - 1) if b else size - 1
+                elif m and b:
+                    start = max(0, size - int(b))
+                if not m or (not a and not b) or start > end:
+                    self._send(416, b"", {**base, "Content-Range": f"bytes */{size}"})
+                    return
+            n = end - start + 1
+            partial = bool(rng) and self.command == "GET"
+            headers = {**base, "Content-Type": "application/octet-stream"}
+            if partial:
+                headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+            self.send_response(206 if partial else 200)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(max(n, 0)))
+            self.end_headers()
+            sent = 0
+            if self.command == "GET":
+                sent = self._stream(content, start, n)
+            self._logged(206 if partial else 200, sent)
+
+        def _stream(self, content: Content, start: int, n: int) -> int:
+            if isinstance(content, bytes):
+                self.wfile.write(content[start:start + n])
+                return len(content[start:start + n])
+            sent = 0
+            with open(content, "rb") as f:
+                f.seek(start)
+                while sent < n:
+                    chunk = f.read(min(1 << 20, n - sent))
+                    if not chunk:
+                        break
+                    try:
+                        self.wfile.write(chunk)
+                    except (BrokenPipeError, ConnectionResetError):   # the client stopped reading: fine
+                        break
+                    sent += len(chunk)
+            return sent
+
+    return Handler

@@ -1,0 +1,104 @@
+"""The CLI on Hub repos: JSON report fields, --target as a repo, and every failure as one line + exit 3."""
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dflash2_ckpt.cli import main
+
+from .fakehub import FakeHub
+
+
+def run(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return r.exit_code, r.output
+
+
+def test_verify_json_states_commit_and_bytes(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    sha = hub.add_commit("org/tiny", ckpts["tiny"])
+    code, out = run("verify", "org/tiny", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["passed"]
+    assert doc["commit_sha"] == sha and doc["revision"] == "main" and doc["bytes_fetched"] == hub.file_bytes()
+    code, out = run("inspect", "org/tiny", "--revision", sha, "--format", "json")
+    assert code == 0 and json.loads(out)["commit_sha"] == sha
+
+
+def test_verify_subfolder_option_and_target_repo(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    if "nested-v2" not in ckpts:
+        pytest.skip("fixtures/good not built")
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "targets" / "tiny-target"
+    hub.add_commit("org/drafter", ckpts["nested-v2"], prefix="dflash/")
+    hub.add_commit("org/target", root)
+    code_local, out_local = run("verify", str(ckpts["nested-v2"]), "--target", str(root), "--format", "json")
+    code, out = run("verify", "org/drafter", "--subfolder", "dflash", "--target", "org/target", "--format", "json")
+    assert code == code_local
+    assert json.loads(out)["findings"] == json.loads(out_local)["findings"]
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("case, args, expect", [
+    ("repo-missing", ["org/missing"], "repo org/missing not found"),
+    ("gated", ["org/gated"], "gated"),
+    ("gated-wrong-token", ["org/gated", "--token", "hf_other"], "gated"),
+    ("bad-token", ["org/tiny", "--token", "hf_unknown"], "unauthorised"),
+    ("revision-missing", ["org/tiny@nope"], "revision 'nope' not found"),
+    ("not-safetensors", ["org/pickles"], "not a safetensors checkpoint"),
+    ("no-such-path", ["./nowhere"], "no such file or directory"),
+    ("two-revisions", ["org/tiny@a", "--revision", "b"], "two revisions"),
+])
+def test_errors_are_one_line_and_exit_3(hub: FakeHub, ckpts: dict[str, Path], case: str, args: list[str],
+                                        expect: str) -> None:
+    hub.add_commit("org/tiny", ckpts["tiny"])
+    hub.add_commit("org/gated", ckpts["tiny"], gated=True, granted={"hf_granted"})
+    hub.add_commit("org/pickles", {"config.json": (ckpts["tiny"] / "config.json").read_bytes(),
+                                   "pytorch_model.bin": b"\x80\x04K\x01."})
+    code, out = run("verify", *args)
+    assert code == 3, out
+    assert expect in out
+    assert "Traceback" not in out and "hint:" in out
+
+
+def test_gated_repo_opens_with_a_granted_token(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    hub.add_commit("org/gated", ckpts["tiny"], gated=True, granted={"hf_granted"})
+    assert run("verify", "org/gated", "--token", "hf_granted")[0] == 0
+
+
+def test_network_down(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("HF_ENDPOINT", dead)
+    monkeypatch.setattr(constants, "ENDPOINT", dead)
+    code, out = run("verify", "org/anything")
+    assert code == 3 and "cannot reach" in out and "HF_HUB_OFFLINE" in out and "Traceback" not in out
+
+
+def test_hub_outage(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    hub.add_commit("org/tiny", ckpts["tiny"])
+    hub.down = True
+    code, out = run("verify", "org/tiny")
+    assert code == 3 and "HTTP 503" in out and "Traceback" not in out
+
+
+def test_offline_not_cached(hub: FakeHub, offline: None) -> None:
+    code, out = run("verify", "org/never-downloaded")
+    assert code == 3 and "not in the local cache" in out and not hub.log
+
+
+def test_ci_recipe_runs_verify_json() -> None:
+    import yaml
+    doc = yaml.safe_load((Path(__file__).resolve().parents[2] / "docs" / "github-actions-verify.yml").read_text())
+    steps = doc["jobs"]["verify"]["steps"]
+    script = next(s["run"] for s in steps if s.get("name") == "verify")
+    assert "dflash2-ckpt verify" in script and "--format json" in script and "exit $code" in script

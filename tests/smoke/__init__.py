@@ -1,0 +1,1 @@
+"""Smoke forward tests (a package so its conftest does not shadow tests/conftest.py)."""
