@@ -72,6 +72,6 @@ def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:
     """`dflash2-ckpt smoke DIR` per directory, in a child process (torch stays out of this one); worst exit code."""
     worst = 0
     for d in dirs:
-        rc = subprocess.call([sys.executable, "-m", "dflash2_ckpt.cli", "smoke", str(d), *extra_args])
+        rc = subprocess.call([sys.executable, "-m", "dflash2_ckpt", "smoke", str(d), *extra_args])
         worst = max(worst, rc)
     return worst

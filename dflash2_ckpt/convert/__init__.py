@@ -111,8 +111,9 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
         raise ConversionError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
-    tmp = make_staging(dst_path)
+    tmp = None
     try:
+        tmp = make_staging(dst_path)    # inside the boundary: an unwritable parent is a WriteError too
         checked = _stage(plan, src_root, tmp)
         findings = _verify_staged(plan, ckpt, tmp)
         install(tmp, dst_path, force)
@@ -120,7 +121,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
                          hint="nothing was left behind; free space or fix permissions and run again") from e
     finally:
-        if os.path.lexists(tmp):
+        if tmp is not None and os.path.lexists(tmp):
             _remove(tmp)
     return report_from_plan(plan, dry_run=False, written=True, tensors_verified=checked,
                             verify_findings=tuple(findings), cleaned=tuple(cleaned),

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConversionError
@@ -111,7 +112,7 @@ def convert_command(src: str, dst: str, to: str, target: str | None, verifier_na
             click.echo(json.dumps({"src": src, "dst": dst, "to": to, "refused": True, "reason": e.message,
                                    "hint": e.hint or None}, indent=2))
         err = _stderr()
-        err.print(f"[bold red]refused:[/] {e}", markup=True)
+        err.print(f"[bold red]refused:[/] {escape(str(e))}", markup=True)   # messages may hold [brackets]
         if e.hint:
             err.print(f"  hint: {e.hint}")
         return EXIT_FINDINGS
