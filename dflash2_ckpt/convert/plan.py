@@ -28,6 +28,11 @@ UNREADABLE = ("DF100", "DF601", "DF603", "DF604", "DF607", "DF608")
 AMBIGUOUS = ("DF605", "DF606", "DF301", "DF302", "DF303", "DF304", "DF117", "DF112")
 
 
+def tensor_bytes(tensors: Any, *, dropped: bool) -> int:
+    """Bytes of the planned tensors that are dropped (or, with dropped=False, written)."""
+    return sum(t.nbytes for t in tensors if (t.action == "drop") == dropped)
+
+
 @dataclass(frozen=True)
 class TensorAction:
     action: Literal["copy", "rename", "drop"]
@@ -90,11 +95,11 @@ class ConversionPlan:
 
     @property
     def bytes_copied(self) -> int:
-        return sum(t.nbytes for t in self.tensors if t.action != "drop")
+        return tensor_bytes(self.tensors, dropped=False)
 
     @property
     def bytes_dropped(self) -> int:
-        return sum(t.nbytes for t in self.tensors if t.action == "drop")
+        return tensor_bytes(self.tensors, dropped=True)
 
     def index(self) -> dict[str, Any]:
         weight_map = {t.dst_name: s.name for s in self.shards for t in s.tensors}

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..findings import Finding
 from .configs import KeyChange
-from .plan import ConversionPlan, TensorAction
+from .plan import ConversionPlan, TensorAction, tensor_bytes
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,11 @@ class ConversionReport:
 
     @property
     def bytes_copied(self) -> int:
-        return sum(t.nbytes for t in self.tensors if t.action != "drop")
+        return tensor_bytes(self.tensors, dropped=False)
 
     @property
     def bytes_dropped(self) -> int:
-        return sum(t.nbytes for t in self.tensors if t.action == "drop")
+        return tensor_bytes(self.tensors, dropped=True)
 
     def counts(self) -> dict[str, int]:
         out = {a: sum(t.action == a for t in self.tensors) for a in ("copy", "rename", "drop")}
