@@ -66,9 +66,6 @@ class LocalSource:
                               path=self.label, hint="copy the file into the checkpoint instead of linking it")
         return real
 
-    def exists(self, name: str) -> bool:
-        return self.resolve(name).is_file()
-
     def file_size(self, name: str) -> int:
         p = self.resolve(name)
         try:
