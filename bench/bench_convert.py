@@ -109,7 +109,7 @@ def run_size(work: Path, gib: float, repeat: int) -> dict[str, Any]:
     cmds = {
         "cp": ["cp", "-r", str(src), str(dst)],
         "cp+sync": ["sh", "-c", f"cp -r '{src}' '{dst}' && sync"],
-        "convert": [sys.executable, "-m", "dflash2_ckpt.cli", "convert", str(src), "-o", str(dst), "--to", "flat",
+        "convert": [sys.executable, "-m", "dflash2_ckpt", "convert", str(src), "-o", str(dst), "--to", "flat",
                     "--verifier-name", "bench/target"],
         "naive": [sys.executable, "-c", NAIVE, str(src), str(dst)],
     }

@@ -12,7 +12,7 @@ from .formats.detect import Detection, detect
 from .formats.parse import load_config, to_spec
 from .formats.rules import spec_rules
 from .formats.spec import DraftSpec
-from .safetensors_header import Header, TensorInfo, parse_header, parse_length
+from .sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
 from .sources import LocalSource, Source, read_small
 
 CONFIG = "config.json"

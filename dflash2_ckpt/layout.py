@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Iterable, Literal
 
 from .formats.spec import DraftSpec
-from .safetensors_header import TensorInfo
+from .sources.safetensors_header import TensorInfo
 
 Component = Literal["trunk", "conv", "selector", "extras"]
 COMPONENTS: tuple[Component, ...] = ("trunk", "conv", "selector", "extras")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MissingDependencyError, SourceError
-from .hub import hub_error, hub_settings, parse_repo_ref
+from .sources.hub import hub_error, hub_settings, parse_repo_ref
 from .sources import LocalSource
 from .verify import Report, verify
 

@@ -19,7 +19,7 @@ from .findings import Finding
 
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
-    from .safetensors_header import TensorInfo
+    from .sources.safetensors_header import TensorInfo
 
 # Bytes read per step: large enough that per-call overhead (an HTTP Range request on the Hub) is
 # small, small enough that the temporaries below stay a few times this size.

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dflash2_ckpt.errors import HeaderError
-from dflash2_ckpt.safetensors_header import DTYPE_BITS, MAX_HEADER_BYTES, build_header, parse_header, parse_length
+from dflash2_ckpt.sources.safetensors_header import DTYPE_BITS, MAX_HEADER_BYTES, build_header, parse_header, parse_length
 
 DTYPES = ["F32", "BF16", "F16", "I8", "I64", "U8"]
 tensor_lists = st.lists(

@@ -6,7 +6,7 @@ import re
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..layout import Expected, component_of, expected_tensors
-from ..safetensors_header import FLOAT_DTYPES, TensorInfo
+from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 
 # stored name -> the name engines load, for variants seen in the wild
 _ENCODER_NAMES = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}

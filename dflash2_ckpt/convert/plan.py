@@ -14,7 +14,7 @@ from ..errors import ConversionError, SourceError
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
 from ..layout import expected_tensors
-from ..safetensors_header import TensorInfo, build_header
+from ..sources.safetensors_header import TensorInfo, build_header
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
 from .exactness import drafter_differences
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from adv_corpus import GOOD
 from adv_harness import run_inprocess, run_limited
 from dflash2_ckpt.checkpoint import Checkpoint, read_header
-from dflash2_ckpt.safetensors_header import TensorInfo
+from dflash2_ckpt.sources.safetensors_header import TensorInfo
 from dflash2_ckpt.scan import scan_tensor
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.synth import materialise

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash2_ckpt.errors import HeaderError
-from dflash2_ckpt.safetensors_header import DTYPE_BITS, Header, build_header, parse_header, parse_length
+from dflash2_ckpt.sources.safetensors_header import DTYPE_BITS, Header, build_header, parse_header, parse_length
 from fuzzkit import fuzz
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.errors import SourceError
-from dflash2_ckpt.hub import HubSource, RepoRef, open_source, parse_repo_ref
+from dflash2_ckpt.sources.hub import HubSource, RepoRef, open_source, parse_repo_ref
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.verify import verify
 

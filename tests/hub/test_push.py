@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from dflash2_ckpt.hub import open_source
+from dflash2_ckpt.sources.hub import open_source
 from dflash2_ckpt.push import smoke_failed
 from dflash2_ckpt.verify import verify
 

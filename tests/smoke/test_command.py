@@ -16,14 +16,14 @@ from click.testing import CliRunner  # noqa: E402
 
 import dflash2_ckpt.smoke as smoke_pkg  # noqa: E402
 from dflash2_ckpt.errors import ConfigError, MissingDependencyError  # noqa: E402
-from dflash2_ckpt.smoke.command import smoke_command  # noqa: E402
+from dflash2_ckpt.cli.smoke import smoke_command  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "good" / "nested-v2"
 
 
 def test_importing_the_package_and_command_loads_no_torch():
-    code = ("import sys; import dflash2_ckpt, dflash2_ckpt.smoke, dflash2_ckpt.smoke.command; "
+    code = ("import sys; import dflash2_ckpt, dflash2_ckpt.smoke, dflash2_ckpt.cli.smoke; "
             "print('torch' in sys.modules, 'triton' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"

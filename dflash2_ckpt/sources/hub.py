@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SourceError
-from .sources import LocalSource, Source
+from ..errors import SourceError
+from .local import LocalSource, Source
 
 INDEX = "model.safetensors.index.json"
 # a single JSON file larger than this is read by Range like any other file instead of being cached

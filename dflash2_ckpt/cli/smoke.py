@@ -27,10 +27,10 @@ EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_RUN = 0, 1, 3
 def smoke_command(path: str, target: str | None, hidden_states: str | None, block_size: int | None,
                   seed: int, device: str | None, fmt: str, strict: bool) -> None:
     """Run the drafter's full conv and a Triton selector walk to prove its tensors draft."""
-    from . import require_smoke_deps, run_smoke
+    from ..smoke import require_smoke_deps, run_smoke
 
     try:
-        from ..cli import open_source   # local path or Hub repo id, like every other command
+        from . import open_source   # local path or Hub repo id, like every other command
         require_smoke_deps()             # say "install the extra" before touching the source
         report = run_smoke(open_source(path), target=target, hidden_states=hidden_states, block_size=block_size,
                            seed=seed, device=device)

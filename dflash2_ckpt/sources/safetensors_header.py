@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .errors import HeaderError
+from ..errors import HeaderError
 
 # safetensors refuses headers over 100 MB; a drafter's header is a few KiB, so this is generous.
 MAX_HEADER_BYTES = 100_000_000

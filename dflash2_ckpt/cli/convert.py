@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConversionError
-from .report import ConversionReport
+from ..convert.report import ConversionReport
 
 
 def _short(value: Any, width: int = 60) -> str:
@@ -81,7 +81,7 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
     time would be circular (and break `python -m dflash2_ckpt.cli`)."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
-        from ..cli import guarded as cli_guarded
+        from . import guarded as cli_guarded
         cli_guarded(fn)(*args, **kwargs)
     return wrapper
 
@@ -101,8 +101,8 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
 def convert_command(src: str, dst: str, to: str, target: str | None, verifier_name: str | None, dry_run: bool,
                     force: bool, fmt: str) -> int:
     """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects, exactly."""
-    from ..cli import EXIT_FINDINGS, EXIT_OK, _stderr, _stdout
-    from . import convert
+    from . import EXIT_FINDINGS, EXIT_OK, _stderr, _stdout
+    from ..convert import convert
     _sigterm_unwinds()
     try:
         report = convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from .errors import SourceError
+from ..errors import SourceError
 
 # config.json and the index are small; refuse to slurp anything absurd into memory
 MAX_JSON_BYTES = 64 * 1024 * 1024

@@ -14,10 +14,10 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from . import schemas
-from .codes import all_codes
-from .errors import Dflash2Error
-from .findings import validate_selectors
+from .. import schemas
+from ..codes import all_codes
+from ..errors import Dflash2Error
+from ..findings import validate_selectors
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 
@@ -62,14 +62,14 @@ def _codes(value: str | None) -> list[str]:
 
 def open_source(path: str, revision: str | None = None, token: str | None = None,
                 subfolder: str | None = None, *, require_weights: bool = True) -> Any:
-    """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder] (dflash2_ckpt.hub)."""
-    from .hub import open_source as hub_open_source
+    """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder] (dflash2_ckpt.sources.hub)."""
+    from ..sources.hub import open_source as hub_open_source
     return hub_open_source(path, revision, token, subfolder, require_weights=require_weights)
 
 
 def _target_source(target: str | None, token: str | None) -> Any:
     """--target: a local path as before (unreadable -> DF508 finding), or a Hub repo id (config.json only)."""
-    from .hub import parse_repo_ref
+    from ..sources.hub import parse_repo_ref
     if target is None or os.path.exists(target) or parse_repo_ref(target) is None:
         return target
     return open_source(target, token=token, require_weights=False)
@@ -107,15 +107,15 @@ def verify(path: str, target: str | None, fmt: str, strict: bool, select: str | 
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan is given."""
-    from .report import render_text
-    from .verify import verify as run_verify
+    from ..report import render_text
+    from ..verify import verify as run_verify
     sel, ign = _codes(select), _codes(ignore)
     source = open_source(path, revision, token, subfolder)
     report = run_verify(source, target=_target_source(target, token), select=sel, ignore=ign, scan=scan)
     smoke_report = None
     if with_smoke and not report.failed():   # a checkpoint that fails its headers cannot be loaded
-        from .findings import filter_findings
-        from .smoke import run_smoke
+        from ..findings import filter_findings
+        from ..smoke import run_smoke
         smoke_report = run_smoke(source, target=target)
         smoke_findings = filter_findings(smoke_report.findings, sel, ign)
     if fmt == "json":
@@ -140,8 +140,8 @@ def verify(path: str, target: str | None, fmt: str, strict: bool, select: str | 
 @guarded
 def inspect(path: str, fmt: str, revision: str | None, subfolder: str | None, token: str | None) -> int:
     """Show what a checkpoint is: dialect, version, geometry, per-layer causality, bytes by component."""
-    from .report import render_json, render_summary
-    from .verify import inspect as run_inspect
+    from ..report import render_json, render_summary
+    from ..verify import inspect as run_inspect
     report = run_inspect(open_source(path, revision, token, subfolder))
     if fmt == "json":
         click.echo(render_json(report))
@@ -205,8 +205,8 @@ def push(directory: str, repo: str, revision: str | None, create_pr: bool, run_s
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     import json as _json
 
-    from .push import push as run_push
-    from .report import render_text
+    from ..push import push as run_push
+    from ..report import render_text
     result = run_push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
                       token=token, commit_message=message)
     if fmt == "json":
@@ -227,8 +227,8 @@ def hook() -> None:
 
 def _hook_run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
               target: str | None) -> int:
-    from .hooks import check_dirs, checkpoint_dirs
-    from .report import render_findings
+    from ..hooks import check_dirs, checkpoint_dirs
+    from ..report import render_findings
     failed = False
     out = _stdout()
     for d, report in check_dirs(checkpoint_dirs(files), level,  # type: ignore[arg-type]
@@ -262,16 +262,16 @@ _hook_command("headers", "Header-level verify of each checkpoint directory (conf
 @guarded
 def hook_smoke(files: tuple[str, ...]) -> int:
     """Run `dflash2-ckpt smoke` once per checkpoint directory (options before the files are passed on)."""
-    from .hooks import checkpoint_dirs, run_smoke_hook
+    from ..hooks import checkpoint_dirs, run_smoke_hook
     opts = [f for f in files if f.startswith("-")]
     return run_smoke_hook(checkpoint_dirs(f for f in files if not f.startswith("-")), opts)
 
-from .convert.command import convert_command  # noqa: E402  (imports cli helpers, so last)
+from .convert import convert_command  # noqa: E402  (imports cli helpers, so last)
 main.add_command(convert_command, "convert")
 
 def _register_optional_commands() -> None:
     # the command modules import torch lazily, inside the command body
-    from .smoke.command import smoke_command
+    from .smoke import smoke_command
     main.add_command(smoke_command, "smoke")
 
 
