@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import HeaderError, SourceError
 from .findings import Finding
@@ -14,6 +14,9 @@ from .formats.rules import spec_rules
 from .formats.spec import DraftSpec
 from .sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
 from .sources import LocalSource, Source, read_small
+
+if TYPE_CHECKING:
+    from .sources.gguf_header import GGUFHeader
 
 CONFIG = "config.json"
 INDEX = "model.safetensors.index.json"
@@ -33,6 +36,7 @@ class Checkpoint:
     bytes_read: int = 0
     # tensors the index places in shards that could not be read (already reported as DF60x)
     unavailable: set[str] = field(default_factory=set)
+    gguf: GGUFHeader | None = None      # a GGUF drafter (gguf_checkpoint.py): its header
 
     @property
     def label(self) -> str:
@@ -151,7 +155,8 @@ def _scan_files(ckpt: Checkpoint) -> list[str]:
             ckpt.findings.append(Finding("DF602", f"{f} is a pickle file; it was not loaded (unpickling runs "
                                          "arbitrary code). Publish safetensors only", file=f))
         elif f.endswith(".gguf"):
-            ckpt.findings.append(Finding("DF610", f"{f} is GGUF; only the safetensors checkpoint is checked", file=f))
+            ckpt.findings.append(Finding("DF912", f"{f} is a GGUF export beside the safetensors checkpoint; check "
+                                         f"it on its own: dflash2-ckpt verify {ckpt.label.rstrip('/')}/{f}", file=f))
     st = [f for f in files if f.endswith(".safetensors")]
     if INDEX in files:
         shards = _load_index(ckpt, files)
@@ -163,11 +168,28 @@ def _scan_files(ckpt: Checkpoint) -> list[str]:
     return st
 
 
+def gguf_file(src: Any, source: Source, files: list[str]) -> str | None:
+    """The GGUF file to check: a path to one, or the only .gguf of a folder that has no HF checkpoint."""
+    if isinstance(src, (str, os.PathLike)) and os.path.isfile(src) and str(src).endswith(".gguf"):
+        return os.path.basename(src)
+    ggufs = [f for f in files if f.endswith(".gguf")]
+    if not ggufs or CONFIG in files or any(f.endswith(".safetensors") for f in files):
+        return None
+    if len(ggufs) > 1:
+        raise SourceError(f"{len(ggufs)} GGUF files and no config.json: {', '.join(ggufs[:4])}", path=source.label,
+                          hint="name the file to check, e.g. " + f"{source.label.rstrip('/')}/{ggufs[0]}")
+    return ggufs[0]
+
+
 def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     """Read config and headers. Raises SourceError only when the checkpoint cannot be read at all."""
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
-    ckpt = Checkpoint(source)
     files = source.list_files()
+    gguf_name = gguf_file(src, source, files)
+    if gguf_name is not None:
+        from .gguf_checkpoint import open_gguf
+        return open_gguf(source, gguf_name)
+    ckpt = Checkpoint(source)
     if CONFIG in files:
         try:
             cfg, found = load_config(ckpt.read_small(CONFIG))

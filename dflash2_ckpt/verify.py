@@ -9,12 +9,15 @@ from .causality import ENGINES, all_engines
 from .checkpoint import Checkpoint, open_checkpoint
 from .checks.causality import causality_findings
 from .checks.identity import identity_findings
-from .checks.pairing import pairing_findings
+from .checks.gguf import SUPERSEDED as GGUF_SUPERSEDED
+from .checks.gguf import gguf_findings
+from .checks.pairing import pairing_findings, target_text_config
 from .checks.tensors import check_tensors
 from .errors import SourceError
 from .findings import Finding, filter_findings
 from .formats.parse import load_config
 from .layout import bytes_by_component
+from .gguf_checkpoint import gguf_summary
 from .sources import LocalSource, Source, read_small
 
 
@@ -49,6 +52,8 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "data_bytes": sum(h.data_bytes for h in ckpt.headers.values()),
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
     }
+    if ckpt.gguf is not None:
+        out.update(gguf_summary(ckpt.gguf))
     if spec is not None:
         out["geometry"] = {
             "hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,
@@ -87,14 +92,19 @@ def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None 
     ident, covered = identity_findings(ckpt)
     found += ident
     if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
-        found += check_tensors(ckpt, covered)
+        tensor_found = check_tensors(ckpt, covered)
+        found += [f for f in tensor_found if f.code not in GGUF_SUPERSEDED] if ckpt.gguf else tensor_found
     if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
         found += causality_findings(ckpt.spec)
+    target_layers = None
     if target is not None:
         cfg, label, errs = read_target_config(target)
         found += errs
         if cfg is not None:
             found += pairing_findings(ckpt, cfg, label)
+            layers = target_text_config(cfg).get("num_hidden_layers")
+            target_layers = layers if isinstance(layers, int) else None
+    found += gguf_findings(ckpt, target_layers=target_layers)
     return found
 
 
