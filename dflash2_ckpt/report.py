@@ -61,6 +61,15 @@ def render_summary(report: Report, console: Console) -> None:
                      for e in ENGINES]
             t.add_row(str(row["index"]), str(row["type"]), *cells)
         console.print(t)
+    types = s.get("tensor_types")
+    if types:   # GGUF: the storage type of every tensor
+        t = Table(title="tensor types (GGUF)")
+        for col in ("tensor", "HF name", "type", "shape", "bytes"):
+            t.add_column(col, justify="right" if col == "bytes" else "left")
+        for row in types:
+            t.add_row(escape(row["tensor"]), escape(row["hf"] or "-"), row["type"], str(row["shape"]),
+                      _fmt_bytes(row["bytes"]))
+        console.print(t)
     comp = s.get("bytes_by_component")
     if comp:
         t = Table(title="bytes by component")

@@ -86,10 +86,35 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
     return wrapper
 
 
+def render_gguf_text(doc: dict[str, Any], console: Console) -> None:
+    """A GGUF conversion (either direction): what was written, what was exact, what was not."""
+    head = "plan (dry run, nothing written)" if doc.get("dry_run") else "converted"
+    console.print(f"[bold]{head}[/]: {escape(doc['src'])} ({doc['from']} {doc['version']}) -> "
+                  f"{escape(doc['dst'])} ({doc['to']})")
+    exact = doc.get("exact_tensors", 0)
+    other = doc.get("converted_tensors", doc.get("dequantized_tensors", 0))
+    how = "converted to --outtype" if doc["to"] == "gguf" else "dequantized to F32"
+    console.print(f"tensors: {exact} copied bit for bit, {other} {how}")
+    if doc["to"] == "gguf":
+        console.print(f"  {doc['bytes_written']:,} B of tensor data, {doc['metadata_keys']} metadata keys")
+    for note in doc.get("notes", []):
+        console.print(f"note: {escape(note)}")
+    for f in doc.get("findings", []):
+        console.print(f"  {f['code']} {f['severity']}: {escape(f['message'])}")
+    if doc.get("written"):
+        console.print(f"[green]verified[/]: {doc['tensors_verified']} tensors read back and compared "
+                      f"({doc['seconds']:.2f} s)")
+
+
 @click.command("convert")
 @click.argument("src")
-@click.option("-o", "--output", "dst", required=True, help="Destination directory (written atomically).")
-@click.option("--to", "to", type=click.Choice(["nested", "flat"]), required=True, help="Destination dialect.")
+@click.option("-o", "--output", "dst", required=True, help="Destination directory, or FILE.gguf (written atomically).")
+@click.option("--to", "to", type=click.Choice(["nested", "flat", "gguf"]), required=True,
+              help="Destination dialect; gguf writes one llama.cpp file. A .gguf SRC converts back to nested / flat.")
+@click.option("--outtype", type=click.Choice(["bf16", "f16", "f32", "q8_0"]), default=None,
+              help="GGUF tensor type (default: the source's, exact); q8_0 keeps vectors and conv base kernels F32.")
+@click.option("--tokenizer-from", "tokenizer_from", type=click.Path(), default=None,
+              help="Copy the tokenizer.ggml.* keys from this target GGUF instead of --target's tokenizer.json.")
 @click.option("--target", type=click.Path(), default=None,
               help="Target model directory (config.json): num_target_layers when going nested, the verifier "
                    "when going flat; also checks that the drafter fits it.")
@@ -98,13 +123,32 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
 @click.option("--force", is_flag=True, help="Replace an existing DST, only after the new one verified.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @guarded
-def convert_command(src: str, dst: str, to: str, target: str | None, verifier_name: str | None, dry_run: bool,
-                    force: bool, fmt: str) -> int:
-    """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects, exactly."""
-    from . import EXIT_FINDINGS, EXIT_OK, _stderr, _stdout
+def convert_command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: str | None,
+                    target: str | None, verifier_name: str | None, dry_run: bool, force: bool, fmt: str) -> int:
+    """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects and GGUF."""
+    from . import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _stderr, _stdout
     from ..convert import convert
     _sigterm_unwinds()
+    gguf_src = src.endswith(".gguf")
+    if (outtype or tokenizer_from) and to != "gguf":
+        _stderr().print("--outtype and --tokenizer-from apply to --to gguf only")
+        return EXIT_USAGE
     try:
+        if to == "gguf" or gguf_src:
+            from ..convert.from_gguf import convert_from_gguf
+            from ..convert.to_gguf import convert_to_gguf
+            if to == "gguf" and gguf_src:
+                raise ConversionError("the source is already GGUF; convert it to nested or flat")
+            gg = (convert_to_gguf(src, dst, target=target, outtype=outtype, tokenizer_from=tokenizer_from,
+                                  force=force, dry_run=dry_run) if to == "gguf" else
+                  convert_from_gguf(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
+                                    force=force, dry_run=dry_run))
+            doc = gg.to_json()
+            if fmt == "json":
+                click.echo(json.dumps(doc, indent=2, default=str))
+            else:
+                render_gguf_text(doc, _stdout())
+            return EXIT_OK
         report = convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
                          dry_run=dry_run, force=force)
     except ConversionError as e:

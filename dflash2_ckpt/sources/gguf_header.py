@@ -29,7 +29,7 @@ MAX_STRING = 16 << 20
 MAX_ARRAY = 1 << 22            # elements in one array
 MAX_ARRAY_TOTAL = 1 << 24      # elements in all arrays together
 MAX_DIMS = 4                   # GGML_MAX_DIMS
-FIRST_CHUNK = 64 << 10
+FIRST_CHUNK = 16 << 10
 MAX_CHUNK = 2 << 20          # bounds what a Range read may fetch past the header
 
 _SCALARS: dict[GGUFValueType, str] = {
