@@ -72,7 +72,9 @@ def test_exact_keys_and_tensor_names_of_engines_md(files: dict[str, Path]) -> No
 
 def test_existing_checks_run_on_gguf(files: dict[str, Path], tmp_path: Path) -> None:
     def wrong_fc(arch: str, kv: KVs, tensors: Tensors) -> tuple[str, KVs, Tensors]:
-        t = [(n, q, (s[0], s[1] // 2), d[:len(d) // 2]) if n == "fc.weight" else (n, q, s, d)
+        # (a halved fc would be read as a narrower target hidden size: GGUF has no key for it; --target
+        # catches that one as DF502 below)
+        t = [(n, q, (s[0] // 2, s[1]), d[:len(d) // 2]) if n == "blk.0.attn_q.weight" else (n, q, s, d)
              for n, q, s, d in tensors]
         return arch, kv, t
     assert "DF203" in codes(rewrite(files["nested-v2"], tmp_path / "fc.gguf", wrong_fc))
