@@ -4,6 +4,8 @@ default, an implicit target hidden size). Used by both conversion directions to 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..causality import intended_causality
 from ..formats.spec import DraftSpec
 
@@ -15,14 +17,26 @@ FIELDS = ("version", "hidden_size", "intermediate_size", "num_hidden_layers", "n
           "final_logit_softcapping")
 
 
+# stored as float32 keys: equal when they round to the same float32
+F32_FIELDS = frozenset({"rms_norm_eps", "rope_theta", "input_embedding_scale", "output_multiplier",
+                        "final_logit_softcapping"})
+
+
+def _same(name: str, a: object, b: object) -> bool:
+    if name in F32_FIELDS and isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return bool(np.float32(a) == np.float32(b))
+    return a == b
+
+
 def _scaling(spec: DraftSpec) -> dict[str, object]:
-    return {("rope_type" if k == "type" else k): v for k, v in (spec.rope_scaling or {}).items()}
+    return {("rope_type" if k == "type" else k): (float(np.float32(v)) if isinstance(v, float) else v)
+            for k, v in (spec.rope_scaling or {}).items()}
 
 
 def gguf_differences(hf: DraftSpec, gg: DraftSpec) -> list[str]:
     """Every way the GGUF-side spec describes a different drafter than the HF one; empty when exact."""
     out = [f"{name}: {getattr(hf, name)!r} became {getattr(gg, name)!r}"
-           for name in FIELDS if getattr(hf, name) != getattr(gg, name)]
+           for name in FIELDS if not _same(name, getattr(hf, name), getattr(gg, name))]
     if (hf.target_hidden_size or hf.hidden_size) != (gg.target_hidden_size or gg.hidden_size):
         out.append(f"target_hidden_size: {hf.target_hidden_size} became {gg.target_hidden_size}")
     if all(t is not None for t in hf.layer_types) and hf.layer_types != gg.layer_types:

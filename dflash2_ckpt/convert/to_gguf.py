@@ -119,6 +119,9 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
             if hf is None:
                 notes.append(f"dropped {t.name} ({t.nbytes:,} B): {reason}")
                 continue
+            if t.dtype not in ("BF16", "F16", "F32"):
+                raise ConversionError(f"{t.name} is {t.dtype}; only BF16 / F16 / F32 drafters convert to GGUF",
+                                      hint="convert the unquantized drafter, then pick --outtype")
             gg = N.hf_to_gguf(hf)
             if gg is None:
                 raise ConversionError(f"{t.name} has no llama.cpp tensor name; the GGUF would lose it",
@@ -126,9 +129,6 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
             if gg in seen:
                 raise ConversionError(f"two tensors would both be written as {gg}")
             seen.add(gg)
-            if t.dtype not in ("BF16", "F16", "F32"):
-                raise ConversionError(f"{t.name} is {t.dtype}; only BF16 / F16 / F32 drafters convert to GGUF",
-                                      hint="convert the unquantized drafter, then pick --outtype")
             out.append(GGUFTensorPlan(t.name, gg, t.dtype, _out_type(outtype, t.dtype, gg, t.shape), t.shape,
                                       shard, t.begin, t.end))
     if not out:
