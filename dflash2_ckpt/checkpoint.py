@@ -170,8 +170,9 @@ def _scan_files(ckpt: Checkpoint) -> list[str]:
 
 def gguf_file(src: Any, source: Source, files: list[str]) -> str | None:
     """The GGUF file to check: a path to one, or the only .gguf of a folder that has no HF checkpoint."""
-    if isinstance(src, (str, os.PathLike)) and os.path.isfile(src) and str(src).endswith(".gguf"):
-        return os.path.basename(src)
+    named = getattr(source, "file", None)     # LocalSource of a file path, HubSource of org/name/file.gguf
+    if isinstance(named, str) and named.endswith(".gguf"):
+        return named
     ggufs = [f for f in files if f.endswith(".gguf")]
     if not ggufs or CONFIG in files or any(f.endswith(".safetensors") for f in files):
         return None

@@ -160,6 +160,10 @@ class HubSource:
         self.offline = s["offline"] if offline is None else offline
         self.label = repo_id + (f"@{revision}" if revision else "") + (f"/{self.subfolder}" if self.subfolder else "")
         self.bytes_fetched = 0              # file bytes received over HTTP by this source
+        self.file: str | None = None        # one file of the folder to check (org/name/drafter.gguf)
+        if self.subfolder and self.subfolder.endswith(".gguf"):
+            folder, _, self.file = self.subfolder.rpartition("/")
+            self.subfolder = folder or None
         self.sha = ""
         self.repo_files: list[str] = []     # every file of the repo at sha (for hints)
         self._sizes: dict[str, int | None] = {}
@@ -219,7 +223,8 @@ class HubSource:
         if self.offline and "config.json" not in names:
             raise SourceError("offline mode (HF_HUB_OFFLINE) is on and config.json is not in the local cache",
                               path=self.label, hint=f"run online once, or hf download {self.repo_id}")
-        if not any(n.endswith(".safetensors") for n in names) and INDEX not in names:
+        if self.file is None and not any(n.endswith((".safetensors", ".gguf")) for n in names) \
+                and INDEX not in names:
             if self.offline:
                 raise SourceError("offline mode (HF_HUB_OFFLINE) is on and no .safetensors file of this repo is "
                                   "in the local cache; header checks need the cached files", path=self.label,
