@@ -152,7 +152,8 @@ def _types(h: GGUFHeader, out: list[Finding]) -> None:
                                "and selector tensors at Q4_K or above (llama-quantize --tensor-type)",
                                tensor=t.name, details={"type": t.type_name}))
     ft = h.get(N.KEY_FILE_TYPE)
-    want = _FILE_TYPES.get(ft) if isinstance(ft, int) and ft in LlamaFileType._value2member_map_ else None
+    want = _FILE_TYPES.get(LlamaFileType(ft)) if isinstance(ft, int) and ft in LlamaFileType._value2member_map_ \
+        else None
     matrices = Counter(t.type_name for t in h.tensors if len(t.ne) >= 2)
     if want is None or not matrices:
         return

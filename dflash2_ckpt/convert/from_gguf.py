@@ -136,7 +136,7 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
                      "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)})
     lossy = [r for r in rows if not r["exact"]]
     if lossy:
-        kinds = sorted({r["type"] for r in lossy})
+        kinds = sorted({str(r["type"]) for r in lossy})
         notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to F32: the values are "
                      "the quantized ones; the precision lost when the file was quantized cannot be recovered")
     return entries, sources, rows  # type: ignore[return-value]

@@ -37,7 +37,7 @@ def from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_typ
                               hint="pass --tokenizer-from TARGET.gguf to copy the tokenizer of a target GGUF") from None
     except (ValueError, KeyError, TypeError) as e:
         raise ConversionError(f"{target}/tokenizer.json cannot be read as a BPE vocabulary: {e}") from None
-    tokens: list[bytes | str] = []
+    tokens: list[bytes] = []
     types: list[int] = []
     for text, _score, kind in vocab.all_tokens():
         tokens.append(text)
@@ -49,7 +49,7 @@ def from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_typ
     if len(tokens) < vocab_size:    # the embedding is padded past the tokenizer; llama.cpp wants one entry per row
         notes.append(f"tokenizer padded from {len(tokens)} to vocab_size {vocab_size} with [PAD] tokens")
         for i in range(len(tokens), vocab_size):
-            tokens.append(f"[PAD{i}]")
+            tokens.append(f"[PAD{i}]".encode())
             types.append(int(TokenType.UNUSED))
     writer.add_tokenizer_model("gpt2")
     pre = "qwen2" if (model_type or "").startswith("qwen") else "default"

@@ -130,7 +130,10 @@ def read_spec(h: GGUFHeader) -> GGUFRead:
         input_embedding_scale=_float(h, N.KEY_EMBED_SCALE) or 1.0,
         output_multiplier=_float(h, N.KEY_LOGIT_SCALE) or 1.0,
         final_logit_softcapping=_float(h, N.KEY_SOFTCAP) or None,
-        **({k: v for k, v in v2.items()} if version == "v2" else {}),
+        conv_kernel_size=v2["conv_kernel_size"] if version == "v2" else None,
+        conv_group_size=v2["conv_group_size"] if version == "v2" else None,
+        selector_rank=v2["selector_rank"] if version == "v2" else None,
+        selector_top_k=v2["selector_top_k"] if version == "v2" else None,
         paths=N.SPEC_PATHS,
     )
     return GGUFRead(spec, version, (), v2_tensors)
