@@ -190,7 +190,32 @@ class _Reader:
             width = struct.calcsize(fmt)
             raw = self.take(width * n)        # bounded: need() checks the file size and the cap first
             return KV(t, list(struct.unpack(f"<{n}{fmt[1]}", raw)), sub)
-        return KV(t, [self.string(f"array {key}[{i}]", strict=False) for i in range(n)], sub)
+        return KV(t, self._strings(key, n), sub)
+
+    def _strings(self, key: str, n: int) -> list[str]:
+        """n length-prefixed strings: the vocabulary and merges, hundreds of thousands of them, so the loop
+        works on the buffer in place and calls need() only when it runs out of fetched bytes."""
+        out: list[str] = []
+        unpack = struct.Struct("<Q").unpack_from
+        buf, pos, have = self.buf, self.pos, len(self.buf)
+        for i in range(n):
+            if pos + 8 > have:
+                self.pos = pos
+                self.need(8)
+                have = len(buf)
+            (ln,) = unpack(buf, pos)
+            if ln > MAX_STRING:
+                self.pos = pos
+                raise self.err(f"array {key}[{i}]: string length {ln} exceeds the {MAX_STRING}-byte cap")
+            end = pos + 8 + ln
+            if end > have:
+                self.pos = pos
+                self.need(8 + ln)
+                have = len(buf)
+            out.append(buf[pos + 8:end].decode("utf-8", errors="surrogateescape"))
+            pos = end
+        self.pos = pos
+        return out
 
 
 def parse_gguf_header(fetch: Callable[[int, int], bytes], file_size: int, file: str = "") -> GGUFHeader:
