@@ -169,15 +169,17 @@ def _scan_files(ckpt: Checkpoint) -> list[str]:
 
 
 def gguf_file(src: Any, source: Source, files: list[str]) -> str | None:
-    """The GGUF file to check: a path to one, or the only .gguf of a folder that has no HF checkpoint."""
+    """The GGUF file to check: a path to one, or the only .gguf of a folder without safetensors weights
+    (GGUF repos often carry a config.json too)."""
     named = getattr(source, "file", None)     # LocalSource of a file path, HubSource of org/name/file.gguf
     if isinstance(named, str) and named.endswith(".gguf"):
         return named
     ggufs = [f for f in files if f.endswith(".gguf")]
-    if not ggufs or CONFIG in files or any(f.endswith(".safetensors") for f in files):
+    if not ggufs or INDEX in files or any(f.endswith(".safetensors") for f in files):
         return None
     if len(ggufs) > 1:
-        raise SourceError(f"{len(ggufs)} GGUF files and no config.json: {', '.join(ggufs[:4])}", path=source.label,
+        raise SourceError(f"{len(ggufs)} GGUF files and no safetensors weights: {', '.join(ggufs[:4])}",
+                          path=source.label,
                           hint="name the file to check, e.g. " + f"{source.label.rstrip('/')}/{ggufs[0]}")
     return ggufs[0]
 

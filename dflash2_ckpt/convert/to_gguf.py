@@ -243,8 +243,9 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
             raise ConversionError(errs[0].message if errs else f"cannot read the target {label}")
     src_root = Path(getattr(ckpt.source, "root", src))
     dst_path = Path(dst).absolute()
-    if dst_path.resolve().parent == src_root.resolve() and dst_path.name in ckpt.source.list_files():
-        raise ConversionError(f"{dst} is a file of the source; the source is never modified")
+    if src_root.resolve() in dst_path.resolve().parents:
+        raise ConversionError(f"{dst} is inside the source {src_root}; the source is never modified",
+                              hint="write the GGUF file outside the checkpoint directory")
     tensors, notes = plan_tensors(ckpt, outtype)
     report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
                                   outtype or "source dtype", tensors, 0, notes)

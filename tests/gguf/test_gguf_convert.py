@@ -140,6 +140,11 @@ def test_refusals(tmp_path: Path) -> None:
         to_gguf(FIXTURES / "broken" / "quantized-tensors", tmp_path / "q.gguf")
     with pytest.raises(ConversionError, match="already exists"):
         convert_from_gguf(g, tmp_path, to="nested")
+    inside = tmp_path / "src"
+    shutil.copytree(src, inside)
+    with pytest.raises(ConversionError, match="inside the source"):
+        to_gguf(inside, inside / "sub" / "x.gguf")
+    assert sorted(p.name for p in inside.iterdir()) == sorted(p.name for p in src.iterdir())
     assert leftovers(tmp_path) == []
 
 

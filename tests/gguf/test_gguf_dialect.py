@@ -252,6 +252,7 @@ def test_folder_with_gguf_files_only(files: dict[str, Path], tmp_path: Path) -> 
     d = tmp_path / "repo"
     d.mkdir()
     shutil.copy(files["nested-v2"], d / "a.gguf")
+    (d / "config.json").write_text("{}")       # GGUF repos often carry one; no safetensors: the GGUF is checked
     assert verify(d).summary["dialect"] == "gguf"
     shutil.copy(files["nested-v1"], d / "b.gguf")
     with pytest.raises(SourceError, match="2 GGUF files"):
