@@ -56,3 +56,15 @@ def read_gguf_tensor(source: Any, header: GGUFHeader, tensor: GGUFTensor | str) 
     if len(raw) != tensor.nbytes:
         raise ConversionError(f"{header.file}: {tensor.name} is truncated")
     return to_float32(raw, tensor.type_name, tensor.shape)
+
+
+def read_checkpoint_tensor(ckpt: Any, name: str) -> np.ndarray[Any, Any]:
+    """A tensor of any opened checkpoint (safetensors or GGUF) by its HF name, as dense float32 in the HF
+    shape: what `diff` needs to compare either kind of file with the other."""
+    t = ckpt.tensors.get(name)
+    if t is None:
+        raise ConversionError(f"{ckpt.label} has no tensor {name}")
+    raw = ckpt.source.read_range(t.file, t.begin, t.nbytes)
+    if len(raw) != t.nbytes:
+        raise ConversionError(f"{t.file}: {name} is truncated")
+    return to_float32(raw, t.dtype, t.shape)

@@ -183,3 +183,17 @@ def test_header_level_gguf_never_imports_torch(tmp_path: Path) -> None:
     code = (f"import sys; from dflash2_ckpt.verify import verify, inspect; verify({str(g)!r}); inspect({str(g)!r}); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+
+
+def test_dense_reader_gives_the_same_values_on_both_sides(tmp_path: Path) -> None:
+    from dflash2_ckpt.sources.dense import read_checkpoint_tensor
+    src = FIXTURES / "good" / "nested-v2"
+    hf = open_checkpoint(src)
+    for outtype, tol in ((None, 0.0), ("q8_0", 0.02)):
+        gg = open_checkpoint(to_gguf(src, tmp_path / f"{outtype}.gguf", outtype=outtype))
+        assert set(gg.tensors) == set(hf.tensors)
+        for name in hf.tensors:
+            a, b = read_checkpoint_tensor(hf, name), read_checkpoint_tensor(gg, name)
+            assert a.shape == b.shape and np.abs(a - b).max() <= tol * max(1.0, float(np.abs(a).max()))
+    with pytest.raises(ConversionError, match="no tensor"):
+        read_checkpoint_tensor(hf, "nope.weight")
