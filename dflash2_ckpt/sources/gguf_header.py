@@ -22,12 +22,12 @@ from gguf.constants import GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC
 from ..errors import HeaderError
 
 # Caps, far above any real drafter (a 248k-token vocabulary with merges is about 10 MB of header).
-MAX_HEADER_BYTES = 256 << 20
+MAX_HEADER_BYTES = 128 << 20
 MAX_TENSORS = 1 << 16
 MAX_KV = 1 << 16
 MAX_STRING = 16 << 20
-MAX_ARRAY = 1 << 22            # elements in one array
-MAX_ARRAY_TOTAL = 1 << 24      # elements in all arrays together
+MAX_ARRAY = 1 << 21            # elements in one array (vocabularies: up to ~262k tokens, ~500k merges)
+MAX_ARRAY_TOTAL = 1 << 23      # elements in all arrays together
 MAX_DIMS = 4                   # GGML_MAX_DIMS
 FIRST_CHUNK = 16 << 10
 MAX_CHUNK = 2 << 20          # bounds what a Range read may fetch past the header

@@ -197,3 +197,12 @@ def test_dense_reader_gives_the_same_values_on_both_sides(tmp_path: Path) -> Non
             assert a.shape == b.shape and np.abs(a - b).max() <= tol * max(1.0, float(np.abs(a).max()))
     with pytest.raises(ConversionError, match="no tensor"):
         read_checkpoint_tensor(hf, "nope.weight")
+
+
+def test_smoke_and_scan_on_a_gguf_file(tmp_path: Path) -> None:
+    g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "d.gguf")
+    r = CliRunner().invoke(main, ["verify", str(g), "--scan", "--format", "json"])
+    assert json.loads(r.output)["scan"]["tensors_scanned"] == 36
+    pytest.importorskip("torch")
+    r = CliRunner().invoke(main, ["smoke", str(g)])
+    assert r.exit_code == 3 and "convert it back first" in r.output
