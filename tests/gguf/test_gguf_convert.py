@@ -206,3 +206,18 @@ def test_smoke_and_scan_on_a_gguf_file(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     r = CliRunner().invoke(main, ["smoke", str(g)])
     assert r.exit_code == 3 and "convert it back first" in r.output
+
+
+def test_dry_run_and_f16(tmp_path: Path) -> None:
+    src = FIXTURES / "good" / "nested-v2"
+    r = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "d.gguf"), "--to", "gguf",
+                                  "--target", str(TINY_TARGET), "--dry-run", "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.output)["dry_run"] and list(tmp_path.iterdir()) == []
+    g = to_gguf(src, tmp_path / "h.gguf", outtype="f16")
+    h = header_of(g)
+    assert {t.type_name for t in h.tensors} == {"F16"} and h.get(N.KEY_FILE_TYPE) == 1   # MOSTLY_F16
+    hf = open_checkpoint(src)
+    info = hf.tensors["fc.weight"]
+    want = to_float32((src / info.file).read_bytes()[info.begin:info.end], info.dtype, info.shape)
+    got = read_gguf_tensor(LocalSource(g), h, "fc.weight")
+    assert np.allclose(got, want.astype(np.float16).astype(np.float32), equal_nan=True)
