@@ -221,3 +221,13 @@ def test_dry_run_and_f16(tmp_path: Path) -> None:
     want = to_float32((src / info.file).read_bytes()[info.begin:info.end], info.dtype, info.shape)
     got = read_gguf_tensor(LocalSource(g), h, "fc.weight")
     assert np.allclose(got, want.astype(np.float16).astype(np.float32), equal_nan=True)
+
+
+def test_verify_hook_checks_each_gguf_file(tmp_path: Path) -> None:
+    from dflash2_ckpt.hooks import check_dirs, checkpoint_dirs
+    a = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "a.gguf")
+    b = to_gguf(FIXTURES / "good" / "nested-v1", tmp_path / "b.gguf")
+    targets = checkpoint_dirs([a, b, tmp_path / "README.md"])
+    assert targets == [a, b]
+    reports = dict(check_dirs(targets, "headers"))
+    assert reports[a].summary["version"] == "v2" and reports[b].summary["version"] == "v1"
