@@ -8,8 +8,9 @@ the target (a donor's mask id overriding the drafter's is a known drift, PrismML
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from gguf import GGUFValueType, GGUFWriter, TokenType
 from gguf.vocab import BpeVocab, SpecialVocab
@@ -23,13 +24,25 @@ from ..sources.gguf_header import read_gguf_header
 _SPECIAL = ("bos", "eos", "unk", "sep", "pad", "cls")
 
 
-def _quiet() -> None:
-    logging.getLogger("gguf").setLevel(logging.ERROR)   # the package logs every key it adds
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The gguf package logs every key and special token it adds; the library never prints."""
+    log = logging.getLogger("gguf")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_type: str | None) -> list[str]:
     """Add the tokenizer of a HF target directory; returns notes."""
-    _quiet()
+    with _quiet():
+        return _from_target_dir(writer, target, vocab_size, model_type)
+
+
+def _from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_type: str | None) -> list[str]:
     try:
         vocab = BpeVocab(target)
     except FileNotFoundError:
@@ -65,7 +78,6 @@ def from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_typ
 
 def from_gguf(writer: GGUFWriter, path: Path, vocab_size: int) -> list[str]:
     """Copy every tokenizer.* key of a target GGUF except the mask id; returns notes."""
-    _quiet()
     source = LocalSource(path)
     header, _ = read_gguf_header(source, path.name)
     tokens = header.kv.get("tokenizer.ggml.tokens")
