@@ -27,7 +27,11 @@ def to_float32(raw: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray[Any
     except KeyError:
         raise ConversionError(f"cannot read a {dtype} tensor as floating point") from None
     rows = np.frombuffer(raw, dtype=np.uint8).reshape(*shape[:-1], -1) if shape else np.frombuffer(raw, np.uint8)
-    return np.asarray(dequantize(rows, qtype), dtype=np.float32).reshape(shape)
+    try:
+        return np.asarray(dequantize(rows, qtype), dtype=np.float32).reshape(shape)
+    except (NotImplementedError, ValueError) as e:
+        raise ConversionError(f"the gguf package cannot dequantize {dtype}: {e}",
+                              hint="requantize the file to Q8_0 or a K-quant with llama-quantize first") from None
 
 
 def from_float32(a: np.ndarray[Any, Any], dtype: str) -> bytes:

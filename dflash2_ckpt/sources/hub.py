@@ -220,7 +220,8 @@ class HubSource:
     def require_checkpoint(self) -> None:
         """Refuse, with the next step, a folder that holds no safetensors checkpoint to check."""
         names = list(self._sizes)
-        if self.offline and "config.json" not in names:
+        gguf = self.file is not None or any(n.endswith(".gguf") for n in names)
+        if self.offline and "config.json" not in names and not gguf:
             raise SourceError("offline mode (HF_HUB_OFFLINE) is on and config.json is not in the local cache",
                               path=self.label, hint=f"run online once, or hf download {self.repo_id}")
         if self.file is None and not any(n.endswith((".safetensors", ".gguf")) for n in names) \
