@@ -9,20 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from ..checkpoint import INDEX, PICKLE_SUFFIXES, Checkpoint
-from ..checks.tensors import canonical_name
 from ..errors import ConversionError, SourceError
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
-from ..layout import expected_tensors
+from ..layout import role_of
 from ..sources.safetensors_header import TensorInfo, build_header
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
 from .exactness import drafter_differences
 
 Dialect = Literal["nested", "flat"]
-# copies of the target's tables; no engine of either dialect loads them (speculators 0.9.0 drops them on save)
-TARGET_COPIES = frozenset({"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight",
-                           "model.lm_head.weight", "verifier_lm_head.weight", "verifier_norm.weight"})
-VOCAB_MAPS = frozenset({"t2d", "d2t", "t2d.weight", "d2t.weight"})
 # source findings that make the files unreadable (exit 3) or the tensor set ambiguous (refused)
 UNREADABLE = ("DF100", "DF601", "DF603", "DF604", "DF607", "DF608")
 AMBIGUOUS = ("DF605", "DF606", "DF301", "DF302", "DF303", "DF304", "DF117", "DF112")
@@ -128,26 +123,19 @@ def _refuse_source(ckpt: Checkpoint) -> None:
                                   hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it")
 
 
-def _tensor_fate(name: str, expected: set[str]) -> tuple[str | None, str]:
-    """(destination name or None to drop, reason)."""
-    if name in TARGET_COPIES:
-        return None, "copy of the target's table; the engines use the target's own"
-    if name in VOCAB_MAPS:
-        return None, "vocabulary map; a full-vocabulary drafter has no use for it"
-    canon, variant = canonical_name(name)
-    if variant is not None:
-        return canon, "the name the engines load"
-    if name.startswith("model.") and name[len("model."):] in expected:
-        return name[len("model."):], "the engines load names without the model. prefix"
-    return name, ""
+def _tensor_fate(name: str) -> tuple[str | None, str]:
+    """(destination name or None to drop, reason), as the role table decides."""
+    r = role_of(name)
+    if r.rule.fate == "drop":
+        return None, r.rule.reason
+    return r.canonical, r.rule.reason
 
 
-def _tensor_actions(ckpt: Checkpoint, spec: DraftSpec) -> list[TensorAction]:
-    expected = {e.name for e in expected_tensors(spec)}
+def _tensor_actions(ckpt: Checkpoint) -> list[TensorAction]:
     out, taken = [], {}
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
-            dst, reason = _tensor_fate(t.name, expected)
+            dst, reason = _tensor_fate(t.name)
             if dst is None:
                 out.append(TensorAction("drop", t.name, None, shard, None, t.dtype, t.shape, t.begin, t.end, reason))
                 continue
@@ -211,7 +199,7 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     diffs = drafter_differences(spec, new_spec)
     if diffs:
         raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
-    tensors = _tensor_actions(ckpt, spec)
+    tensors = _tensor_actions(ckpt)
     shards = _layout_shards(tensors, ckpt)
     if not shards:
         raise ConversionError("no tensor would be written", path=ckpt.label)
