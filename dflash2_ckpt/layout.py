@@ -127,13 +127,13 @@ class TensorRole:
     def component(self) -> Component:
         """Byte-accounting bucket: the drafter part an alias or quantization tensor belongs to."""
         if self.role in ("trunk", "conv", "selector"):
-            return self.role  # type: ignore[return-value]
+            return self.role
         if self.role in ("alias", "quant-aux"):
             # an alias counts as the part it names; a quantization tensor as the module it belongs to
             inner = self.canonical if self.role == "alias" else re.sub(r"\.[A-Za-z_]+$", ".weight", self.name)
             part = role_of(inner).role
             if part in ("trunk", "conv", "selector"):
-                return part  # type: ignore[return-value]
+                return part
         return "extras"
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.formats.parse import load_config, to_spec
-from dflash2_ckpt.formats.rules import spec_rules
+from dflash2_ckpt.checks.config import spec_rules
 
 from conftest import FIXTURES
 

@@ -1,11 +1,19 @@
 """DF2xx: the stored tensors against the layout the config implies (CONTRACT §5)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..layout import QUANT_MAIN, Expected, TensorRole, expected_tensors, role_of
+from .identity import covered
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF201", "DF202", "DF203", "DF204", "DF205", "DF206", "DF207", "DF208",
+                                   "DF209", "DF210", "DF211"})
 _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float64": "F64"}
 
 
@@ -30,6 +38,14 @@ def _role_finding(t: TensorInfo, r: TensorRole) -> Finding | None:
         return Finding("DF210", f"{name} is a vocabulary map; DFlash2 drafts over the full target "
                        "vocabulary and no engine reads it", tensor=name)
     return None
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only for a DFlash drafter whose headers were read (DF304 / DF60x report the other cases)."""
+    ckpt = ctx.checkpoint
+    if ckpt.detection is None or not ckpt.detection.is_dflash or not ckpt.tensors:
+        return []
+    return check_tensors(ckpt, covered(ckpt))
 
 
 def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset()) -> list[Finding]:
@@ -63,15 +79,15 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
     for e in expected.values():
         if e.component in skip_components or e.name in stand_ins or e.name in ckpt.unavailable:
             continue
-        t = provided.get(e.name)
-        if t is None:
+        got = provided.get(e.name)
+        if got is None:
             out.append(Finding("DF201", f"{e.name} {list(e.shape)} is missing; the engine leaves that "
                                f"{e.component} parameter uninitialised", tensor=e.name,
                                details={"shape": list(e.shape), "component": e.component}))
-        elif t.shape != e.shape:
-            out.append(Finding("DF203", f"{t.name} is {list(t.shape)} but the config implies {list(e.shape)}"
-                               f"{_shape_hint(e.name, ckpt)}", tensor=t.name,
-                               details={"found": list(t.shape), "expected": list(e.shape)}))
+        elif got.shape != e.shape:
+            out.append(Finding("DF203", f"{got.name} is {list(got.shape)} but the config implies {list(e.shape)}"
+                               f"{_shape_hint(e.name, ckpt)}", tensor=got.name,
+                               details={"found": list(got.shape), "expected": list(e.shape)}))
 
     weights = [t for n, t in stored.items() if role_of(n).role != "vocab-map"]
     for t in weights:

@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from ..checkpoint import INDEX, PICKLE_SUFFIXES, Checkpoint
+from ..checks.context import CheckContext
+from ..checks.suite import OPENING, run_checks
 from ..errors import ConversionError, SourceError
+from ..findings import Finding
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
 from ..layout import role_of
@@ -100,11 +103,14 @@ class ConversionPlan:
         weight_map = {t.dst_name: s.name for s in self.shards for t in s.tensors}
         meta = dict(self.index_metadata)
         meta["total_size"] = self.bytes_copied
-        return {"metadata": meta, "weight_map": dict(sorted(weight_map.items()))}  # type: ignore[arg-type]
+        return {"metadata": meta, "weight_map": dict(sorted(weight_map.items()))}
 
 
-def _refuse_source(ckpt: Checkpoint) -> None:
-    errs = [f for f in ckpt.findings if f.severity == "error"]
+def _refuse_source(ckpt: Checkpoint) -> list[Finding]:
+    """Raise when the source cannot be converted faithfully; otherwise its config and file findings."""
+    ctx = CheckContext(ckpt)
+    opening = run_checks(ctx, only=OPENING)
+    errs = [f for f in opening if f.severity == "error"]
     bad = [f for f in errs if f.code in UNREADABLE]
     if bad:
         raise SourceError(f"cannot read the source: {bad[0].code} {bad[0].message}", path=ckpt.label)
@@ -116,11 +122,12 @@ def _refuse_source(ckpt: Checkpoint) -> None:
         why = "; ".join(f"{f.code} {f.message}" for f in errs[:3]) or "the config does not parse"
         raise ConversionError(f"the source config is not a valid DFlash config: {why}", path=ckpt.label,
                               hint=f"run `dflash2-ckpt verify {ckpt.label}`")
-    from ..checks.identity import identity_findings   # v1/v2 contradictions must not be carried over
-    for f in [*ckpt.findings, *identity_findings(ckpt)[0]]:
+    # v1/v2 contradictions (identity) must not be carried over either
+    for f in [*errs, *run_checks(ctx, only=("identity",))]:
         if f.code in AMBIGUOUS and f.severity == "error":
             raise ConversionError(f"{f.code} {f.message}", path=ckpt.label,
                                   hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it")
+    return opening
 
 
 def _tensor_fate(name: str) -> tuple[str | None, str]:
@@ -132,7 +139,8 @@ def _tensor_fate(name: str) -> tuple[str | None, str]:
 
 
 def _tensor_actions(ckpt: Checkpoint) -> list[TensorAction]:
-    out, taken = [], {}
+    out: list[TensorAction] = []
+    taken: dict[str, str] = {}
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
             dst, reason = _tensor_fate(t.name)
@@ -184,7 +192,7 @@ def _layout_shards(tensors: list[TensorAction], ckpt: Checkpoint) -> list[OutSha
 
 def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | None = None,
               num_target_layers: int | None = None) -> ConversionPlan:
-    _refuse_source(ckpt)
+    opening = _refuse_source(ckpt)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
     assert spec is not None and config is not None and det is not None and det.dialect is not None
     if det.dialect == to:
@@ -211,7 +219,7 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     skip += [(f, "every tensor in it is dropped") for f in sorted(dropped)]
     meta = (ckpt.index or {}).get("metadata")
     index_meta = dict(meta) if isinstance(meta, dict) else {}
-    errors = [f"{f.code} {f.message}" for f in ckpt.findings if f.severity == "error"]
+    errors = [f"{f.code} {f.message}" for f in opening if f.severity == "error"]
     return ConversionPlan(ckpt.label, dst, det.dialect, to, spec.version, new, spec, new_spec, changes, notes,
                           tensors, shards, ckpt.index is not None, index_meta, copy, skip, errors)
 

@@ -61,7 +61,8 @@ def _tied(root: Path) -> bool:
         return False
     if not isinstance(cfg, dict):
         return False
-    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    inner = cfg.get("text_config")
+    text = inner if isinstance(inner, dict) else {}
     return bool(cfg.get("tie_word_embeddings", text.get("tie_word_embeddings", False)))
 
 
