@@ -1,4 +1,5 @@
-"""Shared test setup: no test may reach the network; paths to the committed fixtures."""
+"""Shared test setup: no test may reach the network; paths to the committed fixtures; a record of
+every finding code the suite produces (tests/checks/test_registry.py checks it after a full run)."""
 from __future__ import annotations
 
 import json
@@ -6,6 +7,45 @@ import socket
 from pathlib import Path
 
 import pytest
+
+from dflash2_ckpt.findings import Finding
+
+ROOT_TESTS = Path(__file__).resolve().parent
+PRODUCED = pytest.StashKey[set]()
+LAST = "test_every_registered_code_is_produced"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # every Finding built in this process, by any test or fixture, adds its code
+    produced: set[str] = set()
+    config.stash[PRODUCED] = produced
+    original = Finding.__post_init__
+
+    def recording(self: Finding) -> None:
+        original(self)
+        produced.add(self.code)
+
+    Finding.__post_init__ = recording  # type: ignore[method-assign]
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the coverage check reads what every other test produced, so it runs last
+    items.sort(key=lambda item: item.name == LAST)
+    whole = all(Path(a.split("::")[0]).resolve() in (ROOT_TESTS, ROOT_TESTS.parent) for a in config.args)
+    narrowed = (config.option.keyword or config.option.markexpr or config.option.deselect
+                or config.option.ignore or config.option.ignore_glob)
+    config.stash[FULL_RUN] = whole and not narrowed
+
+
+FULL_RUN = pytest.StashKey[bool]()
+
+
+@pytest.fixture
+def produced_codes(request: pytest.FixtureRequest) -> set[str]:
+    """Codes produced so far in this session; a full run only, otherwise the test that asks is skipped."""
+    if not request.config.stash.get(FULL_RUN, False):
+        pytest.skip("needs the whole suite (pytest from the repository root without -k / -m / --deselect)")
+    return request.config.stash[PRODUCED]
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

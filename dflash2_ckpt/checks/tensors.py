@@ -65,7 +65,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
         if r.rule.fate == "drop" or r.role == "quant-aux":
             continue
         provided[r.canonical] = t
-        if r.canonical not in expected and expected and r.rule.code != "DF202" and r.component not in skip_components:
+        if r.canonical not in expected and expected and (found is None or found.code != "DF202") and r.component not in skip_components:
             out.append(Finding("DF202", f"{name} ({t.dtype} {list(t.shape)}) is not part of the drafter the "
                                "config describes; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))

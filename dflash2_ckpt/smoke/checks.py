@@ -7,6 +7,8 @@ import torch
 
 from ..findings import Finding
 
+EMITS: frozenset[str] = frozenset({"DF703", "DF704", "DF705", "DF706", "DF707", "DF708", "DF709", "DF710"})
+
 # float tolerances: f32 throughout, so a kernel or an equivalent path may differ by reassociation only
 REL_TOL = 1e-4
 # a module whose removal moves the final hidden state less than this (relative) does nothing
