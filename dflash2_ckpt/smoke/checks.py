@@ -67,7 +67,7 @@ def walk_match(what: str, ref_tokens: torch.Tensor, got_tokens: torch.Tensor,
     """Paths must be equal; a split at a near-tie (gap within float rounding) is not a kernel bug."""
     if torch.equal(ref_tokens.cpu(), got_tokens.cpu()):
         return []
-    details = {"what": what, "torch": ref_tokens.tolist(), "triton": got_tokens.tolist()}
+    details: dict[str, object] = {"what": what, "torch": ref_tokens.tolist(), "triton": got_tokens.tolist()}
     if divergence is not None:
         qi, j, gap = divergence
         details.update(request=qi, slot=j, score_gap=gap)
