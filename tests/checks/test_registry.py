@@ -69,3 +69,21 @@ def test_every_registered_code_is_produced(produced_codes: set[str]) -> None:
     """Runs last in a full run (tests/conftest.py records every Finding built in the session)."""
     missing = [c for c in STABLE if c not in produced_codes]
     assert missing == [], f"no test or fixture produces {missing}: add one (or deprecate the code)"
+
+
+def test_the_recorder_counts_package_findings_only(request: pytest.FixtureRequest) -> None:
+    from conftest import PRODUCED
+    from dflash2_ckpt.checks.config import unknown_key
+    from dflash2_ckpt.findings import Finding
+
+    produced = request.config.stash[PRODUCED]
+    had = "DF116" in produced
+    produced.discard("DF116")
+    try:
+        Finding("DF116", "written by a test")
+        assert "DF116" not in produced
+        unknown_key("x")
+        assert "DF116" in produced
+    finally:
+        if had:
+            produced.add("DF116")
