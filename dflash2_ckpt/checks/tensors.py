@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..layout import QUANT_MAIN, Expected, TensorRole, expected_tensors, role_of
-from .identity import covered
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
+from .identity import covered
 
 if TYPE_CHECKING:
     from .context import CheckContext
@@ -65,7 +65,8 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
         if r.rule.fate == "drop" or r.role == "quant-aux":
             continue
         provided[r.canonical] = t
-        if r.canonical not in expected and expected and (found is None or found.code != "DF202") and r.component not in skip_components:
+        said = found is not None and found.code == "DF202"     # an alias already said so
+        if r.canonical not in expected and expected and not said and r.component not in skip_components:
             out.append(Finding("DF202", f"{name} ({t.dtype} {list(t.shape)}) is not part of the drafter the "
                                "config describes; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))
