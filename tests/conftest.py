@@ -13,6 +13,7 @@ from dflash2_ckpt.findings import Finding
 
 ROOT_TESTS = Path(__file__).resolve().parent
 PRODUCED = pytest.StashKey[set]()
+FULL_RUN = pytest.StashKey[bool]()       # the whole suite is collected: the produced-codes check may judge
 LAST = "test_every_registered_code_is_produced"
 
 
@@ -30,6 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
             produced.add(self.code)
 
     Finding.__post_init__ = recording  # type: ignore[method-assign]
+    config.add_cleanup(lambda: setattr(Finding, "__post_init__", original))
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -41,15 +43,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     config.stash[FULL_RUN] = whole and not narrowed
 
 
-FULL_RUN = pytest.StashKey[bool]()
-
-
 @pytest.fixture
 def produced_codes(request: pytest.FixtureRequest) -> set[str]:
     """Codes produced so far in this session; a full run only, otherwise the test that asks is skipped."""
     if not request.config.stash.get(FULL_RUN, False):
         pytest.skip("needs the whole suite (pytest from the repository root without -k / -m / --deselect)")
     return request.config.stash[PRODUCED]
+
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
