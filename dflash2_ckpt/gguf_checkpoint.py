@@ -12,7 +12,6 @@ from .findings import Finding
 from .formats.detect import Detection
 from .formats.gguf_names import gguf_to_hf
 from .formats.gguf_spec import read_spec
-from .formats.rules import spec_rules
 from .sources import Source
 from .sources.gguf_header import GGUFHeader, parse_gguf_header
 from .sources.safetensors_header import TensorInfo
@@ -45,7 +44,7 @@ def open_gguf(source: Source, name: str) -> Checkpoint:
         header = read_gguf(ckpt, name)
     except HeaderError as e:
         where = f" (byte {e.offset})" if e.offset else ""
-        ckpt.findings.append(Finding("DF900", f"{name}: {e.message}{where}", file=name,
+        ckpt.file_findings.append(Finding("DF900", f"{name}: {e.message}{where}", file=name,
                                      details={"offset": e.offset, "hint": e.hint or "re-export the GGUF file"}))
         ckpt.detection = Detection("gguf", None)
         return ckpt
@@ -53,9 +52,7 @@ def open_gguf(source: Source, name: str) -> Checkpoint:
     read = read_spec(header)
     ckpt.detection = Detection("gguf", "v2" if read.version == "v2" else "v1")
     ckpt.config = scalar_metadata(header)
-    ckpt.spec = read.spec
-    if read.spec is not None:
-        ckpt.findings += [f for f in spec_rules(read.spec, {}) if f.code != "DF113"]   # DF904 says it for GGUF
+    ckpt.spec = read.spec      # the config family runs the cross-field rules on it
     ckpt.tensors = hf_tensors(header)
     return ckpt
 

@@ -7,11 +7,12 @@ DFlash2 metadata the loader insists on, tensor types, and what a converter may h
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, LlamaFileType
 
 from ..checkpoint import Checkpoint
+from .pairing import target_text_config
 from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import read_spec
@@ -19,11 +20,14 @@ from ..formats.spec import DraftSpec
 from ..layout import component_of
 from ..sources.gguf_header import GGUFHeader
 
+if TYPE_CHECKING:
+    from .context import CheckContext
+
 EMITS: frozenset[str] = frozenset({"DF901", "DF902", "DF903", "DF904", "DF905", "DF906", "DF907", "DF908",
                                    "DF909", "DF910", "DF911", "DF913"})
 # HF-dialect findings that say nothing true about a GGUF file: quantized and mixed tensor types are normal
-# there (norms stay F32), and the types are judged here instead
-SUPERSEDED: frozenset[str] = frozenset({"DF204", "DF205"})
+# there (norms stay F32), and the types are judged here instead; a missing mask id is DF904 here
+SUPERSEDED: frozenset[str] = frozenset({"DF204", "DF205", "DF113"})
 
 # Codebooks quantized to MXFP4 cost acceptance; Q4_K ones measured fine (ENGINES.md §2-3). So the floor
 # is Q4_K's 4.5 bits per weight, and MXFP4 is named explicitly.
@@ -42,6 +46,15 @@ _FILE_TYPES = {
 def bits_per_weight(ggml_type: int) -> float:
     block, size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
     return size * 8 / block
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """The GGUF family: only for a GGUF file; the target's layer count (if given) judges unshifted taps."""
+    layers = None
+    if ctx.target is not None and ctx.target.config is not None:
+        n = target_text_config(ctx.target.config).get("num_hidden_layers")
+        layers = n if isinstance(n, int) and not isinstance(n, bool) else None
+    return gguf_findings(ctx.checkpoint, target_layers=layers)
 
 
 def gguf_findings(ckpt: Checkpoint, *, target_layers: int | None = None, reference: DraftSpec | None = None,

@@ -27,7 +27,8 @@ from ..formats.spec import DraftSpec
 from ..sources.dense import to_float32
 from ..sources.gguf_header import GGUFHeader
 from ..sources.safetensors_header import build_header
-from ..verify import run_checks
+from ..checks.context import CheckContext
+from ..checks.suite import run_checks
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
 from .staging import _remove, clean_stale, install, make_staging
@@ -186,7 +187,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
                                                len(header) + (spans[-1][1] if spans else 0), placed)
         staged = _check_staged(tmp, ckpt, spec)
         if staged.detection is not None and staged.detection.dialect == to:
-            report.findings = tuple(run_checks(staged))
+            report.findings = tuple(run_checks(CheckContext(staged)))
             install(tmp, dst_path, force)
         else:
             from . import convert
@@ -213,8 +214,8 @@ def _check_staged(tmp: Path, source: Checkpoint, spec: DraftSpec) -> Checkpoint:
     diffs = gguf_differences(out.spec, spec)
     if diffs:
         raise ConversionError("the HF checkpoint would not describe the same drafter: " + "; ".join(diffs))
-    before = {f.code for f in run_checks(source) if f.severity == "error"}
-    new = [f for f in run_checks(out) if f.severity == "error" and f.code not in before
+    before = {f.code for f in run_checks(CheckContext(source)) if f.severity == "error"}
+    new = [f for f in run_checks(CheckContext(out)) if f.severity == "error" and f.code not in before
            and f.code not in GGUF_EMITS]
     if new:
         raise ConversionError("the converted checkpoint fails verification where the GGUF did not: "

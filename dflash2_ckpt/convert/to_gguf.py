@@ -30,7 +30,8 @@ from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import DraftSpec
 from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
-from ..verify import read_target_config, run_checks
+from ..checks.context import CheckContext, read_target
+from ..checks.suite import run_checks
 from .gguf_exact import gguf_differences
 from .gguf_tokenizer import from_gguf, from_target_dir
 from .pieces import Piece, write_pieces
@@ -110,12 +111,10 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
 
 def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensorPlan], list[str]]:
     assert ckpt.spec is not None
-    from ..layout import expected_tensors
-    expected = {e.name for e in expected_tensors(ckpt.spec)}
     out, notes, seen = [], [], set()
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
-            hf, reason = _tensor_fate(t.name, expected)
+            hf, reason = _tensor_fate(t.name)
             if hf is None:
                 notes.append(f"dropped {t.name} ({t.nbytes:,} B): {reason}")
                 continue
@@ -238,9 +237,10 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                               "(tokenizer.json) or --tokenizer-from TARGET.gguf")
     target_cfg = None
     if target is not None:
-        target_cfg, label, errs = read_target_config(target)
+        t = read_target(target)
+        target_cfg = t.config
         if target_cfg is None:
-            raise ConversionError(errs[0].message if errs else f"cannot read the target {label}")
+            raise ConversionError(f"target {t.label}: {t.error}")
     src_root = Path(getattr(ckpt.source, "root", src))
     dst_path = Path(dst).absolute()
     if src_root.resolve() in dst_path.resolve().parents:
@@ -296,10 +296,10 @@ def _verify_written(path: Path, source: Checkpoint, tensors: list[GGUFTensorPlan
     if diffs:
         raise ConversionError("the GGUF would not describe the same drafter: " + "; ".join(diffs))
     layers = target_text_config(target_cfg or {}).get("num_hidden_layers")
-    found = [f for f in run_checks(out) if f.code not in GGUF_EMITS] + gguf_findings(
+    found = [f for f in run_checks(CheckContext(out)) if f.code not in GGUF_EMITS] + gguf_findings(
         out, target_layers=layers if isinstance(layers, int) else None, reference=source.spec,
         reference_tensors=list(source.tensors))
-    before = {f.code for f in run_checks(source) if f.severity == "error"}
+    before = {f.code for f in run_checks(CheckContext(source)) if f.severity == "error"}
     new = [f for f in found if f.severity == "error" and f.code not in before and f.code not in _REPORT_ONLY]
     if new:
         raise ConversionError("the GGUF fails verification where the source did not: "
