@@ -117,9 +117,11 @@ def _config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tup
 
 
 def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> tuple[
-        list[tuple[str, str, tuple[int, ...]]], list[Piece | tuple[str, int]], list[dict[str, Any]]]:
-    """(safetensors entries, pieces with their data offsets still relative, report rows)."""
-    entries, sources, rows = [], [], []
+        list[tuple[str, str, tuple[int, ...]]], list[Piece], list[dict[str, Any]]]:
+    """(safetensors entries, pieces with their data offsets still to place, report rows)."""
+    entries: list[tuple[str, str, tuple[int, ...]]] = []
+    sources: list[Piece] = []
+    rows: list[dict[str, Any]] = []
     for t in h.tensors:
         hf = N.gguf_to_hf(t.name)
         if hf is None:
@@ -140,7 +142,7 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
         kinds = sorted({str(r["type"]) for r in lossy})
         notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to F32: the values are "
                      "the quantized ones; the precision lost when the file was quantized cannot be recovered")
-    return entries, sources, rows  # type: ignore[return-value]
+    return entries, sources, rows
 
 
 def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
@@ -175,7 +177,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
     meta = json.loads(meta_raw) if isinstance(meta_raw, str) and meta_raw.startswith("{") else None
     header, spans = build_header(entries, meta)
     placed = [Piece(p.name, len(header) + b, p.src_file, p.src_begin, p.src_end, p.data)
-              for p, (b, _) in zip(pieces, spans) if isinstance(p, Piece)]
+              for p, (b, _) in zip(pieces, spans)]
     tmp = None
     try:
         tmp = make_staging(dst_path)

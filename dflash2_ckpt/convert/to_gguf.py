@@ -229,6 +229,8 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         raise ValueError(f"outtype must be one of {OUTTYPES}")
     start = time.monotonic()
     ckpt = open_checkpoint(src)
+    if ckpt.gguf is not None:
+        raise ConversionError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
     _refuse_source(ckpt)
     spec = ckpt.spec
     assert spec is not None and ckpt.detection is not None
