@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConversionError
-from .stream import CHUNK, _copy_range, _pwrite_all, _same_bytes, _zero_run, make_buffers, segments
+from .stream import CHUNK, Buffers, _copy_range, _pwrite_all, _same_bytes, _zero_run, make_buffers, segments
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,7 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
     return len(pieces)
 
 
-def _same(bufs: object, fds: dict[Path, int], dst_fd: int, p: Piece) -> bool:
-    from .stream import Buffers
-    assert isinstance(bufs, Buffers)
+def _same(bufs: Buffers, fds: dict[Path, int], dst_fd: int, p: Piece) -> bool:
     if p.src_file is None:
         done = 0
         while done < len(p.data):
