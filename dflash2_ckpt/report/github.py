@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import IO, Any, Mapping
 
-from .locate import locate
+from .locate import locate, refusal
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -26,11 +26,15 @@ def annotation(level: str, message: str, **props: Any) -> str:
     return f"::{level}{' ' + fields if fields else ''}::{escape_data(message)}"
 
 
-def render(report: Any, stream: IO[str]) -> None:
-    findings = list(report.findings)
-    for f, loc in locate(str(report.subject), findings):
+def _annotations(report: Any, stream: IO[str]) -> None:
+    for f, loc in locate(str(report.subject), report.findings):
         stream.write(annotation(COMMAND[f.severity or "info"], f.message, file=loc.uri, line=loc.line,
                                 title=f"{f.code} {f.name}") + "\n")
+
+
+def render(report: Any, stream: IO[str]) -> None:
+    findings = list(report.findings)
+    _annotations(report, stream)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     verdict = "FAILED" if counts["error"] else "passed"
     stream.write(f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
@@ -38,6 +42,9 @@ def render(report: Any, stream: IO[str]) -> None:
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
+    refused = refusal(error)
+    if refused is not None:
+        _annotations(refused, stream)
     text = str(error.get("message", ""))
     if error.get("hint"):
         text += f" (hint: {error['hint']})"

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from ..findings import Finding
 
@@ -94,3 +94,19 @@ def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Loc
         out.append((f, Location(_uri(root, file), line)))
     return out
 
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An error document that carries findings (a refused conversion), seen as a report of them."""
+    subject: str
+    findings: tuple[Finding, ...]
+
+
+def refusal(error: Mapping[str, Any]) -> Refusal | None:
+    found = error.get("findings")
+    if not found:
+        return None
+    return Refusal(str(error.get("path") or ""), tuple(
+        Finding(f["code"], f["message"], field=f.get("field"), tensor=f.get("tensor"), file=f.get("file"),
+                severity=f.get("severity")) for f in found))

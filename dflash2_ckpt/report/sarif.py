@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, Mapping
 
 from ..codes import all_codes
-from .locate import locate
+from .locate import locate, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -34,7 +34,7 @@ def _log(results: list[dict[str, Any]], invocation: dict[str, Any]) -> dict[str,
             "runs": [{"tool": {"driver": _driver()}, "invocations": [invocation], "results": results}]}
 
 
-def document(report: Any) -> dict[str, Any]:
+def _results(report: Any) -> list[dict[str, Any]]:
     index = {c.code: i for i, c in enumerate(all_codes())}
     results = []
     for f, loc in locate(str(report.subject), report.findings):
@@ -47,7 +47,11 @@ def document(report: Any) -> dict[str, Any]:
         if props:
             result["properties"] = props
         results.append(result)
-    return _log(results, {"executionSuccessful": True, "properties": {"subject": str(report.subject)}})
+    return results
+
+
+def document(report: Any) -> dict[str, Any]:
+    return _log(_results(report), {"executionSuccessful": True, "properties": {"subject": str(report.subject)}})
 
 
 def render(report: Any, stream: IO[str]) -> None:
@@ -59,5 +63,7 @@ def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str])
     if error.get("hint"):
         text += f" (hint: {error['hint']})"
     note = {"level": "error", "message": {"text": text}, "properties": {"error": dict(error)}}
-    doc = _log([], {"executionSuccessful": False, "toolExecutionNotifications": [note]})
+    refused = refusal(error)      # the run worked and said no: its findings are results
+    doc = _log(_results(refused) if refused else [],
+               {"executionSuccessful": error.get("exit_code") == 1, "toolExecutionNotifications": [note]})
     stream.write(json.dumps(doc, indent=2, default=str) + "\n")
