@@ -20,7 +20,8 @@ from ..findings import Finding
 
 
 class Reportable(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     @property
     def subject(self) -> str: ...

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from json.decoder import scanstring
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -16,6 +15,7 @@ from ..findings import Finding
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # public since 2.6, missing in typeshed
 _MAX_CONFIG = 16 * 1024 * 1024
 
 
