@@ -132,7 +132,12 @@ def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
     from dflash2_ckpt.cli import options
     from dflash2_ckpt.sources import LocalSource
     opened = LocalSource(FIXTURES / "targets" / "tiny-target")
-    monkeypatch.setattr(options, "open_source", lambda path, *a, **k: LocalSource(path) if a or not k else opened)
+    real_open = options.open_source
+
+    def open_source(path, *args, require_weights=True, **kw):
+        # the checkpoint opens as usual; the target "org/target" stands for a Hub repo opened config-only
+        return opened if path == "org/target" and not require_weights else real_open(path, *args, **kw)
+    monkeypatch.setattr(options, "open_source", open_source)
     seen = {}
 
     def fake_run_smoke(source, target=None):
