@@ -123,8 +123,13 @@ def render_text(report: Any, out: Console, *, summary: bool = False) -> None:
 @text_renderer("check")
 def render_check(result: Any, out: Console) -> None:
     render_verify(result.verify, out)
-    if result.smoke is not None:
-        _LAYOUTS["smoke"](result.smoke, out)
+    if result.smoke is None:
+        return
+    layout = _LAYOUTS.get(getattr(result.smoke, "kind", ""))
+    if layout is not None:
+        layout(result.smoke, out)
+    else:       # a runner that returned only a verdict
+        out.print(f"smoke forward: {'FAILED' if result.smoke_failed() else 'passed'}")
 
 
 @text_renderer("push")
