@@ -1,6 +1,8 @@
 """`dflash2-ckpt hook config|verify|smoke FILES...`: the pre-commit entry points (dflash2_ckpt.hooks)."""
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
@@ -16,7 +18,6 @@ def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, i
          target: str | None) -> int:
     from ..hooks import check_dirs, checkpoint_dirs
     from ..report.text import console, render_findings
-    import sys
     out = console(sys.stdout)
     failed = False
     for d, report in check_dirs(checkpoint_dirs(files), level,  # type: ignore[arg-type]

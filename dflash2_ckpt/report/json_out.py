@@ -15,6 +15,6 @@ def render(report: Any, stream: IO[str]) -> None:
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
     doc: dict[str, Any] = {"error": dict(error)}
-    if error.get("type") in ("ConversionError", "SourceFindingsError"):
+    if error.get("exit_code") == 1:      # the run worked and said no (a refused conversion)
         doc["refused"] = True
     stream.write(json.dumps(doc, indent=2, default=str) + "\n")

@@ -62,16 +62,19 @@ def render_generic(report: Any, out: Console) -> None:
     render_verdict(report, out)
 
 
-def _what(s: Mapping[str, Any]) -> str:
-    return f"{s.get('dialect') or '?'} dialect, {escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}"
+def headline(report: Any, files: bool) -> str:
+    """subject: dialect, version (or what else it is), tensors [in N files], bytes read."""
+    s = report.summary
+    where = f" in {len(s.get('files', []))} file(s)" if files else ""
+    return (f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} dialect, "
+            f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
+            f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
 
 
 @text_renderer("inspect")
 def render_summary(report: Any, out: Console) -> None:
     s = report.summary
-    out.print(f"[bold]{escape(report.subject)}[/bold]: {_what(s)}, "
-              f"{s.get('tensor_count', 0)} tensors in {len(s.get('files', []))} file(s), "
-              f"{report.bytes_read:,} bytes read")
+    out.print(headline(report, files=True))
     geo = s.get("geometry")
     if geo:
         t = Table(title="geometry", show_header=False)
@@ -105,10 +108,7 @@ def render_summary(report: Any, out: Console) -> None:
 
 @text_renderer("verify")
 def render_verify(report: Any, out: Console) -> None:
-    s = report.summary
-    out.print(f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} "
-              f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
-              f"{s.get('tensor_count', 0)} tensors, {report.bytes_read:,} bytes read")
+    out.print(headline(report, files=False))
     render_findings(report, out)
     render_verdict(report, out)
 
