@@ -67,6 +67,3 @@ def main() -> None:
 
 for _name in COMMANDS:
     main.add_command(importlib.import_module(f".{_name}", __name__).command, _name)
-
-if __name__ == "__main__":
-    main()
