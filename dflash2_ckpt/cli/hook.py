@@ -1,12 +1,10 @@
 """`dflash2-ckpt hook config|verify|smoke FILES...`: the pre-commit entry points (dflash2_ckpt.hooks)."""
 from __future__ import annotations
 
-import sys
-
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import parse_codes, select_options, strict_option
+from .options import emit, format_option, parse_codes, select_options, strict_option
 
 
 @click.group("hook")
@@ -15,20 +13,10 @@ def command() -> None:
 
 
 def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
-         target: str | None) -> int:
-    from ..hooks import check_dirs, checkpoint_dirs
-    from ..report.text import console, render_findings
-    out = console(sys.stdout)
-    failed = False
-    for d, report in check_dirs(checkpoint_dirs(files), level,  # type: ignore[arg-type]
-                                select=parse_codes(select, "--select"), ignore=parse_codes(ignore, "--ignore"),
-                                target=target):
-        bad = report.failed(strict)
-        failed |= bad
-        if bad or report.findings:
-            out.print(f"{d}: {'FAILED' if bad else 'passed'} ({level} checks)", markup=False)
-            render_findings(report, out)
-    return EXIT_FINDINGS if failed else EXIT_OK
+         target: str | None, fmt: str) -> int:
+    from ..hooks import run_hook
+    return emit(run_hook(files, level, strict=strict, select=parse_codes(select, "--select"),  # type: ignore[arg-type]
+                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt)
 
 
 def _level_command(level: str, name: str, doc: str) -> None:
@@ -37,9 +25,11 @@ def _level_command(level: str, name: str, doc: str) -> None:
     @strict_option
     @select_options
     @click.option("--target", default=None, type=click.Path(), help="Target model directory to pair with.")
+    @format_option
     @guarded
-    def run(files: tuple[str, ...], strict: bool, select: str | None, ignore: str | None, target: str | None) -> int:
-        return _run(files, level, strict, select, ignore, target)
+    def run(files: tuple[str, ...], strict: bool, select: str | None, ignore: str | None, target: str | None,
+            fmt: str) -> int:
+        return _run(files, level, strict, select, ignore, target, fmt)
 
 
 _level_command("config", "config", "Config-level checks of each config.json (no weights opened).")

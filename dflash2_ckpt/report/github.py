@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import IO, Any, Mapping
 
-from .locate import locate, refusal
+from .locate import locate_all, refusal
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -27,7 +27,7 @@ def annotation(level: str, message: str, **props: Any) -> str:
 
 
 def _annotations(report: Any, stream: IO[str]) -> None:
-    for f, loc in locate(str(report.subject), report.findings):
+    for f, loc in locate_all(report):
         stream.write(annotation(COMMAND[f.severity or "info"], f.message, file=loc.uri, line=loc.line,
                                 title=f"{f.code} {f.name}") + "\n")
 

@@ -79,6 +79,15 @@ def _uri(root: Path | None, file: str) -> str:
         return full.as_posix()
 
 
+def parts(report: Any) -> tuple[Any, ...]:
+    """A report made of one report per checkpoint (`parts`, e.g. a hook run) is placed part by part."""
+    return tuple(getattr(report, "parts", None) or (report,))
+
+
+def locate_all(report: Any) -> list[tuple[Finding, Location]]:
+    return [x for p in parts(report) for x in locate(str(p.subject), p.findings)]
+
+
 def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Location]]:
     root = _local_dir(subject)
     config_text: str | None = None

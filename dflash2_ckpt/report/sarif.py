@@ -10,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, Mapping
 
 from ..codes import all_codes
-from .locate import locate, refusal
+from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -37,7 +37,7 @@ def _log(results: list[dict[str, Any]], invocation: dict[str, Any]) -> dict[str,
 def _results(report: Any) -> list[dict[str, Any]]:
     index = {c.code: i for i, c in enumerate(all_codes())}
     results = []
-    for f, loc in locate(str(report.subject), report.findings):
+    for f, loc in locate_all(report):
         region = {"region": {"startLine": loc.line}} if loc.line else {}
         result: dict[str, Any] = {
             "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVEL[f.severity or "info"],

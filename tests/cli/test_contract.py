@@ -13,6 +13,7 @@ from .clikit import one_json, run
 GOOD = str(FIXTURES / "good" / "nested-v2")
 BROKEN = str(FIXTURES / "broken" / "fc-wrong-shape")
 TRUNCATED = str(FIXTURES / "broken" / "header-truncated")
+MASK = str(FIXTURES / "broken" / "mask-id-out-of-vocab")
 
 
 def cases(tmp: Path) -> list[tuple[list[str], int]]:
@@ -30,16 +31,22 @@ def cases(tmp: Path) -> list[tuple[list[str], int]]:
         (["convert", str(tmp / "missing"), "-o", out, "--to", "flat"], 3),
         (["smoke", GOOD, "--block-size", "1"], 2), (["smoke", str(tmp / "missing")], 3),
         (["push", BROKEN, "org/name"], 1), (["push", GOOD, "not a repo"], 3), (["push", GOOD], 2),
+        (["hook", "verify", GOOD + "/config.json"], 0), (["hook", "config", MASK + "/config.json", GOOD], 1),
+        (["hook", "verify", GOOD + "/config.json", "--ignore", "XX"], 2),
+        (["hook", "verify", str(tmp / "gone" / "config.json")], 3),
     ]
+
+
+N = len(cases(Path("/x")))
 
 
 def test_every_command_is_covered() -> None:
     from dflash2_ckpt.cli import COMMANDS
-    reporting = {c for c in COMMANDS if c not in ("schema", "codes", "hook")}   # listings and the pre-commit shim
+    reporting = {c for c in COMMANDS if c not in ("schema", "codes")}   # listings, not reports
     assert reporting <= {args[0] for args, _ in cases(Path("/x"))}
 
 
-@pytest.mark.parametrize("i", range(20))
+@pytest.mark.parametrize("i", range(N))
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_one_document_in_every_outcome(tmp_path: Path, i: int, fmt: str) -> None:
     args, want = cases(tmp_path)[i]
@@ -54,7 +61,7 @@ def test_one_document_in_every_outcome(tmp_path: Path, i: int, fmt: str) -> None
         assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is (want in (0, 1))
 
 
-@pytest.mark.parametrize("i", range(20))
+@pytest.mark.parametrize("i", range(N))
 def test_github_format_is_annotations_and_one_verdict(tmp_path: Path, i: int) -> None:
     args, want = cases(tmp_path)[i]
     code, out, _ = run(*args, "--format", "github")
