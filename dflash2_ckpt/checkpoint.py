@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from .errors import HeaderError, SourceError
+from .errors import HeaderError, HubError, SourceError, UnsafePathError
 from .findings import Finding
 from .formats.detect import Detection, detect
 from .formats.parse import load_config, to_spec
@@ -71,6 +71,8 @@ def _load_index(ckpt: Checkpoint, files: list[str]) -> list[str] | None:
     try:
         raw = ckpt.read_small(INDEX)
         index, dups = load_config(raw, file=INDEX)
+    except HubError:
+        raise
     except SourceError as e:
         ckpt.findings.append(Finding("DF608", f"{INDEX}: {e.message}", file=INDEX))
         return None
@@ -91,8 +93,10 @@ def _load_index(ckpt: Checkpoint, files: list[str]) -> list[str] | None:
         if shard not in files:
             try:
                 ckpt.source.file_size(shard)
+            except HubError:
+                raise                   # the Hub could not be read: the run stops (exit 3), no finding
             except SourceError as e:
-                code = "DF607" if "link" in e.message or "climbs" in e.message else "DF604"
+                code = "DF607" if isinstance(e, UnsafePathError) else "DF604"
                 msg = e.message if code == "DF607" else f"{INDEX} lists shard {shard} but the file is not there"
                 ckpt.findings.append(Finding(code, msg, file=shard,
                                              details={"hint": "download the missing shard or fix the index"}))
@@ -112,8 +116,10 @@ def _merge_headers(ckpt: Checkpoint, shards: list[str]) -> None:
                                          details={"offset": e.offset, "hint": e.hint or
                                                   "re-export the file with safetensors"}))
             continue
+        except HubError:
+            raise
         except SourceError as e:
-            code = "DF607" if "link" in e.message or "climbs" in e.message else "DF603"
+            code = "DF607" if isinstance(e, UnsafePathError) else "DF603"
             ckpt.findings.append(Finding(code, e.message, file=shard))
             continue
         ckpt.headers[shard] = header
@@ -167,10 +173,13 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     """Read config and headers. Raises SourceError only when the checkpoint cannot be read at all."""
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     ckpt = Checkpoint(source)
+    ckpt.findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
     files = source.list_files()
     if CONFIG in files:
         try:
             cfg, found = load_config(ckpt.read_small(CONFIG))
+        except HubError:
+            raise
         except SourceError as e:
             cfg, found = None, [Finding("DF100", e.message, file=CONFIG)]
         ckpt.findings += found

@@ -63,14 +63,15 @@ def _codes(value: str | None) -> list[str]:
 def open_source(path: str, revision: str | None = None, token: str | None = None,
                 subfolder: str | None = None, *, require_weights: bool = True) -> Any:
     """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder] (dflash2_ckpt.sources.hub)."""
-    from ..sources.hub import open_source as hub_open_source
-    return hub_open_source(path, revision, token, subfolder, require_weights=require_weights)
+    from ..sources.open import open_source as _open
+    return _open(path, revision, token, subfolder, require_weights=require_weights)
 
 
 def _target_source(target: str | None, token: str | None) -> Any:
     """--target: a local path as before (unreadable -> DF508 finding), or a Hub repo id (config.json only)."""
-    from ..sources.hub import parse_repo_ref
-    if target is None or os.path.exists(target) or parse_repo_ref(target) is None:
+    from ..sources.hub import hub_settings
+    from ..sources.hub_ref import parse_repo_ref
+    if target is None or os.path.exists(target) or parse_repo_ref(target, hub_settings()["endpoint"]) is None:
         return target
     return open_source(target, token=token, require_weights=False)
 

@@ -68,7 +68,7 @@ def test_push_to_subfolder_branch_and_pr(hub: FakeHub, ckpts: dict[str, Path], d
 
 def test_push_errors_are_one_line(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
     code, out = run("push", str(ckpts["tiny"]), "org/missing", "--token", "hf_granted")
-    assert code == 3 and "not found" in out and "hf repo create" in out and "Traceback" not in out
+    assert code == 3 and "not found" in out and "hf repos create" in out and "Traceback" not in out
     code, out = run("push", str(ckpts["tiny"]), dest)               # no token: the Hub refuses the commit
     assert code == 3 and "Traceback" not in out
 
