@@ -159,10 +159,10 @@ class HubTransport:
         while len(out) < length:
             pos = start + len(out)
             rng = {"Range": f"bytes={pos}-{start + length - 1}", "Accept-Encoding": "identity"}
-            before = len(out)
-            try:
-                with self.open(url, headers=rng, started=started) as r:
-                    skip = pos if r.status_code == 200 else 0
+            before, broke = len(out), None
+            with self.open(url, headers=rng, started=started) as r:
+                skip = pos if r.status_code == 200 else 0
+                try:
                     for chunk in r.iter_bytes():
                         if counter is not None:
                             counter[0] += len(chunk)
@@ -172,10 +172,12 @@ class HubTransport:
                         out += chunk
                         if len(out) >= length:
                             break
-            except (httpx2.TransportError, OSError) as e:   # the body broke off: continue where it stopped
-                why: str = f"{type(e).__name__}: {e}"
-            else:
-                why = f"the Hub sent {len(out) - before} of {length - before} bytes asked for"
+                except (httpx2.TransportError, OSError) as e:
+                    # the body broke off: caught here, inside the response, so that the library's
+                    # retry generator is closed normally rather than handed the error mid-stream
+                    broke = e
+            why = (f"{type(broke).__name__}: {broke}" if broke is not None else
+                   f"the Hub sent {len(out) - before} of {length - before} bytes asked for")
             if len(out) >= length:
                 break
             short += 1
