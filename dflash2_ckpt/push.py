@@ -64,7 +64,7 @@ def smoke_failed(result: Any, strict: bool = False) -> bool:
 
 def _run_smoke(directory: Path) -> Any:
     try:
-        from .smoke import run_smoke  # type: ignore[attr-defined]
+        from .smoke import run_smoke
     except ImportError as e:
         raise MissingDependencyError(f"--smoke needs the smoke forward, which could not be imported ({e})",
                                      hint="pip install 'dflash2-ckpt[smoke]'") from None

@@ -41,9 +41,9 @@ def cached_file(repo_id: str, filename: str, cache_dir: str, sha: str) -> Path |
 
 def _quiet_tqdm() -> Any:
     """Progress bars only on a terminal: a bar class that never draws, for pipes, CI and hooks."""
-    from tqdm.auto import tqdm
+    from tqdm.auto import tqdm  # type: ignore[import-untyped]
 
-    class _Silent(tqdm):  # type: ignore[misc,valid-type]
+    class _Silent(tqdm):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.pop("name", None)
             kwargs["disable"] = True

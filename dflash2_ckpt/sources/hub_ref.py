@@ -24,11 +24,11 @@ def _repo_id(org: str, name: str) -> str | None:
     return f"{org}/{name}"
 
 
-def _clean(parts: list[str]) -> str | None | bool:
-    """Folder parts joined, None for none, False when a part is empty or climbs."""
+def _clean(parts: list[str]) -> tuple[bool, str | None]:
+    """(valid, folder): the parts joined (None for none); not valid when a part is empty or climbs."""
     if any(p in ("", ".", "..") for p in parts):
-        return False
-    return "/".join(parts) or None
+        return False, None
+    return True, "/".join(parts) or None
 
 
 def parse_repo_ref(text: str, endpoint: str | None = None) -> RepoRef | None:
@@ -51,10 +51,10 @@ def parse_repo_ref(text: str, endpoint: str | None = None) -> RepoRef | None:
             revision, rest = "/".join(["refs", *rest[:2]]), rest[2:]
         if not revision:
             return None
-    repo_id, sub = _repo_id(org, name), _clean(rest)
-    if repo_id is None or sub is False:
+    repo_id, (ok, sub) = _repo_id(org, name), _clean(rest)
+    if repo_id is None or not ok:
         return None
-    return RepoRef(repo_id, revision, sub or None)
+    return RepoRef(repo_id, revision, sub)
 
 
 def parse_hub_url(url: str, endpoint: str | None = None) -> RepoRef | None:
@@ -90,7 +90,7 @@ def parse_hub_url(url: str, endpoint: str | None = None) -> RepoRef | None:
         if not rest:
             return None
         rest = rest[:-1]                    # the file itself: its folder is what is checked
-    sub = _clean(rest)
-    if sub is False or not revision:
+    ok, sub = _clean(rest)
+    if not ok or not revision:
         return None
-    return RepoRef(repo_id, revision, sub or None)
+    return RepoRef(repo_id, revision, sub)

@@ -71,7 +71,7 @@ def quiet_hub_logs() -> Iterator[None]:
 
 
 def _retry_after(headers: Any) -> float | None:
-    from huggingface_hub.utils import parse_ratelimit_headers
+    from huggingface_hub.utils import parse_ratelimit_headers  # type: ignore[attr-defined]  # lazily re-exported
     info = parse_ratelimit_headers(headers)
     if info is not None and info.remaining == 0:
         return float(info.reset_in_seconds)
@@ -89,7 +89,7 @@ class HubTransport:
         self.attempts = 0           # requests sent, retries included (for reports and tests)
 
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        from huggingface_hub.utils import build_hf_headers
+        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazily re-exported
         h = dict(build_hf_headers(token=self.token))
         h.update(extra or {})
         return h
@@ -99,7 +99,7 @@ class HubTransport:
              started: float | None = None) -> Iterator[Any]:
         """One GET whose response (status < 400) is streamed; retries as described in the module doc."""
         import httpx2
-        from huggingface_hub.utils import http_stream_backoff
+        from huggingface_hub.utils import http_stream_backoff  # type: ignore[attr-defined]  # lazily re-exported
         p, w = self.policy, self.where
         started = time.monotonic() if started is None else started
         connect_fails = limited = 0
@@ -188,7 +188,7 @@ class HubTransport:
 
 
 def _raise_for_status(r: Any, w: Where) -> None:
-    from huggingface_hub.utils import hf_raise_for_status
+    from huggingface_hub.utils import hf_raise_for_status  # type: ignore[attr-defined]  # lazily re-exported
     try:
         hf_raise_for_status(r)
     except Exception as e:  # noqa: BLE001
