@@ -67,13 +67,16 @@ def local_config_folders(root: Path) -> list[str]:
     return sorted(found)
 
 
-def locate_drafter(root: S, folders: list[str], open_sub: Callable[[str], S]) -> S:
-    """`root` if it is a drafter or no subfolder is; else the one subfolder that is, with a DF612 note."""
+def locate_drafter(root: S, folders: Callable[[], list[str]], open_sub: Callable[[str], S]) -> S:
+    """`root` if it is a drafter or no subfolder is; else the one subfolder that is, with a DF612 note.
+
+    `folders` lists the candidate subfolders; it is only called when the root is not a drafter.
+    """
     is_drafter, what = _drafter_config(root)
-    if is_drafter or not folders:
+    if is_drafter:
         return root
     hits: list[tuple[str, S]] = []
-    for folder in folders[:MAX_CANDIDATES]:
+    for folder in folders()[:MAX_CANDIDATES]:
         sub = open_sub(folder)
         if _drafter_config(sub)[0]:
             hits.append((folder, sub))

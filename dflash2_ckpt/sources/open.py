@@ -26,7 +26,7 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
                               hint="drop --revision, or give the repo id (org/name)")
         src = LocalSource(local / subfolder if subfolder else local)
         if require_weights and not subfolder and local.is_dir():
-            return locate_drafter(src, local_config_folders(src.root),
+            return locate_drafter(src, lambda: local_config_folders(src.root),
                                   lambda f: LocalSource(os.path.join(path, f)))
         return src
     ref = None if path.startswith((".", "/", "~")) or "\\" in path else parse_repo_ref(path, hub_settings()["endpoint"])
@@ -46,7 +46,8 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
     if not require_weights:
         return hub
     if not folder:
-        hub = locate_drafter(hub, config_folders(hub.repo_files), hub.sub)
+        files = hub.repo_files
+        hub = locate_drafter(hub, lambda: config_folders(files), hub.sub)
     hub.require_checkpoint()
     # fetch config.json now: a gated repo lists its files to anyone but serves them only to granted
     # tokens, and that must stop the run (exit 3), not turn into findings about unreadable files
