@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..errors import HubError
-from .hub_errors import Where, connection_errors, from_exception, status_error, unreachable
+from .hub_errors import Where, connection_errors, from_exception, offline_not_cached, status_error, unreachable
 
 _RETRY_STATUS = (408, 500, 502, 503, 504)     # 429 is handled here, with the deadline
 
@@ -139,10 +139,23 @@ class HubTransport:
             yield r
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
-        with self.open(url, params=params) as r:
-            body = r.read()
+        import json
+
+        import httpx2
+        started, broken = time.monotonic(), 0
+        while True:
+            with self.open(url, params=params, started=started) as r:
+                try:
+                    body = r.read()
+                except (httpx2.TransportError, OSError) as e:   # broke off mid-body: ask again
+                    body, why = None, e
+            if body is not None:
+                break
+            broken += 1
+            if broken > self.policy.max_retries or time.monotonic() - started > self.policy.deadline:
+                raise unreachable(self.where, why, broken) from None
+            time.sleep(self.policy.wait(broken))
         try:
-            import json
             return json.loads(body)
         except ValueError as e:
             raise status_error(self.where, r.status_code, f"the answer is not JSON ({e})") from None
@@ -198,6 +211,8 @@ def _raise_for_status(r: Any, w: Where) -> None:
 
 def _mapped(e: BaseException, w: Where, attempts: int) -> HubError:
     from huggingface_hub import errors as he
+    if isinstance(e, he.OfflineModeIsEnabled):
+        return offline_not_cached(w, [])
     if isinstance(e, he.HfHubHTTPError) and getattr(e, "response", None) is not None:
         status = e.response.status_code
         if status in _RETRY_STATUS:

@@ -13,8 +13,9 @@ hf_api.py, _commit_api.py and utils/_http.py):
 Files are served from disk with seek + bounded reads, so a sparse 3.8 GB file costs only what is asked.
 Every request is logged with the body bytes sent, so tests can prove what was (not) transferred.
 Faults (`inject`) make the next matching requests fail as a real Hub or network does: 429 (with
-Retry-After), 503, a connection reset before any answer, a body cut short after its headers promised
-more ("short"), or a 206 that honestly sends less than the Range asked for ("partial").
+Retry-After), 503, a connection reset before any answer, an answer cut off after its headers ("cut"
+on any request; "short" on a Range read), or a 206 that honestly sends less than the Range asked for
+("partial").
 """
 from __future__ import annotations
 
@@ -189,8 +190,17 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             return self.rfile.read(n) if n else b""
 
         def _fail(self, fault: Fault) -> None:
-            if fault.kind == "reset":       # RST before any byte of an answer
-                self._logged(0, 0)
+            if fault.kind in ("reset", "cut"):   # RST before any byte, or after a promise of 4 KiB and 16 B
+                sent = 0
+                if fault.kind == "cut":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "4096")
+                    self.end_headers()
+                    self.wfile.write(b'{"id": "cut-off"')
+                    self.wfile.flush()
+                    sent = 16
+                self._logged(200 if sent else 0, sent)
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.close_connection = True
                 self.connection.close()
@@ -214,7 +224,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             if hub.down:
                 self._send(503, b"down")
                 return
-            fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset"))
+            fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset", "cut"))
             if fault is not None:
                 self._fail(fault)
                 return

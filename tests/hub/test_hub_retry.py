@@ -27,10 +27,12 @@ def run(*args: str) -> tuple[int, str, float]:
 
 
 @pytest.mark.parametrize("where", sorted(TARGETS))
-@pytest.mark.parametrize("kind", ["429", "503", "reset", "short", "partial"])
+@pytest.mark.parametrize("kind", ["429", "503", "reset", "cut", "short", "partial"])
 def test_transient_failures_are_retried(hub: FakeHub, ckpts: dict[str, Path], kind: str, where: str) -> None:
     if kind in ("short", "partial") and where != "header":
         pytest.skip("only Range reads can come back short")
+    if kind == "cut" and where != "listing":
+        pytest.skip("the fake cuts off a JSON answer; file bodies are cut by 'short'")
     hub.add_commit("org/flaky", ckpts["tiny"])
     fault = hub.inject(kind, TARGETS[where], times=2, retry_after="0" if kind == "429" else None)
     report = verify(open_source("org/flaky"))
