@@ -135,3 +135,21 @@ def test_push_to_a_missing_branch_says_how_to_create_it(hub: FakeHub, ckpts: dic
     assert e.value.repo_id == "org/dest" and e.value.revision == "nope"
     assert "hf repos branch create org/dest nope" in e.value.hint
     assert hub.commit_requests == []
+
+
+def test_push_to_a_hub_url(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    hub.add_commit("org/dest", {}, ref="dev")
+    code, out = run("push", str(ckpts["tiny"]), f"{hub.url}/org/dest/tree/dev/dflash", "--token", "hf_granted")
+    assert code == 0, out
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["dev"]]
+    assert files["dflash/model.safetensors"] == (ckpts["tiny"] / "model.safetensors").read_bytes()
+
+
+def test_library_logs_are_restored_after_a_request(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    import logging
+    hub.add_commit("org/tiny", ckpts["tiny"])
+    logger = logging.getLogger("huggingface_hub")
+    before = logger.level
+    hub.inject("503", "/api/models/", times=1)
+    open_source("org/tiny")
+    assert logger.level == before
