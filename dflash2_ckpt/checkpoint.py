@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .checks.config import unreadable
 from .checks.files import INDEX, PICKLE_SUFFIXES, read_files
-from .errors import SourceError
+from .errors import HubError, SourceError
 from .findings import Finding
 from .formats.detect import Detection, detect
 from .formats.parse import load_config, to_spec
@@ -88,14 +88,20 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     """Read config and headers. Raises SourceError only when the checkpoint cannot be read at all."""
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     files = source.list_files()
+    notes = list(getattr(source, "notes", ()))     # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
         from .gguf_checkpoint import open_gguf
-        return open_gguf(source, gguf_name)
+        ckpt = open_gguf(source, gguf_name)
+        ckpt.file_findings[:0] = notes
+        return ckpt
     ckpt = Checkpoint(source)
+    ckpt.file_findings += notes
     if CONFIG in files:
         try:
             cfg, found = load_config(ckpt.read_small(CONFIG))
+        except HubError:
+            raise
         except SourceError as e:
             cfg, found = None, [unreadable(CONFIG, e.message)]
         ckpt.config_findings += found

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
-from ..errors import ConversionError, SourceError
+from ..errors import ConversionError, ConversionUsageError, SourceError
 from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
@@ -39,6 +39,8 @@ _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 @dataclass
 class FromGGUFReport:
+    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+
     src: str
     dst: str
     to: str
@@ -51,6 +53,10 @@ class FromGGUFReport:
     tensors_verified: int = 0
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> str:
+        return self.src
 
     def to_json(self) -> dict[str, Any]:
         return {"src": self.src, "dst": self.dst, "from": "gguf", "to": self.to, "version": self.version,
@@ -172,7 +178,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
     dst_path = Path(dst).absolute()
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
-        raise ConversionError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
     meta_raw = h.get(N.KEY_SOURCE_ST_META)
     meta = json.loads(meta_raw) if isinstance(meta_raw, str) and meta_raw.startswith("{") else None
     header, spans = build_header(entries, meta)

@@ -14,7 +14,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
@@ -23,7 +23,7 @@ from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
 from ..checks.pairing import target_text_config
-from ..errors import ConversionError
+from ..errors import ConversionError, ConversionUsageError
 from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
@@ -72,6 +72,8 @@ class GGUFTensorPlan:
 
 @dataclass
 class GGUFConversionReport:
+    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+
     src: str
     dst: str
     from_dialect: str
@@ -85,6 +87,10 @@ class GGUFConversionReport:
     tensors_verified: int = 0
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> str:
+        return self.src
 
     def to_json(self) -> dict[str, Any]:
         return {"src": self.src, "dst": self.dst, "from": self.from_dialect, "to": "gguf", "version": self.version,
@@ -222,7 +228,8 @@ def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int, alig
 
 def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, target: str | os.PathLike[str] | None,
                     outtype: str | None = None, tokenizer_from: str | os.PathLike[str] | None = None,
-                    force: bool = False, dry_run: bool = False) -> GGUFConversionReport:
+                    force: bool = False, dry_run: bool = False,
+                    accept_findings: Iterable[str] = ()) -> GGUFConversionReport:
     """Write SRC (an HF drafter) as the GGUF file DST. Raises ConversionError / SourceError / WriteError."""
     from .stream import WriteError
     if outtype is not None and outtype not in OUTTYPES:
@@ -230,12 +237,12 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     start = time.monotonic()
     ckpt = open_checkpoint(src)
     if ckpt.gguf is not None:
-        raise ConversionError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
+        raise ConversionUsageError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
     _refuse_source(ckpt)
     spec = ckpt.spec
     assert spec is not None and ckpt.detection is not None
     if target is None and tokenizer_from is None:
-        raise ConversionError("a GGUF drafter carries its target's tokenizer", hint="pass --target TARGET_DIR "
+        raise ConversionUsageError("a GGUF drafter carries its target's tokenizer", hint="pass --target TARGET_DIR "
                               "(tokenizer.json) or --tokenizer-from TARGET.gguf")
     target_cfg = None
     if target is not None:
@@ -246,7 +253,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     src_root = Path(getattr(ckpt.source, "root", src))
     dst_path = Path(dst).absolute()
     if src_root.resolve() in dst_path.resolve().parents:
-        raise ConversionError(f"{dst} is inside the source {src_root}; the source is never modified",
+        raise ConversionUsageError(f"{dst} is inside the source {src_root}; the source is never modified",
                               hint="write the GGUF file outside the checkpoint directory")
     tensors, notes = plan_tensors(ckpt, outtype)
     report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
@@ -256,7 +263,10 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         return report
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
-        raise ConversionError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    from . import _refuse_findings
+    _refuse_findings(ckpt, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
+                     | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}}, list(accept_findings))
     tmp = None
     try:
         tmp = make_staging(dst_path)

@@ -173,7 +173,12 @@ def test_cli(tmp_path: Path) -> None:
     r = run(main, ["convert", str(out), "-o", str(tmp_path / "x"), "--to", "nested", "--outtype", "q8_0"])
     assert r.exit_code == 2
     r = run(main, ["convert", str(out), "-o", str(tmp_path / "y.gguf"), "--to", "gguf"])
-    assert r.exit_code == 1 and "already GGUF" in r.output
+    assert r.exit_code == 2 and "already GGUF" in r.output       # usage: a conversion that cannot be asked for
+    r = run(main, ["convert", str(out), "-o", str(tmp_path / "z"), "--to", "nested", "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.output)["from"] == "gguf"
+    r = run(main, ["convert", str(FIXTURES / "good" / "nested-v2"), "-o", str(out), "--to", "gguf",
+                   "--target", str(TINY_TARGET), "--format", "sarif"])
+    assert r.exit_code == 2 and "already exists" in r.output
     r = run(main, ["verify", str(out), "--format", "json"])
     assert r.exit_code == 1 and json.loads(r.output)["summary"]["dialect"] == "gguf"   # DF907 on the tiny drafter
 
@@ -231,3 +236,14 @@ def test_verify_hook_checks_each_gguf_file(tmp_path: Path) -> None:
     assert targets == [a, b]
     reports = dict(check_dirs(targets, "headers"))
     assert reports[a].summary["version"] == "v2" and reports[b].summary["version"] == "v1"
+
+
+def test_a_source_with_error_findings_needs_accepting(tmp_path: Path) -> None:
+    from dflash2_ckpt.errors import SourceFindingsError
+    src = FIXTURES / "broken" / "taps-exceed-block"
+    with pytest.raises(SourceFindingsError, match="DF104"):
+        to_gguf(src, tmp_path / "a.gguf")
+    assert not (tmp_path / "a.gguf").exists()
+    to_gguf(src, tmp_path / "a.gguf", accept_findings=["DF104"])
+    from dflash2_ckpt.verify import verify
+    assert "DF104" in {f.code for f in verify(tmp_path / "a.gguf").findings}     # carried over, as accepted

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from dflash2_ckpt.sources.gguf_header import MAX_CHUNK
-from dflash2_ckpt.sources.hub import open_source
+from dflash2_ckpt.sources.open import open_source
 from dflash2_ckpt.verify import verify
 
 from .fakehub import FakeHub
