@@ -88,15 +88,13 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     """Read config and headers. Raises SourceError only when the checkpoint cannot be read at all."""
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     files = source.list_files()
-    notes = list(getattr(source, "notes", ()))     # e.g. DF612: the drafter was found in a subfolder
+    ckpt = Checkpoint(source)
+    ckpt.file_findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
         from .gguf_checkpoint import open_gguf
-        ckpt = open_gguf(source, gguf_name)
-        ckpt.file_findings[:0] = notes
+        open_gguf(ckpt, gguf_name)
         return ckpt
-    ckpt = Checkpoint(source)
-    ckpt.file_findings += notes
     if CONFIG in files:
         try:
             cfg, found = load_config(ckpt.read_small(CONFIG))

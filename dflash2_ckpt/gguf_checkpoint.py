@@ -4,17 +4,18 @@ Every check written for the HF dialects then runs unchanged; the GGUF-only rules
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .checkpoint import Checkpoint
 from .errors import HeaderError
 from .findings import Finding
 from .formats.detect import Detection
 from .formats.gguf_names import gguf_to_hf
 from .formats.gguf_spec import read_spec
-from .sources import Source
 from .sources.gguf_header import GGUFHeader, parse_gguf_header
 from .sources.safetensors_header import TensorInfo
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint
 
 EMITS: frozenset[str] = frozenset({"DF900"})
 
@@ -38,23 +39,22 @@ def hf_tensors(header: GGUFHeader) -> dict[str, TensorInfo]:
     return out
 
 
-def open_gguf(source: Source, name: str) -> Checkpoint:
-    ckpt = Checkpoint(source)
+def open_gguf(ckpt: Checkpoint, name: str) -> None:
+    """Fill a fresh Checkpoint (open_checkpoint made it) from the GGUF file `name` of its source."""
     try:
         header = read_gguf(ckpt, name)
     except HeaderError as e:
         where = f" (byte {e.offset})" if e.offset else ""
         ckpt.file_findings.append(Finding("DF900", f"{name}: {e.message}{where}", file=name,
-                                     details={"offset": e.offset, "hint": e.hint or "re-export the GGUF file"}))
+                                          details={"offset": e.offset, "hint": e.hint or "re-export the GGUF file"}))
         ckpt.detection = Detection("gguf", None)
-        return ckpt
+        return
     ckpt.gguf = header
     read = read_spec(header)
     ckpt.detection = Detection("gguf", "v2" if read.version == "v2" else "v1")
     ckpt.config = scalar_metadata(header)
     ckpt.spec = read.spec      # the config family runs the cross-field rules on it
     ckpt.tensors = hf_tensors(header)
-    return ckpt
 
 
 def gguf_summary(header: GGUFHeader) -> dict[str, Any]:

@@ -33,3 +33,9 @@ def test_broken_gguf_fails_with_its_code(name: str) -> None:
     assert want["code"] in {f["code"] for f in report["findings"]}, report["findings"]
     if want["strict"]:
         assert run(str(GGUF / name))[0] == 0
+
+
+def test_annotations_point_at_the_gguf_file() -> None:
+    res = CliRunner().invoke(main, ["verify", str(GGUF / "fork-architecture.gguf"), "--format", "github"])
+    first = res.output.splitlines()[0]
+    assert first.startswith("::error file=") and "fork-architecture.gguf" in first and "DF901" in first
