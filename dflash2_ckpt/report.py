@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .causality import ENGINE_LABELS, ENGINES
 from .verify import Report
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -49,17 +48,28 @@ def render_summary(report: Report, console: Console) -> None:
             if v is not None:
                 t.add_row(k, str(v))
         console.print(t)
+    views = s.get("engines") or []
     layers = s.get("layers")
-    if layers:
+    if layers and views:
         t = Table(title="in-block causality per engine")
         t.add_column("layer")
         t.add_column("type")
-        for e in ENGINES:
-            t.add_column(ENGINE_LABELS[e])
+        for v in views:
+            t.add_column(escape(v["title"]))
         for row in layers:
-            cells = ["-" if row["causal"][e] is None else ("causal" if row["causal"][e] else "bidirectional")
-                     for e in ENGINES]
+            cells = ["-" if row["causal"].get(v["engine"]) is None else
+                     ("causal" if row["causal"][v["engine"]] else "bidirectional") for v in views]
             t.add_row(str(row["index"]), str(row["type"]), *cells)
+        console.print(t)
+    filled = [(v, k, d) for v in views for k, d in v["defaults"].items()]
+    if filled:
+        t = Table(title="keys engines may fill by default: the checkpoint's value vs what the engine runs with")
+        for col in ("engine", "key", "checkpoint", "engine uses", "source"):
+            t.add_column(col, overflow="fold")
+        for v, k, d in filled:
+            mark = "[yellow]" if d["filled"] or d["checkpoint"] != d["engine"] else ""
+            t.add_row(escape(v["title"]), k, "(absent)" if d["checkpoint"] is None else escape(str(d["checkpoint"])),
+                      f"{mark}{escape(str(d['engine']))}{'[/]' if mark else ''}", escape(d["source"]))
         console.print(t)
     comp = s.get("bytes_by_component")
     if comp:

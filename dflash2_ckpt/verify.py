@@ -5,15 +5,18 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from .causality import ENGINES, all_engines
 from .checkpoint import Checkpoint, open_checkpoint
+from .compat import drafter_of
 from .checks.causality import causality_findings
+from .checks.engine_keys import engine_key_findings
 from .checks.identity import identity_findings
 from .checks.pairing import pairing_findings
 from .checks.tensors import check_tensors
 from .errors import SourceError
 from .findings import Finding, filter_findings
 from .formats.parse import load_config
+from .engines import EngineRef, Profile, newest_supporting, resolve
+from .engines.effective import engine_views
 from .layout import bytes_by_component
 from .sources import LocalSource, Source, read_small
 
@@ -61,11 +64,12 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
             "selector_rank": spec.selector_rank, "selector_top_k": spec.selector_top_k,
             "sliding_window": spec.sliding_window,
         }
-        engines = all_engines(spec)
+        views = engine_views(newest_supporting(spec.version), drafter_of(ckpt))
+        out["engines"] = views
         out["layers"] = [
             {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
-             "causal": {e: (None if engines[e] is None or i >= len(engines[e]) else engines[e][i])  # type: ignore[index]
-                        for e in ENGINES}}
+             "causal": {v["engine"]: (v["causal"][i] if v["causal"] is not None and i < len(v["causal"]) else None)
+                        for v in views}}
             for i in range(spec.num_hidden_layers)
         ]
     return out
@@ -82,14 +86,25 @@ def read_target_config(target: str | os.PathLike[str] | Source) -> tuple[dict[st
     return cfg, source.label, []
 
 
-def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None = None) -> list[Finding]:
+def judged_profiles(ckpt: Checkpoint, engines: Iterable[str | EngineRef] = ()) -> tuple[Profile, ...]:
+    """The named profiles, else the newest of each engine that has this drafter's version."""
+    named = [resolve(e) for e in engines]
+    if named:
+        return tuple(dict.fromkeys(named))
+    return newest_supporting(ckpt.detection.version if ckpt.detection else None)
+
+
+def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None = None,
+               engines: Iterable[str | EngineRef] = ()) -> list[Finding]:
     found = list(ckpt.findings)
     ident, covered = identity_findings(ckpt)
     found += ident
     if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
         found += check_tensors(ckpt, covered)
     if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
-        found += causality_findings(ckpt.spec)
+        found += causality_findings(ckpt.spec, judged_profiles(ckpt, engines))
+    if ckpt.spec is not None:
+        found += engine_key_findings(ckpt.spec, ckpt.config or {})
     if target is not None:
         cfg, label, errs = read_target_config(target)
         found += errs
@@ -99,14 +114,16 @@ def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None 
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
-           select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False) -> Report:
+           select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False,
+           engines: Iterable[str | EngineRef] = ()) -> Report:
     """Header-level verification. Raises SourceError when the checkpoint cannot be read at all.
 
     scan=True also streams every floating-point tensor through the NaN / Inf scan (DF611); without
-    it no tensor data is read.
+    it no tensor data is read. engines: `vllm@0.29.0`-style names to judge against (default: the newest
+    profile of each engine that supports this drafter's version); UnknownEngine for a name no profile covers.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
-    found = run_checks(ckpt, target)
+    found = run_checks(ckpt, target, engines)
     extra = dict(getattr(ckpt.source, "report_extra", lambda: {})())
     if scan:
         from .scan import scan_checkpoint

@@ -60,6 +60,17 @@ def _codes(value: str | None) -> list[str]:
     return items
 
 
+def _engines(values: tuple[str, ...]) -> tuple[str, ...]:
+    """--engine NAME[@VERSION]: a name or version no profile covers is a usage error (exit 2)."""
+    from ..engines import UnknownEngine, resolve
+    for v in values:
+        try:
+            resolve(v)
+        except (UnknownEngine, ValueError) as e:
+            raise click.BadParameter(str(e), param_hint="--engine") from None
+    return values
+
+
 def open_source(path: str, revision: str | None = None, token: str | None = None,
                 subfolder: str | None = None, *, require_weights: bool = True) -> Any:
     """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder] (dflash2_ckpt.sources.hub)."""
@@ -100,10 +111,14 @@ def main() -> None:
               help="Then run the smoke forward on the tensors (needs the [smoke] extra: torch, triton).")
 @click.option("--scan", is_flag=True,
               help="Also read every floating-point tensor (streamed, bounded memory) and report NaN / Inf (DF611).")
+@click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]", callback=lambda c, p, v: _engines(v),
+              help="Judge causality against these engine profiles (repeatable; default: the newest of each "
+                   "engine that supports this drafter's version).")
 @hub_options
 @guarded
 def verify(path: str, target: str | None, fmt: str, strict: bool, select: str | None, ignore: str | None,
-           with_smoke: bool, scan: bool, revision: str | None, subfolder: str | None, token: str | None) -> int:
+           with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
+           token: str | None) -> int:
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan is given."""
@@ -111,7 +126,8 @@ def verify(path: str, target: str | None, fmt: str, strict: bool, select: str | 
     from ..verify import verify as run_verify
     sel, ign = _codes(select), _codes(ignore)
     source = open_source(path, revision, token, subfolder)
-    report = run_verify(source, target=_target_source(target, token), select=sel, ignore=ign, scan=scan)
+    report = run_verify(source, target=_target_source(target, token), select=sel, ignore=ign, scan=scan,
+                        engines=engines)
     smoke_report = None
     if with_smoke and not report.failed():   # a checkpoint that fails its headers cannot be loaded
         from ..findings import filter_findings
@@ -268,6 +284,8 @@ def hook_smoke(files: tuple[str, ...]) -> int:
 
 from .convert import convert_command  # noqa: E402  (imports cli helpers, so last)
 main.add_command(convert_command, "convert")
+from .compat import compat_command  # noqa: E402
+main.add_command(compat_command, "compat")
 
 def _register_optional_commands() -> None:
     # the command modules import torch lazily, inside the command body
