@@ -1,7 +1,7 @@
 """One profile x one drafter -> a verdict with its reasons (DF8xx findings) and, when it loads, the command.
 
-Order: unsupported (no such drafter in that release) > needs-conversion / unreadable format > known
-breakage > refusals (required keys, hard constraints, quantized modules) > silent divergence (causality,
+Order: unsupported (no such drafter in that release; a file it reads but cannot load is a quoted
+failure instead) > needs-conversion / unreadable format > known breakage > refusals (required keys, hard constraints, quantized modules) > silent divergence (causality,
 silent defaults, dropped modules) > loads.
 """
 from __future__ import annotations
@@ -147,18 +147,17 @@ def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
 def judge(p: Profile, d: Drafter) -> EngineVerdict:
     if d.version is None:
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
-    if d.version not in p.drafts:
+    broken = [b for b in p.breakages if d.version in b.versions]
+    if d.version not in p.drafts and not (broken and d.dialect in p.reads):
         has = " and ".join(f"DFlash {v}" for v in sorted(p.drafts))
         return EngineVerdict(p, "unsupported", (Finding(
             "DF800", f"{p.title} has no DFlash {d.version} drafter, only {has} ({p.sources[0].source})"),), None)
     fmt = _format(p, d)
     if fmt is not None:
         return EngineVerdict(p, fmt[0], (fmt[1],), None)
-    fails: list[Finding] = []
-    for b in p.breakages:
-        if d.version in b.versions:
-            fails.append(Finding("DF802", f"{p.title} fails on every DFlash {d.version} checkpoint, a bug of the "
-                                 f"release that no checkpoint can fix: `{b.error}` ({b.source})"))
+    fails = [Finding("DF802", f"{p.title} fails on every DFlash {d.version} {d.dialect} drafter"
+                     f"{'' if d.version in p.drafts else ' (it has no DFlash ' + d.version + ')'}; no checkpoint "
+                     f"can fix it: `{b.error}` ({b.source})") for b in broken]
     for r in p.requires + p.constraints:
         complaint = r.check(d)
         if complaint:
