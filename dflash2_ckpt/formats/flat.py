@@ -49,7 +49,7 @@ class FlatV1Config(DrafterScales):
     speculators_version: Optional[str] = None
 
 
-class FlatV2Config(V2Fields, FlatV1Config):  # type: ignore[misc]
+class FlatV2Config(V2Fields, FlatV1Config):
     model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (flat speculators dialect)",
                                    "json_schema_extra": _schema_requires("speculators_config")}
     speculators_model_type: Literal["dflash2"]  # type: ignore[assignment]

@@ -46,4 +46,4 @@ class NestedV2Config(NestedV1Config):
     """`DFlash2DraftModel` with conv and selector keys in dflash_config."""
 
     model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (nested dialect)"}
-    dflash_config: DFlashConfigV2  # type: ignore[assignment]
+    dflash_config: DFlashConfigV2

@@ -180,7 +180,7 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
         return None, validation_findings(e)
     # Everything downstream builds per-layer lists; a hostile num_hidden_layers (10**9) would exhaust
     # memory, so an absurd count is refused here instead of being trusted.
-    tl = parsed.transformer_layer_config if det.dialect == "flat" else parsed  # type: ignore[attr-defined]
+    tl: Any = parsed.transformer_layer_config if det.dialect == "flat" else parsed  # type: ignore[attr-defined]
     if tl.num_hidden_layers > MAX_DRAFT_LAYERS:
         path = "transformer_layer_config.num_hidden_layers" if det.dialect == "flat" else "num_hidden_layers"
         return None, [Finding("DF101", f"{path} = {tl.num_hidden_layers}: a drafter has a handful of layers; "
