@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..compat import CompatReport
+from . import EXIT_FINDINGS, EXIT_OK, _engines, _stdout, guarded, open_source   # cli/__init__ imports us last
 
 _STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
           "unsupported": "dim"}
@@ -35,32 +36,17 @@ def render_text(r: CompatReport, console: Console) -> None:
 
 @click.command("compat")
 @click.argument("path")
-@click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]",
+@click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]", callback=lambda c, p, v: _engines(v),
               help="Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
 @click.option("--target", default=None, help="Target model (path or repo id) written into the serve commands.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def compat_command(path: str, engines: tuple[str, ...], target: str | None, fmt: str) -> None:
+@guarded
+def compat_command(path: str, engines: tuple[str, ...], target: str | None, fmt: str) -> int:
     """Will this drafter load in the engine you run, and with which command?"""
     from ..compat import compat
-    from ..engines import UnknownEngine, parse_ref, resolve
-    from . import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _stdout, guarded, open_source
-
-    refs = []
-    for e in engines:
-        try:
-            refs.append(parse_ref(e))
-            resolve(refs[-1])
-        except (UnknownEngine, ValueError) as err:
-            raise click.BadParameter(str(err), param_hint="--engine") from None
-
-    @guarded
-    def run() -> int:
-        report = compat(open_source(path), engines=refs, target=target)
-        if fmt == "json":
-            click.echo(json.dumps(report.to_json(), indent=2, default=str))
-        else:
-            render_text(report, _stdout())
-        return EXIT_FINDINGS if report.failed() else EXIT_OK
-
-    del EXIT_USAGE   # usage errors exit 2 through click.BadParameter
-    run()
+    report = compat(open_source(path), engines=engines, target=target)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        render_text(report, _stdout())
+    return EXIT_FINDINGS if report.failed() else EXIT_OK
