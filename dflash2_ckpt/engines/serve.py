@@ -2,9 +2,10 @@
 
 vLLM: `--speculative-config` JSON with method "dflash" (also for DFlash2) and num_speculative_tokens =
 block_size - 1 (vllm-project/vllm#52816). SGLang: `--speculative-algorithm DFLASH
---speculative-draft-model-path` (sgl-project/sglang#35371; the flags as in public launch scripts, e.g.
-huggingface.co/FasterDFlash/Hanrui test/start_server_dflash.sh) with speculative_num_draft_tokens =
-block_size. llama.cpp: `-md DRAFT.gguf --spec-type draft-dflash --spec-draft-n-max N`, N <= block_size - 1
+--speculative-draft-model-path` (sgl-project/sglang#35371; the flags as in z-lab/dflash:README.md "Serving
+with SGLang" and public launch scripts such as huggingface.co/FasterDFlash/Hanrui test/start_server_dflash.sh)
+with speculative_num_draft_tokens = block_size. dflash-mlx, the z-lab reference and speculators are Python
+APIs with no documented serve command: their verdicts carry none. llama.cpp: `-md DRAFT.gguf --spec-type draft-dflash --spec-draft-n-max N`, N <= block_size - 1
 (ggml-org/llama.cpp#27342).
 """
 from __future__ import annotations
