@@ -51,7 +51,9 @@ def causality_findings(spec: DraftSpec, profiles: Sequence[Profile]) -> list[Fin
         second = [p for p, v in resolved if v == (keys.dflash_causal,) * n]
         out.append(Finding("DF402", f"is_causal = {str(keys.is_causal).lower()} but dflash_config.causal = "
                            f"{str(keys.dflash_causal).lower()}: {_names(first)} follow the first; "
-                           f"{_names(second) if second else 'vLLM before 0.28 (DFlash v1)'} the second. Make them equal",
+                           + (f"{_names(second)} the second" if second else
+                              "no engine judged here follows the second, but vLLM before 0.28 did (DFlash v1) and "
+                              "converters copy either") + ". Make them equal",
                            field="is_causal",
                            details={"is_causal": keys.is_causal, "dflash_config.causal": keys.dflash_causal,
                                     "follow_is_causal": [p.id for p in first],
