@@ -167,3 +167,17 @@ def test_causal_engine_rule_degrades() -> None:
 def test_unsupported_version_of_a_dflash_drafter() -> None:
     assert verdict("vllm@0.27.0", drafter()) == ("unsupported", [])
     assert judge(resolve("vllm@0.27.0"), drafter()).reasons[0].code == "DF800"
+
+
+def test_flat_v1_without_sliding_window_non_causal_is_degraded_in_vllm() -> None:
+    # vLLM's speculators loader reads an absent sliding_window_non_causal as true (bidirectional); speculators
+    # trained a dflash (v1) drafter with its own default false: sliding layers causal
+    cfg = copy.deepcopy(real_config("speculators-0.9.0_tiny-dflash2"))
+    cfg.update(speculators_model_type="dflash", architectures=["DFlashDraftModel"])
+    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k", "sliding_window_non_causal"):
+        cfg.pop(k)
+    v = judge(resolve("vllm"), drafter(cfg))
+    assert v.verdict == "degraded" and v.reasons[0].code == "DF808"
+    assert v.reasons[0].details["engine_causal"] == [False, False]
+    assert v.reasons[0].details["intended_causal"] == [True, True]
+    assert judge(resolve("speculators"), drafter(cfg)).verdict == "loads"
