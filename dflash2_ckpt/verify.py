@@ -1,4 +1,4 @@
-"""verify / inspect: open a checkpoint, run every check, return one immutable Report."""
+"""verify / inspect: open a checkpoint, run the check families in order (checks/suite.py), return one Report."""
 from __future__ import annotations
 
 import os
@@ -6,19 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .checkpoint import Checkpoint, open_checkpoint
+from .checks.context import CheckContext, CheckOptions, read_target
+from .checks.suite import OPENING, run_checks
 from .compat import drafter_of
-from .checks.causality import causality_findings
-from .checks.engine_keys import engine_key_findings
-from .checks.identity import identity_findings
-from .checks.pairing import pairing_findings
-from .checks.tensors import check_tensors
-from .errors import SourceError
-from .findings import Finding, filter_findings
-from .formats.parse import load_config
-from .engines import EngineRef, Profile, newest_supporting, resolve
+from .engines import EngineRef, newest_supporting, resolve
 from .engines.effective import engine_views
+from .findings import Finding, filter_findings
 from .layout import bytes_by_component
-from .sources import LocalSource, Source, read_small
+from .sources import Source
 
 
 @dataclass(frozen=True)
@@ -75,44 +70,6 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
     return out
 
 
-def read_target_config(target: str | os.PathLike[str] | Source) -> tuple[dict[str, Any] | None, str, list[Finding]]:
-    source = LocalSource(target) if isinstance(target, (str, os.PathLike)) else target
-    try:
-        cfg, found = load_config(read_small(source, "config.json"))
-    except SourceError as e:
-        return None, source.label, [Finding("DF508", f"target {source.label}: {e.message}", file="config.json")]
-    if cfg is None:
-        return None, source.label, [Finding("DF508", f"target {source.label}: {f.message}") for f in found]
-    return cfg, source.label, []
-
-
-def judged_profiles(ckpt: Checkpoint, engines: Iterable[str | EngineRef] = ()) -> tuple[Profile, ...]:
-    """The named profiles, else the newest of each engine that has this drafter's version."""
-    named = [resolve(e) for e in engines]
-    if named:
-        return tuple(dict.fromkeys(named))
-    return newest_supporting(ckpt.detection.version if ckpt.detection else None)
-
-
-def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None = None,
-               engines: Iterable[str | EngineRef] = ()) -> list[Finding]:
-    found = list(ckpt.findings)
-    ident, covered = identity_findings(ckpt)
-    found += ident
-    if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
-        found += check_tensors(ckpt, covered)
-    if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
-        found += causality_findings(ckpt.spec, judged_profiles(ckpt, engines))
-    if ckpt.spec is not None:
-        found += engine_key_findings(ckpt.spec, ckpt.config or {})
-    if target is not None:
-        cfg, label, errs = read_target_config(target)
-        found += errs
-        if cfg is not None:
-            found += pairing_findings(ckpt, cfg, label)
-    return found
-
-
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
            select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False,
            engines: Iterable[str | EngineRef] = ()) -> Report:
@@ -123,17 +80,18 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     profile of each engine that supports this drafter's version); UnknownEngine for a name no profile covers.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
-    found = run_checks(ckpt, target, engines)
-    extra = dict(getattr(ckpt.source, "report_extra", lambda: {})())
-    if scan:
-        from .scan import scan_checkpoint
-        scanned, extra["scan"] = scan_checkpoint(ckpt)
-        found += scanned
-    findings = filter_findings(found, select, ignore)
-    return Report(ckpt.label, summarize(ckpt), tuple(findings), ckpt.bytes_read, extra=extra)
+    profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
+    ctx = CheckContext(ckpt, None if target is None else read_target(target),
+                       CheckOptions(scan=scan, engines=profiles))
+    found = run_checks(ctx)
+    extra = {**getattr(ckpt.source, "report_extra", lambda: {})(), **ctx.extra}
+    return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
+                  extra=extra)
 
 
 def inspect(path: str | os.PathLike[str] | Source) -> Report:
+    """What opening the checkpoint finds (config and files), without judging tensors or causality."""
     ckpt = open_checkpoint(path)
-    return Report(ckpt.label, summarize(ckpt), tuple(ckpt.findings), ckpt.bytes_read,
+    found = run_checks(CheckContext(ckpt), only=OPENING)
+    return Report(ckpt.label, summarize(ckpt), tuple(found), ckpt.bytes_read,
                   extra=getattr(ckpt.source, "report_extra", lambda: {})())

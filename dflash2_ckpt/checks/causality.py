@@ -5,14 +5,34 @@ supports this drafter's version, so a DFlash2 checkpoint is never judged by a pr
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from ..engines import Profile
+from ..engines import Profile, newest_supporting
 from ..engines.causality import intended
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 
+if TYPE_CHECKING:
+    from .context import CheckContext
+
 EMITS: frozenset[str] = frozenset({"DF401", "DF402", "DF403"})
+
+
+def judged_profiles(ctx: CheckContext) -> tuple[Profile, ...]:
+    """The profiles named in the options, else the newest of each engine that has this drafter's version."""
+    if ctx.options.engines:
+        return ctx.options.engines
+    det = ctx.checkpoint.detection
+    return newest_supporting(det.version if det else None)
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only for a spec with one layer type per layer (DF108 reports the other case)."""
+    spec = ctx.spec
+    if spec is None or len(spec.layer_types) != spec.num_hidden_layers:
+        return []
+    return causality_findings(spec, judged_profiles(ctx))
+
 
 
 def _layers(ids: Sequence[int], n: int) -> str:

@@ -7,12 +7,20 @@
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 
+if TYPE_CHECKING:
+    from .context import CheckContext
+
 EMITS: frozenset[str] = frozenset({"DF130", "DF131", "DF132"})
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    spec = ctx.spec
+    return [] if spec is None else engine_key_findings(spec, ctx.checkpoint.config or {})
 
 
 def engine_key_findings(spec: DraftSpec, config: Mapping[str, Any]) -> list[Finding]:
