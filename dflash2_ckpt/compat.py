@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
 from .checkpoint import Checkpoint, open_checkpoint
 from .engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from .engines.judge import EngineVerdict, judge
+from .findings import Finding
 from .sources import Source
 
 
@@ -21,6 +22,16 @@ class CompatReport:
     version: str | None
     verdicts: tuple[EngineVerdict, ...]
     named: bool                      # the engines were named (--engine): every one must load
+    kind: ClassVar[str] = "compat"   # a report kind (dflash2_ckpt.report): text layout in report/text_engines.py
+
+    @property
+    def subject(self) -> str:
+        return self.path
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every verdict's reasons, for the sarif / github reporters (each message names its engine)."""
+        return tuple(r for v in self.verdicts for r in v.reasons)
 
     def failed(self) -> bool:
         """Named engines: any that does not load. Otherwise: none loads it."""

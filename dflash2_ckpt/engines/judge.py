@@ -131,16 +131,17 @@ def _quant(p: Profile, d: Drafter) -> list[Finding]:
         return [Finding("DF810", f"{p.title}: how it treats quantized modules ({', '.join(sorted(d.quantized_modules))}) "
                         "is not modelled")]
     code = {"fails": "DF806", "dense-required": "DF812", "dropped": "DF807", "degraded": "DF807"}
-    return [Finding(code[o.effect], o.message, tensor=o.module,
+    return [Finding(code[o.effect], f"{p.title}: {o.message}", tensor=o.module,
                     details={"module": o.module, "scheme": o.scheme, "effect": o.effect, "source": o.source})
             for o in p.quant(d.quantized_modules)]
 
 
 def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
-    out = [Finding("DF810", f"{n.text} ({n.source})") for n in p.notes]
+    out = [Finding("DF810", f"{p.title}: {n.text} ({n.source})") for n in p.notes]
     if p.draft_tokens is not None and block is not None:
         t = p.draft_tokens
-        out.append(Finding("DF810", f"{t.flag} = {t.count(block)} ({t.text}, block_size = {block}; {t.source})"))
+        out.append(Finding("DF810", f"{p.title}: {t.flag} = {t.count(block)} ({t.text}, block_size = {block}; "
+                           f"{t.source})"))
     return out
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import llamacpp, mlx, reference, sglang, vllm
+from ..errors import UsageError
 from .profile import DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
 
@@ -10,8 +11,8 @@ PROFILES: tuple[Profile, ...] = (vllm.PROFILES + sglang.PROFILES + llamacpp.PROF
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
 
 
-class UnknownEngine(ValueError):
-    """A name or version no profile covers; the message lists what exists."""
+class UnknownEngine(UsageError, ValueError):
+    """A name or version no profile covers; the message lists what exists (the CLI exits 2)."""
 
 
 def by_engine(engine: str) -> tuple[Profile, ...]:
@@ -27,7 +28,11 @@ def by_id(profile_id: str) -> Profile:
 
 def resolve(ref: EngineRef | str) -> Profile:
     """`vllm` -> the newest vLLM profile; `vllm@0.29.0` -> the profile whose range holds 0.29.0."""
-    ref = parse_ref(ref) if isinstance(ref, str) else ref
+    if isinstance(ref, str):
+        try:
+            ref = parse_ref(ref)
+        except ValueError as e:
+            raise UnknownEngine(str(e)) from None
     profiles = by_engine(ref.engine)
     if not profiles:
         raise UnknownEngine(f"unknown engine {ref.engine!r}; known: {', '.join(ENGINES)}")

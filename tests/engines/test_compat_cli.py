@@ -33,7 +33,7 @@ def q27(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_json_shape_is_exactly_the_documented_one(q27: str) -> None:
     r = invoke("compat", q27, "--format", "json")
     assert r.exit_code == 0
-    doc = json.loads(r.output)
+    doc = json.loads(r.stdout)
     assert list(doc) == ["path", "dialect", "version", "engines"]
     assert (doc["dialect"], doc["version"]) == ("nested", "v2")
     for e in doc["engines"]:
@@ -121,3 +121,19 @@ def test_compat_does_not_import_torch(q27: str) -> None:
     r = subprocess.run([sys.executable, "-c", code, q27], capture_output=True, text=True,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github"])
+def test_compat_plugs_into_every_reporter(q27: str, fmt: str) -> None:
+    r = invoke("compat", q27, "--engine", "vllm@0.28.0", "--format", fmt)
+    assert r.exit_code == 1 and "DF802" in r.stdout
+    if fmt == "sarif":
+        import jsonschema
+        schema = json.loads((ROOT / "tests" / "report" / "sarif-schema-2.1.0.json").read_text())
+        jsonschema.Draft7Validator(schema).validate(json.loads(r.stdout))
+
+
+def test_unknown_engine_with_json_is_one_error_document(q27: str) -> None:
+    r = invoke("compat", q27, "--engine", "vllm@0.28.1", "--format", "json")
+    assert r.exit_code == 2
+    assert "no vllm profile covers 0.28.1" in json.loads(r.stdout)["error"]["message"]
