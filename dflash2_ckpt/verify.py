@@ -10,6 +10,7 @@ from .checkpoint import Checkpoint, open_checkpoint
 from .checks.causality import causality_findings
 from .checks.identity import identity_findings
 from .checks.pairing import pairing_findings
+from .checks.quant import quant_findings
 from .checks.tensors import check_tensors
 from .errors import SourceError
 from .findings import Finding, filter_findings
@@ -88,6 +89,7 @@ def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None 
     found += ident
     if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
         found += check_tensors(ckpt, covered)
+        found += quant_findings(ckpt)
     if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
         found += causality_findings(ckpt.spec)
     if target is not None:

@@ -6,15 +6,13 @@ import re
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..layout import Expected, component_of, expected_tensors
+from ..quant.view import build_view
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 
 # stored name -> the name engines load, for variants seen in the wild
 _ENCODER_NAMES = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}
 _CODEBOOK_SUFFIX = re.compile(r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$")
 _TARGET_COPIES = {"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight"}
-_QUANTIZED = re.compile(r"\.(weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|g_idx|"
-                        r"input_scale|weight_global_scale)$")
-_QUANTIZED_MAIN = re.compile(r"\.(weight_packed|qweight)$")   # stands in for the dense `.weight`
 _VOCAB_MAPS = {"t2d", "d2t", "t2d.weight", "d2t.weight"}
 _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float64": "F64"}
 
@@ -32,10 +30,11 @@ def canonical_name(name: str) -> tuple[str, str | None]:
 def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset()) -> list[Finding]:
     """skip_components: components whose absence/presence the identity check already reported wholesale."""
     out: list[Finding] = []
-    stored = ckpt.tensors
+    # quantized modules appear once, with their dense name and logical shape (checks/quant.py judges them)
+    view = build_view(ckpt)
+    stored = view.logical
     expected: dict[str, Expected] = {e.name: e for e in expected_tensors(ckpt.spec)} if ckpt.spec else {}
     provided: dict[str, TensorInfo] = {}
-    quantized: list[str] = []
     for name, t in stored.items():
         canon, variant = canonical_name(name)
         if variant == "DF206":
@@ -49,9 +48,6 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
             out.append(Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's; engines use the "
                                "target's own and ignore it", tensor=name, details={"bytes": t.nbytes}))
             continue
-        if _QUANTIZED.search(name):
-            quantized.append(name)
-            continue
         if name in _VOCAB_MAPS:
             out.append(Finding("DF210", f"{name} is a vocabulary map; DFlash2 drafts over the full target "
                                "vocabulary and no engine reads it", tensor=name))
@@ -62,14 +58,10 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                "config describes; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))
 
-    if quantized:
-        out.append(Finding("DF209", f"{len(quantized)} quantized tensor(s) ({', '.join(quantized[:4])}"
-                           f"{', ...' if len(quantized) > 4 else ''}); the DFlash engines load a dense "
-                           "(BF16/F16/F32) drafter. Publish the unquantized weights", tensor=quantized[0],
-                           details={"tensors": quantized}))
-    stand_ins = {_QUANTIZED_MAIN.sub(".weight", n) for n in quantized}
+    # a module stored quantized without a usable scheme (DF227 / DF229) still stands in for its weight
+    stand_ins = {m.weight for m in view.modules.values()}
     for e in expected.values():
-        if e.component in skip_components or e.name in stand_ins or e.name in ckpt.unavailable:
+        if e.component in skip_components or e.name in ckpt.unavailable or (e.name in stand_ins and e.name not in provided):
             continue
         t = provided.get(e.name)
         if t is None:
@@ -81,9 +73,9 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                f"{_shape_hint(e.name, ckpt)}", tensor=t.name,
                                details={"found": list(t.shape), "expected": list(e.shape)}))
 
-    weights = [t for n, t in stored.items() if n not in _VOCAB_MAPS]
+    weights = [t for n, t in stored.items() if n not in _VOCAB_MAPS and n not in stand_ins]
     for t in weights:
-        if t.dtype not in FLOAT_DTYPES and not _QUANTIZED.search(t.name):
+        if t.dtype not in FLOAT_DTYPES:
             out.append(Finding("DF204", f"{t.name} is stored as {t.dtype}; drafter weights are floating point",
                                tensor=t.name, details={"dtype": t.dtype}))
     floats = sorted({t.dtype for t in weights if t.dtype in FLOAT_DTYPES})
