@@ -69,6 +69,12 @@ def render_summary(report: Report, console: Console) -> None:
         for k, v in comp.items():
             t.add_row(k, _fmt_bytes(v))
         console.print(t)
+    q = s.get("quantization")
+    if q:
+        labels = sorted(set(q["modules"].values()))
+        console.print(f"quantized: {len(q['modules'])} module(s), {escape(', '.join(labels)) or '-'} "
+                      f"({q['library']}); {_fmt_bytes(q['stored_bytes'])} stored for "
+                      f"{_fmt_bytes(q['logical_bytes'])} bf16-equivalent, ratio {q['compression_ratio']}")
 
 
 def render_text(report: Report, console: Console, *, summary: bool = False) -> None:

@@ -16,6 +16,7 @@ from .errors import SourceError
 from .findings import Finding, filter_findings
 from .formats.parse import load_config
 from .layout import bytes_by_component
+from .quant.accounting import quant_summary
 from .sources import LocalSource, Source, read_small
 
 
@@ -50,6 +51,9 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "data_bytes": sum(h.data_bytes for h in ckpt.headers.values()),
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
     }
+    quant = quant_summary(ckpt)
+    if quant is not None:
+        out["quantization"] = quant
     if spec is not None:
         out["geometry"] = {
             "hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,

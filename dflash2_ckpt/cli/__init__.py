@@ -268,6 +268,8 @@ def hook_smoke(files: tuple[str, ...]) -> int:
 
 from .convert import convert_command  # noqa: E402  (imports cli helpers, so last)
 main.add_command(convert_command, "convert")
+from .diff import diff_command  # noqa: E402
+main.add_command(diff_command, "diff")
 
 def _register_optional_commands() -> None:
     # the command modules import torch lazily, inside the command body

@@ -83,11 +83,14 @@ def effective_dtype(spec: DraftSpec) -> Any:
 def unknown_keys(spec: DraftSpec) -> dict[str, Any]:
     """Keys no spec field models and no writer owns, with their values (their level is the dialect's)."""
     out: dict[str, Any] = {}
+    for k, v in [*spec.transformer_extra.items(), *spec.drafter_extra.items()]:
+        if k in ("quantization_config", "quantization"):   # top level in both dialects; convert/quant.py
+            out["quant:" + k] = v
     for k, v in spec.transformer_extra.items():
-        if k not in WRITER_KEYS:
+        if k not in WRITER_KEYS and not k.startswith("quantization"):
             out["transformer:" + k] = v
     for k, v in spec.drafter_extra.items():
-        if k not in WRITER_KEYS:
+        if k not in WRITER_KEYS and not k.startswith("quantization"):
             out["drafter:" + k] = v
     return out
 

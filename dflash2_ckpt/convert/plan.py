@@ -15,7 +15,9 @@ from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
 from ..layout import expected_tensors
 from ..sources.safetensors_header import TensorInfo, build_header
+from ..quant.storage import AUX_SUFFIXES
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
+from .quant import carry_quantization, module_renames
 from .exactness import drafter_differences
 
 Dialect = Literal["nested", "flat"]
@@ -137,8 +139,10 @@ def _tensor_fate(name: str, expected: set[str]) -> tuple[str | None, str]:
     canon, variant = canonical_name(name)
     if variant is not None:
         return canon, "the name the engines load"
-    if name.startswith("model.") and name[len("model."):] in expected:
-        return name[len("model."):], "the engines load names without the model. prefix"
+    bare = name[len("model."):]
+    mod, _, suffix = bare.rpartition(".")
+    if name.startswith("model.") and (bare in expected or (suffix in AUX_SUFFIXES and f"{mod}.weight" in expected)):
+        return bare, "the engines load names without the model. prefix"
     return name, ""
 
 
@@ -212,6 +216,9 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     if diffs:
         raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
     tensors = _tensor_actions(ckpt, spec)
+    renames = module_renames((t.name, t.dst_name) for t in tensors if t.dst_name)
+    changes = changes + carry_quantization(config, new, renames,
+                                           {n.rpartition(".")[0] for n in ckpt.tensors})
     shards = _layout_shards(tensors, ckpt)
     if not shards:
         raise ConversionError("no tensor would be written", path=ckpt.label)

@@ -91,12 +91,17 @@ class QuantConfig:
                 return Scheme("mlx-affine", int(o.get("bits", base.bits)), group_size=int(o.get("group_size",
                               base.group_size or 64)))
             return base
+        g = self.group_for(module, cls)
+        return g.scheme if g else None
+
+    def group_for(self, module: str, cls: str | None = "Linear") -> Group | None:
+        """The config group that quantizes `module` (compressed-tensors / ModelOpt), or None."""
         if cls is None or self.ignored_by(module, cls):
             return None
         for g in self.groups:
             if any(ct_match(module, cls, t) if self.library == "compressed-tensors" else
                    fnmatch.fnmatchcase(module, t) for t in g.targets):
-                return g.scheme
+                return g
         return None
 
 
