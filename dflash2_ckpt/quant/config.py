@@ -95,8 +95,10 @@ class QuantConfig:
         return g.scheme if g else None
 
     def group_for(self, module: str, cls: str | None = "Linear") -> Group | None:
-        """The config group that quantizes `module` (compressed-tensors / ModelOpt), or None."""
-        if cls is None or self.ignored_by(module, cls):
+        """The config group that quantizes `module` (compressed-tensors / ModelOpt), or None. Only
+        linear (and embedding) modules are quantized, whatever else a target matches
+        (apply_quantization_config)."""
+        if cls not in ("Linear", "Embedding") or self.ignored_by(module, cls):
             return None
         for g in self.groups:
             if any(ct_match(module, cls, t) if self.library == "compressed-tensors" else
@@ -109,7 +111,8 @@ def ct_match(name: str, cls: str | None, target: str) -> bool:
     """compressed-tensors' is_match for one target: regex, exact name, or class name."""
     if target.startswith("re:"):
         return re.match(target[3:], name) is not None
-    return target == name or (cls is not None and target == cls)
+    # class targets match anywhere in the class hierarchy; every module is a torch nn.Module
+    return target == name or (cls is not None and target in (cls, "Module"))
 
 
 def _int(v: Any, where: str, default: int | None = None) -> int | None:
