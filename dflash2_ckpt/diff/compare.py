@@ -43,16 +43,16 @@ class Figures:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def add(self, d: torch.Tensor, r: torch.Tensor, noise2: float) -> None:
-        d64, r64 = d.double(), r.double()
-        bad = ~(torch.isfinite(d64) & torch.isfinite(r64))
-        if bool(bad.any()):
+        # float32 dot products per chunk (BLAS), float64 running totals across chunks
+        d, r = d.float().reshape(-1), r.float().reshape(-1)
+        diff = d - r
+        sums = torch.stack([torch.dot(d, r), torch.dot(d, d), torch.dot(r, r), torch.dot(diff, diff)]).tolist()
+        if not all(math.isfinite(x) for x in sums):      # NaN / Inf propagate into the sums: find and drop them
+            bad = ~(torch.isfinite(d) & torch.isfinite(r))
             self.nonfinite += int(bad.sum())
-            d64, r64 = torch.where(bad, 0.0, d64), torch.where(bad, 0.0, r64)
-        diff = d64 - r64
-        self.dot += float((d64 * r64).sum())
-        self.dd += float((d64 * d64).sum())
-        self.rr += float((r64 * r64).sum())
-        self.err2 += float((diff * diff).sum())
+            self.add(torch.where(bad, 0.0, d), torch.where(bad, 0.0, r), noise2)
+            return
+        self.dot, self.dd, self.rr, self.err2 = (a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums))
         self.max_abs = max(self.max_abs, float(diff.abs().max()) if diff.numel() else 0.0)
         self.noise2 += noise2
 
@@ -103,6 +103,6 @@ def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
     m, mr = MANTISSA.get(stored_dtype), MANTISSA.get(ref_dtype, 52 if ref_dtype == "F64" else 23)
     if m is None or m >= mr:
         return 0.0
-    ax = d.abs().double().clamp_min(1e-38)
+    ax = d.abs().float().clamp_min(torch.finfo(torch.float32).tiny)
     step = torch.exp2(torch.floor(torch.log2(ax)) - m)
-    return float((step * step / 12).sum())
+    return float((step * step / 12).sum(dtype=torch.float64))

@@ -37,6 +37,16 @@ def _expand(scale: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
     return s.reshape(rows, groups).repeat_interleave(g, dim=1)[:, :cols]
 
 
+def _scale_var(scale: torch.Tensor, rows: int, cols: int) -> float:
+    """Sum over the elements of D^2/12 for a per-group (or per-row / per-tensor) step D."""
+    s = scale.float().reshape(-1)
+    per = rows * cols / s.numel()           # elements per scale entry (groups that divide cols evenly)
+    if per == int(per):
+        return float((s * s).sum(dtype=torch.float64)) * per / 12
+    e = _expand(scale, rows, cols)
+    return float((e * e / 12).sum(dtype=torch.float64))
+
+
 def _float_grid_var(x: torch.Tensor, mantissa_bits: int) -> torch.Tensor:
     """D^2/12 for a floating-point grid with `mantissa_bits` explicit bits, around each |x|."""
     ax = x.abs().clamp_min(torch.finfo(torch.float32).tiny)
@@ -84,27 +94,27 @@ def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str
             sd["weight_global_scale"] = read(p + "weight_global_scale", 0, ALL)
         w = comp.decompress(sd, ct)["weight"].float()
         if fam == "ct-float":
-            return w, float(_float_grid_var(w, 3).sum())
+            return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))
         if fam == "ct-nvfp4":
             s = _expand(scale, rows, cols) / sd["weight_global_scale"].float().reshape(1, 1)
-            return w, float(_fp4_var(w / s.clamp_min(1e-30), s).sum())
-        s = _expand(scale, rows, cols)
-        return w, float((s * s / 12).sum())
+            return w, float(_fp4_var(w / s.clamp_min(1e-30), s).sum(dtype=torch.float64))
+        return w, _scale_var(scale, rows, cols)
     if fam == "modelopt-fp8":
         scale = read(p + "weight_scale", 0, ALL).float()
         scale = scale.reshape(1, 1) if scale.numel() == 1 else scale.reshape(-1, 1)[r0:r1]
         w = read(p + "weight", r0, r1).float() * scale
-        return w, float(_float_grid_var(w, 3).sum())
+        return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))
     if fam == "modelopt-nvfp4":
         packed = read(p + "weight", r0, r1).to(torch.int64)
         q = torch.stack([E2M1[packed & 0xF], E2M1[packed >> 4]], dim=-1).reshape(rows, -1)[:, :cols]
         s = _expand(read(p + "weight_scale", r0, r1), rows, cols) * read(p + "weight_scale_2", 0, ALL).float()
-        return q * s, float(_fp4_var(q, s).sum())
+        return q * s, float(_fp4_var(q, s).sum(dtype=torch.float64))
     # MLX affine
     packed = read(p + "weight", r0, r1).to(torch.int64) & 0xFFFFFFFF
     per = 32 // scheme.bits
     shifts = torch.arange(per, dtype=torch.int64) * scheme.bits
     q = ((packed.unsqueeze(-1) >> shifts) & ((1 << scheme.bits) - 1)).reshape(rows, -1)[:, :cols].float()
-    s = _expand(read(p + "scales", r0, r1), rows, cols)
+    scales = read(p + "scales", r0, r1)
+    s = _expand(scales, rows, cols)
     b = _expand(read(p + "biases", r0, r1), rows, cols)
-    return q * s + b, float((s * s / 12).sum())
+    return q * s + b, _scale_var(scales, rows, cols)

@@ -29,7 +29,7 @@ TORCH_DTYPES: dict[str, torch.dtype] = {
     "U32": torch.uint32, "U16": torch.uint16, "U64": torch.uint64,
 }
 _BIT_DTYPES = {"U32": torch.int32, "U16": torch.int16, "U64": torch.int64}   # bit patterns; arithmetic masks them
-CHUNK_BYTES = 32 << 20     # raw bytes per side per step: bounds peak memory
+CHUNK_BYTES = 8 << 20      # raw bytes per side per step: bounds peak memory (float32 copies are 2-8x)
 
 
 @dataclass(frozen=True)

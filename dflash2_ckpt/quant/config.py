@@ -166,7 +166,8 @@ def _ct(q: Mapping[str, Any], where: str) -> QuantConfig:
 
 
 def _modelopt(q: Mapping[str, Any], where: str) -> QuantConfig:
-    inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+    nested = q.get("quantization")
+    inner: Mapping[str, Any] = nested if isinstance(nested, dict) else q
     algo = str(inner.get("quant_algo") or "").upper()
     key = "exclude_modules" if "exclude_modules" in inner else "ignore"
     if algo == "FP8":
