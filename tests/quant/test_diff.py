@@ -2,6 +2,8 @@
 tensors, the receipt, and the noise bound as a property over tensors quantized by compressed-tensors."""
 from __future__ import annotations
 
+import triton_mode  # noqa: F401  (before anything imports triton)
+
 import hashlib
 import json
 import sys
@@ -226,7 +228,7 @@ def test_quantized_by_compressed_tensors_is_noise_and_a_random_tensor_is_not(sch
     for r0 in range(0, rows, 64):         # chunking changes nothing
         part, n = dequantize_rows(s, cfg, qc, "x", read, (rows, cols), r0, r0 + 64)
         chunked.add(part, w[r0:r0 + 64], n)
-    assert abs(whole.err2 - chunked.err2) <= 1e-9 * max(whole.rr, 1e-30)
+    assert abs(whole.err2 - chunked.err2) <= 1e-5 * max(whole.err2, 1e-30)   # float32 dots per chunk
     whole.decide()
     assert whole.verdict == "quantization-noise", (whole.rel_rms, whole.predicted_rel_rms)
     other = Figures("x")
