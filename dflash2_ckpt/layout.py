@@ -1,4 +1,8 @@
-"""The tensors a DraftSpec implies (CONTRACT §5) and byte accounting by component."""
+"""The tensors a DraftSpec implies (CONTRACT §5), the one table of tensor roles, and byte accounting.
+
+Extending the role table (reduced-vocabulary heads, quantized logical shapes): add a RoleRule row
+above the row that would otherwise match; verify, convert and the smoke follow it.
+"""
 from __future__ import annotations
 
 import re
@@ -6,6 +10,7 @@ from dataclasses import dataclass
 from typing import Iterable, Literal
 
 from .formats.spec import DraftSpec
+from .quant.storage import AUX_SUFFIXES
 from .sources.safetensors_header import TensorInfo
 
 Component = Literal["trunk", "conv", "selector", "extras"]
@@ -52,20 +57,98 @@ def expected_tensors(spec: DraftSpec) -> list[Expected]:
     return out
 
 
-_CONV = re.compile(r"^layers\.\d+\.(attention_conv|mlp_conv)\.")
-_TRUNK = re.compile(r"^(fc\.|hidden_norm\.|norm\.|layers\.\d+\.(input_layernorm|post_attention_layernorm|self_attn|mlp)\.)")
+# ---------------------------------------------------------------------------------------------------
+# Tensor roles: what a stored tensor name IS, decided once. verify (checks/tensors), convert (plan) and
+# the smoke loader (smoke/weights) all ask role_of(); none keeps its own list of names.
+
+Role = Literal["trunk", "conv", "selector", "target-copy", "vocab-map", "alias", "quant-aux", "unknown"]
+# what convert does with a tensor of the role: keep it, write it under its canonical name, or drop it
+Fate = Literal["keep", "rename", "drop"]
+
+_QUANT_SUFFIXES = "|".join(sorted(AUX_SUFFIXES))
+_DRAFTER_PART = (r"(?:fc\.|hidden_norm\.|norm\.|candidate_selector\.|"
+                 r"layers\.\d+\.(?:input_layernorm|post_attention_layernorm|self_attn|mlp|attention_conv|mlp_conv)\.)")
+
+
+@dataclass(frozen=True)
+class RoleRule:
+    """One row of the role table. The first row whose pattern matches a name decides its role."""
+    role: Role
+    pattern: re.Pattern[str]
+    fate: Fate
+    reason: str = ""                 # why convert drops / renames it (shown in the plan)
+    code: str | None = None          # the verify finding a tensor of this row raises (None: a drafter part)
+    canonical: str | None = None     # alias: re.sub template giving the name the engines load
+    copies: str | None = None        # target-copy: the target table it duplicates (embed_tokens, lm_head, norm)
+
+
+def _rule(role: Role, pattern: str, fate: Fate, **kw: str | None) -> RoleRule:
+    return RoleRule(role, re.compile(pattern), fate, **kw)  # type: ignore[arg-type]
+
+
+_COPY = "copy of the target's table; the engines use the target's own"
+ROLE_TABLE: tuple[RoleRule, ...] = (
+    # copies of the target (CONTRACT §3: speculators 0.9.0 drops embed_tokens / verifier_* on save)
+    _rule("target-copy", r"^(?:model\.)?embed_tokens\.weight$", "drop", reason=_COPY, code="DF207",
+          copies="embed_tokens"),
+    _rule("target-copy", r"^(?:model\.)?(?:verifier_)?lm_head\.weight$", "drop", reason=_COPY, code="DF207",
+          copies="lm_head"),
+    _rule("target-copy", r"^verifier_norm\.weight$", "drop", reason=_COPY, code="DF207", copies="norm"),
+    _rule("vocab-map", r"^(?:t2d|d2t)(?:\.weight)?$", "drop", code="DF210",
+          reason="vocabulary map; a full-vocabulary drafter has no use for it"),
+    # quantization side tensors (compressed-tensors, ModelOpt, MLX, GPTQ / AWQ): checks/quant.py judges them
+    # per module from the quantization config (quant/storage.py lists the suffixes)
+    _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*\.(?:" + _QUANT_SUFFIXES + r"))$", "rename", canonical=r"\1",
+          code="DF202", reason="the engines load names without the model. prefix"),
+    _rule("quant-aux", r"\.(?:" + _QUANT_SUFFIXES + r")$", "keep"),
+    # names the engines do not load, each the variant of a drafter part (CONTRACT §5 "seen in the wild")
+    _rule("alias", r"^encoder\.fc\.weight$", "rename", canonical="fc.weight", code="DF208",
+          reason="the name the engines load"),
+    _rule("alias", r"^encoder\.output_norm_enc\.weight$", "rename", canonical="hidden_norm.weight",
+          code="DF208", reason="the name the engines load"),
+    _rule("alias", r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$", "rename",
+          canonical=r"\1", code="DF206", reason="the name the engines load"),
+    _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*)$", "rename", canonical=r"\1", code="DF202",
+          reason="the engines load names without the model. prefix"),
+    _rule("conv", r"^layers\.\d+\.(?:attention_conv|mlp_conv)\.", "keep"),
+    _rule("selector", r"^candidate_selector\.", "keep"),
+    _rule("trunk", r"^(?:fc\.|hidden_norm\.|norm\.|layers\.\d+\.(?:input_layernorm|post_attention_layernorm|"
+          r"self_attn|mlp)\.)", "keep"),
+)
+UNKNOWN = _rule("unknown", r"", "keep", code="DF202")
+
+
+@dataclass(frozen=True)
+class TensorRole:
+    name: str
+    role: Role
+    canonical: str            # the name the engines load (differs from `name` for an alias)
+    rule: RoleRule
+
+    @property
+    def component(self) -> Component:
+        """Byte-accounting bucket: the drafter part an alias or quantization tensor belongs to."""
+        if self.role in ("trunk", "conv", "selector"):
+            return self.role
+        if self.role in ("alias", "quant-aux"):
+            # an alias counts as the part it names; a quantization tensor as the module it belongs to
+            inner = self.canonical if self.role == "alias" else re.sub(r"\.[A-Za-z_0-9]+$", ".weight", self.name)
+            return role_of(inner).component
+        return "extras"
+
+
+def role_of(name: str) -> TensorRole:
+    for rule in ROLE_TABLE:
+        m = rule.pattern.search(name)
+        if m:
+            canon = m.expand(rule.canonical) if rule.canonical else name
+            return TensorRole(name, rule.role, canon, rule)
+    return TensorRole(name, "unknown", name, UNKNOWN)
 
 
 def component_of(name: str) -> Component:
     """Which part of the drafter a stored tensor belongs to, by name (variants included)."""
-    bare = name[len("model."):] if name.startswith("model.") else name
-    if _CONV.match(bare):
-        return "conv"
-    if bare.startswith("candidate_selector."):
-        return "selector"
-    if _TRUNK.match(bare):
-        return "trunk"
-    return "extras"
+    return role_of(name).component
 
 
 def bytes_by_component(tensors: Iterable[TensorInfo]) -> dict[Component, int]:

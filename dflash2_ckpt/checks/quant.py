@@ -18,6 +18,7 @@ from ..quant.view import QuantModule, QuantView, build_view
 
 if TYPE_CHECKING:
     from ..checkpoint import Checkpoint
+    from .context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF220", "DF221", "DF222", "DF223", "DF224", "DF225", "DF226", "DF227",
                                    "DF228", "DF229"})
@@ -80,6 +81,14 @@ def _config_findings(view: QuantView, ckpt: Checkpoint) -> list[Finding]:
     return []
 
 
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only for a DFlash drafter whose headers were read, like the tensors family."""
+    ckpt = ctx.checkpoint
+    if ckpt.detection is None or not ckpt.detection.is_dflash or not ckpt.tensors:
+        return []
+    return quant_findings(ckpt)
+
+
 def quant_findings(ckpt: Checkpoint) -> list[Finding]:
     view = build_view(ckpt)
     out = _config_findings(view, ckpt)
@@ -90,7 +99,8 @@ def quant_findings(ckpt: Checkpoint) -> list[Finding]:
                            f"{', ...' if len(names) > 4 else ''}) but the config has no quantization_config: "
                            "engines build dense modules and leave them uninitialised. Add the quantizer's "
                            "quantization_config or publish dense weights", tensor=f"{names[0]}",
-                           details={"modules": names}))
+                           details={"modules": names,
+                                    "tensors": sorted(t for n in names for t in view.modules[n].tensors)}))
     for m in view.modules.values():
         if _DENSE_ONLY.search(m.module):
             out.append(Finding("DF221", f"{m.module} is stored quantized ({m.label}); vLLM builds the conv "

@@ -9,11 +9,10 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from ..findings import Finding
 from ..sources import Source
-from ..verify import Report
 from .compare import Figures, dtype_noise
 from .sides import CHUNK_BYTES, Side, open_side, register_opener
 
@@ -25,16 +24,25 @@ Progress = Callable[[int, int, str], None]     # (done, total, tensor name)
 
 @dataclass
 class DiffResult:
+    """A report kind (dflash2_ckpt.report): kind, subject, findings, to_json; plus the figures."""
     derived: str
     reference: str
     figures: list[Figures]
     seconds: float
     sides: tuple[Side, Side]
     counts: dict[str, int] = field(default_factory=dict)
+    kind: ClassVar[str] = "diff"
 
-    def failed(self) -> bool:
-        return any(f.verdict in ("different", "missing") for f in self.figures)
+    @property
+    def subject(self) -> str:
+        return f"{self.derived} vs {self.reference}"
 
+    def failed(self, strict: bool = False) -> bool:
+        """different / missing tensors; with strict, extra ones too."""
+        bad = ("different", "missing", "extra") if strict else ("different", "missing")
+        return any(f.verdict in bad for f in self.figures)
+
+    @property
     def findings(self) -> list[Finding]:
         out = []
         for f in self.figures:
@@ -56,11 +64,10 @@ class DiffResult:
                                details={"tensors": [f.name for f in noise]}))
         return out
 
-    def report(self) -> Report:
-        summary = {"derived": self.derived, "reference": self.reference, "counts": self.counts,
-                   "seconds": round(self.seconds, 3)}
-        return Report(f"{self.derived} vs {self.reference}", summary, tuple(self.findings()), 0,
-                      extra={"tensors": [f.to_json() for f in self.figures]})
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "derived": self.derived, "reference": self.reference,
+                "passed": not self.failed(), "counts": self.counts, "seconds": round(self.seconds, 3),
+                "findings": [f.to_json() for f in self.findings], "tensors": [f.to_json() for f in self.figures]}
 
     def receipt(self, hash_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
         """The sha256 of every file on both sides and the per-tensor figures (reads every file once)."""

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Protocol
 import torch
 
 from ..checkpoint import open_checkpoint
-from ..checks.tensors import canonical_name
+from ..layout import role_of
 from ..errors import SourceError
 from ..quant.view import build_view
 from ..sources import Source
@@ -71,7 +71,7 @@ class SafetensorsSide:
         self._dense: dict[str, TensorInfo] = {}
         self._quant: dict[str, str] = {}      # logical name -> module
         for name, t in self.view.logical.items():
-            canon, _ = canonical_name(name[len("model."):] if name.startswith("model.") else name)
+            canon = role_of(name).canonical          # both sides compared under the names the engines load
             mod = next((m for m in self.view.modules.values() if m.weight == name), None)
             if mod is not None and mod.scheme is not None and mod.logical is not None:
                 rows, cols = _rows_of(mod.logical)

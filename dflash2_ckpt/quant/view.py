@@ -91,9 +91,11 @@ def _infer(config: QuantConfig | None, suffixes: set[str], main_dtype: str | Non
 
 
 def build_view(ckpt: Checkpoint) -> QuantView:
-    cached: QuantView | None = getattr(ckpt, "_quant_view", None)
-    if cached is not None:
-        return cached
+    # opened once per checkpoint; keyed on the tensor map and config it was built from, which callers may swap
+    key = (id(ckpt.tensors), len(ckpt.tensors), id(ckpt.config))
+    cached: tuple[tuple[int, int, int], QuantView] | None = getattr(ckpt, "_quant_view", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     view = QuantView(classes=module_classes(ckpt))
     _read_config(ckpt, view)
     grouped: dict[str, dict[str, TensorInfo]] = {}
@@ -123,7 +125,7 @@ def build_view(ckpt: Checkpoint) -> QuantView:
     for name, t in ckpt.tensors.items():
         if name not in view.aux:
             view.logical.setdefault(name, t)
-    setattr(ckpt, "_quant_view", view)
+    setattr(ckpt, "_quant_view", (key, view))
     return view
 
 

@@ -107,7 +107,7 @@ def test_zeroed_transposed_swapped_missing_extra(tmp_path: Path) -> None:
     reasons = {f.name: f.reason for f in r.figures}
     assert reasons["fc.weight"].startswith("zeroed") and reasons["layers.0.mlp.down_proj.weight"].startswith("transposed")
     assert reasons[up].startswith("random or swapped")
-    assert {f.code for f in r.findings()} == {"DF230", "DF231", "DF232"}
+    assert {f.code for f in r.findings} == {"DF230", "DF231", "DF232"}
 
 
 def test_bf16_copy_of_an_f32_reference_is_rounding_not_damage(tmp_path: Path) -> None:
