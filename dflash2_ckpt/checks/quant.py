@@ -72,7 +72,7 @@ def _unmatched_ignores(cfg: QuantConfig, classes: dict[str, str | None]) -> list
     return out
 
 
-def _config_findings(view: QuantView, ckpt: Checkpoint) -> list[Finding]:
+def _config_findings(view: QuantView) -> list[Finding]:
     if view.unknown_method:
         return [Finding("DF228", f"{view.config_error}; its modules are not checked", field="quantization_config")]
     if view.config_error:
@@ -91,7 +91,7 @@ def check(ctx: CheckContext) -> list[Finding]:
 
 def quant_findings(ckpt: Checkpoint) -> list[Finding]:
     view = build_view(ckpt)
-    out = _config_findings(view, ckpt)
+    out = _config_findings(view)
     cfg = view.config
     if view.modules and cfg is None and not view.config_error:
         names = sorted(view.modules)

@@ -44,11 +44,21 @@ class TensorMeta:
 class Side(Protocol):
     label: str
 
-    def tensors(self) -> dict[str, TensorMeta]: ...
-    def rows(self, name: str, r0: int, r1: int) -> tuple[torch.Tensor, float]: ...
-    """(float32 rows as [r1-r0, cols], predicted squared rounding error over them; 0 when stored dense)"""
-    def files(self) -> Iterator[tuple[str, Callable[[], Iterator[bytes]]]]: ...
-    def receipt_extra(self) -> dict[str, Any]: ...
+    def tensors(self) -> dict[str, TensorMeta]:
+        """Logical name (as the engines load it) -> its metadata."""
+        ...
+
+    def rows(self, name: str, r0: int, r1: int) -> tuple[torch.Tensor, float]:
+        """(float32 rows r0:r1 as [r1-r0, cols], predicted squared rounding error over them; 0 when dense)"""
+        ...
+
+    def files(self) -> Iterator[tuple[str, Callable[[], Iterator[bytes]]]]:
+        """Every file of the side with a reader of its bytes in bounded chunks (for the receipt)."""
+        ...
+
+    def receipt_extra(self) -> dict[str, Any]:
+        """What the receipt records about the side beyond its files (Hub: repo, revision, commit)."""
+        ...
 
 
 def _rows_of(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -120,8 +130,7 @@ class SafetensorsSide:
             yield name, chunks
 
     def receipt_extra(self) -> dict[str, Any]:
-        extra = dict(getattr(self.ckpt.source, "report_extra", lambda: {})())
-        return extra
+        return dict(getattr(self.ckpt.source, "report_extra", lambda: {})())
 
 
 Opener = Callable[[str | os.PathLike[str]], "Side | None"]
