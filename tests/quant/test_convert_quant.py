@@ -59,3 +59,27 @@ def test_a_regex_that_names_the_old_path_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConversionError, match="another scheme"):
         convert(src, tmp_path / "flat", to="flat", target=TARGET)
     assert not (tmp_path / "flat").exists()
+
+
+def test_modelopt_hf_quant_config_travels_with_the_checkpoint(tmp_path: Path) -> None:
+    """A ModelOpt NVFP4 export keeps its scheme in hf_quant_config.json: convert copies the file verbatim."""
+    base = json.loads((FIXTURES / "good" / "nested-v2" / "config.json").read_text())
+    dense = open_checkpoint(FIXTURES / "good" / "nested-v2").tensors.values()
+    tensors = []
+    for t in dense:
+        mod = t.name[:-len(".weight")]
+        if len(t.shape) == 2 and t.name.endswith(".weight") and "kernel_projection" not in t.name \
+                and "candidate_selector" not in t.name:
+            out, inn = t.shape
+            tensors += [(t.name, "U8", (out, inn // 2)), (f"{mod}.weight_scale", "F8_E4M3", (out, inn // 16)),
+                        (f"{mod}.weight_scale_2", "F32", ()), (f"{mod}.input_scale", "F32", ())]
+        else:
+            tensors.append((t.name, t.dtype, t.shape))
+    src = materialise(tmp_path / "mo", base, tensors)
+    hf = {"quantization": {"quant_algo": "NVFP4", "group_size": 16,
+                           "exclude_modules": ["*kernel_projection", "candidate_selector*"]}}
+    (src / "hf_quant_config.json").write_text(json.dumps(hf))
+    convert(src, tmp_path / "flat", to="flat", target=TARGET)
+    assert json.loads((tmp_path / "flat" / "hf_quant_config.json").read_text()) == hf
+    mods = quantized_modules(open_checkpoint(tmp_path / "flat"))
+    assert mods == quantized_modules(open_checkpoint(src)) and set(mods.values()) == {"nvfp4"}
