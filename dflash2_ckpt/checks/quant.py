@@ -65,8 +65,9 @@ def _unmatched_ignores(cfg: QuantConfig, classes: dict[str, str | None]) -> list
     for pat in cfg.ignore:
         if pat in _TARGET_MODULES:
             continue
-        hit = any((cfg.ignored_by(mod, cls) == pat) if cfg.library == "modelopt" else ct_match(mod, cls, pat)
-                  for mod, cls in classes.items())
+        # module paths as the drafter class names them, and as a model.-wrapped export would
+        hit = any((cfg.ignored_by(p + mod, cls) == pat) if cfg.library == "modelopt" else ct_match(p + mod, cls, pat)
+                  for mod, cls in classes.items() for p in ("", "model."))
         if not hit:
             out.append(pat)
     return out
