@@ -12,6 +12,7 @@ from typing import Any, Literal, Mapping
 
 from ..errors import ConversionError, ConversionUsageError
 from ..formats.spec import V2_KEYS, DraftSpec
+from ..quant.config import CONFIG_KEYS
 from .exactness import flat_causality_for_nested, nested_causality_for_flat
 
 SPECULATORS_VERSION = "0.9.0"   # the flat layout written is the one speculators 0.9.0 saves
@@ -28,7 +29,6 @@ FLAT_TOP_RESERVED = frozenset({"architectures", "speculators_model_type", "specu
 # Hugging Face keys both halves of a flat config may carry; the nested root holds one of each
 SHARED_HF = ("dtype", "torch_dtype", "transformers_version", "tie_word_embeddings")
 ARCH = {"v1": "DFlashDraftModel", "v2": "DFlash2DraftModel"}
-QUANT_KEYS = ("quantization_config", "quantization")   # top level in both dialects (convert/quant.py)
 ALGO = {"v1": "dflash", "v2": "dflash2"}
 
 Action = Literal["moved", "changed", "dropped", "added"]
@@ -119,7 +119,7 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
             w.drop(k, v, "the flat dialect has no such field; speculators reads the verifier's own config")
         elif k == "auto_map":
             w.drop(k, v, "remote code of the nested repository; speculators loads by speculators_model_type")
-        elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version", *QUANT_KEYS):
+        elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version", *CONFIG_KEYS):
             w.move(out, k, v, k, k)     # quantization_config: top level, where from_pretrained reads it
         elif k == "tie_word_embeddings":
             w.move(out, k, v, k, k)
@@ -206,7 +206,7 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
             dc["target_layer_ids"] = ids
             w.changes.append(KeyChange("changed", k, "dflash_config.target_layer_ids", ids, v,
                                        "the nested dialect counts decoder layers: target = aux - 1"))
-        elif k == "architectures" or k in QUANT_KEYS:
+        elif k == "architectures" or k in CONFIG_KEYS:
             w.move(root, k, v, k, k)
         elif k in DRAFTER_KEYS:
             w.move(dc, k, v, k, f"dflash_config.{k}")

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+# the config.json keys holding a quantization config (MLX writes `quantization`); top level in both dialects
+CONFIG_KEYS = ("quantization_config", "quantization")
 Library = Literal["compressed-tensors", "modelopt", "mlx"]
 Family = Literal["ct-pack", "ct-float", "ct-nvfp4", "modelopt-fp8", "modelopt-nvfp4", "mlx-affine"]
 CT_FORMATS: dict[str, Family] = {"pack-quantized": "ct-pack", "float-quantized": "ct-float",
