@@ -211,3 +211,17 @@ def test_header_level_verify_of_a_quantized_drafter_never_imports_torch() -> Non
             "from dflash2_ckpt.cli import main; "
             "assert 'torch' not in sys.modules and 'compressed_tensors' not in sys.modules, 'imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_engine_profiles_judge_the_header_detected_schemes() -> None:
+    """The per-engine verdicts come from quantized_modules: SGLang drops a W4A16 fc silently, vLLM <= 0.29
+    cannot build weight-quantized drafter projections; a dense drafter gets neither."""
+    from dflash2_ckpt.compat import compat
+    quant = {(v.profile.engine, v.profile.versions.label): v for v in compat(Q / "w4a16").verdicts}
+    dense = {(v.profile.engine, v.profile.versions.label): v for v in compat(FIXTURES / "good" / "nested-v2").verdicts}
+    sglang = next(k for k in quant if k[0] == "sglang" and ">=" in k[1])
+    assert quant[sglang].verdict == "degraded" and "DF807" in {r.code for r in quant[sglang].reasons}
+    assert "DF807" not in {r.code for r in dense[sglang].reasons}
+    vllm = [k for k in quant if k[0] == "vllm" and quant[k].verdict != "unsupported"]
+    assert any("DF806" in {r.code for r in quant[k].reasons} for k in vllm)
+    assert not any("DF806" in {r.code for r in dense[k].reasons} for k in vllm)
