@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .rows import Row, column
-from .run import AuditResult
+
+if TYPE_CHECKING:
+    from .run import AuditResult
 
 _VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
                  "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from ..errors import Dflash2Error
 from .cache import AuditCache, cache_key
@@ -26,6 +26,23 @@ class AuditResult:
     requests: int | None = None            # HTTP requests made to the Hub (when rate-limited)
     cache_hits: int = 0
     stats: dict[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "audit"
+    findings: ClassVar[tuple[Any, ...]] = ()      # per-drafter findings live in the rows
+
+    @property
+    def subject(self) -> str:
+        return f"{len(self.rows)} drafter(s)"
+
+    def failed(self, strict: bool = False) -> bool:
+        return not self.passed()
+
+    def to_markdown(self) -> str:
+        from .render import to_markdown
+        return to_markdown(self)
+
+    def to_html(self) -> str:
+        from .render import to_html
+        return to_html(self)
 
     @property
     def columns(self) -> list[str]:
