@@ -77,15 +77,17 @@ def hub_search(query: str, *, token: str | None = None, limit: int = MAX_SEARCH_
     q = parse_query(query)
     if not (q.words or q.tags or q.author or q.architectures):
         raise SourceError("an empty Hub search", path=query, hint='e.g. --hub-search "dflash arch:DFlash2DraftModel"')
-    from ..sources.hub import hub_error
-    api = HfApi(token=token)
+    from ..sources.hub import hub_settings
+    from ..sources.hub_errors import Where, from_exception
+    endpoint = hub_settings()["endpoint"]
+    api = HfApi(endpoint=endpoint, token=token)
     try:
         listed = api.list_models(search=q.words, filter=list(q.tags) or None, author=q.author,
                                  fetch_config=bool(q.architectures), limit=limit)
         out = [m.id for m in listed
                if not q.architectures or set(q.architectures) & set(_architectures(getattr(m, "config", None)))]
-    except Exception as e:   # noqa: BLE001  (hub_error maps the library's errors, re-raises the rest)
-        raise hub_error(e, f"Hub search {query!r}") from None
+    except Exception as e:   # noqa: BLE001  (one typed error, whatever the client raised)
+        raise from_exception(e, Where("", None, endpoint, f"Hub search {query!r}")) from None
     return out
 
 

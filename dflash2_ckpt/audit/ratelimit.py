@@ -8,34 +8,36 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 class RateLimiter:
     """Token bucket: at most `rate` requests per second on average, bursts of at most `burst`."""
 
-    def __init__(self, rate: float, burst: int | None = None) -> None:
+    def __init__(self, rate: float, burst: int | None = None, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         if rate <= 0:
             raise ValueError("rate must be positive")
         self.rate = rate
         self.burst = float(burst if burst is not None else max(1, int(rate)))
+        self._clock, self._sleep = clock, sleep
         self._tokens = self.burst
-        self._last = time.monotonic()
+        self._last = clock()
         self._lock = threading.Lock()
         self.requests = 0
 
     def acquire(self) -> None:
         while True:
             with self._lock:
-                now = time.monotonic()
+                now = self._clock()
                 self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
                 self._last = now
-                if self._tokens >= 1:
-                    self._tokens -= 1
+                if self._tokens >= 1 - 1e-9:          # float slack: a refill of exactly one token may round below
+                    self._tokens = max(0.0, self._tokens - 1)
                     self.requests += 1
                     return
                 wait = (1 - self._tokens) / self.rate
-            time.sleep(wait)
+            self._sleep(wait)
 
 
 @contextmanager

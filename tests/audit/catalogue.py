@@ -10,7 +10,8 @@ from hub.fakehub import FakeHub
 from conftest import FIXTURES, REAL, real_config
 
 BROKEN = ["tensor-missing", "fc-wrong-shape", "v2-tensors-missing", "v2-tensors-under-v1", "mask-id-out-of-vocab",
-          "group-size-not-divisor", "header-truncated", "dspark-not-dflash", "no-weights", "weight-wrong-dtype"]
+          "group-size-not-divisor", "header-truncated", "dspark-not-dflash", "no-weights", "weight-wrong-dtype", "shard-missing",
+          "index-disagrees"]
 
 
 def build(hub: FakeHub, scratch: Path) -> dict[str, str]:
@@ -26,6 +27,9 @@ def build(hub: FakeHub, scratch: Path) -> dict[str, str]:
     for n in range(6):
         hub.add_commit(f"zlab/nested-v1-{n:02d}", good / "nested-v1", tags={"dflash"})
         kinds[f"zlab/nested-v1-{n:02d}"] = "good"
+    for n in range(4):
+        hub.add_commit(f"spec/flat-v1-{n:02d}", good / "flat-v1", tags={"dflash", "speculators"})
+        kinds[f"spec/flat-v1-{n:02d}"] = "good"
     for name in ("z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2"):
         tsv = REAL / f"{name}.tensors.tsv"
         if tsv.exists():
@@ -35,7 +39,7 @@ def build(hub: FakeHub, scratch: Path) -> dict[str, str]:
             kinds[repo] = "real"
     for b in BROKEN:
         hub.add_commit(f"broken/{b}", FIXTURES / "broken" / b, tags={"dflash"})
-        kinds[f"broken/{b}"] = "broken"
+        kinds[f"broken/{b}"] = "empty" if b == "no-weights" else "broken"
     # hostile: gated, gone after its metadata was read, answering 429 twice, an empty repo
     hub.add_commit("org/gated", good / "nested-v2", gated=True, granted={"hf_granted"})
     kinds["org/gated"] = "gated"
