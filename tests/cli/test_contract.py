@@ -39,6 +39,8 @@ def cases(tmp: Path) -> list[tuple[list[str], int]]:
         (["diff", str(FIXTURES / "quantized" / "w4a16"), "--reference", GOOD], 0),
         (["diff", str(FIXTURES / "broken" / "quant-random-fc"), "--reference", GOOD], 1),
         (["diff", GOOD], 2), (["diff", str(tmp / "missing"), "--reference", GOOD], 3),
+        (["audit", GOOD, "--engine", "vllm"], 0), (["audit", GOOD, BROKEN], 1), (["audit", GOOD, "--jobs", "0"], 2),
+        (["audit", str(tmp / "missing")], 3),
     ]
 
 
