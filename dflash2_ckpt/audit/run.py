@@ -84,12 +84,17 @@ class AuditResult:
 
 
 def _fingerprint() -> str:
-    """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles."""
+    """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles
+    (their source text: a stable stand-in for the profile data, which holds functions whose repr is not)."""
     import hashlib
+    from pathlib import Path
 
     from .. import __version__
-    from ..engines import PROFILES
-    return hashlib.sha256(repr((__version__, PROFILES)).encode()).hexdigest()[:16]
+    from .. import engines
+    h = hashlib.sha256(__version__.encode())
+    for path in sorted(Path(engines.__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:

@@ -173,3 +173,14 @@ def test_local_directories_are_audited_too(fixtures_dir: Path) -> None:
                    rate=None)
     assert result.rows[0].readable and result.rows[0].counts["error"] == 0
     assert result.rows[1].counts["error"] > 0
+
+
+def test_cache_fingerprint_is_the_same_in_another_process() -> None:
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    code = "from dflash2_ckpt.audit.run import _fingerprint; print(_fingerprint())"
+    runs = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}).stdout for _ in range(2)}
+    assert len(runs) == 1 and len(runs.pop().strip()) == 16

@@ -26,6 +26,7 @@ import re
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -95,6 +96,7 @@ class FakeHub:
         self.log: list[Logged] = []
         self.commit_requests: list[dict[str, Any]] = []
         self.down = False                   # answer nothing useful (simulates an outage) when set
+        self.latency = 0.0                  # seconds each answer waits, as a network round trip would
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
         self._n = 0
@@ -238,6 +240,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self._route()
 
         def _route(self) -> None:
+            if hub.latency:
+                time.sleep(hub.latency)
             if hub.down:
                 self._send(503, b"down")
                 return
