@@ -47,6 +47,8 @@ def layer_causality(spec: DraftSpec, engine: Engine) -> tuple[bool, ...] | None:
         return None  # SGLang and older vLLM read only the nested dialect
     if engine == "speculators":
         return None
+    if spec.dialect == "assistant" and engine != "vllm":
+        return None  # only current vLLM routes the assistant export to a DFlash model (formats/assistant.py)
     if engine == "vllm":
         if keys.is_causal is not None:
             return _all(spec, keys.is_causal)

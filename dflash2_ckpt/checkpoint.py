@@ -178,16 +178,17 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     else:
         ckpt.findings.append(Finding("DF100", f"no {CONFIG} in {source.label}", file=CONFIG,
                                      details={"hint": "a drafter checkpoint needs its config.json beside the weights"}))
-    if ckpt.config is not None:
-        ckpt.detection = detect(ckpt.config)
-        spec, found = to_spec(ckpt.config, ckpt.detection)
-        ckpt.findings += found
-        if spec is not None:
-            ckpt.spec = spec
-            ckpt.findings += spec_rules(spec, ckpt.config)
     shards = _scan_files(ckpt)
     if not shards and not any(f.code in ("DF604", "DF607", "DF608") for f in ckpt.findings):
         ckpt.findings.append(Finding("DF601", f"no .safetensors weights in {source.label}",
                                      details={"files": files[:20]}))
     _merge_headers(ckpt, shards)
+    if ckpt.config is not None:
+        # after the headers: tensor names are part of what identifies the assistant dialect
+        ckpt.detection = detect(ckpt.config, ckpt.tensors)
+        spec, found = to_spec(ckpt.config, ckpt.detection)
+        ckpt.findings += found
+        if spec is not None:
+            ckpt.spec = spec
+            ckpt.findings += spec_rules(spec, ckpt.config)
     return ckpt

@@ -60,6 +60,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF302", "v2-tensors-missing", "error", "a v2 architecture whose file lacks the conv / selector tensors"),
     Code("DF303", "version-contradiction", "error", "config fields say one DFlash version and the architecture the other"),
     Code("DF304", "not-dflash", "error", "the config describes another drafter (DSpark, EAGLE-3, ...) or no drafter"),
+    Code("DF305", "assistant-dialect", "info", "DFlash v1 in the assistant export dialect (encoder.* names); which engines load those names"),
     # DF4xx causality
     Code("DF401", "engines-disagree", "warning", "engines resolve a layer's in-block causality differently"),
     Code("DF402", "causal-keys-conflict", "warning", "top-level is_causal and dflash_config.causal disagree"),

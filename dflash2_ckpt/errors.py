@@ -57,5 +57,9 @@ class ConversionError(Dflash2Error):
     """A conversion cannot be exact and was refused, or its output failed verification."""
 
 
+class UsageError(Dflash2Error):
+    """The inputs do not say enough to run (e.g. no verifier architectures for a flat output); exit 2."""
+
+
 class MissingDependencyError(Dflash2Error):
     """An optional extra (e.g. `[smoke]`) is needed for this command."""

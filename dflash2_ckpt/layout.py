@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from .formats.assistant import ASSISTANT_TENSORS
 from .formats.spec import DraftSpec
 from .sources.safetensors_header import TensorInfo
 
@@ -56,9 +57,14 @@ _CONV = re.compile(r"^layers\.\d+\.(attention_conv|mlp_conv)\.")
 _TRUNK = re.compile(r"^(fc\.|hidden_norm\.|norm\.|layers\.\d+\.(input_layernorm|post_attention_layernorm|self_attn|mlp)\.)")
 
 
+# Role "alias": a stored name that another dialect uses for an expected tensor; it counts as that tensor.
+ALIASES: dict[str, str] = dict(ASSISTANT_TENSORS)
+
+
 def component_of(name: str) -> Component:
     """Which part of the drafter a stored tensor belongs to, by name (variants included)."""
     bare = name[len("model."):] if name.startswith("model.") else name
+    bare = ALIASES.get(bare, bare)
     if _CONV.match(bare):
         return "conv"
     if bare.startswith("candidate_selector."):

@@ -24,7 +24,8 @@ def run(*args: str) -> tuple[int, dict]:
 def test_good_fixture_passes_clean(name: str) -> None:
     code, report = run(str(FIXTURES / "good" / name), "--strict")
     assert code == 0, report["findings"]
-    assert report["findings"] == []
+    # the assistant export is clean too; its one note says which engines load its encoder.* names
+    assert [f["code"] for f in report["findings"]] == (["DF305"] if name.startswith("assistant") else [])
 
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))

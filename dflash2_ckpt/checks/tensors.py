@@ -5,11 +5,9 @@ import re
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..layout import Expected, component_of, expected_tensors
+from ..layout import ALIASES, Expected, component_of, expected_tensors
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 
-# stored name -> the name engines load, for variants seen in the wild
-_ENCODER_NAMES = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}
 _CODEBOOK_SUFFIX = re.compile(r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$")
 _TARGET_COPIES = {"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight"}
 _QUANTIZED = re.compile(r"\.(weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|g_idx|"
@@ -21,8 +19,8 @@ _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float
 
 def canonical_name(name: str) -> tuple[str, str | None]:
     """(name the engines load, finding code of the variant or None)."""
-    if name in _ENCODER_NAMES:
-        return _ENCODER_NAMES[name], "DF208"
+    if name in ALIASES:
+        return ALIASES[name], "DF208"
     m = _CODEBOOK_SUFFIX.match(name)
     if m:
         return m.group(1), "DF206"
@@ -42,7 +40,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
             out.append(Finding("DF206", f"{name} should be named {canon}: vLLM loads only the bare codebook name "
                                "and leaves the selector uninitialised otherwise. `dflash2-ckpt convert` renames it",
                                tensor=name, details={"rename_to": canon}))
-        elif variant == "DF208":
+        elif variant == "DF208" and (ckpt.detection is None or ckpt.detection.dialect != "assistant"):
             out.append(Finding("DF208", f"{name} is the assistant-export name of {canon}; the engines load {canon}",
                                tensor=name, details={"rename_to": canon}))
         if name in _TARGET_COPIES:

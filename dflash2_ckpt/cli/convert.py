@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..errors import ConversionError
+from ..errors import ConversionError, UsageError
 from ..convert.report import ConversionReport
 
 
@@ -94,19 +94,26 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
               help="Target model directory (config.json): num_target_layers when going nested, the verifier "
                    "when going flat; also checks that the drafter fits it.")
 @click.option("--verifier-name", default=None, help="Verifier repo id written in speculators_config (flat).")
+@click.option("--verifier-arch", "verifier_archs", multiple=True,
+              help="Verifier architecture class written in speculators_config (flat), when --target is not given.")
 @click.option("--dry-run", is_flag=True, help="Print the config diff and the tensor plan; write nothing.")
 @click.option("--force", is_flag=True, help="Replace an existing DST, only after the new one verified.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @guarded
-def convert_command(src: str, dst: str, to: str, target: str | None, verifier_name: str | None, dry_run: bool,
-                    force: bool, fmt: str) -> int:
+def convert_command(src: str, dst: str, to: str, target: str | None, verifier_name: str | None,
+                    verifier_archs: tuple[str, ...], dry_run: bool, force: bool, fmt: str) -> int:
     """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects, exactly."""
-    from . import EXIT_FINDINGS, EXIT_OK, _stderr, _stdout
+    from . import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _stderr, _stdout
     from ..convert import convert
     _sigterm_unwinds()
     try:
         report = convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
-                         dry_run=dry_run, force=force)
+                         verifier_architectures=verifier_archs, dry_run=dry_run, force=force)
+    except UsageError as e:
+        _stderr().print(f"[bold red]usage:[/] {escape(e.message)}", markup=True)
+        if e.hint:
+            _stderr().print(f"  hint: {e.hint}")
+        return EXIT_USAGE
     except ConversionError as e:
         if fmt == "json":
             click.echo(json.dumps({"src": src, "dst": dst, "to": to, "refused": True, "reason": e.message,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
-from ..errors import ConversionError
+from ..errors import ConversionError, UsageError
 from ..formats.spec import V2_KEYS, DraftSpec
 from .exactness import flat_causality_for_nested, nested_causality_for_flat
 
@@ -93,6 +93,10 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
         raise ConversionError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
                               "config does not say which model that is",
                               hint="pass --target DIR (the target model) or --verifier-name ORG/NAME")
+    if not verifier.architectures:
+        raise UsageError("the flat dialect records the verifier's architectures (speculators_config.verifier."
+                         f"architectures) and nothing says what {verifier.name_or_path} is",
+                         hint="pass --target DIR (its config.json gives them) or --verifier-arch CLASS")
     w, out, tlc = _Writer(), {}, {}
     version = spec.version
     dc: Mapping[str, Any] = src["dflash_config"]

@@ -15,10 +15,12 @@ from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
 from ..layout import expected_tensors
 from ..sources.safetensors_header import TensorInfo, build_header
+from .assistant import assistant_to_nested
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
 from .exactness import drafter_differences
 
 Dialect = Literal["nested", "flat"]
+SourceDialect = Literal["nested", "flat", "assistant"]
 # copies of the target's tables; no engine of either dialect loads them (speculators 0.9.0 drops them on save)
 TARGET_COPIES = frozenset({"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight",
                            "model.lm_head.weight", "verifier_lm_head.weight", "verifier_norm.weight"})
@@ -77,7 +79,7 @@ class OutShard:
 class ConversionPlan:
     src: str
     dst: str
-    src_dialect: Dialect
+    src_dialect: SourceDialect
     to: Dialect
     version: str
     config: dict[str, Any]
@@ -201,7 +203,16 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     assert spec is not None and config is not None and det is not None and det.dialect is not None
     if det.dialect == to:
         raise ConversionError(f"the source is already in the {to} dialect; nothing to convert", path=ckpt.label)
-    if to == "flat":
+    if det.dialect == "assistant":
+        new, changes, notes = assistant_to_nested(config, spec)
+        if to == "flat":   # through the nested form, which nested_to_flat already writes exactly
+            nested_spec, found = to_spec(new)
+            if nested_spec is None:
+                raise ConversionError("internal: the nested form does not parse: "
+                                      + "; ".join(f.message for f in found))
+            new, more, more_notes = nested_to_flat(new, nested_spec, verifier)
+            changes, notes = changes + more, notes + more_notes
+    elif to == "flat":
         new, changes, notes = nested_to_flat(config, spec, verifier)
     else:
         new, changes, notes = flat_to_nested(config, spec, num_target_layers)

@@ -33,7 +33,7 @@ def test_convert_json(tmp_path: Path) -> None:
 
 def test_dry_run_text_shows_diff_and_plan(tmp_path: Path) -> None:
     src = build(tmp_path / "src", nested_config(p()))
-    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "org/target",
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "org/target", "--verifier-arch", "Qwen3ForCausalLM",
                        "--dry-run")
     assert code == 0 and "dry run" in out and "aux_hidden_state_layer_ids" in out
     assert "sliding_window_non_causal" in out and "copied bit for bit" in out
@@ -44,9 +44,9 @@ def test_refusal_exits_1_with_reason(tmp_path: Path) -> None:
     cfg = nested_config(p(layer_types=["sliding_attention", "full_attention"]))
     cfg["is_causal"] = cfg["dflash_config"]["causal"] = True
     src = build(tmp_path / "src", cfg)
-    code, out, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b")
+    code, out, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM")
     assert code == 1 and "refused" in err and "full_attention" in err
-    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM",
                        "--format", "json")
     assert code == 1 and json.loads(out)["refused"] is True
 
