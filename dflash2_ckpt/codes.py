@@ -55,6 +55,11 @@ _TABLE: tuple[Code, ...] = (
     Code("DF209", "quantized-tensors", "error", "quantized tensors (weight_packed / weight_scale); the engines load dense drafters"),
     Code("DF210", "vocab-maps", "warning", "t2d / d2t vocabulary maps; DFlash2 uses the full target vocabulary"),
     Code("DF211", "config-dtype-mismatch", "info", "config dtype differs from the stored tensors"),
+    Code("DF212", "own-draft-head", "info", "lm_head is the drafter's own head over a reduced draft vocabulary (v1), not a target copy"),
+    Code("DF213", "vocab-map-layout", "error", "d2t / t2d have the wrong shape or dtype for draft_vocab_size and the target vocabulary"),
+    Code("DF214", "vocab-maps-missing", "error", "a reduced-vocabulary drafter without its d2t / t2d maps; they would load as zeros"),
+    Code("DF215", "draft-vocab-too-large", "error", "draft_vocab_size is larger than the target vocabulary"),
+    Code("DF216", "vocab-map-values", "error", "d2t / t2d index outside the target vocabulary or disagree (found by --scan)"),
     # DF3xx v1 / v2 identity
     Code("DF301", "v2-tensors-under-v1", "error", "a v1 architecture over a file carrying conv / selector tensors: a v1 loader drops them"),
     Code("DF302", "v2-tensors-missing", "error", "a v2 architecture whose file lacks the conv / selector tensors"),

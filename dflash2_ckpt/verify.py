@@ -9,8 +9,9 @@ from .causality import ENGINES, all_engines
 from .checkpoint import Checkpoint, open_checkpoint
 from .checks.causality import causality_findings
 from .checks.identity import identity_findings
-from .checks.pairing import pairing_findings
+from .checks.pairing import pairing_findings, target_text_config
 from .checks.tensors import check_tensors
+from .checks.vocab import vocab_findings, vocab_map_values
 from .errors import SourceError
 from .findings import Finding, filter_findings
 from .formats.parse import load_config
@@ -88,6 +89,7 @@ def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None 
     found += ident
     if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
         found += check_tensors(ckpt, covered)
+        found += vocab_findings(ckpt)
     if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
         found += causality_findings(ckpt.spec)
     if target is not None:
@@ -96,6 +98,14 @@ def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None 
         if cfg is not None:
             found += pairing_findings(ckpt, cfg, label)
     return found
+
+
+def _target_vocab(target: str | os.PathLike[str] | Source | None) -> int | None:
+    if target is None:
+        return None
+    cfg = read_target_config(target)[0]
+    v = target_text_config(cfg).get("vocab_size") if cfg is not None else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
@@ -112,6 +122,7 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
         from .scan import scan_checkpoint
         scanned, extra["scan"] = scan_checkpoint(ckpt)
         found += scanned
+        found += vocab_map_values(ckpt, _target_vocab(target))
     findings = filter_findings(found, select, ignore)
     return Report(ckpt.label, summarize(ckpt), tuple(findings), ckpt.bytes_read, extra=extra)
 

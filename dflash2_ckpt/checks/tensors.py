@@ -7,6 +7,7 @@ from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..layout import ALIASES, Expected, component_of, expected_tensors
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
+from .vocab import OWN_HEAD, draft_vocab
 
 _CODEBOOK_SUFFIX = re.compile(r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$")
 _TARGET_COPIES = {"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight"}
@@ -34,6 +35,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
     expected: dict[str, Expected] = {e.name: e for e in expected_tensors(ckpt.spec)} if ckpt.spec else {}
     provided: dict[str, TensorInfo] = {}
     quantized: list[str] = []
+    own_vocab = draft_vocab(ckpt.spec) is not None
     for name, t in stored.items():
         canon, variant = canonical_name(name)
         if variant == "DF206":
@@ -43,6 +45,8 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
         elif variant == "DF208" and (ckpt.detection is None or ckpt.detection.dialect != "assistant"):
             out.append(Finding("DF208", f"{name} is the assistant-export name of {canon}; the engines load {canon}",
                                tensor=name, details={"rename_to": canon}))
+        if own_vocab and (name == OWN_HEAD or name in _VOCAB_MAPS):
+            continue    # the drafter's own head and maps: checks/vocab.py
         if name in _TARGET_COPIES:
             out.append(Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's; engines use the "
                                "target's own and ignore it", tensor=name, details={"bytes": t.nbytes}))
@@ -79,7 +83,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                f"{_shape_hint(e.name, ckpt)}", tensor=t.name,
                                details={"found": list(t.shape), "expected": list(e.shape)}))
 
-    weights = [t for n, t in stored.items() if n not in _VOCAB_MAPS]
+    weights = [t for n, t in stored.items() if n not in _VOCAB_MAPS and not (own_vocab and n == OWN_HEAD)]
     for t in weights:
         if t.dtype not in FLOAT_DTYPES and not _QUANTIZED.search(t.name):
             out.append(Finding("DF204", f"{t.name} is stored as {t.dtype}; drafter weights are floating point",
