@@ -104,6 +104,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF711", "random-embedding", "info", "no target embedding / head available: the smoke drafted with a seeded random one"),
     Code("DF712", "smoke-assumption", "info", "the smoke forward assumed a value the checkpoint does not give (block size, mask id, RoPE scaling)"),
     Code("DF713", "tensor-does-not-fit", "error", "a tensor's shape or dtype cannot fill the drafter parameter of that name"),
+    Code("DF714", "selector-influence", "info", "fraction of drafted slots the candidate selector changes, over hundreds of sampled contexts"),
+    Code("DF715", "conv-influence", "info", "how much the trained convolutions change the smoke forward when removed"),
 )
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}

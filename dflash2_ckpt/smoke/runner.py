@@ -11,7 +11,7 @@ import torch
 from ..errors import ConfigError
 from ..findings import Finding
 from ..formats.spec import DraftSpec
-from . import checks
+from . import checks, influence
 from .device import pick_device, prepare_triton, sync
 from .conv import grouped_dynamic_conv
 from .drafter import CONV_MODULES, ConvFn, ForwardOptions, RefDrafter
@@ -169,7 +169,7 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
         g_tr = d.forward(conv=_triton_conv())
     report.findings += checks.kernel_match("grouped dynamic conv (whole forward)", g, g_tr)
     with timer("ablation"):
-        _ablate(report, d, g, tok, scores, u)
+        _ablate(report, d, g, tok, scores, u, z, seed)
     report.stages_run += ["selector", "walk_torch", "walk_triton", "conv_triton", "rerun", "ablation"]
     report.paths = [{"input": i, "anchor": int(anchors[i]), "greedy": tok[i].tolist(),
                      "sampled": tok_s[i].tolist(), "temperature": TEMPERATURE, "seed": int(seeds[i])}
@@ -220,7 +220,7 @@ def _walks(report: SmokeReport, d: _Draft, timer: _Timer, seeds: torch.Tensor, n
 
 
 def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Tensor,
-            scores: torch.Tensor, u: torch.Tensor) -> None:
+            scores: torch.Tensor, u: torch.Tensor, z: torch.Tensor, seed: int) -> None:
     """Remove each v2 module in turn and measure what changes (DF705-DF707)."""
     from .conv import is_identity
 
@@ -233,7 +233,7 @@ def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Ten
             rel, slots = checks.rel_change(g, g_off), checks.slot_fraction(greedy, d.greedy_path(g_off))
             ident = is_identity(p[name + ".base_kernel"], p[name + ".kernel_projection.weight"])
             convs[name] = {"relative_change": rel, "slots_changed": slots, "identity_init": ident}
-            report.findings += checks.inert_conv(name, rel, slots, ident)
+            report.findings += checks.inert_conv(name, ident, rel, slots)
     every = tuple(convs)
     g_id = d.forward(identity=every)
     all_slots = checks.slot_fraction(greedy, d.greedy_path(g_id))
@@ -241,7 +241,14 @@ def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Ten
     # selector off = codebooks zero: S = u, so the walk is the independent per-slot argmax
     independent = d.ids.gather(-1, u.argmax(-1, keepdim=True)).squeeze(-1)
     sel_slots = checks.slot_fraction(greedy, independent)
-    edge_zero = not bool((scores - u.unsqueeze(2)).any())
-    report.findings += checks.inert_selector(sel_slots, edge_zero)
+    a_cb, b_cb = p["candidate_selector.predecessor_codebook"], p["candidate_selector.successor_codebook"]
+    reason = influence.selector_inert_reason(a_cb, b_cb, p["candidate_selector.hidden_projection.weight"])
+    report.findings += checks.inert_selector(reason)
+    report.findings += influence.conv_finding(convs, all_slots, greedy.numel())
+    sampled = None
+    if reason is None:
+        sampled = influence.selector_influence(d.ids, u, z, a_cb, b_cb, spec.vocab_size, seed)
+        report.findings += influence.selector_finding(sampled, influence.CONTEXTS, greedy.shape[1])
     report.ablation = {"conv": convs, "all_convs_slots_changed": all_slots,
-                       "selector_slots_changed": sel_slots}
+                       "selector_slots_changed": sel_slots, "selector_sampled_slots_changed": sampled,
+                       "selector_sampled_contexts": influence.CONTEXTS if sampled is not None else 0}
