@@ -106,6 +106,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF713", "tensor-does-not-fit", "error", "a tensor's shape or dtype cannot fill the drafter parameter of that name"),
     Code("DF714", "selector-influence", "info", "fraction of drafted slots the candidate selector changes, over hundreds of sampled contexts"),
     Code("DF715", "conv-influence", "info", "how much the trained convolutions change the smoke forward when removed"),
+    Code("DF716", "partial-smoke", "info", "the smoke ran only the first N draft layers (--layers)"),
 )
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}

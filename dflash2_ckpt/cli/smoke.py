@@ -1,16 +1,53 @@
 """`dflash2-ckpt smoke PATH`: a thin click shell over run_smoke. torch loads only inside the body."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import traceback
+from typing import Callable, Iterator
 
 import click
+from rich.console import Console
 
 from ..errors import Dflash2Error
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_RUN = 0, 1, 3
+
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(text: str | None) -> int | None:
+    """"16G", "800M", "1.5GiB", "123456" -> bytes (binary units)."""
+    if text is None:
+        return None
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    unit = t[-1:] if t[-1:] in _UNITS and not t[-1:].isdigit() else ""
+    try:
+        value = float(t[:len(t) - len(unit)])
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a size like 16G or 800M", param_hint="--max-memory") from None
+    if value <= 0:
+        raise click.BadParameter("must be positive", param_hint="--max-memory")
+    return int(value * _UNITS[unit])
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
+    """A transient progress bar on stderr when it is a terminal; nothing otherwise (pipes, CI, JSON)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("smoke: {task.description}"), BarColumn(), TimeElapsedColumn(),
+                  transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def update(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+        yield update
 
 
 @click.command("smoke")
@@ -24,16 +61,26 @@ EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_RUN = 0, 1, 3
 @click.option("--device", default=None, help="cuda, cuda:1 or cpu (default: cuda if available).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@click.option("--requests", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Smoke inputs drafted side by side.")
+@click.option("--layers", type=click.IntRange(min=1), default=None,
+              help="Run only the first N draft layers (a cheaper check of a large drafter).")
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="Refuse to start above this estimate, e.g. 16G or 800M (default: half the RAM on a CPU, "
+                   "90%% of the GPU's memory).")
 def smoke_command(path: str, target: str | None, hidden_states: str | None, block_size: int | None,
-                  seed: int, device: str | None, fmt: str, strict: bool) -> None:
+                  seed: int, device: str | None, fmt: str, strict: bool, requests: int, layers: int | None,
+                  max_memory: str | None) -> None:
     """Run the drafter's full conv and a Triton selector walk to prove its tensors draft."""
     from ..smoke import require_smoke_deps, run_smoke
 
     try:
         from . import open_source   # local path or Hub repo id, like every other command
         require_smoke_deps()             # say "install the extra" before touching the source
-        report = run_smoke(open_source(path), target=target, hidden_states=hidden_states, block_size=block_size,
-                           seed=seed, device=device)
+        with _progress() as progress:
+            report = run_smoke(open_source(path), target=target, hidden_states=hidden_states,
+                               block_size=block_size, seed=seed, device=device, requests=requests, layers=layers,
+                               max_memory=parse_size(max_memory), progress=progress)
     except Dflash2Error as e:
         if os.environ.get("DFLASH2_CKPT_DEBUG"):
             traceback.print_exc()

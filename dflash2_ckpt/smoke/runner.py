@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 import torch
 
@@ -26,12 +26,22 @@ TEMPERATURE = 1.0
 _ROPE_MODELLED = (None, "default", "linear")
 
 
+# stages timed by a v2 smoke, for the progress callback's total (v1 runs the first four)
+STAGES = ("load", "embedding", "forward", "candidates", "selector_scores", "walk_torch", "walk_triton",
+          "walk_triton_sampled", "rerun", "forward_triton_conv", "ablation")
+Progress = Callable[[str, int, int], None]
+
+
 class _Timer:
-    def __init__(self, device: torch.device, into: dict[str, float]) -> None:
-        self.device, self.into = device, into
+    def __init__(self, device: torch.device, into: dict[str, float], progress: Progress | None = None,
+                 total: int = len(STAGES)) -> None:
+        self.device, self.into, self.progress, self.total, self.done = device, into, progress, total, 0
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
+        if self.progress is not None:
+            self.progress(stage, self.done, self.total)
+        self.done += 1
         sync(self.device)
         t0 = time.perf_counter()
         yield
@@ -110,13 +120,13 @@ class _Draft:
 
 def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Path | None = None,
           hidden_states: Path | None = None, block_size: int | None = None, seed: int = 0,
-          device: str | None = None) -> SmokeReport:
+          device: str | None = None, requests: int = 2, progress: Progress | None = None) -> SmokeReport:
     """Run the smoke forward on a parsed spec and its tensor files (tensor name -> safetensors file)."""
     dev = pick_device(device)
     mode = prepare_triton(dev)
 
     timings: dict[str, float] = {}
-    timer = _Timer(dev, timings)
+    timer = _Timer(dev, timings, progress, len(STAGES) if spec.version == "v2" else 5)
     block, mask_id, findings = _assumptions(spec, block_size)
     with timer("load"):
         weights = load_weights(spec, files, dev)
@@ -124,7 +134,7 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     with timer("embedding"):
         borrowed = borrow(spec, weights.borrowed, target, seed, dev)
     findings += borrowed.findings
-    inputs = make_inputs(spec, block_size=block, seed=seed, hidden_states=hidden_states)
+    inputs = make_inputs(spec, block_size=block, seed=seed, hidden_states=hidden_states, requests=requests)
     report = SmokeReport(label, spec.version, str(dev), mode, borrowed.source, findings=findings,
                          timings=timings,
                          inputs={"requests": inputs.requests, "context_len": inputs.context_len,

@@ -16,6 +16,7 @@ import torch
 from safetensors import safe_open
 
 from ..findings import Finding
+from ..formats.assistant import ASSISTANT_TENSORS
 from ..formats.spec import DraftSpec
 
 # exports that suffix the codebooks with .weight: vLLM refuses the name (DF206 says so at header
@@ -23,6 +24,7 @@ from ..formats.spec import DraftSpec
 ALIASES = {
     "candidate_selector.predecessor_codebook.weight": "candidate_selector.predecessor_codebook",
     "candidate_selector.successor_codebook.weight": "candidate_selector.successor_codebook",
+    **ASSISTANT_TENSORS,      # the assistant export's encoder.* names (formats/assistant.py)
 }
 # copies of the target's embedding and head: not drafter parameters, borrowed by the forward
 BORROWED = ("embed_tokens.weight", "lm_head.weight")
