@@ -13,7 +13,9 @@ from .configs import ARCH, KeyChange, _Writer
 
 
 def assistant_to_nested(src: Mapping[str, Any], spec: DraftSpec) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
-    w, root, dc = _Writer(), {}, {}
+    w = _Writer()
+    root: dict[str, Any] = {}
+    dc: dict[str, Any] = {}
     for k, v in src.items():
         if k in ASSISTANT_KEYS:
             w.move(dc, k, v, k, f"dflash_config.{k}")

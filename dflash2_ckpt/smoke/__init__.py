@@ -84,7 +84,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None 
     dev = pick_device(device)
     block = block_size or spec.block_size or DEFAULT_BLOCK
     carried = {"embed_tokens.weight", "lm_head.weight"} & set(tensors)
-    est = estimate(spec, requests=requests, block=block, rate=matmul_rate(dev),
+    est = estimate(spec, requests=requests, block=block, rate=matmul_rate(dev), interpret=dev.type != "cuda",
                    tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)

@@ -23,6 +23,11 @@ CPU_FRACTION = 0.5        # of physical RAM: leaves room for the OS, the page ca
 GPU_FRACTION = 0.9        # of the device's memory
 READ_BYTES_PER_S = 1e9    # reading + widening the weights to float32, a conservative local figure
 SELECTOR_CONTEXTS = 512   # smoke.influence.CONTEXTS (not imported: that module needs torch)
+RUNTIME_BYTES = 300 << 20  # torch + triton resident once imported (measured: 250-300 MiB)
+# The Triton conv under TRITON_INTERPRET=1 (CPU) costs per program loop trip, not per FLOP: trips =
+# layers x 4 conv sides x requests x (hidden / 128)^2 with the interpreter's 128-wide tiles. Fitted on
+# the 2-core development VM (H 512 / 1024, 2 / 4 layers: 1.4-3.9 s), about 3.3 ms a trip plus 0.55 s.
+INTERPRET_TRIP_S, INTERPRET_FIXED_S = 3.3e-3, 0.55
 
 
 class BudgetError(Dflash2Error):
@@ -67,8 +72,9 @@ def selector_params(spec: DraftSpec) -> int:
 
 
 def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int = 3, tied_head: bool = False,
-             rate: float = 50e9) -> Estimate:
-    """rate: sustained float32 matmul FLOP/s of the device (measure with matmul_rate())."""
+             rate: float = 50e9, interpret: bool = False) -> Estimate:
+    """rate: sustained float32 matmul FLOP/s of the device (measure with matmul_rate()); interpret: the
+    Triton kernels run in the interpreter (no GPU)."""
     h, v = spec.hidden_size, spec.vocab_size
     n = block - 1
     tokens = requests * (context_blocks + 1) * block
@@ -81,13 +87,16 @@ def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int 
     if spec.version == "v2":
         k, r = spec.selector_top_k or 1, spec.selector_rank or 0
         parts["sampled selector contexts"] = SELECTOR_CONTEXTS * n * (k * r * 3 + k * k) * F32
-    # the largest single tensor is briefly held twice while it is widened to float32
-    largest = max(v * h, spec.intermediate_size * h, h * spec.fc_in_features) * F32
-    parts["widening the largest tensor"] = largest
+    # the largest stored tensor is briefly held in its stored dtype (BF16, 2 B) beside its float32 copy
+    parts["widening the largest tensor"] = max(v * h, spec.intermediate_size * h, h * spec.fc_in_features) * 2
+    parts["runtime (torch, triton)"] = RUNTIME_BYTES
     forwards = 3 + (2 * spec.num_hidden_layers + 3 if spec.version == "v2" else 0)
     flops = forwards * (2.0 * trunk_params(spec) * tokens + 2.0 * requests * n * v * h)
     stored = (trunk_params(spec) + selector_params(spec)) * 2      # BF16 on disk, typically
     seconds = flops / rate + stored / READ_BYTES_PER_S + parts["embedding and head (float32)"] / READ_BYTES_PER_S
+    if interpret and spec.version == "v2":
+        trips = spec.num_hidden_layers * 4 * requests * max(spec.hidden_size / 128, 1) ** 2
+        seconds += INTERPRET_FIXED_S + INTERPRET_TRIP_S * trips
     return Estimate(sum(parts.values()), seconds, parts, forwards, flops)
 
 

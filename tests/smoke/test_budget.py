@@ -91,3 +91,38 @@ def test_layers_and_progress() -> None:
     assert r.inputs["requests"] == 1 and r.inputs["estimate"]["peak_bytes"] > 0
     assert [s for s, *_ in seen][:3] == ["load", "embedding", "forward"]
     assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and all(d < t for _, d, t in seen)
+
+
+MEASURE = """
+import json, resource, sys
+from dflash2_ckpt.smoke import run_smoke
+r = run_smoke(sys.argv[1], device="cpu")
+print(json.dumps({"estimate": r.inputs["estimate"]["peak_bytes"],
+                  "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def test_estimate_bounds_a_measured_run(tmp_path: Path) -> None:
+    """A mid-size drafter (H 512, vocab 32,000) in a fresh process: the peak RSS stays under the estimate,
+    and the estimate is not inflated past twice the peak."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+    spec_ = importlib.util.spec_from_file_location("fixture_build", ROOT / "fixtures" / "build.py")
+    assert spec_ is not None and spec_.loader is not None
+    b = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(b)
+    cfg = b.nested("v2")
+    cfg.update(hidden_size=512, intermediate_size=1536, vocab_size=32000, num_attention_heads=8,
+               num_key_value_heads=2, head_dim=64)
+    cfg["dflash_config"].update(mask_token_id=31999, selector_rank=64)
+    rng = np.random.default_rng(0)
+    materialise(tmp_path / "d", cfg, b.layout(cfg),
+                data=lambda n, k: (0.02 * rng.standard_normal(k // 4)).astype("<f4").tobytes())
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(tmp_path / "d")], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["peak"] <= got["estimate"] <= 2 * got["peak"], got
