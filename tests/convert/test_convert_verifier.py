@@ -1,9 +1,9 @@
 """The verifier named in a flat output loads from any working directory and says what it is.
 
-speculators 0.9.0 itself cannot be imported here without the network (importing speculators.models pulls
-openai, datasets, hs-connectors, ...), so the output is checked against what its config reads:
-`speculators_config.verifier.{name_or_path, architectures}` (speculators/config.py VerifierConfig), with
-name_or_path resolved from another directory the way from_pretrained resolves it (a path, or an org/name id).
+Without the `[speculators]` extra (importing speculators.models pulls datasets, openai, hs-connectors, ...)
+the output is checked here against the flat schema and what speculators' VerifierConfig reads
+(`speculators_config.verifier.{name_or_path, architectures}`), with name_or_path resolved from another
+directory; test_convert_speculators.py loads it in the real package where the extra is installed.
 """
 from __future__ import annotations
 
