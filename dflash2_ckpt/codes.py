@@ -60,6 +60,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF214", "vocab-maps-missing", "error", "a reduced-vocabulary drafter without its d2t / t2d maps; they would load as zeros"),
     Code("DF215", "draft-vocab-too-large", "error", "draft_vocab_size is larger than the target vocabulary"),
     Code("DF216", "vocab-map-values", "error", "d2t / t2d index outside the target vocabulary or disagree (found by --scan)"),
+    Code("DF217", "draft-head-layout", "error", "a reduced-vocabulary drafter's own lm_head is missing or not a float [draft_vocab_size, hidden_size]"),
     # DF3xx v1 / v2 identity
     Code("DF301", "v2-tensors-under-v1", "error", "a v1 architecture over a file carrying conv / selector tensors: a v1 loader drops them"),
     Code("DF302", "v2-tensors-missing", "error", "a v2 architecture whose file lacks the conv / selector tensors"),

@@ -153,3 +153,9 @@ def test_cli_verify_names_the_dialect() -> None:
     res = CliRunner().invoke(main, ["verify", str(TINY), "--format", "json"], catch_exceptions=False)
     data = json.loads(res.output)
     assert res.exit_code == 0 and data["summary"]["dialect"] == "assistant"
+
+
+def test_guard_uses_tensor_names_too(tmp_path: Path) -> None:
+    cfg = dict(build.real_assistant_config(), architectures=["Whatever"], model_type="whatever")
+    materialise(tmp_path / "a", cfg, build.assistant_layout(build.real_assistant_config(), "BF16"))
+    assert require_version(tmp_path / "a", expected="v1") == "v1"

@@ -91,7 +91,7 @@ def test_maps_agree_iff_d2t_hits_exactly_the_kept_ids(tmp_path_factory: pytest.T
 
 
 @pytest.mark.parametrize("name, code", [("vocab-map-wrong-dtype", "DF213"), ("vocab-maps-missing", "DF214"),
-                                        ("draft-vocab-too-large", "DF215")])
+                                        ("draft-vocab-too-large", "DF215"), ("draft-head-wrong-shape", "DF217")])
 def test_broken_maps(name: str, code: str) -> None:
     assert code in codes(FIXTURES / "broken" / name)
 

@@ -1,4 +1,4 @@
-"""DF212-DF216: reduced-vocabulary DFlash v1 drafters (speculators `draft_vocab_size` < the target vocab).
+"""DF212-DF217: reduced-vocabulary DFlash v1 drafters (speculators `draft_vocab_size` < the target vocab).
 
 Such a drafter scores with its OWN head `lm_head.weight` [draft_vocab, H] and maps its ids to the
 target's with `d2t` (int64 [draft_vocab], target id = draft id + d2t[draft id]) and `t2d` (bool
@@ -21,7 +21,7 @@ from ..findings import Finding
 from ..formats.spec import DraftSpec
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 
-EMITS: frozenset[str] = frozenset({"DF212", "DF213", "DF214", "DF215", "DF216"})
+EMITS: frozenset[str] = frozenset({"DF212", "DF213", "DF214", "DF215", "DF216", "DF217"})
 OWN_HEAD = "lm_head.weight"
 MAP_DTYPES = {"d2t": "I64", "t2d": "BOOL"}
 # the maps are one entry per token; far above any vocabulary (a few hundred thousand) yet bounded
@@ -53,11 +53,11 @@ def vocab_findings(ckpt: Checkpoint) -> list[Finding]:
     out: list[Finding] = []
     head = ckpt.tensors.get(OWN_HEAD)
     if head is None:
-        out.append(Finding("DF201", f"{OWN_HEAD} is missing: a drafter with draft_vocab_size = {dv} < {V} scores "
+        out.append(Finding("DF217", f"{OWN_HEAD} is missing: a drafter with draft_vocab_size = {dv} < {V} scores "
                            "with its own head over the reduced vocabulary, which nothing can rebuild from the target",
                            tensor=OWN_HEAD, details={"shape": [dv, H]}))
     elif head.shape != (dv, H) or head.dtype not in FLOAT_DTYPES:
-        out.append(Finding("DF203", f"{OWN_HEAD} is {head.dtype} {list(head.shape)} but the drafter's own head is "
+        out.append(Finding("DF217", f"{OWN_HEAD} is {head.dtype} {list(head.shape)} but the drafter's own head is "
                            f"a float [draft_vocab_size, hidden_size] = [{dv}, {H}]", tensor=OWN_HEAD,
                            details={"found": list(head.shape), "expected": [dv, H], "dtype": head.dtype}))
     else:
