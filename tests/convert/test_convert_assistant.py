@@ -25,6 +25,7 @@ assert _spec is not None and _spec.loader is not None
 fixture_build = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fixture_build)
 
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drafters().filter(lambda p: p["version"] == "v1"), st.integers(0, 2**16))
 def test_assistant_to_nested_is_the_same_drafter(p: dict[str, Any], seed: int) -> None:
