@@ -14,12 +14,16 @@ without --scan no tensor data is read, which keeps a Hub verify to its header re
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..formats.spec import DraftSpec
+from ..layout import draft_vocab
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
+from .pairing import target_text_config
+
+if TYPE_CHECKING:
+    from .context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF212", "DF213", "DF214", "DF215", "DF216", "DF217"})
 OWN_HEAD = "lm_head.weight"
@@ -28,12 +32,17 @@ MAP_DTYPES = {"d2t": "I64", "t2d": "BOOL"}
 MAX_MAP_BYTES = 64 << 20
 
 
-def draft_vocab(spec: DraftSpec | None) -> int | None:
-    """draft_vocab_size when it differs from the target vocabulary (flat v1), else None."""
-    if spec is None or spec.dialect != "flat" or spec.version != "v1":
-        return None
-    dv = spec.drafter_extra.get("draft_vocab_size")
-    return dv if isinstance(dv, int) and not isinstance(dv, bool) and dv != spec.vocab_size else None
+def check(ctx: CheckContext) -> list[Finding]:
+    """Header level always; the map values only under --scan, against the target's vocabulary when given."""
+    ckpt = ctx.checkpoint
+    if ckpt.detection is None or not ckpt.detection.is_dflash or not ckpt.tensors:
+        return []
+    out = vocab_findings(ckpt)
+    if ctx.options.scan:
+        cfg = ctx.target.config if ctx.target is not None else None
+        v = target_text_config(cfg).get("vocab_size") if cfg is not None else None
+        out += vocab_map_values(ckpt, v if isinstance(v, int) and not isinstance(v, bool) else None)
+    return out
 
 
 def _map(ckpt: Checkpoint, name: str) -> TensorInfo | None:
