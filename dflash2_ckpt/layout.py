@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from .formats.assistant import ASSISTANT_TENSORS
 from .formats.spec import DraftSpec
 from .sources.safetensors_header import TensorInfo
 
@@ -98,10 +99,9 @@ ROLE_TABLE: tuple[RoleRule, ...] = (
     _rule("quant-aux", r"\.(?:weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|"
           r"g_idx|input_scale|weight_global_scale)$", "keep", code="DF209"),
     # names the engines do not load, each the variant of a drafter part (CONTRACT §5 "seen in the wild")
-    _rule("alias", r"^encoder\.fc\.weight$", "rename", canonical="fc.weight", code="DF208",
-          reason="the name the engines load"),
-    _rule("alias", r"^encoder\.output_norm_enc\.weight$", "rename", canonical="hidden_norm.weight",
-          code="DF208", reason="the name the engines load"),
+    # the assistant export's context projection (formats/assistant.py)
+    *(_rule("alias", "^" + re.escape(stored) + "$", "rename", canonical=bare, code="DF208",
+            reason="the name the engines load") for stored, bare in ASSISTANT_TENSORS.items()),
     _rule("alias", r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$", "rename",
           canonical=r"\1", code="DF206", reason="the name the engines load"),
     _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*)$", "rename", canonical=r"\1", code="DF202",

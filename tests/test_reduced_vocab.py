@@ -104,3 +104,15 @@ def test_dflash2_still_requires_the_full_vocabulary() -> None:
 def test_nested_conversion_refuses_a_reduced_vocabulary(tmp_path: Path) -> None:
     with pytest.raises(ConversionError, match="reduced draft vocabulary"):
         convert(GOOD, tmp_path / "n", to="nested")
+
+
+def test_smoke_drafts_through_the_own_head_and_d2t() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from dflash2_ckpt.smoke import run_smoke
+    r = run_smoke(GOOD, device="cpu")
+    assert r.passed, r.findings
+    assert r.embedding_source["lm_head"].startswith("checkpoint (the drafter's own")
+    drafted = [t for p in r.paths for t in p["greedy"]]
+    # d2t sends draft id i to target id 2i: every drafted token is an even id of the target vocabulary
+    assert drafted and all(t % 2 == 0 and 0 <= t < 2 * build.DRAFT_V for t in drafted)

@@ -93,5 +93,5 @@ def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None 
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
                    block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)
     report.findings[:0] = notes
-    report.inputs["estimate"] = {**est.to_json(), "budget_bytes": budget}
+    report.estimate = {**est.to_json(), "budget_bytes": budget}
     return report

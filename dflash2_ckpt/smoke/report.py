@@ -20,6 +20,7 @@ class SmokeReport:
     timings: dict[str, float] = field(default_factory=dict)     # seconds per stage
     findings: list[Finding] = field(default_factory=list)
     stages_run: list[str] = field(default_factory=list)
+    estimate: dict[str, Any] = field(default_factory=dict)      # memory / time estimated before the run
 
     def failed(self, strict: bool = False) -> bool:
         bad = ("error", "warning") if strict else ("error",)
@@ -41,6 +42,7 @@ class SmokeReport:
             "ablation": dict(self.ablation),
             "timings_s": {k: round(v, 6) for k, v in self.timings.items()},
             "stages_run": list(self.stages_run),
+            "estimate": dict(self.estimate),
             "passed": self.passed,
             "findings": [f.to_json() for f in self.findings],
         }
@@ -52,6 +54,10 @@ class SmokeReport:
                  f"head from {self.embedding_source.get('lm_head')}"]
         if self.inputs:
             lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in self.inputs.items()))
+        if self.estimate:
+            e = self.estimate
+            lines.append(f"  estimated before the run: {e['peak_bytes'] / 2**20:,.0f} MiB, {e['seconds']:.0f} s "
+                         f"(budget {e['budget_bytes'] / 2**20:,.0f} MiB)")
         for p in self.paths:
             line = f"  input {p['input']}: anchor {p['anchor']} -> greedy {p['greedy']}"
             if "sampled" in p:

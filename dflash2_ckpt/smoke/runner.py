@@ -97,6 +97,7 @@ class _Draft:
         self.k = (spec.selector_top_k or 1) if self.v2 else 1
         self.stages: dict[str, torch.Tensor] = {}
         self.ids = self.u = torch.empty(0)
+        self.d2t: torch.Tensor | None = None
 
     def forward(self, conv: ConvFn | None | str = "torch", identity: tuple[str, ...] = ()) -> torch.Tensor:
         opts = ForwardOptions(conv=grouped_dynamic_conv if conv == "torch" else conv, identity=identity)  # type: ignore[arg-type]
@@ -105,7 +106,10 @@ class _Draft:
         return g
 
     def candidates(self, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return candidates(g, self.head, self.k, self.spec.output_multiplier, self.spec.final_logit_softcapping)
+        ids, u = candidates(g, self.head, self.k, self.spec.output_multiplier, self.spec.final_logit_softcapping)
+        if self.d2t is not None:       # a reduced vocabulary: draft id -> target id = id + d2t[id]
+            ids = ids + self.d2t[ids]
+        return ids, u
 
     def selector(self, g: torch.Tensor, ids: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         p = self.params
@@ -147,7 +151,12 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
 
     drafter = RefDrafter(spec, weights.params, borrowed.embed)
     anchors = inputs.anchors.to(dev)
-    d = _Draft(spec, drafter, weights.params, borrowed.head, inputs.hidden.to(dev), anchors, block, mask_id)
+    own_head = weights.params.get("lm_head.weight")     # a reduced vocabulary scores with its own head
+    d = _Draft(spec, drafter, weights.params, borrowed.head if own_head is None else own_head,
+               inputs.hidden.to(dev), anchors, block, mask_id)
+    if own_head is not None:
+        d.d2t = weights.maps.get("d2t")
+        report.embedding_source["lm_head"] = "checkpoint (the drafter's own, reduced vocabulary)"
     report.findings += checks.in_vocab("anchor ids", anchors, spec.vocab_size)
     if any(f.code == "DF704" for f in report.findings):
         return report

@@ -88,7 +88,7 @@ def test_layers_and_progress() -> None:
                   progress=lambda s, d, t: seen.append((s, d, t)))
     codes = [f.code for f in r.findings]
     assert "DF716" in codes and "DF701" not in codes and "DF702" not in codes and r.passed
-    assert r.inputs["requests"] == 1 and r.inputs["estimate"]["peak_bytes"] > 0
+    assert r.inputs["requests"] == 1 and r.estimate["peak_bytes"] > 0
     assert [s for s, *_ in seen][:3] == ["load", "embedding", "forward"]
     assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and all(d < t for _, d, t in seen)
 
@@ -97,7 +97,7 @@ MEASURE = """
 import json, resource, sys
 from dflash2_ckpt.smoke import run_smoke
 r = run_smoke(sys.argv[1], device="cpu")
-print(json.dumps({"estimate": r.inputs["estimate"]["peak_bytes"],
+print(json.dumps({"estimate": r.estimate["peak_bytes"],
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
