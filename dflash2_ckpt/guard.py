@@ -55,4 +55,4 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
                     f"{f' ({dropped:,} bytes)' if dropped else ''}")
         raise VersionMismatchError(msg, expected=expected, found=found, dropped_bytes=dropped,  # type: ignore[arg-type]
                                    path=label)
-    return found  # type: ignore[return-value]
+    return found
