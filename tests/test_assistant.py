@@ -159,3 +159,21 @@ def test_guard_uses_tensor_names_too(tmp_path: Path) -> None:
     cfg = dict(build.real_assistant_config(), architectures=["Whatever"], model_type="whatever")
     materialise(tmp_path / "a", cfg, build.assistant_layout(build.real_assistant_config(), "BF16"))
     assert require_version(tmp_path / "a", expected="v1") == "v1"
+
+
+def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
+    assert not verify(TINY, target=TARGET).failed(strict=True)
+    wrong = tmp_path / "t"
+    wrong.mkdir()
+    cfg = json.loads((TARGET / "config.json").read_text())
+    (wrong / "config.json").write_text(json.dumps(dict(cfg, hidden_size=48, vocab_size=100)))
+    codes = [f.code for f in verify(TINY, target=wrong).findings]
+    assert "DF501" in codes and "DF502" in codes
+    # causality: a sliding layer without is_causal resolves causal in vLLM, the only engine that routes it
+    c = dict(json.loads((TINY / "config.json").read_text()), layer_types=["sliding_attention"] * 2,
+             sliding_window=16)
+    c.pop("is_causal", None)
+    materialise(tmp_path / "a", c, build.assistant_layout(build.nested("v1")))
+    s = inspect(tmp_path / "a").summary
+    assert [layer["causal"] for layer in s["layers"]] == [
+        {"vllm": True, "vllm-legacy": None, "speculators": None, "sglang": None}] * 2
