@@ -56,7 +56,16 @@ def _first_layers(ckpt: Any, layers: int | None) -> tuple[Any, dict[str, Any], l
     return spec, kept, [note]
 
 
-def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None = None,
+def _target_dir(target: Any) -> Path | None:
+    """A target directory, or an opened Source: a local one lends its directory; a Hub one only its
+    config (the weights are not downloaded for a smoke), so the smoke falls back to random embeddings."""
+    if target is None or isinstance(target, (str, os.PathLike)):
+        return Path(target) if target is not None else None
+    local = target.local_path("config.json")
+    return Path(local).parent if local is not None else None
+
+
+def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
               hidden_states: str | os.PathLike[str] | None = None, block_size: int | None = None,
               seed: int = 0, device: str | None = None, requests: int = 2, layers: int | None = None,
               max_memory: int | None = None, progress: Any = None) -> SmokeReport:
@@ -65,6 +74,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None 
     path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint. Before anything is
     loaded, memory and time are estimated; above `max_memory` bytes (default: a safe fraction of the
     device's memory) BudgetError says how to proceed. progress(stage, done, total) is called per stage.
+    target: the target model's directory, or an opened Source (see _target_dir).
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
@@ -89,7 +99,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None 
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
     report = smoke(spec, _tensor_files(ckpt.source, tensors), label=ckpt.source.label,
-                   target=Path(target) if target is not None else None,
+                   target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
                    block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)
     report.findings[:0] = notes
