@@ -97,7 +97,9 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
         raise ConversionUsageError("the flat dialect records the verifier's architectures (speculators_config."
                                    f"verifier.architectures) and nothing says what {verifier.name_or_path} is",
                                    hint="pass --target DIR (its config.json gives them) or --verifier-arch CLASS")
-    w, out, tlc = _Writer(), {}, {}
+    w = _Writer()
+    out: dict[str, Any] = {}
+    tlc: dict[str, Any] = {}
     version = spec.version
     dc: Mapping[str, Any] = src["dflash_config"]
     block, block_src = _only_value(src, dc, "block_size")
@@ -175,7 +177,9 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
 
 def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: int | None
                    ) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
-    w, root, dc = _Writer(), {}, {}
+    w = _Writer()
+    root: dict[str, Any] = {}
+    dc: dict[str, Any] = {}
     version = spec.version
     tlc: Mapping[str, Any] = src["transformer_layer_config"]
     clash = [k for k in tlc if k in NESTED_ROOT_DRAFTER and tlc[k] is not None]
