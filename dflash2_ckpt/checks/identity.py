@@ -93,4 +93,4 @@ def _assistant_finding(ckpt: Checkpoint) -> Finding:
                    f"top level, no dflash_config){names}. {ENGINE_SUPPORT}", field="architectures",
                    details={"dialect": "assistant", "renames": {n: ASSISTANT_TENSORS[n] for n in stored},
                             "remapped_by": ["vllm"], "not_remapped_by": ["sglang"],
-                            "native": ["exllamav3", "transformers", "mlx"]})
+                            "native": ["exllamav3", "transformers"]})

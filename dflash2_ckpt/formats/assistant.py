@@ -13,7 +13,9 @@ Who loads the encoder.* names (read from the public sources, pinned commits):
 - SGLang: `DFlashDraftModel.load_weights` resolves only a `model.` prefix and skips every other unknown
   name silently (sgl-project/sglang 003b23d7, python/sglang/srt/models/dflash.py): fc and hidden_norm
   would stay uninitialised.
-- exllamav3 and the transformers / MLX assistant models load the encoder.* names as they are.
+- exllamav3 loads the encoder.* names as they are (`key_fc = "encoder.fc"`, vcruz305/exllamav3
+  exllamav3/architecture/muse_glimmer_assistant.py), as does the transformers assistant model the export
+  was saved from (its context projection is the `encoder` module: fc + output_norm_enc).
 """
 from __future__ import annotations
 
@@ -30,8 +32,8 @@ ASSISTANT_KEYS = ("target_layer_ids", "block_size", "mask_token_id")
 ENGINE_SUPPORT = ("vLLM routes MuseGlimmerAssistantModel to its DFlash model and remaps encoder.fc / "
                   "encoder.output_norm_enc to fc / hidden_norm; SGLang's DFlash loader does not remap them "
                   "and skips them silently (fc and hidden_norm stay uninitialised); exllamav3 and the "
-                  "transformers / MLX assistant models read them as they are. `dflash2-ckpt convert --to "
-                  "nested` writes the names every DFlash engine loads")
+                  "transformers assistant model read them as they are. `dflash2-ckpt convert --to nested` "
+                  "writes the names every DFlash engine loads")
 
 
 class AssistantV1Config(TransformerFields):
