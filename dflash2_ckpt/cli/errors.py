@@ -13,8 +13,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2Error, HeaderError,
-                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
+from ..errors import (BudgetError, ConfigError, ConversionError, ConversionUsageError, Dflash2Error,
+                      HeaderError, MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
 from ..report import render_error
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -35,6 +35,8 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
                                   "fix the source, or accept the codes with --accept-findings")),
     (ConversionError, Outcome(EXIT_FINDINGS, "refused", "`dflash2-ckpt convert --dry-run` shows the plan")),
     (MissingDependencyError, Outcome(EXIT_CANNOT_RUN, "missing dependency", "install the extra named above")),
+    (BudgetError, Outcome(EXIT_CANNOT_RUN, "over budget",
+                          "a GPU, --layers N or --requests 1, or a larger --max-memory")),
     (HeaderError, Outcome(EXIT_CANNOT_RUN, "unreadable header", "re-download or re-save the safetensors file")),
     (ConfigError, Outcome(EXIT_CANNOT_RUN, "bad config", "`dflash2-ckpt verify` lists what is wrong")),
     (VersionMismatchError, Outcome(EXIT_CANNOT_RUN, "wrong version", "use the loader for the other version")),

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Dflash2Error
+from ..errors import BudgetError
 from ..formats.spec import DraftSpec
 
 F32 = 4
@@ -28,10 +28,6 @@ RUNTIME_BYTES = 300 << 20  # torch + triton resident once imported (measured: 25
 # layers x 4 conv sides x requests x (hidden / 128)^2 with the interpreter's 128-wide tiles. Fitted on
 # the 2-core development VM (H 512 / 1024, 2 / 4 layers: 1.4-3.9 s), about 3.3 ms a trip plus 0.55 s.
 INTERPRET_TRIP_S, INTERPRET_FIXED_S = 3.3e-3, 0.55
-
-
-class BudgetError(Dflash2Error):
-    """The smoke would need more memory than the budget allows; nothing was loaded."""
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from dflash2_ckpt.checkpoint import open_checkpoint  # noqa: E402
 from dflash2_ckpt.cli import main  # noqa: E402
 from dflash2_ckpt.cli.smoke import parse_size  # noqa: E402
 from dflash2_ckpt.smoke import run_smoke  # noqa: E402
-from dflash2_ckpt.smoke.budget import BudgetError, estimate, machine_budget  # noqa: E402
+from dflash2_ckpt.errors import BudgetError  # noqa: E402
+from dflash2_ckpt.smoke.budget import estimate, machine_budget  # noqa: E402
 from dflash2_ckpt.synth import materialise, read_tensor_list  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
