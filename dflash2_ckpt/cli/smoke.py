@@ -40,9 +40,14 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
     with Progress(TextColumn("smoke: {task.description}"), BarColumn(), TimeElapsedColumn(),
                   transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("starting", total=None)
+        note = ""
 
         def update(stage: str, done: int, total: int) -> None:
-            bar.update(task, description=stage, completed=done, total=total)
+            nonlocal note
+            if total == 0:            # the estimate, shown beside every stage
+                note = f" ({stage})"
+                return
+            bar.update(task, description=stage + note, completed=done, total=total)
         yield update
 
 

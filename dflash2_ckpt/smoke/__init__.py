@@ -73,7 +73,8 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
 
     path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint. Before anything is
     loaded, memory and time are estimated; above `max_memory` bytes (default: a safe fraction of the
-    device's memory) BudgetError says how to proceed. progress(stage, done, total) is called per stage.
+    device's memory) BudgetError says how to proceed. progress(stage, done, total) is called per stage
+    (first once with total 0 and the estimate as its text).
     target: the target model's directory, or an opened Source (see _target_dir).
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
@@ -86,7 +87,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     if ckpt.spec is None:
         raise ConfigError("the config does not describe a DFlash drafter the smoke can build",
                           path=getattr(ckpt.source, "label", None), hint="run `dflash2-ckpt verify` to see why")
-    from .budget import check_budget, estimate, machine_budget, matmul_rate
+    from .budget import check_budget, estimate, gib, machine_budget, matmul_rate
     from .device import pick_device
     from .runner import DEFAULT_BLOCK, smoke
 
@@ -98,6 +99,8 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
                    tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
+    if progress is not None:      # total 0: a note, not a stage
+        progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s", 0, 0)
     report = smoke(spec, _tensor_files(ckpt.source, tensors), label=ckpt.source.label,
                    target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,

@@ -90,8 +90,10 @@ def test_layers_and_progress() -> None:
     codes = [f.code for f in r.findings]
     assert "DF716" in codes and "DF701" not in codes and "DF702" not in codes and r.passed
     assert r.inputs["requests"] == 1 and r.estimate["peak_bytes"] > 0
-    assert [s for s, *_ in seen][:3] == ["load", "embedding", "forward"]
-    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen) and all(d < t for _, d, t in seen)
+    assert seen[0][0].startswith("estimated ") and seen[0][2] == 0           # the estimate comes first
+    stages = seen[1:]
+    assert [s for s, *_ in stages][:3] == ["load", "embedding", "forward"]
+    assert [d for _, d, _ in stages] == sorted(d for _, d, _ in stages) and all(d < t for _, d, t in stages)
 
 
 MEASURE = """
