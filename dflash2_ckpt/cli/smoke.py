@@ -46,6 +46,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
             nonlocal note
             if total == 0:            # the estimate, shown beside every stage
                 note = f" ({stage})"
+                bar.update(task, description="loading" + note)
                 return
             bar.update(task, description=stage + note, completed=done, total=total)
         yield update
