@@ -174,6 +174,7 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
              sliding_window=16)
     c.pop("is_causal", None)
     materialise(tmp_path / "a", c, build.assistant_layout(build.nested("v1")))
-    s = inspect(tmp_path / "a").summary
-    assert [layer["causal"] for layer in s["layers"]] == [
-        {"vllm": True, "vllm-legacy": None, "speculators": None, "sglang": None}] * 2
+    spec = open_checkpoint(tmp_path / "a").spec
+    assert spec is not None and spec.dialect == "assistant"
+    from dflash2_ckpt.causality import all_engines
+    assert all_engines(spec) == {"vllm": (True, True), "vllm-legacy": None, "speculators": None, "sglang": None}
