@@ -8,7 +8,7 @@ geometry H=2048, I=8192, 16 heads / 4 kv heads, vocab 151936, rank 256, layer co
 then, in one run, each command in its own subprocess so its peak RSS is its own:
   cp          cp -r SRC DST
   cp+sync     cp -r SRC DST && sync            (convert fsyncs its output; this is the fair comparison)
-  convert     dflash2-ckpt convert SRC -o DST --to flat --verifier-name bench/target
+  convert     dflash2-ckpt convert SRC -o DST --to flat --verifier-name bench/target --verifier-arch Qwen3ForCausalLM
   naive       safetensors.torch load_file + save_file of the renamed dict, plus the config
 The source is read once before timing so every command reads it from the page cache. `sync` runs
 between commands (untimed) so one command's writeback does not land on the next. Outputs are
@@ -110,7 +110,7 @@ def run_size(work: Path, gib: float, repeat: int) -> dict[str, Any]:
         "cp": ["cp", "-r", str(src), str(dst)],
         "cp+sync": ["sh", "-c", f"cp -r '{src}' '{dst}' && sync"],
         "convert": [sys.executable, "-m", "dflash2_ckpt", "convert", str(src), "-o", str(dst), "--to", "flat",
-                    "--verifier-name", "bench/target"],
+                    "--verifier-name", "bench/target", "--verifier-arch", "Qwen3ForCausalLM"],
         "naive": [sys.executable, "-c", NAIVE, str(src), str(dst)],
     }
     results: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}

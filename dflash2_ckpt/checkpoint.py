@@ -107,9 +107,10 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     else:
         ckpt.config_findings.append(unreadable(CONFIG, f"no {CONFIG} in {source.label}",
                                                hint="a drafter checkpoint needs its config.json beside the weights"))
+    read_files(ckpt, files)
     if ckpt.config is not None:
-        ckpt.detection = detect(ckpt.config)
+        # after the headers: tensor names are part of what identifies the assistant dialect
+        ckpt.detection = detect(ckpt.config, ckpt.tensors)
         ckpt.spec, found = to_spec(ckpt.config, ckpt.detection)
         ckpt.config_findings += found
-    read_files(ckpt, files)
     return ckpt

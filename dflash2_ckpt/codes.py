@@ -60,6 +60,12 @@ _TABLE: tuple[Code, ...] = (
          status="deprecated"),   # replaced by DF220-DF229: quantized drafters are judged per module and engine
     Code("DF210", "vocab-maps", "warning", "t2d / d2t vocabulary maps; DFlash2 uses the full target vocabulary"),
     Code("DF211", "config-dtype-mismatch", "info", "config dtype differs from the stored tensors"),
+    Code("DF212", "own-draft-head", "info", "lm_head is the drafter's own head over a reduced draft vocabulary (v1), not a target copy"),
+    Code("DF213", "vocab-map-layout", "error", "d2t / t2d have the wrong shape or dtype for draft_vocab_size and the target vocabulary"),
+    Code("DF214", "vocab-maps-missing", "error", "a reduced-vocabulary drafter without its d2t / t2d maps; they would load as zeros"),
+    Code("DF215", "draft-vocab-too-large", "error", "draft_vocab_size is larger than the target vocabulary"),
+    Code("DF216", "vocab-map-values", "error", "d2t / t2d index outside the target vocabulary or disagree (found by --scan)"),
+    Code("DF217", "draft-head-layout", "error", "a reduced-vocabulary drafter's own lm_head is missing or not a float [draft_vocab_size, hidden_size]"),
     Code("DF220", "quantized-modules", "info", "modules stored quantized, with their scheme; engine profiles judge them"),
     Code("DF221", "quantized-dense-only-module", "error", "the conv, the selector hidden_projection or a codebook is quantized; engines build them dense"),
     Code("DF222", "quant-aux-missing", "error", "a quantized module lacks its packed weight, a scale, a global scale or a zero point"),
@@ -79,6 +85,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF302", "v2-tensors-missing", "error", "a v2 architecture whose file lacks the conv / selector tensors"),
     Code("DF303", "version-contradiction", "error", "config fields say one DFlash version and the architecture the other"),
     Code("DF304", "not-dflash", "error", "the config describes another drafter (DSpark, EAGLE-3, ...) or no drafter"),
+    Code("DF305", "assistant-dialect", "info", "DFlash v1 in the assistant export dialect (encoder.* names); which engines load those names"),
     # DF4xx causality
     Code("DF401", "engines-disagree", "warning", "engines resolve a layer's in-block causality differently"),
     Code("DF402", "causal-keys-conflict", "warning", "top-level is_causal and dflash_config.causal disagree"),
@@ -120,6 +127,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF711", "random-embedding", "info", "no target embedding / head available: the smoke drafted with a seeded random one"),
     Code("DF712", "smoke-assumption", "info", "the smoke forward assumed a value the checkpoint does not give (block size, mask id, RoPE scaling)"),
     Code("DF713", "tensor-does-not-fit", "error", "a tensor's shape or dtype cannot fill the drafter parameter of that name"),
+    Code("DF714", "selector-influence", "info", "fraction of drafted slots the candidate selector changes, over hundreds of sampled contexts"),
+    Code("DF715", "conv-influence", "info", "how much the trained convolutions change the smoke forward when removed"),
+    Code("DF716", "partial-smoke", "info", "the smoke ran only the first N draft layers (--layers)"),
     # DF8xx engine compatibility (dflash2_ckpt.engines; reasons of a `compat` verdict)
     Code("DF800", "engine-unsupported", "info", "this engine release has no such drafter at all"),
     Code("DF801", "needs-conversion", "info", "the engine reads another format or dialect; the convert command produces it"),

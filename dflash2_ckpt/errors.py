@@ -93,6 +93,10 @@ class SourceFindingsError(ConversionError):
         self.findings = findings
 
 
+class BudgetError(Dflash2Error):
+    """A run would need more memory than its budget allows (the smoke's --max-memory); nothing was loaded."""
+
+
 class MissingDependencyError(Dflash2Error):
     """An optional extra (e.g. `[smoke]`) is needed for this command."""
 

@@ -29,7 +29,7 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
         label, config, tensors = ckpt.label, ckpt.config, ckpt.tensors
         if config is None:
             raise ConfigError("config.json is missing or unreadable", path=label)
-    det = detect(config)
+    det = detect(config, tensors or ())  # type: ignore[arg-type]
     if not det.is_dflash:
         raise ConfigError(f"not a DFlash drafter{f' ({det.other})' if det.other else ''}", path=label)
     claims = {det.version, det.arch_version, det.field_version} - {None}
@@ -55,4 +55,4 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
                     f"{f' ({dropped:,} bytes)' if dropped else ''}")
         raise VersionMismatchError(msg, expected=expected, found=found, dropped_bytes=dropped,  # type: ignore[arg-type]
                                    path=label)
-    return found  # type: ignore[return-value]
+    return found

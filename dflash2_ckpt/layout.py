@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from .formats.assistant import ASSISTANT_TENSORS
 from .formats.spec import DraftSpec
 from .quant.storage import AUX_SUFFIXES
 from .sources.safetensors_header import TensorInfo
@@ -61,7 +62,7 @@ def expected_tensors(spec: DraftSpec) -> list[Expected]:
 # Tensor roles: what a stored tensor name IS, decided once. verify (checks/tensors), convert (plan) and
 # the smoke loader (smoke/weights) all ask role_of(); none keeps its own list of names.
 
-Role = Literal["trunk", "conv", "selector", "target-copy", "vocab-map", "alias", "quant-aux", "unknown"]
+Role = Literal["trunk", "conv", "selector", "target-copy", "vocab-map", "alias", "quant-aux", "own-head", "unknown"]
 # what convert does with a tensor of the role: keep it, write it under its canonical name, or drop it
 Fate = Literal["keep", "rename", "drop"]
 
@@ -102,10 +103,9 @@ ROLE_TABLE: tuple[RoleRule, ...] = (
           code="DF202", reason="the engines load names without the model. prefix"),
     _rule("quant-aux", r"\.(?:" + _QUANT_SUFFIXES + r")$", "keep"),
     # names the engines do not load, each the variant of a drafter part (CONTRACT §5 "seen in the wild")
-    _rule("alias", r"^encoder\.fc\.weight$", "rename", canonical="fc.weight", code="DF208",
-          reason="the name the engines load"),
-    _rule("alias", r"^encoder\.output_norm_enc\.weight$", "rename", canonical="hidden_norm.weight",
-          code="DF208", reason="the name the engines load"),
+    # the assistant export's context projection (formats/assistant.py)
+    *(_rule("alias", "^" + re.escape(stored) + "$", "rename", canonical=bare, code="DF208",
+            reason="the name the engines load") for stored, bare in ASSISTANT_TENSORS.items()),
     _rule("alias", r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$", "rename",
           canonical=r"\1", code="DF206", reason="the name the engines load"),
     _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*)$", "rename", canonical=r"\1", code="DF202",
@@ -144,6 +144,30 @@ def role_of(name: str) -> TensorRole:
             canon = m.expand(rule.canonical) if rule.canonical else name
             return TensorRole(name, rule.role, canon, rule)
     return TensorRole(name, "unknown", name, UNKNOWN)
+
+
+# A drafter with a reduced draft vocabulary (flat v1, draft_vocab_size < vocab_size) owns its lm_head
+# [draft_vocab, H] and its t2d / d2t maps: the same names as a target copy and a dropped map, another role.
+# Decided with the spec (role_for); checks/vocab.py checks them.
+OWN_VOCAB_RULES = (_rule("own-head", r"^lm_head\.weight$", "keep", code="DF212"),
+                   _rule("vocab-map", r"^(?:t2d|d2t)(?:\.weight)?$", "keep"))
+
+
+def draft_vocab(spec: DraftSpec | None) -> int | None:
+    """draft_vocab_size when it differs from the target vocabulary (flat v1), else None."""
+    if spec is None or spec.dialect != "flat" or spec.version != "v1":
+        return None
+    dv = spec.drafter_extra.get("draft_vocab_size")
+    return dv if isinstance(dv, int) and not isinstance(dv, bool) and dv != spec.vocab_size else None
+
+
+def role_for(name: str, spec: DraftSpec | None) -> TensorRole:
+    """role_of, knowing the drafter: a reduced-vocabulary drafter's own head and maps are its own."""
+    if draft_vocab(spec) is not None:
+        for rule in OWN_VOCAB_RULES:
+            if rule.pattern.search(name):
+                return TensorRole(name, rule.role, name, rule)
+    return role_of(name)
 
 
 def component_of(name: str) -> Component:

@@ -11,6 +11,7 @@ FILES = {
     "nested-v1.schema.json": ("nested", "v1"),
     "flat-v2.schema.json": ("flat", "v2"),
     "flat-v1.schema.json": ("flat", "v1"),
+    "assistant-v1.schema.json": ("assistant", "v1"),
 }
 
 

@@ -26,7 +26,10 @@ def run(*args: str) -> tuple[int, dict]:
 def test_good_fixture_passes_clean(name: str) -> None:
     code, report = run(str(FIXTURES / "good" / name), "--strict")
     assert code == 0, report["findings"]
-    assert report["findings"] == []
+    # the assistant export is clean too, its one note says which engines load its encoder.* names; a
+    # reduced-vocabulary drafter's note names its own head
+    notes = {"assistant-v1": ["DF305"], "flat-v1-reduced-vocab": ["DF212"]}
+    assert [f["code"] for f in report["findings"]] == notes.get(name, [])
 
 
 @pytest.mark.parametrize("name", VERIFY_CASES)

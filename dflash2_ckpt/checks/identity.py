@@ -5,13 +5,14 @@ from typing import TYPE_CHECKING
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
+from ..formats.assistant import ASSISTANT_TENSORS, ENGINE_SUPPORT
 from ..formats.detect import detect_tensors
 from ..layout import bytes_by_component
 
 if TYPE_CHECKING:
     from .context import CheckContext
 
-EMITS: frozenset[str] = frozenset({"DF301", "DF302", "DF303", "DF304"})
+EMITS: frozenset[str] = frozenset({"DF301", "DF302", "DF303", "DF304", "DF305"})
 
 _OTHER_HINTS = {
     "DSpark": "DSpark drafters have their own runtime (markov head, top-level target_layer_ids); "
@@ -44,6 +45,8 @@ def identity_findings(ckpt: Checkpoint) -> tuple[list[Finding], frozenset[str]]:
                    "no dflash_config, no speculators_model_type dflash / dflash2")
         return [Finding("DF304", msg, field="architectures", details={"drafter": name})], frozenset()
 
+    if det.dialect == "assistant":
+        out.append(_assistant_finding(ckpt))
     where = "speculators_model_type" if det.dialect == "flat" else "dflash_config"
     if det.arch_version and det.field_version and det.arch_version != det.field_version:
         if det.dialect == "nested":
@@ -80,3 +83,14 @@ def identity_findings(ckpt: Checkpoint) -> tuple[list[Finding], frozenset[str]]:
             details={"missing_components": ["conv", "selector"]}))
         return out, frozenset({"conv", "selector"})
     return out, frozenset()
+
+
+def _assistant_finding(ckpt: Checkpoint) -> Finding:
+    stored = [n for n in ASSISTANT_TENSORS if n in ckpt.tensors]
+    archs = (ckpt.config or {}).get("architectures")
+    names = f"; {', '.join(stored)} stand for {', '.join(ASSISTANT_TENSORS[n] for n in stored)}" if stored else ""
+    return Finding("DF305", f"DFlash v1 in the assistant export dialect (architectures {archs}, DFlash keys at the "
+                   f"top level, no dflash_config){names}. {ENGINE_SUPPORT}", field="architectures",
+                   details={"dialect": "assistant", "renames": {n: ASSISTANT_TENSORS[n] for n in stored},
+                            "remapped_by": ["vllm"], "not_remapped_by": ["sglang"],
+                            "native": ["exllamav3", "transformers"]})

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..layout import Expected, TensorRole, expected_tensors, role_of
+from ..layout import OWN_VOCAB_RULES, Expected, TensorRole, expected_tensors, role_for, role_of
 from ..quant.view import build_view
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .identity import covered
@@ -57,9 +57,14 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
     stored = view.logical
     expected: dict[str, Expected] = {e.name: e for e in expected_tensors(ckpt.spec)} if ckpt.spec else {}
     provided: dict[str, TensorInfo] = {}
+    assistant = ckpt.detection is not None and ckpt.detection.dialect == "assistant"
     for name, t in stored.items():
-        r = role_of(name)
+        r = role_for(name, ckpt.spec)
+        if r.rule in OWN_VOCAB_RULES:
+            continue      # a reduced-vocabulary drafter's own head and maps: checks/vocab.py
         found = _role_finding(t, r)
+        if found is not None and found.code == "DF208" and assistant:
+            found = None  # the dialect's own names; DF305 says which engines load them
         if found is not None:
             out.append(found)
         if r.rule.fate == "drop":

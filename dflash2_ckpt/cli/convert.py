@@ -3,7 +3,7 @@ convert.gguf for GGUF in either direction).
 
 Exit codes: 0 converted (or planned, with --dry-run); 1 refused (the conversion cannot be exact, the
 source has error findings not accepted, or the output failed verification); 2 usage (no verifier
-name when going flat without --target, DST exists without --force, DST inside SRC); 3 could not run.
+name or architectures when going flat without --target, DST exists without --force, DST inside SRC); 3 could not run.
 """
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ from .options import format_option, parse_codes
               help="Target model directory (config.json): num_target_layers when going nested, the verifier "
                    "when going flat; also checks that the drafter fits it.")
 @click.option("--verifier-name", default=None, help="Verifier repo id written in speculators_config (flat).")
+@click.option("--verifier-arch", "verifier_archs", multiple=True,
+              help="Verifier architecture class written in speculators_config (flat), when --target is not given.")
 @click.option("--dry-run", is_flag=True, help="Print the config diff and the tensor plan; write nothing.")
 @click.option("--force", is_flag=True, help="Replace an existing DST, only after the new one verified.")
 @click.option("--accept-findings", default=None,
@@ -37,7 +39,8 @@ from .options import format_option, parse_codes
 @format_option
 @guarded
 def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: str | None, target: str | None,
-            verifier_name: str | None, dry_run: bool, force: bool, accept_findings: str | None, fmt: str) -> int:
+            verifier_name: str | None, verifier_archs: tuple[str, ...], dry_run: bool, force: bool,
+            accept_findings: str | None, fmt: str) -> int:
     """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects and GGUF."""
     from ..convert import convert
     from ..report import render
@@ -53,7 +56,8 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
     render(convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
-                   dry_run=dry_run, force=force, accept_findings=accept), fmt)
+                   verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
+                   accept_findings=accept), fmt)
     return EXIT_OK
 
 

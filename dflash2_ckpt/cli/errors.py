@@ -13,9 +13,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import (AmbiguousSubfolderError, ConfigError, ConversionError, ConversionUsageError, Dflash2Error,
-                      EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError, HubError, HubStatusError,
-                      HubUnreachableError, MissingDependencyError, OfflineNotCachedError, RateLimitedError,
+from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
+                      Dflash2Error, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError, HubError,
+                      HubStatusError, HubUnreachableError, MissingDependencyError, OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
                       UnsafePathError, UsageError, VersionMismatchError)
 from ..report import render_error
@@ -38,6 +38,8 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
                                   "fix the source, or accept the codes with --accept-findings")),
     (ConversionError, Outcome(EXIT_FINDINGS, "refused", "`dflash2-ckpt convert --dry-run` shows the plan")),
     (MissingDependencyError, Outcome(EXIT_CANNOT_RUN, "missing dependency", "install the extra named above")),
+    (BudgetError, Outcome(EXIT_CANNOT_RUN, "over budget",
+                          "a GPU, --layers N or --requests 1, or a larger --max-memory")),
     (HeaderError, Outcome(EXIT_CANNOT_RUN, "unreadable header", "re-download or re-save the safetensors file")),
     (ConfigError, Outcome(EXIT_CANNOT_RUN, "bad config", "`dflash2-ckpt verify` lists what is wrong")),
     (VersionMismatchError, Outcome(EXIT_CANNOT_RUN, "wrong version", "use the loader for the other version")),

@@ -13,7 +13,7 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
 from ..checks.pairing import pairing_findings, target_text_config
@@ -30,10 +30,33 @@ from .stream import WriteError, make_buffers, write_shard
 __all__ = ["convert", "ConversionReport", "WriteError"]
 
 
-def _target(target: str | os.PathLike[str] | None, verifier_name: str | None,
+def _looks_like_repo_id(name: object) -> bool:
+    """`org/name` as the Hub spells it: not a filesystem path (absolute, relative or home-based)."""
+    if not isinstance(name, str) or name.count("/") != 1 or name.startswith((".", "~")):
+        return False
+    return all(part and all(c.isalnum() or c in "-_." for c in part) for part in name.split("/"))
+
+
+def verifier_identity(target: str | os.PathLike[str], cfg: Mapping[str, Any], verifier_name: str | None,
+                      archs: tuple[str, ...] = ()) -> Verifier:
+    """name_or_path that loads from any working directory: the given name, else the repo id the target's
+    config records, else the target's absolute path; architectures from the option or the target's config."""
+    recorded = cfg.get("_name_or_path") or cfg.get("name_or_path")
+    if verifier_name:
+        name = verifier_name
+    elif _looks_like_repo_id(recorded) and not os.path.exists(str(recorded)):
+        name = str(recorded)
+    else:
+        name = os.path.abspath(os.fspath(target))
+    given = cfg.get("architectures")
+    found = tuple(a for a in given if isinstance(a, str)) if isinstance(given, list) else ()
+    return Verifier(name, tuple(archs) or found)
+
+
+def _target(target: str | os.PathLike[str] | None, verifier_name: str | None, archs: tuple[str, ...],
             ckpt: Checkpoint) -> tuple[Verifier | None, int | None]:
     if target is None:
-        return (Verifier(verifier_name) if verifier_name else None), None
+        return (Verifier(verifier_name, archs) if verifier_name else None), None
     t = read_target(target)
     cfg, label = t.config, t.label
     if cfg is None:
@@ -42,11 +65,8 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None,
     if bad:
         raise ConversionError(f"the drafter does not fit the target {label}: {bad[0].code} {bad[0].message}",
                               hint="pass the target model the drafter was trained for")
-    text = target_text_config(cfg)
-    layers = text.get("num_hidden_layers")
-    archs = cfg.get("architectures")
-    name = verifier_name or cfg.get("_name_or_path") or cfg.get("name_or_path") or str(target)
-    return (Verifier(str(name), tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()),
+    layers = target_text_config(cfg).get("num_hidden_layers")
+    return (verifier_identity(target, cfg, verifier_name, archs),
             layers if isinstance(layers, int) and not isinstance(layers, bool) else None)
 
 
@@ -109,12 +129,13 @@ def _refuse_findings(ckpt: Checkpoint, repaired: set[str], accept: list[str]) ->
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
             target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
-            dry_run: bool = False, force: bool = False, accept_findings: Iterable[str] = ()) -> ConversionReport:
+            verifier_architectures: tuple[str, ...] = (), dry_run: bool = False, force: bool = False,
+            accept_findings: Iterable[str] = ()) -> ConversionReport:
     """Convert SRC into the `to` dialect at DST. Raises ConversionUsageError when asked for the impossible
-    (no verifier name, DST exists without force, DST overlaps SRC), SourceFindingsError when the source
-    has error findings whose codes (or prefixes) are not in `accept_findings`, ConversionError when it
-    cannot be exact, SourceError when the source cannot be read, WriteError when writing fails; DST is
-    then untouched."""
+    (no verifier name or architectures, DST exists without force, DST overlaps SRC), SourceFindingsError
+    when the source has error findings whose codes (or prefixes) are not in `accept_findings`,
+    ConversionError when it cannot be exact, SourceError when the source cannot be read, WriteError when
+    writing fails; DST is then untouched."""
     if to not in ("nested", "flat"):
         raise ValueError(f"to must be 'nested' or 'flat', not {to!r}")
     start = time.monotonic()
@@ -122,7 +143,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     src_root = Path(getattr(ckpt.source, "root", src))
     dst_path = Path(dst).absolute()
     _check_paths(src_root, dst_path)
-    verifier, layers = _target(target, verifier_name, ckpt)
+    verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
     if dry_run:
         extra = {"dst_exists": os.path.lexists(dst_path)}

@@ -94,6 +94,10 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
         raise ConversionUsageError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
                               "config does not say which model that is",
                               hint="pass --target DIR (the target model) or --verifier-name ORG/NAME")
+    if not verifier.architectures:
+        raise ConversionUsageError("the flat dialect records the verifier's architectures (speculators_config."
+                                   f"verifier.architectures) and nothing says what {verifier.name_or_path} is",
+                                   hint="pass --target DIR (its config.json gives them) or --verifier-arch CLASS")
     w = _Writer()
     out: dict[str, Any] = {}
     tlc: dict[str, Any] = {}

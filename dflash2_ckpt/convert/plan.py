@@ -17,11 +17,13 @@ from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
 from ..layout import role_of
 from ..sources.safetensors_header import TensorInfo, build_header
+from .assistant import assistant_to_nested
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
 from .quant import carry_quantization, module_renames
 from .exactness import drafter_differences
 
 Dialect = Literal["nested", "flat"]
+SourceDialect = Literal["nested", "flat", "assistant"]
 # source findings that make the files unreadable (exit 3) or the tensor set ambiguous (refused)
 UNREADABLE = ("DF100", "DF601", "DF603", "DF604", "DF607", "DF608")
 AMBIGUOUS = ("DF605", "DF606", "DF301", "DF302", "DF303", "DF304", "DF117", "DF112")
@@ -76,7 +78,7 @@ class OutShard:
 class ConversionPlan:
     src: str
     dst: str
-    src_dialect: Dialect
+    src_dialect: SourceDialect
     to: Dialect
     version: str
     config: dict[str, Any]
@@ -196,10 +198,19 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     opening = _refuse_source(ckpt)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
     assert spec is not None and config is not None and det is not None
-    assert det.dialect == "nested" or det.dialect == "flat"     # a GGUF source goes through from_gguf
+    assert det.dialect in ("nested", "flat", "assistant")     # a GGUF source goes through from_gguf
     if det.dialect == to:
         raise ConversionError(f"the source is already in the {to} dialect; nothing to convert", path=ckpt.label)
-    if to == "flat":
+    if det.dialect == "assistant":
+        new, changes, notes = assistant_to_nested(config, spec)
+        if to == "flat":   # through the nested form, which nested_to_flat already writes exactly
+            nested_spec, found = to_spec(new)
+            if nested_spec is None:
+                raise ConversionError("internal: the nested form does not parse: "
+                                      + "; ".join(f.message for f in found))
+            new, more, more_notes = nested_to_flat(new, nested_spec, verifier)
+            changes, notes = changes + more, notes + more_notes
+    elif to == "flat":
         new, changes, notes = nested_to_flat(config, spec, verifier)
     else:
         new, changes, notes = flat_to_nested(config, spec, num_target_layers)

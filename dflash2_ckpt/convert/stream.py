@@ -10,6 +10,8 @@ The shard is fsync'd only once every tensor compared equal.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import errno
 import os
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -82,6 +84,30 @@ def _copy_range(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf
         done += got
 
 
+def _libc_sync_file_range() -> object | None:
+    """sync_file_range(2) (Linux), which Python's os module does not expose; None elsewhere."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.sync_file_range
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNC_FILE_RANGE = _libc_sync_file_range()
+_SYNC_FILE_RANGE_WRITE = 2
+
+
+def start_writeback(fd: int, offset: int, length: int) -> None:
+    """Start writing a just-copied range to disk without waiting (SYNC_FILE_RANGE_WRITE), so the
+    fsync at the end of the shard finds most pages already written instead of doing all the I/O then.
+    Only a head start: durability still comes from that fsync."""
+    if _SYNC_FILE_RANGE is not None and length > 0:
+        _SYNC_FILE_RANGE(fd, offset, length, _SYNC_FILE_RANGE_WRITE)  # type: ignore[operator]
+
+
 @dataclass
 class Buffers:
     """The read-back buffers and the one thread that checks tensors while the next ones are copied."""
@@ -119,6 +145,7 @@ def write_shard(bufs: Buffers, src_path: str, dst_path: str, shard: OutShard) ->
                 for off, n, data in segs:
                     if data:
                         _copy_range(src_fd, t.begin + off, n, dst_fd, out_begin + off, copy_buf)
+                start_writeback(dst_fd, out_begin, t.nbytes)
                 checks.append(bufs.pool.submit(_check_tensor, bufs, src_fd, dst_fd, t, out_begin, segs, shard.name))
             for f in checks:
                 f.result()

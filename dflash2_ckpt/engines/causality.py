@@ -44,16 +44,17 @@ def zlab_nested_only(spec: DraftSpec) -> Causality | None:
 
 def vllm_legacy(spec: DraftSpec) -> Causality | None:
     """vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default."""
-    if spec.dialect == "flat":
-        return None     # its flat loader is not modelled (no DFlash2 flat support existed)
+    if spec.dialect in ("flat", "assistant"):
+        return None     # its flat loader is not modelled; the assistant export is routed by newer vLLM only
     if spec.causality.dflash_causal is not None:
         return _all(spec, spec.causality.dflash_causal)
     return sliding_default(spec)
 
 
 def sglang(spec: DraftSpec) -> Causality | None:
-    """SGLang: explicit is_causal, else sliding default; reads the nested dialect only."""
-    if spec.dialect == "flat":
+    """SGLang: explicit is_causal, else sliding default; reads the nested dialect only (its DFlash loader
+    does not load the assistant export's encoder.* names, formats/assistant.py)."""
+    if spec.dialect in ("flat", "assistant"):
         return None
     if spec.causality.is_causal is not None:
         return _all(spec, spec.causality.is_causal)

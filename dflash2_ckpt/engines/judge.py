@@ -48,7 +48,7 @@ def conversion_command(d: Drafter, to: str) -> str:
 def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in p.reads:
         return None
-    if d.dialect in ("nested", "flat", "gguf"):     # convert reads and writes all three (GGUF: convert/gguf.py)
+    if d.dialect in ("nested", "flat", "gguf", "assistant"):   # convert reads all four, writes the first three
         to = "gguf" if "gguf" in p.reads else ("nested" if "nested" in p.reads else "flat")
         cmd = conversion_command(d, to)
         return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Mapping
 
+from .assistant import is_assistant
 from .spec import V2_KEYS
 
 V2_ARCH = "DFlash2DraftModel"
@@ -12,7 +13,7 @@ V1_ARCH = "DFlashDraftModel"
 
 @dataclass(frozen=True)
 class Detection:
-    dialect: Literal["nested", "flat", "gguf"] | None
+    dialect: Literal["nested", "flat", "gguf", "assistant"] | None
     version: Literal["v1", "v2"] | None   # what the engines will load it as
     other: str | None = None               # name of a non-DFlash drafter, when recognised
     arch_version: Literal["v1", "v2"] | None = None    # what `architectures` says
@@ -56,7 +57,8 @@ def detect_tensors(names: Iterable[str]) -> Literal["v1", "v2"]:
     return "v1"
 
 
-def detect(config: Mapping[str, Any]) -> Detection:
+def detect(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Detection:
+    """tensor_names (optional): the stored tensors, which also identify the assistant dialect."""
     raw_archs = config.get("architectures")
     archs = [a for a in raw_archs if isinstance(a, str)] if isinstance(raw_archs, list) else []
     arch_v = _arch_version(archs)
@@ -72,6 +74,8 @@ def detect(config: Mapping[str, Any]) -> Detection:
     if arch_v is not None:
         return Detection("nested", arch_v, arch_version=arch_v, field_version=keys_v)
     other = _other_drafter(config, archs)
+    if other is None and is_assistant(config, tensor_names):
+        return Detection("assistant", "v1", field_version="v1")
     if other is None and keys_v is not None:
         return Detection("nested", keys_v, field_version=keys_v)
     return Detection(None, None, other=other)

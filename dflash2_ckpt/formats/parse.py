@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from ..checks.config import (duplicate_keys, json_path, out_of_range, unknown_key, unreadable,
                              validation_findings)
 from ..findings import Finding
+from .assistant import AssistantV1Config
 from .common import STANDARD_HF_KEYS, TransformerFields
 from .detect import Detection, detect
 from .flat import FlatV1Config, FlatV2Config
@@ -26,6 +27,7 @@ MODELS: dict[tuple[str, str], type[BaseModel]] = {
     ("nested", "v2"): NestedV2Config,
     ("flat", "v1"): FlatV1Config,
     ("flat", "v2"): FlatV2Config,
+    ("assistant", "v1"): AssistantV1Config,
 }
 
 
@@ -148,6 +150,8 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
                                    f"{MAX_DRAFT_LAYERS} is refused", f"<= {MAX_DRAFT_LAYERS}")]
     if det.dialect == "nested":
         return _nested_spec(parsed, det)  # type: ignore[arg-type]
+    if det.dialect == "assistant":
+        return _assistant_spec(parsed)  # type: ignore[arg-type]
     return _flat_spec(parsed, det)  # type: ignore[arg-type]
 
 
@@ -238,4 +242,24 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
     for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
               "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
         paths[k] = k
+    return spec.with_(paths=paths), findings
+
+
+_ASSISTANT_DRAFTER_KEYS = ("architectures", "target_layer_ids", "block_size", "mask_token_id", "is_causal",
+                           "num_target_layers", "target_hidden_size")
+
+
+def _assistant_spec(cfg: AssistantV1Config) -> tuple[DraftSpec, list[Finding]]:
+    """One flat root: transformer and DFlash keys side by side; unknown keys stay at the root (transformer_extra)."""
+    fields, paths, findings = _transformer_part(cfg, "")
+    extra = dict(fields.pop("transformer_extra"))
+    spec = DraftSpec(
+        version="v1", dialect="assistant", **fields,
+        target_layer_ids=tuple(cfg.target_layer_ids),
+        causality=CausalityKeys(is_causal=cfg.is_causal),
+        target_hidden_size=cfg.target_hidden_size, num_target_layers=cfg.num_target_layers,
+        mask_token_id=cfg.mask_token_id, block_size=cfg.block_size,
+        transformer_extra=extra, drafter_extra={"architectures": cfg.architectures} if cfg.architectures else {},
+    )
+    paths.update({k: k for k in _ASSISTANT_DRAFTER_KEYS})
     return spec.with_(paths=paths), findings

@@ -15,6 +15,10 @@ def smoke_lines(r: Any) -> list[str]:
              f"head from {r.embedding_source.get('lm_head')}"]
     if r.inputs:
         lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in r.inputs.items()))
+    if getattr(r, "estimate", None):
+        e = r.estimate
+        lines.append(f"  estimated before the run: {e['peak_bytes'] / 2**20:,.0f} MiB, {e['seconds']:.0f} s "
+                     f"(budget {e['budget_bytes'] / 2**20:,.0f} MiB)")
     for p in r.paths:
         line = f"  input {p['input']}: anchor {p['anchor']} -> greedy {p['greedy']}"
         if "sampled" in p:

@@ -14,6 +14,7 @@ from ..errors import ConfigError, MissingDependencyError, SourceError
 from .report import SmokeReport
 
 __all__ = ["SmokeReport", "require_smoke_deps", "run_smoke"]
+EMITS: frozenset[str] = frozenset({"DF716"})
 
 
 def require_smoke_deps() -> None:
@@ -23,17 +24,36 @@ def require_smoke_deps() -> None:
                                      hint="pip install 'dflash2-ckpt[smoke]'")
 
 
-def _tensor_files(ckpt: Any) -> dict[str, Path]:
+def _tensor_files(source: Any, tensors: dict[str, Any]) -> dict[str, Path]:
     files: dict[str, Path] = {}
-    for name, info in ckpt.tensors.items():
-        local = ckpt.source.local_path(info.file)
-        if local is None and hasattr(ckpt.source, "download"):
-            local = ckpt.source.download(info.file)   # a Hub repo: fetch only the weight files, once each
+    for name, info in tensors.items():
+        local = source.local_path(info.file)
+        if local is None and hasattr(source, "download"):
+            local = source.download(info.file)   # a Hub repo: fetch only the weight files, once each
         if local is None:
-            raise SourceError(f"{info.file} is not available as a local file", path=ckpt.source.label,
+            raise SourceError(f"{info.file} is not available as a local file", path=source.label,
                               hint="download the checkpoint first; the smoke reads tensor data")
         files[name] = Path(local)
     return files
+
+
+def _first_layers(ckpt: Any, layers: int | None) -> tuple[Any, dict[str, Any], list[Any]]:
+    """The spec and tensors of the first `layers` draft layers (--layers), and the note that says so."""
+    import re
+
+    from ..findings import Finding
+    spec, tensors = ckpt.spec, dict(ckpt.tensors)
+    if layers is None or layers >= spec.num_hidden_layers:
+        return spec, tensors, []
+    if layers < 1:
+        raise ConfigError("--layers must be at least 1")
+    spec = spec.with_(num_hidden_layers=layers, layer_types=tuple(spec.layer_types[:layers]))
+    kept = {n: t for n, t in tensors.items()
+            if not (m := re.match(r"^(?:model\.)?layers\.(\d+)\.", n)) or int(m.group(1)) < layers}
+    note = Finding("DF716", f"the smoke ran the first {layers} of {ckpt.spec.num_hidden_layers} draft layers "
+                   "(--layers): the later layers' tensors were neither loaded nor checked",
+                   details={"layers": layers, "of": ckpt.spec.num_hidden_layers})
+    return spec, kept, [note]
 
 
 def _target_dir(target: Any) -> Path | None:
@@ -47,10 +67,14 @@ def _target_dir(target: Any) -> Path | None:
 
 def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
               hidden_states: str | os.PathLike[str] | None = None, block_size: int | None = None,
-              seed: int = 0, device: str | None = None) -> SmokeReport:
+              seed: int = 0, device: str | None = None, requests: int = 2, layers: int | None = None,
+              max_memory: int | None = None, progress: Any = None) -> SmokeReport:
     """Run the drafter once on smoke inputs and cross-check it (findings DF7xx).
 
-    path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint.
+    path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint. Before anything is
+    loaded, memory and time are estimated; above `max_memory` bytes (default: a safe fraction of the
+    device's memory) BudgetError says how to proceed. progress(stage, done, total) is called per stage
+    (first once with total 0 and the estimate as its text).
     target: the target model's directory, or an opened Source (see _target_dir).
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
@@ -67,10 +91,24 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     if ckpt.spec is None:
         raise ConfigError("the config does not describe a DFlash drafter the smoke can build",
                           path=getattr(ckpt.source, "label", None), hint="run `dflash2-ckpt verify` to see why")
-    from .runner import smoke
+    from .budget import check_budget, estimate, gib, machine_budget, matmul_rate
+    from .device import pick_device
+    from .runner import DEFAULT_BLOCK, smoke
 
-    report = smoke(ckpt.spec, _tensor_files(ckpt), label=ckpt.source.label,
+    spec, tensors, notes = _first_layers(ckpt, layers)
+    dev = pick_device(device)
+    block = block_size or spec.block_size or DEFAULT_BLOCK
+    carried = {"embed_tokens.weight", "lm_head.weight"} & set(tensors)
+    est = estimate(spec, requests=requests, block=block, rate=matmul_rate(dev), interpret=dev.type != "cuda",
+                   tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)
+    budget = max_memory if max_memory is not None else machine_budget(dev.type)
+    check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
+    if progress is not None:      # total 0: a note, not a stage
+        progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s", 0, 0)
+    report = smoke(spec, _tensor_files(ckpt.source, tensors), label=ckpt.source.label,
                    target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
-                   block_size=block_size, seed=seed, device=device)
+                   block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)
+    report.findings[:0] = notes
+    report.estimate = {**est.to_json(), "budget_bytes": budget}
     return report

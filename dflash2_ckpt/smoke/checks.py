@@ -11,8 +11,6 @@ EMITS: frozenset[str] = frozenset({"DF703", "DF704", "DF705", "DF706", "DF707", 
 
 # float tolerances: f32 throughout, so a kernel or an equivalent path may differ by reassociation only
 REL_TOL = 1e-4
-# a module whose removal moves the final hidden state less than this (relative) does nothing
-INERT_REL = 1e-6
 Q_SUM_TOL = 1e-4
 
 
@@ -85,25 +83,23 @@ def deterministic(what: str, first: torch.Tensor, second: torch.Tensor) -> list[
                     details={"what": what, "first": first.tolist(), "second": second.tolist()})]
 
 
-def inert_conv(module: str, rel: float, slots: float, at_identity: bool) -> list[Finding]:
-    if rel > INERT_REL:
+def inert_conv(module: str, at_identity: bool, rel: float, slots: float) -> list[Finding]:
+    """DF705 only when the weights make the module inert; a live module is measured (influence.py)."""
+    if not at_identity:
         return []
-    why = "its weights are the identity init (base tap 0 = 1, other taps 0, projection 0)" if at_identity \
-        else "removing it changes nothing"
-    return [Finding("DF705", f"{module} is inert: {why}; the drafter drafts like DFlash v1 there "
-                    f"({slots:.0%} of slots changed when it was removed) — was the conv ever trained or loaded?",
-                    tensor=module, details={"relative_change": rel, "slots_changed": slots,
-                                            "identity_init": at_identity})]
+    return [Finding("DF705", f"{module} is inert: its weights are the identity init (base tap 0 = 1, other "
+                    "taps 0, projection 0); the drafter drafts like DFlash v1 there — was the conv ever trained "
+                    "or loaded?", tensor=module, details={"relative_change": rel, "slots_changed": slots,
+                                                          "identity_init": True})]
 
 
-def inert_selector(slots: float, edge_zero: bool) -> list[Finding]:
-    if slots > 0:
+def inert_selector(reason: str | None) -> list[Finding]:
+    """DF706 only when the weights make the selector inert (influence.selector_inert_reason)."""
+    if reason is None:
         return []
-    why = "its pair scores are all zero" if edge_zero else "it never changed a slot of the smoke paths"
-    return [Finding("DF706", f"the candidate selector is inert: {why}, so every path equals the "
+    return [Finding("DF706", f"the candidate selector is inert: {reason}, so every path equals the "
                     "independent per-slot argmax (DFlash v1 behaviour); check that the codebooks were "
-                    "trained and loaded", tensor="candidate_selector",
-                    details={"slots_changed": slots, "edge_scores_zero": edge_zero})]
+                    "trained and loaded", tensor="candidate_selector", details={"reason": reason})]
 
 
 def identity_equivalence(rel: float) -> list[Finding]:

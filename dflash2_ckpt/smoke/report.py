@@ -20,6 +20,7 @@ class SmokeReport:
     timings: dict[str, float] = field(default_factory=dict)     # seconds per stage
     findings: list[Finding] = field(default_factory=list)
     stages_run: list[str] = field(default_factory=list)
+    estimate: dict[str, Any] = field(default_factory=dict)      # memory / time estimated before the run
     kind: ClassVar[str] = "smoke"
 
     @property
@@ -46,6 +47,7 @@ class SmokeReport:
             "ablation": dict(self.ablation),
             "timings_s": {k: round(v, 6) for k, v in self.timings.items()},
             "stages_run": list(self.stages_run),
+            "estimate": dict(self.estimate),
             "passed": self.passed,
             "findings": [f.to_json() for f in self.findings],
         }

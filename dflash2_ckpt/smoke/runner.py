@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 import torch
 
@@ -13,7 +13,7 @@ from ..findings import Finding
 
 EMITS: frozenset[str] = frozenset({"DF712"})
 from ..formats.spec import DraftSpec
-from . import checks
+from . import checks, influence
 from .device import pick_device, prepare_triton, sync
 from .conv import grouped_dynamic_conv
 from .drafter import CONV_MODULES, ConvFn, ForwardOptions, RefDrafter
@@ -28,12 +28,22 @@ TEMPERATURE = 1.0
 _ROPE_MODELLED = (None, "default", "linear")
 
 
+# stages timed by a v2 smoke, for the progress callback's total (v1 runs the first four)
+STAGES = ("load", "embedding", "forward", "candidates", "selector_scores", "walk_torch", "walk_triton",
+          "walk_triton_sampled", "rerun", "forward_triton_conv", "ablation")
+Progress = Callable[[str, int, int], None]
+
+
 class _Timer:
-    def __init__(self, device: torch.device, into: dict[str, float]) -> None:
-        self.device, self.into = device, into
+    def __init__(self, device: torch.device, into: dict[str, float], progress: Progress | None = None,
+                 total: int = len(STAGES)) -> None:
+        self.device, self.into, self.progress, self.total, self.done = device, into, progress, total, 0
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
+        if self.progress is not None:
+            self.progress(stage, self.done, self.total)
+        self.done += 1
         sync(self.device)
         t0 = time.perf_counter()
         yield
@@ -87,6 +97,7 @@ class _Draft:
         self.k = (spec.selector_top_k or 1) if self.v2 else 1
         self.stages: dict[str, torch.Tensor] = {}
         self.ids = self.u = torch.empty(0)
+        self.d2t: torch.Tensor | None = None
 
     def forward(self, conv: ConvFn | None | str = "torch", identity: tuple[str, ...] = ()) -> torch.Tensor:
         opts = ForwardOptions(conv=grouped_dynamic_conv if conv == "torch" else conv, identity=identity)  # type: ignore[arg-type]
@@ -95,7 +106,10 @@ class _Draft:
         return g
 
     def candidates(self, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return candidates(g, self.head, self.k, self.spec.output_multiplier, self.spec.final_logit_softcapping)
+        ids, u = candidates(g, self.head, self.k, self.spec.output_multiplier, self.spec.final_logit_softcapping)
+        if self.d2t is not None:       # a reduced vocabulary: draft id -> target id = id + d2t[id]
+            ids = ids + self.d2t[ids]
+        return ids, u
 
     def selector(self, g: torch.Tensor, ids: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         p = self.params
@@ -112,13 +126,13 @@ class _Draft:
 
 def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Path | None = None,
           hidden_states: Path | None = None, block_size: int | None = None, seed: int = 0,
-          device: str | None = None) -> SmokeReport:
+          device: str | None = None, requests: int = 2, progress: Progress | None = None) -> SmokeReport:
     """Run the smoke forward on a parsed spec and its tensor files (tensor name -> safetensors file)."""
     dev = pick_device(device)
     mode = prepare_triton(dev)
 
     timings: dict[str, float] = {}
-    timer = _Timer(dev, timings)
+    timer = _Timer(dev, timings, progress, len(STAGES) if spec.version == "v2" else 5)
     block, mask_id, findings = _assumptions(spec, block_size)
     with timer("load"):
         weights = load_weights(spec, files, dev)
@@ -126,7 +140,7 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     with timer("embedding"):
         borrowed = borrow(spec, weights.borrowed, target, seed, dev)
     findings += borrowed.findings
-    inputs = make_inputs(spec, block_size=block, seed=seed, hidden_states=hidden_states)
+    inputs = make_inputs(spec, block_size=block, seed=seed, hidden_states=hidden_states, requests=requests)
     report = SmokeReport(label, spec.version, str(dev), mode, borrowed.source, findings=findings,
                          timings=timings,
                          inputs={"requests": inputs.requests, "context_len": inputs.context_len,
@@ -137,7 +151,12 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
 
     drafter = RefDrafter(spec, weights.params, borrowed.embed)
     anchors = inputs.anchors.to(dev)
-    d = _Draft(spec, drafter, weights.params, borrowed.head, inputs.hidden.to(dev), anchors, block, mask_id)
+    own_head = weights.params.get("lm_head.weight")     # a reduced vocabulary scores with its own head
+    d = _Draft(spec, drafter, weights.params, borrowed.head if own_head is None else own_head,
+               inputs.hidden.to(dev), anchors, block, mask_id)
+    if own_head is not None:
+        d.d2t = weights.maps.get("d2t")
+        report.embedding_source["lm_head"] = "checkpoint (the drafter's own, reduced vocabulary)"
     report.findings += checks.in_vocab("anchor ids", anchors, spec.vocab_size)
     if any(f.code == "DF704" for f in report.findings):
         return report
@@ -171,7 +190,7 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
         g_tr = d.forward(conv=_triton_conv())
     report.findings += checks.kernel_match("grouped dynamic conv (whole forward)", g, g_tr)
     with timer("ablation"):
-        _ablate(report, d, g, tok, scores, u)
+        _ablate(report, d, g, tok, scores, u, z, seed)
     report.stages_run += ["selector", "walk_torch", "walk_triton", "conv_triton", "rerun", "ablation"]
     report.paths = [{"input": i, "anchor": int(anchors[i]), "greedy": tok[i].tolist(),
                      "sampled": tok_s[i].tolist(), "temperature": TEMPERATURE, "seed": int(seeds[i])}
@@ -222,7 +241,7 @@ def _walks(report: SmokeReport, d: _Draft, timer: _Timer, seeds: torch.Tensor, n
 
 
 def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Tensor,
-            scores: torch.Tensor, u: torch.Tensor) -> None:
+            scores: torch.Tensor, u: torch.Tensor, z: torch.Tensor, seed: int) -> None:
     """Remove each v2 module in turn and measure what changes (DF705-DF707)."""
     from .conv import is_identity
 
@@ -235,7 +254,7 @@ def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Ten
             rel, slots = checks.rel_change(g, g_off), checks.slot_fraction(greedy, d.greedy_path(g_off))
             ident = is_identity(p[name + ".base_kernel"], p[name + ".kernel_projection.weight"])
             convs[name] = {"relative_change": rel, "slots_changed": slots, "identity_init": ident}
-            report.findings += checks.inert_conv(name, rel, slots, ident)
+            report.findings += checks.inert_conv(name, ident, rel, slots)
     every = tuple(convs)
     g_id = d.forward(identity=every)
     all_slots = checks.slot_fraction(greedy, d.greedy_path(g_id))
@@ -243,7 +262,14 @@ def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Ten
     # selector off = codebooks zero: S = u, so the walk is the independent per-slot argmax
     independent = d.ids.gather(-1, u.argmax(-1, keepdim=True)).squeeze(-1)
     sel_slots = checks.slot_fraction(greedy, independent)
-    edge_zero = not bool((scores - u.unsqueeze(2)).any())
-    report.findings += checks.inert_selector(sel_slots, edge_zero)
+    a_cb, b_cb = p["candidate_selector.predecessor_codebook"], p["candidate_selector.successor_codebook"]
+    reason = influence.selector_inert_reason(a_cb, b_cb, p["candidate_selector.hidden_projection.weight"])
+    report.findings += checks.inert_selector(reason)
+    report.findings += influence.conv_finding(convs, all_slots, greedy.numel())
+    sampled = None
+    if reason is None:
+        sampled = influence.selector_influence(d.ids, u, z, a_cb, b_cb, spec.vocab_size, seed)
+        report.findings += influence.selector_finding(sampled, influence.CONTEXTS, greedy.shape[1])
     report.ablation = {"conv": convs, "all_convs_slots_changed": all_slots,
-                       "selector_slots_changed": sel_slots}
+                       "selector_slots_changed": sel_slots, "selector_sampled_slots_changed": sampled,
+                       "selector_sampled_contexts": influence.CONTEXTS if sampled is not None else 0}

@@ -17,7 +17,7 @@ from safetensors import safe_open
 
 from ..findings import Finding
 from ..formats.spec import DraftSpec
-from ..layout import expected_tensors, role_of
+from ..layout import draft_vocab, expected_tensors, role_for
 
 EMITS: frozenset[str] = frozenset({"DF701", "DF702", "DF713"})
 
@@ -25,16 +25,29 @@ EMITS: frozenset[str] = frozenset({"DF701", "DF702", "DF713"})
 BORROWED = ("embed_tokens.weight", "lm_head.weight")
 
 
+# a reduced-vocabulary drafter's own maps (layout.role_for): loaded as integers, beside the parameters
+MAPS = {"d2t": "d2t", "d2t.weight": "d2t", "t2d": "t2d", "t2d.weight": "t2d"}
+
+
 def parameter_shapes(spec: DraftSpec) -> dict[str, tuple[int, ...]]:
-    """The reference drafter's parameters: the layout's expected tensors (CONTRACT §5)."""
-    return {e.name: e.shape for e in expected_tensors(spec)}
+    """The reference drafter's parameters: the layout's expected tensors (CONTRACT §5), and for a reduced
+    draft vocabulary its own head [draft_vocab, H]."""
+    out = {e.name: e.shape for e in expected_tensors(spec)}
+    dv = draft_vocab(spec)
+    if dv is not None:
+        out["lm_head.weight"] = (dv, spec.hidden_size)
+    return out
 
 
-def destination(name: str) -> tuple[str, str | None]:
+def destination(name: str, spec: DraftSpec | None = None) -> tuple[str, str | None]:
     """Where the loader puts a stored tensor, as the role table decides: ("param", parameter name),
     ("borrowed", target table), ("ignored", None) for a role no forward reads (vocab maps, a copy of
     the target's norm), or ("not-consumed", None) for what a loader would drop (unknown, quantized)."""
-    r = role_of(name)
+    r = role_for(name, spec)
+    if r.role == "own-head":
+        return "param", r.canonical
+    if r.role == "vocab-map" and draft_vocab(spec) is not None:
+        return "map", MAPS[name]
     if r.role == "target-copy":
         table = f"{r.rule.copies}.weight"
         return ("borrowed", table) if table in BORROWED else ("ignored", None)
@@ -58,6 +71,7 @@ def does_not_fit(name: str, found: str, shape: list[int], needs: str, expected: 
 class LoadedWeights:
     params: dict[str, torch.Tensor] = field(default_factory=dict)
     borrowed: dict[str, torch.Tensor] = field(default_factory=dict)   # embed_tokens / lm_head copies
+    maps: dict[str, torch.Tensor] = field(default_factory=dict)       # d2t / t2d of a reduced vocabulary
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -82,7 +96,10 @@ def load_weights(spec: DraftSpec, files: Mapping[str, Path], device: torch.devic
         with safe_open(str(path), framework="pt", device="cpu") as f:
             for name in names:
                 dtype, shape = _dtype_shape(f, name)
-                where, target = destination(name)
+                where, target = destination(name, spec)
+                if where == "map" and target is not None:
+                    out.maps[target] = f.get_tensor(name).to(device=device, dtype=torch.long)
+                    continue
                 if where == "borrowed" and target is not None:
                     out.borrowed.setdefault(target, f.get_tensor(name).to(device=device, dtype=torch.float32))
                     continue

@@ -31,7 +31,7 @@ from dflash2_ckpt.verify import verify
 
 RUNS = int(os.environ.get("DFLASH2_CRASH_RUNS", "10"))
 CHILD = ("import sys; from dflash2_ckpt.convert import convert; print('ready', flush=True); "
-         "convert(sys.argv[1], sys.argv[2], to='flat', verifier_name='tiny/target')")
+         "convert(sys.argv[1], sys.argv[2], to='flat', verifier_name='tiny/target', verifier_architectures=('Qwen3ForCausalLM',))")
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def assert_complete_or_absent(dst: Path) -> None:
 def next_run_succeeds(src: Path, dst: Path) -> None:
     if os.path.lexists(dst):
         shutil.rmtree(dst)
-    convert(src, dst, to="flat", verifier_name="tiny/target")
+    convert(src, dst, to="flat", verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
     assert_complete_or_absent(dst)
     assert os.path.isdir(dst) and not leftovers(dst), leftovers(dst)
 
@@ -87,7 +87,7 @@ def child(src: Path, dst: Path, preexec: Callable[[], None] | None = None) -> su
 def test_sigkill_at_random_moments(source: Path, tmp_path: Path) -> None:
     before = digests(source)
     t0 = time.monotonic()
-    convert(source, tmp_path / "timing", to="flat", verifier_name="tiny/target")
+    convert(source, tmp_path / "timing", to="flat", verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
     full = time.monotonic() - t0          # the conversion itself, imports excluded
     rng = random.Random(1234)
     dst = tmp_path / "out"
@@ -155,7 +155,7 @@ def test_read_only_parent(source: Path, monkeypatch: pytest.MonkeyPatch) -> None
         with monkeypatch.context() as m:
             _read_only(parent, m)
             with pytest.raises(Dflash2Error):
-                convert(source, dst, to="flat", verifier_name="tiny/target")
+                convert(source, dst, to="flat", verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
         assert not os.path.lexists(dst) and not leftovers(dst)
         assert digests(source) == before
         os.chmod(parent, 0o755)

@@ -37,7 +37,7 @@ def test_convert_json(tmp_path: Path) -> None:
 
 def test_dry_run_text_shows_diff_and_plan(tmp_path: Path) -> None:
     src = build(tmp_path / "src", nested_config(p()))
-    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "org/target",
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "org/target", "--verifier-arch", "Qwen3ForCausalLM",
                        "--dry-run")
     assert code == 0 and "dry run" in out and "aux_hidden_state_layer_ids" in out
     assert "sliding_window_non_causal" in out and "copied bit for bit" in out
@@ -48,9 +48,9 @@ def test_refusal_exits_1_with_reason(tmp_path: Path) -> None:
     cfg = nested_config(p(layer_types=["sliding_attention", "full_attention"]))
     cfg["is_causal"] = cfg["dflash_config"]["causal"] = True
     src = build(tmp_path / "src", cfg)
-    code, out, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b")
+    code, out, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM")
     assert code == 1 and "refused" in err and "full_attention" in err
-    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM",
                        "--format", "json")
     doc = one_json(out)
     assert code == 1 and doc["refused"] is True and "full_attention" in doc["error"]["message"]
@@ -96,14 +96,14 @@ def test_destination_inside_source_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_source_with_error_findings_is_not_converted_unless_accepted(tmp_path: Path) -> None:
     src = FIXTURES / "broken" / "mask-id-out-of-vocab"
-    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM",
                        "--format", "json")
     err = one_json(out)["error"]
     codes = {f["code"] for f in err["findings"]}
     assert code == 1 and err["type"] == "SourceFindingsError" and codes and not (tmp_path / "out").exists()
-    code, _, stderr = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b")
+    code, _, stderr = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM")
     assert code == 1 and all(c in stderr for c in codes)
-    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b", "--verifier-arch", "Qwen3ForCausalLM",
                        "--accept-findings", ",".join(sorted(codes)), "--format", "json")
     assert code == 0 and one_json(out)["written"] is True
 

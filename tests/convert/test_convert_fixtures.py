@@ -25,7 +25,7 @@ def test_good_fixture_round_trip(tmp_path: Path, name: str) -> None:
     there, back = ("flat", "nested") if name.startswith("nested") else ("nested", "flat")
     r = convert(src, tmp_path / "mid", to=there, target=TARGET, verifier_name="tiny/target")  # type: ignore[arg-type]
     convert(tmp_path / "mid", tmp_path / "back", to=back, target=TARGET,  # type: ignore[arg-type]
-            verifier_name="tiny/target")
+            verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
     assert r.tensors_verified == len(tensor_bytes(src))
     for d in ("mid", "back"):
         assert not verify(tmp_path / d, target=TARGET).failed()
@@ -50,7 +50,7 @@ def test_flat_mixed_causality_goes_nested_but_not_back(tmp_path: Path) -> None:
     assert speculators == (True, False)
     assert all(v == speculators for v in all_engines(nested).values() if v is not None)
     with pytest.raises(ConversionError, match="mixed per-layer causality"):
-        convert(tmp_path / "nested", tmp_path / "flat", to="flat", verifier_name="a/b")
+        convert(tmp_path / "nested", tmp_path / "flat", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
 
 
 def test_zlab_style_causality_is_made_explicit_for_old_engines(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_zlab_style_causality_is_made_explicit_for_old_engines(tmp_path: Path) -
     del cfg["dflash_config"]["causal"]
     src = build(tmp_path / "src", cfg)
     assert layer_causality(open_checkpoint(src).spec, "vllm-legacy") == (True, True)
-    convert(src, tmp_path / "flat", to="flat", verifier_name="a/b")
+    convert(src, tmp_path / "flat", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     convert(tmp_path / "flat", tmp_path / "nested", to="nested")
     spec = open_checkpoint(tmp_path / "nested").spec
     assert spec.causality.is_causal is False and spec.causality.dflash_causal is False

@@ -71,10 +71,10 @@ def test_27b_sparse_nested_to_flat_and_back(tmp_path: Path) -> None:
     src = materialise(tmp_path / "src", cfg, read_tensor_list(REAL / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv"))
     size = (src / "model.safetensors").stat().st_size
     assert size == 3_848_817_896
-    plan = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3.8-27B", dry_run=True)
+    plan = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3.8-27B", verifier_architectures=("Qwen3ForCausalLM",), dry_run=True)
     assert plan.bytes_copied == 3_848_808_960 and not (tmp_path / "flat").exists()
     t0 = time.monotonic()
-    r = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3.8-27B")
+    r = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3.8-27B", verifier_architectures=("Qwen3ForCausalLM",))
     assert time.monotonic() - t0 < 20 and r.tensors_verified == 81
     out = tmp_path / "flat" / "model.safetensors"
     assert out.stat().st_size == size and out.stat().st_blocks * 512 < 1 << 20   # still a hole
@@ -96,7 +96,7 @@ def test_old_v1_dialect(tmp_path: Path) -> None:
     cfg = real_config("z-lab_Qwen3-4B-DFlash-b16")
     src = materialise(tmp_path / "src", cfg, layout_of(cfg, "BF16"))
     (src / "dflash.py").write_text("# remote code\n")
-    r = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3-4B")
+    r = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3-4B", verifier_architectures=("Qwen3ForCausalLM",))
     flat = json.loads((tmp_path / "flat" / "config.json").read_text())
     assert flat["speculators_model_type"] == "dflash" and flat["block_size"] == 16
     assert flat["transformer_layer_config"]["rope_theta"] == 1000000 and flat["sliding_window_non_causal"] is True

@@ -82,7 +82,7 @@ CASES = [
 def test_refused(tmp_path: Path, name: str, cfg: dict[str, Any], to: str, fragment: str) -> None:
     src = build(tmp_path / "src", cfg, tensors=layout_of(nested_config(p())))
     with pytest.raises(ConversionError) as e:
-        convert(src, tmp_path / "out", to=to, verifier_name="a/b")  # type: ignore[arg-type]
+        convert(src, tmp_path / "out", to=to, verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))  # type: ignore[arg-type]
     assert fragment in str(e.value), str(e.value)
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
@@ -107,7 +107,7 @@ def test_not_dflash(tmp_path: Path) -> None:
     src = build(tmp_path / "src", real_config("deepseek-ai_dspark_qwen3_8b_block7"),
                 tensors=[("fc.weight", "F32", (4, 4))])
     with pytest.raises(ConversionError, match="DSpark"):
-        convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
 
 
 def test_v2_arch_without_v2_tensors(tmp_path: Path) -> None:
@@ -115,20 +115,20 @@ def test_v2_arch_without_v2_tensors(tmp_path: Path) -> None:
     v1_tensors = layout_of(nested_config(p(version="v1")))
     src = build(tmp_path / "src", cfg, tensors=v1_tensors)
     with pytest.raises(ConversionError, match="DF302"):
-        convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
 
 
 def test_unreadable_source(tmp_path: Path) -> None:
     with pytest.raises(SourceError):
-        convert(tmp_path / "missing", tmp_path / "out", to="flat", verifier_name="a/b")
+        convert(tmp_path / "missing", tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     src = build(tmp_path / "src", nested_config(p()))
     (src / "model.safetensors").write_bytes(b"\x10\x00")
     with pytest.raises(SourceError, match="DF603"):
-        convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
 
 
 def test_destination_overlapping_source(tmp_path: Path) -> None:
     src = build(tmp_path / "src", nested_config(p()))
     for dst in (src, src / "inner", tmp_path):
         with pytest.raises(ConversionError, match="overlaps"):
-            convert(src, dst, to="flat", verifier_name="a/b", force=True)
+            convert(src, dst, to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), force=True)

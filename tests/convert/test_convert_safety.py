@@ -30,7 +30,7 @@ def src(tmp_path: Path) -> Path:
 def test_source_untouched_and_output_verifies(tmp_path: Path, src: Path) -> None:
     before = tree_digest(src)
     mtimes = {f: f.stat().st_mtime_ns for f in src.iterdir()}
-    r = convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+    r = convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert tree_digest(src) == before and {f: f.stat().st_mtime_ns for f in src.iterdir()} == mtimes
     assert r.written and r.tensors_verified == len(tensor_bytes(src))
     assert not verify(tmp_path / "out").failed()
@@ -39,7 +39,7 @@ def test_source_untouched_and_output_verifies(tmp_path: Path, src: Path) -> None
 
 def test_dry_run_writes_nothing(tmp_path: Path, src: Path) -> None:
     listing = sorted(os.listdir(tmp_path))
-    r = convert(src, tmp_path / "out", to="flat", verifier_name="a/b", dry_run=True)
+    r = convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), dry_run=True)
     assert r.dry_run and not r.written and r.config["speculators_model_type"] == "dflash2"
     assert sorted(os.listdir(tmp_path)) == listing
 
@@ -49,9 +49,9 @@ def test_existing_destination_needs_force(tmp_path: Path, src: Path) -> None:
     dst.mkdir()
     (dst / "keep.txt").write_text("old")
     with pytest.raises(ConversionError, match="already exists"):
-        convert(src, dst, to="flat", verifier_name="a/b")
+        convert(src, dst, to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert (dst / "keep.txt").read_text() == "old"
-    convert(src, dst, to="flat", verifier_name="a/b", force=True)
+    convert(src, dst, to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), force=True)
     assert not (dst / "keep.txt").exists() and json.loads((dst / "config.json").read_text())["speculators_config"]
     assert leftovers(tmp_path) == []
 
@@ -66,7 +66,7 @@ def test_force_keeps_old_destination_when_verification_fails(tmp_path: Path, src
         raise ConversionError("simulated mismatch")
     monkeypatch.setattr(stream, "_check_tensor", corrupt)
     with pytest.raises(ConversionError, match="simulated"):
-        convert(src, dst, to="flat", verifier_name="a/b", force=True)
+        convert(src, dst, to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), force=True)
     assert (dst / "keep.txt").read_text() == "old" and leftovers(tmp_path) == []
 
 
@@ -81,7 +81,7 @@ def test_disk_full_leaves_nothing(tmp_path: Path, src: Path, monkeypatch: pytest
         real(*args)  # type: ignore[arg-type]
     monkeypatch.setattr(stream, "_copy_range", full)
     with pytest.raises(WriteError, match="No space left"):
-        convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
 
@@ -99,7 +99,7 @@ def test_corrupted_write_is_caught_by_the_read_back(tmp_path: Path, src: Path, m
             os.pwrite(dst_fd, bytes([byte[0] ^ 1]), out + 50)
     monkeypatch.setattr(stream, "_copy_range", flip)
     with pytest.raises(ConversionError, match="differ from the"):
-        convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
 
@@ -114,7 +114,7 @@ def slow(*args):
     time.sleep(60)
 stream._copy_range = slow
 from dflash2_ckpt.convert import convert
-convert(sys.argv[1], sys.argv[2], to="flat", verifier_name="a/b", force=True)
+convert(sys.argv[1], sys.argv[2], to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), force=True)
 """
 
 
@@ -137,7 +137,7 @@ def test_sigkill_mid_write_leaves_no_destination(tmp_path: Path, src: Path) -> N
     assert not dst.exists()
     assert [n for n in leftovers(tmp_path) if TMP in n], "the killed run's staging should be there"
     # the next run removes the dead run's staging and converts
-    r = convert(src, dst, to="flat", verifier_name="a/b")
+    r = convert(src, dst, to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert r.written and any("interrupted run" in c for c in r.cleaned)
     assert leftovers(tmp_path) == [] and tree_digest(src) == before
     assert not verify(dst).failed()
@@ -145,7 +145,7 @@ def test_sigkill_mid_write_leaves_no_destination(tmp_path: Path, src: Path) -> N
 
 def test_sigkill_with_force_keeps_old_destination(tmp_path: Path, src: Path) -> None:
     dst = tmp_path / "out"
-    convert(src, dst, to="flat", verifier_name="old/name")
+    convert(src, dst, to="flat", verifier_name="old/name", verifier_architectures=("Qwen3ForCausalLM",))
     old = tree_digest(dst)
     _kill_mid_write(src, dst, tmp_path / "marker")
     assert tree_digest(dst) == old
@@ -184,5 +184,5 @@ def test_buffered_copy_when_the_kernel_cannot(tmp_path: Path, src: Path, monkeyp
     def exdev(*args: object) -> int:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
     monkeypatch.setattr(os, "copy_file_range", exdev)
-    convert(src, tmp_path / "out", to="flat", verifier_name="a/b")
+    convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert tensor_bytes(tmp_path / "out") == tensor_bytes(src)

@@ -46,12 +46,12 @@ def test_kernel_and_walk_match_tolerances():
     assert [x.code for x in checks.deterministic("w", t1, t2)] == ["DF710"]
 
 
-def test_inert_thresholds():
-    assert checks.inert_conv("m", 0.1, 0.0, False) == []
-    f = checks.inert_conv("m", 0.0, 0.0, False)
-    assert f[0].code == "DF705" and "changes nothing" in f[0].message
-    assert checks.inert_selector(0.25, False) == []
-    assert checks.inert_selector(0.0, False)[0].code == "DF706"
+def test_inert_only_when_the_weights_say_so():
+    assert checks.inert_conv("m", False, 0.0, 0.0) == []        # no change measured, but not identity weights
+    f = checks.inert_conv("m", True, 0.0, 0.0)
+    assert f[0].code == "DF705" and "identity init" in f[0].message
+    assert checks.inert_selector(None) == []
+    assert checks.inert_selector("its hidden projection is zero")[0].code == "DF706"
     assert checks.identity_equivalence(1e-7) == [] and checks.identity_equivalence(0.1)[0].code == "DF707"
 
 

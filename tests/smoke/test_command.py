@@ -56,7 +56,7 @@ def test_cli_json_on_a_fixture():
     assert res.exit_code == 0, res.output
     assert doc["version"] == "v2" and doc["device"] == "cpu" and doc["triton_mode"] == "interpret"
     assert len(doc["paths"]) == 2 and doc["inputs"]["seed"] == 2
-    assert {f["code"] for f in doc["findings"]} <= {"DF705", "DF706", "DF711"}
+    assert {f["code"] for f in doc["findings"]} <= {"DF705", "DF706", "DF711", "DF714", "DF715"}
 
 
 @pytest.mark.skipif(not (FIXTURE / "config.json").is_file(), reason="fixtures not built")
@@ -97,4 +97,4 @@ def test_run_smoke_accepts_an_opened_checkpoint(tmp_path):
 
     Ckpt.spec = spec
     r = smoke_pkg.run_smoke(Ckpt(), seed=3)
-    assert r.passed and r.checkpoint == "in-memory" and r.findings == []
+    assert r.passed and r.checkpoint == "in-memory" and {f.severity for f in r.findings} <= {"info"}

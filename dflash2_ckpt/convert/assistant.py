@@ -1,0 +1,43 @@
+"""The assistant export dialect -> the nested dialect (CONTRACT §2, §5): the DFlash keys move into
+dflash_config, the architecture and model_type become the ones every DFlash engine routes on, and the
+resolved causality is written explicitly. The flat dialect is reached through this nested form.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..causality import intended_causality
+from ..formats.assistant import ASSISTANT_KEYS
+from ..formats.spec import DraftSpec
+from .configs import ARCH, KeyChange, _Writer
+
+
+def assistant_to_nested(src: Mapping[str, Any], spec: DraftSpec) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
+    w = _Writer()
+    root: dict[str, Any] = {}
+    dc: dict[str, Any] = {}
+    for k, v in src.items():
+        if k in ASSISTANT_KEYS:
+            w.move(dc, k, v, k, f"dflash_config.{k}")
+        elif k == "architectures":
+            root[k] = [ARCH["v1"]]
+            w.changes.append(KeyChange("changed", k, k, root[k], v, "the nested engines route on DFlashDraftModel"))
+        elif k == "model_type":
+            root[k] = "qwen3"
+            w.changes.append(KeyChange("changed", k, k, "qwen3", v, "the nested dialect is a Qwen3 text config"))
+        elif k == "auto_map":
+            w.drop(k, v, "remote code of the assistant export, which is not carried over")
+        else:
+            root[k] = v
+    if "architectures" not in root:
+        w.add(root, "architectures", [ARCH["v1"]], "architectures", "the nested engines route on it")
+    intended = set(intended_causality(spec))
+    if len(intended) == 1:
+        value = intended.pop()
+        if root.get("is_causal") != value:
+            w.add(root, "is_causal", value, "is_causal", "resolved causality, explicit for vLLM and SGLang")
+        w.add(dc, "causal", value, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
+    root["dflash_config"] = dc
+    notes = ["tensors encoder.fc.weight / encoder.output_norm_enc.weight are written as fc.weight / "
+             "hidden_norm.weight, the names the nested engines load"]
+    return root, w.changes, notes

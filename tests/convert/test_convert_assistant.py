@@ -1,0 +1,52 @@
+"""Property: any v1 drafter exported in the assistant dialect converts to the nested dialect describing the
+same drafter (every semantic field, causality per layer), with the same tensor bytes under the bare names."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from convert_helpers import build, nested_config, tensor_bytes
+from test_convert_roundtrip import drafters
+
+from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.convert import convert
+from dflash2_ckpt.convert.exactness import drafter_differences
+from dflash2_ckpt.synth import materialise
+
+from conftest import FIXTURES
+
+_spec = importlib.util.spec_from_file_location("fixture_build", FIXTURES / "build.py")
+assert _spec is not None and _spec.loader is not None
+fixture_build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fixture_build)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drafters().filter(lambda p: p["version"] == "v1"), st.integers(0, 2**16))
+def test_assistant_to_nested_is_the_same_drafter(p: dict[str, Any], seed: int) -> None:
+    p = {k: v for k, v in p.items() if k != "drafter_unknown"}   # the assistant dialect has no dflash_config
+    work = Path(tempfile.mkdtemp(prefix="dflash2-asst-"))
+    try:
+        nested = nested_config(p)
+        plain = build(work / "nested", nested, seed=seed)                     # the reference tensors
+        cfg = fixture_build.assistant(nested)
+        data = {fixture_build.ASSISTANT_NAMES.get(n, n): b for n, (_, b) in tensor_bytes(plain).items()}
+        layout = fixture_build.assistant_layout(nested, "F32")
+        materialise(work / "asst", cfg, layout, data=lambda n, k: data[n])
+        src = open_checkpoint(work / "asst")
+        assert src.detection is not None and src.detection.dialect == "assistant"
+        r = convert(work / "asst", work / "out", to="nested")
+        assert r.written and r.counts()["rename"] == 2 and r.counts()["drop"] == 0
+        out = open_checkpoint(work / "out")
+        assert src.spec is not None and out.spec is not None
+        assert drafter_differences(src.spec, out.spec) == []
+        ref = open_checkpoint(plain).spec
+        assert ref is not None and drafter_differences(ref, out.spec) == []
+        assert tensor_bytes(work / "out") == tensor_bytes(plain)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
