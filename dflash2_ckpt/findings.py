@@ -66,6 +66,8 @@ def filter_findings(findings: Iterable[Finding], select: Iterable[str] = (),
 
 
 def worst(findings: Iterable[Finding]) -> Severity | None:
-    order = {"info": 0, "warning": 1, "error": 2}
-    sev = [f.severity for f in findings]
-    return max(sev, key=lambda s: order[s]) if sev else None  # type: ignore[index,arg-type]
+    order: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+    sev: list[Severity] = [f.severity for f in findings if f.severity is not None]
+    if not sev:
+        return None
+    return max(sev, key=order.__getitem__)

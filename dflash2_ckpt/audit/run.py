@@ -123,19 +123,22 @@ def _error_row(item: Item, e: BaseException) -> Row:
 
 def audit_one(item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str,
               token: str | None = None) -> Row:
+    from ..sources.hub import HubSource
     from ..sources.open import open_source
     try:
         if item.kind == "local":
             return check_source(open_source(item.text), item, engines)
         probe = open_source(item.text, token=token, require_weights=False)   # resolves the sha: one request
-        key = (probe.repo_id, probe.subfolder)
-        hit = cache.get(cache_key(*key[:1], probe.sha, key[1], engines, fingerprint))
+        if not isinstance(probe, HubSource):        # a local path after all (created since classify)
+            return check_source(open_source(item.text), item, engines)
+        hit = cache.get(cache_key(probe.repo_id, probe.sha, probe.subfolder, engines, fingerprint))
         if hit is not None:
             return Row.from_json(hit, input=item.text, cached=True)
         # the drafter itself: its files, and the one drafter subfolder when the root is not a drafter
         source = open_source(item.text, token=token)
         row = check_source(source, item, engines)
-        cache.put(cache_key(key[0], getattr(source, "sha", probe.sha), key[1], engines, fingerprint), row.to_json())
+        sha = source.sha if isinstance(source, HubSource) else probe.sha
+        cache.put(cache_key(probe.repo_id, sha, probe.subfolder, engines, fingerprint), row.to_json())
         return row
     except Exception as e:   # noqa: BLE001  one unreadable drafter is a row, never the end of the audit
         return _error_row(item, e)

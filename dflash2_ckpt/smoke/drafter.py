@@ -140,10 +140,14 @@ class RefDrafter:
             mask = block_mask(n_ctx, block, self.causal[i], s.sliding_window if slides else None, dev)
             pre = f"layers.{i}."
             h = rms_norm(r, self.p[pre + "input_layernorm.weight"], eps)
-            r = r + self._sublayer(pre + "attention_conv", h,
-                                   lambda a, i=i, m=mask: self._attention(i, a, c, rope, m), opts, block)
+            def attend(a: torch.Tensor, i: int = i, m: torch.Tensor = mask) -> torch.Tensor:
+                return self._attention(i, a, c, rope, m)
+
+            def mlp(a: torch.Tensor, i: int = i) -> torch.Tensor:
+                return self._mlp(i, a)
+            r = r + self._sublayer(pre + "attention_conv", h, attend, opts, block)
             h = rms_norm(r, self.p[pre + "post_attention_layernorm.weight"], eps)
-            r = r + self._sublayer(pre + "mlp_conv", h, lambda a, i=i: self._mlp(i, a), opts, block)
+            r = r + self._sublayer(pre + "mlp_conv", h, mlp, opts, block)
             opts.stages[f"layer{i}"] = r
         g = rms_norm(r, self.p["norm.weight"], eps)[:, 1:]
         opts.stages["final_norm"] = g
