@@ -2,7 +2,7 @@
 
 Codes never change meaning once released and are never reused; retire one by marking it deprecated.
 Families: DF1xx config schema, DF2xx tensors, DF3xx v1/v2 identity, DF4xx causality,
-DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward.
+DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward (DF75x acceptance).
 """
 from __future__ import annotations
 
@@ -98,6 +98,11 @@ _TABLE: tuple[Code, ...] = (
     Code("DF711", "random-embedding", "info", "no target embedding / head available: the smoke drafted with a seeded random one"),
     Code("DF712", "smoke-assumption", "info", "the smoke forward assumed a value the checkpoint does not give (block size, mask id, RoPE scaling)"),
     Code("DF713", "tensor-does-not-fit", "error", "a tensor's shape or dtype cannot fill the drafter parameter of that name"),
+    # DF75x acceptance against a real target (dflash2_ckpt.accept; needs the [accept] extra)
+    Code("DF750", "not-lossless", "error", "speculative decoding committed a token the target's own greedy decoding does not produce"),
+    Code("DF751", "not-drafting", "error", "mean acceptance length below 1.5 tokens per verification step: the drafter is not drafting"),
+    Code("DF752", "acceptance-off-expected", "error", "mean acceptance length outside the expected figure and its tolerance (--expect)"),
+    Code("DF753", "accept-assumption", "info", "the accept run relied on something that limits what its figures mean (final-norm tap, few steps)"),
 )
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}

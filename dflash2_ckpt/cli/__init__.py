@@ -273,6 +273,8 @@ def _register_optional_commands() -> None:
     # the command modules import torch lazily, inside the command body
     from .smoke import smoke_command
     main.add_command(smoke_command, "smoke")
+    from .accept import accept_command
+    main.add_command(accept_command, "accept")
 
 
 _register_optional_commands()

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import ConfigError, MissingDependencyError, SourceError
 from .report import SmokeReport
 
-__all__ = ["SmokeReport", "require_smoke_deps", "run_smoke"]
+__all__ = ["SmokeReport", "require_smoke_deps", "run_smoke", "draft", "load_drafter", "open_for_smoke"]
 
 
 def require_smoke_deps() -> None:
@@ -36,6 +36,31 @@ def _tensor_files(ckpt: Any) -> dict[str, Path]:
     return files
 
 
+def open_for_smoke(path_or_checkpoint: Any) -> Any:
+    """An opened Checkpoint whose config parses into a drafter (a directory, Source or Checkpoint)."""
+    require_smoke_deps()
+    ckpt = path_or_checkpoint
+    if not (hasattr(ckpt, "spec") and hasattr(ckpt, "tensors")):
+        from ..checkpoint import open_checkpoint
+        ckpt = open_checkpoint(path_or_checkpoint)
+    if ckpt.spec is None:
+        raise ConfigError("the config does not describe a DFlash drafter the smoke can build",
+                          path=getattr(ckpt.source, "label", None), hint="run `dflash2-ckpt verify` to see why")
+    return ckpt
+
+
+def draft(checkpoint: Any, hidden_states: Any, anchors: Any, **options: Any) -> Any:
+    """Draft one block per request and return every stage (smoke.drafting.DraftResult); torch loads here."""
+    from .drafting import draft as _draft
+    return _draft(checkpoint, hidden_states, anchors, **options)
+
+
+def load_drafter(checkpoint: Any, **options: Any) -> Any:
+    """Load a drafter once for repeated drafting (smoke.drafting.Drafter); torch loads here."""
+    from .drafting import load_drafter as _load
+    return _load(checkpoint, **options)
+
+
 def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None = None,
               hidden_states: str | os.PathLike[str] | None = None, block_size: int | None = None,
               seed: int = 0, device: str | None = None) -> SmokeReport:
@@ -45,14 +70,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None 
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
-    require_smoke_deps()
-    ckpt = path_or_checkpoint
-    if not (hasattr(ckpt, "spec") and hasattr(ckpt, "tensors")):
-        from ..checkpoint import open_checkpoint
-        ckpt = open_checkpoint(path_or_checkpoint)
-    if ckpt.spec is None:
-        raise ConfigError("the config does not describe a DFlash drafter the smoke can build",
-                          path=getattr(ckpt.source, "label", None), hint="run `dflash2-ckpt verify` to see why")
+    ckpt = open_for_smoke(path_or_checkpoint)
     from .runner import smoke
 
     report = smoke(ckpt.spec, _tensor_files(ckpt), label=ckpt.source.label,

@@ -1,0 +1,56 @@
+"""The accept judgements (DF75x) and the --expect syntax."""
+from __future__ import annotations
+
+import pytest
+
+from dflash2_ckpt.accept import checks
+from dflash2_ckpt.codes import REGISTRY
+from dflash2_ckpt.errors import ConfigError
+
+
+def test_codes_are_registered_and_claimed():
+    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753"}
+    assert all(c in REGISTRY for c in checks.EMITS)
+
+
+@pytest.mark.parametrize("text,want", [
+    ("4.8±0.3", (4.8, 0.3)), ("4.8+-0.3", (4.8, 0.3)), ("4.8 +/- 0.3", (4.8, 0.3)),
+    ("5+-10%", (5.0, 0.5)), ("4", (4.0, 0.2)), (3.0, (3.0, 0.15)), ((2.0, 0.1), (2.0, 0.1)), (None, None)])
+def test_parse_expect(text, want):
+    got = checks.parse_expect(text)
+    assert got == want if want is None else got == pytest.approx(want)
+
+
+@pytest.mark.parametrize("bad", ["", "fast", "4.8±", "±0.3", "4.8 0.3", "-1"])
+def test_parse_expect_rejects(bad):
+    with pytest.raises(ConfigError, match="TAU"):
+        checks.parse_expect(bad)
+
+
+def test_lossless_names_the_first_differing_token():
+    assert checks.lossless("p", [1, 2, 3], [1, 2, 3]) == []
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 9, 3])
+    assert f.code == "DF750" and f.details["index"] == 1 and f.severity == "error"
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 2])
+    assert f.details["index"] == 2
+
+
+def test_not_drafting_threshold_and_causes_in_order():
+    assert checks.drafting(1.5, 8) == []
+    (f,) = checks.drafting(1.49, 8)
+    assert f.code == "DF751"
+    msg = f.message
+    assert msg.index("fc") < msg.index("v2 weights read as v1") < msg.index("tap") < msg.index("causality")
+
+
+def test_expected_tolerance_is_inclusive():
+    assert checks.expected(4.5, (4.8, 0.3)) == []
+    assert checks.expected(4.49, (4.8, 0.3))[0].code == "DF752"
+    assert checks.expected(1.0, None) == []
+
+
+def test_caveats():
+    codes = [f.code for f in checks.caveats([0, 3], 4, 100)]
+    assert codes == ["DF753"]
+    assert [f.details for f in checks.caveats([0, 2], 4, 5)] == [{"steps": 5}]
+    assert checks.caveats([0, 2], 4, 100) == []
