@@ -74,13 +74,13 @@ def measure(pair: Path, max_new: int, device: str | None = None) -> list[dict[st
 
 
 def markdown(rows: list[dict[str, Any]], block: int = 8) -> str:
-    out = [f"| variant | what breaks | τ (95% CI) | acceptance rate | τ lost | lossless | findings |",
+    out = ["| variant | what breaks | τ (95% CI) | acceptance rate | Δτ | lossless | findings |",
            "|---|---|---|---|---|---|---|"]
     t0 = rows[0]["tau"]["mean"]
     for r in rows:
         t = r["tau"]
         out.append(f"| {r['variant']} | {r['what']} | {t['mean']:.2f} ({t['ci95'][0]:.2f}-{t['ci95'][1]:.2f}) | "
-                   f"{r['acceptance_rate']:.3f} | {t0 - t['mean']:+.2f} | {'yes' if r['lossless'] else 'NO'} | "
+                   f"{r['acceptance_rate']:.3f} | {t['mean'] - t0:+.2f} | {'yes' if r['lossless'] else 'NO'} | "
                    f"{', '.join(r['codes']) or '-'} |")
     return "\n".join(out)
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..findings import Finding
 from .stats import Interval
@@ -45,6 +45,11 @@ class AcceptReport:
     prompts: list[PromptResult] = field(default_factory=list)
     expect: tuple[float, float] | None = None
     findings: list[Finding] = field(default_factory=list)
+    kind: ClassVar[str] = "accept"
+
+    @property
+    def subject(self) -> str:
+        return self.drafter
 
     def failed(self, strict: bool = False) -> bool:
         bad = ("error", "warning") if strict else ("error",)
