@@ -32,7 +32,7 @@ def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | No
     if not isinstance(target, Target):
         assert root is not None
         target = load_target(root, drafter.spec.target_layer_ids, pick_device(device or str(drafter.device)),
-                             revision=revision, token=token)
+                             revision=revision, token=token, label=str(target))
     if target.vocab_size != drafter.spec.vocab_size:
         raise ConfigError(f"the target's vocabulary has {target.vocab_size} tokens, the drafter's "
                           f"{drafter.spec.vocab_size}", field="vocab_size", hint="pair the drafter with its own target")

@@ -95,7 +95,7 @@ class Target:
 
 
 def load_target(target: str | os.PathLike[str], taps: Sequence[int], device: torch.device, *,
-                revision: str | None = None, token: str | None = None) -> Target:
+                revision: str | None = None, token: str | None = None, label: str | None = None) -> Target:
     """bf16 on a GPU, fp32 on the CPU; eager attention so the verify forward is plain and deterministic."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     root = resolve_target(target, revision=revision, token=token)
@@ -114,4 +114,4 @@ def load_target(target: str | os.PathLike[str], taps: Sequence[int], device: tor
         if bars:
             hf_logging.enable_progress_bar()
     model = model.to(device).eval()
-    return Target(model, tok, taps, device, str(target))
+    return Target(model, tok, taps, device, label or str(target))
