@@ -6,6 +6,7 @@ one forward over the block only, as in a serving engine.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 from pathlib import Path
@@ -100,7 +101,7 @@ def load_target(target: str | os.PathLike[str], taps: Sequence[int], device: tor
     from transformers import AutoModelForCausalLM, AutoTokenizer
     root = resolve_target(target, revision=revision, token=token)
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    from transformers.utils import logging as hf_logging
+    hf_logging: Any = importlib.import_module("transformers.utils.logging")   # untyped helpers
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()          # the library prints nothing, transformers' bars included
     try:
