@@ -54,3 +54,24 @@ def test_caveats():
     assert codes == ["DF753"]
     assert [f.details for f in checks.caveats([0, 2], 4, 5)] == [{"steps": 5}]
     assert checks.caveats([0, 2], 4, 100) == []
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+figures = st.floats(min_value=0, max_value=64, allow_nan=False).map(lambda x: round(x, 3))
+
+
+@given(figures, figures, st.sampled_from(["±", "+-", " +/- "]))
+def test_parse_expect_round_trips(tau, tol, sep):
+    assert checks.parse_expect(f"{tau}{sep}{tol}") == pytest.approx((tau, tol))
+    assert checks.parse_expect(f"{tau}") == pytest.approx((tau, tau * checks.DEFAULT_REL_TOL))
+
+
+@given(st.text(max_size=12))
+def test_parse_expect_never_crashes(text):
+    try:
+        got = checks.parse_expect(text)
+    except ConfigError:
+        return
+    assert got is not None and got[0] >= 0 and got[1] >= 0
