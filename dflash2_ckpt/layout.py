@@ -1,4 +1,8 @@
-"""The tensors a DraftSpec implies (CONTRACT §5) and byte accounting by component."""
+"""The tensors a DraftSpec implies (CONTRACT §5), the one table of tensor roles, and byte accounting.
+
+Extending the role table (reduced-vocabulary heads, quantized logical shapes): add a RoleRule row
+above the row that would otherwise match; verify, convert and the smoke follow it.
+"""
 from __future__ import annotations
 
 import re
@@ -52,20 +56,99 @@ def expected_tensors(spec: DraftSpec) -> list[Expected]:
     return out
 
 
-_CONV = re.compile(r"^layers\.\d+\.(attention_conv|mlp_conv)\.")
-_TRUNK = re.compile(r"^(fc\.|hidden_norm\.|norm\.|layers\.\d+\.(input_layernorm|post_attention_layernorm|self_attn|mlp)\.)")
+# ---------------------------------------------------------------------------------------------------
+# Tensor roles: what a stored tensor name IS, decided once. verify (checks/tensors), convert (plan) and
+# the smoke loader (smoke/weights) all ask role_of(); none keeps its own list of names.
+
+Role = Literal["trunk", "conv", "selector", "target-copy", "vocab-map", "alias", "quant-aux", "unknown"]
+# what convert does with a tensor of the role: keep it, write it under its canonical name, or drop it
+Fate = Literal["keep", "rename", "drop"]
+
+_DRAFTER_PART = (r"(?:fc\.|hidden_norm\.|norm\.|candidate_selector\.|"
+                 r"layers\.\d+\.(?:input_layernorm|post_attention_layernorm|self_attn|mlp|attention_conv|mlp_conv)\.)")
+
+
+@dataclass(frozen=True)
+class RoleRule:
+    """One row of the role table. The first row whose pattern matches a name decides its role."""
+    role: Role
+    pattern: re.Pattern[str]
+    fate: Fate
+    reason: str = ""                 # why convert drops / renames it (shown in the plan)
+    code: str | None = None          # the verify finding a tensor of this row raises (None: a drafter part)
+    canonical: str | None = None     # alias: re.sub template giving the name the engines load
+    copies: str | None = None        # target-copy: the target table it duplicates (embed_tokens, lm_head, norm)
+
+
+def _rule(role: Role, pattern: str, fate: Fate, **kw: str | None) -> RoleRule:
+    return RoleRule(role, re.compile(pattern), fate, **kw)  # type: ignore[arg-type]
+
+
+_COPY = "copy of the target's table; the engines use the target's own"
+ROLE_TABLE: tuple[RoleRule, ...] = (
+    # copies of the target (CONTRACT §3: speculators 0.9.0 drops embed_tokens / verifier_* on save)
+    _rule("target-copy", r"^(?:model\.)?embed_tokens\.weight$", "drop", reason=_COPY, code="DF207",
+          copies="embed_tokens"),
+    _rule("target-copy", r"^(?:model\.)?(?:verifier_)?lm_head\.weight$", "drop", reason=_COPY, code="DF207",
+          copies="lm_head"),
+    _rule("target-copy", r"^verifier_norm\.weight$", "drop", reason=_COPY, code="DF207", copies="norm"),
+    _rule("vocab-map", r"^(?:t2d|d2t)(?:\.weight)?$", "drop", code="DF210",
+          reason="vocabulary map; a full-vocabulary drafter has no use for it"),
+    # quantization side tensors (compressed-tensors, GPTQ / AWQ); the scheme decides their shapes
+    _rule("quant-aux", r"\.(?:weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|"
+          r"g_idx|input_scale|weight_global_scale)$", "keep", code="DF209"),
+    # names the engines do not load, each the variant of a drafter part (CONTRACT §5 "seen in the wild")
+    _rule("alias", r"^encoder\.fc\.weight$", "rename", canonical="fc.weight", code="DF208",
+          reason="the name the engines load"),
+    _rule("alias", r"^encoder\.output_norm_enc\.weight$", "rename", canonical="hidden_norm.weight",
+          code="DF208", reason="the name the engines load"),
+    _rule("alias", r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$", "rename",
+          canonical=r"\1", code="DF206", reason="the name the engines load"),
+    _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*)$", "rename", canonical=r"\1", code="DF202",
+          reason="the engines load names without the model. prefix"),
+    _rule("conv", r"^layers\.\d+\.(?:attention_conv|mlp_conv)\.", "keep"),
+    _rule("selector", r"^candidate_selector\.", "keep"),
+    _rule("trunk", r"^(?:fc\.|hidden_norm\.|norm\.|layers\.\d+\.(?:input_layernorm|post_attention_layernorm|"
+          r"self_attn|mlp)\.)", "keep"),
+)
+UNKNOWN = _rule("unknown", r"", "keep", code="DF202")
+# the quantized tensor that stands in for a dense `.weight` of the same module
+QUANT_MAIN = re.compile(r"\.(?:weight_packed|qweight)$")
+
+
+@dataclass(frozen=True)
+class TensorRole:
+    name: str
+    role: Role
+    canonical: str            # the name the engines load (differs from `name` for an alias)
+    rule: RoleRule
+
+    @property
+    def component(self) -> Component:
+        """Byte-accounting bucket: the drafter part an alias or quantization tensor belongs to."""
+        if self.role in ("trunk", "conv", "selector"):
+            return self.role
+        if self.role in ("alias", "quant-aux"):
+            # an alias counts as the part it names; a quantization tensor as the module it belongs to
+            inner = self.canonical if self.role == "alias" else re.sub(r"\.[A-Za-z_]+$", ".weight", self.name)
+            part = role_of(inner).role
+            if part in ("trunk", "conv", "selector"):
+                return part
+        return "extras"
+
+
+def role_of(name: str) -> TensorRole:
+    for rule in ROLE_TABLE:
+        m = rule.pattern.search(name)
+        if m:
+            canon = m.expand(rule.canonical) if rule.canonical else name
+            return TensorRole(name, rule.role, canon, rule)
+    return TensorRole(name, "unknown", name, UNKNOWN)
 
 
 def component_of(name: str) -> Component:
     """Which part of the drafter a stored tensor belongs to, by name (variants included)."""
-    bare = name[len("model."):] if name.startswith("model.") else name
-    if _CONV.match(bare):
-        return "conv"
-    if bare.startswith("candidate_selector."):
-        return "selector"
-    if _TRUNK.match(bare):
-        return "trunk"
-    return "extras"
+    return role_of(name).component
 
 
 def bytes_by_component(tensors: Iterable[TensorInfo]) -> dict[Component, int]:

@@ -1,4 +1,4 @@
-"""verify / inspect: open a checkpoint, run every check, return one immutable Report."""
+"""verify / inspect: open a checkpoint, run the check families in order (checks/suite.py), return one Report."""
 from __future__ import annotations
 
 import os
@@ -7,15 +7,11 @@ from typing import Any, Iterable, Mapping
 
 from .causality import ENGINES, all_engines
 from .checkpoint import Checkpoint, open_checkpoint
-from .checks.causality import causality_findings
-from .checks.identity import identity_findings
-from .checks.pairing import pairing_findings
-from .checks.tensors import check_tensors
-from .errors import SourceError
+from .checks.context import CheckContext, CheckOptions, read_target
+from .checks.suite import OPENING, run_checks
 from .findings import Finding, filter_findings
-from .formats.parse import load_config
 from .layout import bytes_by_component
-from .sources import LocalSource, Source, read_small
+from .sources import Source
 
 
 @dataclass(frozen=True)
@@ -64,38 +60,10 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         engines = all_engines(spec)
         out["layers"] = [
             {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
-             "causal": {e: (None if engines[e] is None or i >= len(engines[e]) else engines[e][i])  # type: ignore[index]
-                        for e in ENGINES}}
+             "causal": {e: (None if (col := engines[e]) is None or i >= len(col) else col[i]) for e in ENGINES}}
             for i in range(spec.num_hidden_layers)
         ]
     return out
-
-
-def read_target_config(target: str | os.PathLike[str] | Source) -> tuple[dict[str, Any] | None, str, list[Finding]]:
-    source = LocalSource(target) if isinstance(target, (str, os.PathLike)) else target
-    try:
-        cfg, found = load_config(read_small(source, "config.json"))
-    except SourceError as e:
-        return None, source.label, [Finding("DF508", f"target {source.label}: {e.message}", file="config.json")]
-    if cfg is None:
-        return None, source.label, [Finding("DF508", f"target {source.label}: {f.message}") for f in found]
-    return cfg, source.label, []
-
-
-def run_checks(ckpt: Checkpoint, target: str | os.PathLike[str] | Source | None = None) -> list[Finding]:
-    found = list(ckpt.findings)
-    ident, covered = identity_findings(ckpt)
-    found += ident
-    if ckpt.detection is not None and ckpt.detection.is_dflash and ckpt.tensors:
-        found += check_tensors(ckpt, covered)
-    if ckpt.spec is not None and len(ckpt.spec.layer_types) == ckpt.spec.num_hidden_layers:
-        found += causality_findings(ckpt.spec)
-    if target is not None:
-        cfg, label, errs = read_target_config(target)
-        found += errs
-        if cfg is not None:
-            found += pairing_findings(ckpt, cfg, label)
-    return found
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
@@ -106,17 +74,16 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     it no tensor data is read.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
-    found = run_checks(ckpt, target)
-    extra = dict(getattr(ckpt.source, "report_extra", lambda: {})())
-    if scan:
-        from .scan import scan_checkpoint
-        scanned, extra["scan"] = scan_checkpoint(ckpt)
-        found += scanned
-    findings = filter_findings(found, select, ignore)
-    return Report(ckpt.label, summarize(ckpt), tuple(findings), ckpt.bytes_read, extra=extra)
+    ctx = CheckContext(ckpt, None if target is None else read_target(target), CheckOptions(scan=scan))
+    found = run_checks(ctx)
+    extra = {**getattr(ckpt.source, "report_extra", lambda: {})(), **ctx.extra}
+    return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
+                  extra=extra)
 
 
 def inspect(path: str | os.PathLike[str] | Source) -> Report:
+    """What opening the checkpoint finds (config and files), without judging tensors or causality."""
     ckpt = open_checkpoint(path)
-    return Report(ckpt.label, summarize(ckpt), tuple(ckpt.findings), ckpt.bytes_read,
+    found = run_checks(CheckContext(ckpt), only=OPENING)
+    return Report(ckpt.label, summarize(ckpt), tuple(found), ckpt.bytes_read,
                   extra=getattr(ckpt.source, "report_extra", lambda: {})())

@@ -1,11 +1,55 @@
-"""Shared test setup: no test may reach the network; paths to the committed fixtures."""
+"""Shared test setup: no test may reach the network; paths to the committed fixtures; a record of
+every finding code the suite produces (tests/checks/test_registry.py checks it after a full run)."""
 from __future__ import annotations
 
 import json
 import socket
+import sys
 from pathlib import Path
 
 import pytest
+
+from dflash2_ckpt.findings import Finding
+
+ROOT_TESTS = Path(__file__).resolve().parent
+PRODUCED = pytest.StashKey[set]()
+FULL_RUN = pytest.StashKey[bool]()       # the whole suite is collected: the produced-codes check may judge
+LAST = "test_every_registered_code_is_produced"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # every Finding the package builds in this process, for any test or fixture, adds its code; one a
+    # test writes itself proves nothing about the package, so the caller must be package code
+    produced: set[str] = set()
+    config.stash[PRODUCED] = produced
+    original = Finding.__post_init__
+
+    def recording(self: Finding) -> None:
+        original(self)
+        caller = sys._getframe(2).f_globals.get("__name__", "")   # 0 here, 1 the dataclass __init__
+        if caller.startswith("dflash2_ckpt."):
+            produced.add(self.code)
+
+    Finding.__post_init__ = recording  # type: ignore[method-assign]
+    config.add_cleanup(lambda: setattr(Finding, "__post_init__", original))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the coverage check reads what every other test produced, so it runs last
+    items.sort(key=lambda item: item.name == LAST)
+    whole = all(Path(a.split("::")[0]).resolve() in (ROOT_TESTS, ROOT_TESTS.parent) for a in config.args)
+    narrowed = (config.option.keyword or config.option.markexpr or config.option.deselect
+                or config.option.ignore or config.option.ignore_glob)
+    config.stash[FULL_RUN] = whole and not narrowed
+
+
+@pytest.fixture
+def produced_codes(request: pytest.FixtureRequest) -> set[str]:
+    """Codes produced so far in this session; a full run only, otherwise the test that asks is skipped."""
+    if not request.config.stash.get(FULL_RUN, False):
+        pytest.skip("needs the whole suite (pytest from the repository root without -k / -m / --deselect)")
+    return request.config.stash[PRODUCED]
+
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -1,9 +1,24 @@
 """DF4xx: in-block causality of every layer under each engine's rule, and where they part (CONTRACT §4)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..causality import ENGINE_LABELS, disagreements, intended_causality
 from ..findings import Finding
 from ..formats.spec import DraftSpec
+
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF401", "DF402"})
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only for a spec with one layer type per layer (DF108 reports the other case)."""
+    spec = ctx.spec
+    if spec is None or len(spec.layer_types) != spec.num_hidden_layers:
+        return []
+    return causality_findings(spec)
 
 
 def _layers(ids: tuple[int, ...], n: int) -> str:

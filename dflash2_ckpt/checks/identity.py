@@ -1,16 +1,32 @@
 """DF3xx: is this DFlash v1, DFlash2, or something else, and do config and tensors agree (CONTRACT §6)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..formats.detect import detect_tensors
 from ..layout import bytes_by_component
+
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF301", "DF302", "DF303", "DF304"})
 
 _OTHER_HINTS = {
     "DSpark": "DSpark drafters have their own runtime (markov head, top-level target_layer_ids); "
               "do not serve them as DFlash",
     "EAGLE-3": "serve it with the EAGLE-3 method, not DFlash",
 }
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    return identity_findings(ctx.checkpoint)[0]
+
+
+def covered(ckpt: Checkpoint) -> frozenset[str]:
+    """Components whose presence or absence DF301 / DF302 already reported wholesale."""
+    return identity_findings(ckpt)[1]
 
 
 def identity_findings(ckpt: Checkpoint) -> tuple[list[Finding], frozenset[str]]:

@@ -1,10 +1,25 @@
 """DF5xx: does the drafter fit its target model (config only)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
+
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF501", "DF502", "DF503", "DF504", "DF505", "DF506", "DF507", "DF508"})
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only with a target; a target whose config cannot be read is DF508."""
+    t = ctx.target
+    if t is None:
+        return []
+    if t.config is None:
+        return [Finding("DF508", f"target {t.label}: {t.error}", file="config.json")]
+    return pairing_findings(ctx.checkpoint, t.config, t.label)
 
 
 def target_text_config(config: Mapping[str, Any]) -> dict[str, Any]:

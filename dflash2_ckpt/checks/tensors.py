@@ -1,32 +1,51 @@
 """DF2xx: the stored tensors against the layout the config implies (CONTRACT §5)."""
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..layout import Expected, component_of, expected_tensors
+from ..layout import QUANT_MAIN, Expected, TensorRole, expected_tensors, role_of
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
+from .identity import covered
 
-# stored name -> the name engines load, for variants seen in the wild
-_ENCODER_NAMES = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}
-_CODEBOOK_SUFFIX = re.compile(r"^(candidate_selector\.(?:predecessor|successor)_codebook)\.weight$")
-_TARGET_COPIES = {"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight"}
-_QUANTIZED = re.compile(r"\.(weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|g_idx|"
-                        r"input_scale|weight_global_scale)$")
-_QUANTIZED_MAIN = re.compile(r"\.(weight_packed|qweight)$")   # stands in for the dense `.weight`
-_VOCAB_MAPS = {"t2d", "d2t", "t2d.weight", "d2t.weight"}
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF201", "DF202", "DF203", "DF204", "DF205", "DF206", "DF207", "DF208",
+                                   "DF209", "DF210", "DF211"})
 _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float64": "F64"}
 
 
-def canonical_name(name: str) -> tuple[str, str | None]:
-    """(name the engines load, finding code of the variant or None)."""
-    if name in _ENCODER_NAMES:
-        return _ENCODER_NAMES[name], "DF208"
-    m = _CODEBOOK_SUFFIX.match(name)
-    if m:
-        return m.group(1), "DF206"
-    return name, None
+def _role_finding(t: TensorInfo, r: TensorRole) -> Finding | None:
+    """The per-tensor finding the role table names for a stored tensor (quant-aux is reported once, below)."""
+    name = t.name
+    if r.rule.code == "DF206":
+        return Finding("DF206", f"{name} should be named {r.canonical}: vLLM loads only the bare codebook name "
+                       "and leaves the selector uninitialised otherwise. `dflash2-ckpt convert` renames it",
+                       tensor=name, details={"rename_to": r.canonical})
+    if r.rule.code == "DF208":
+        return Finding("DF208", f"{name} is the assistant-export name of {r.canonical}; the engines load "
+                       f"{r.canonical}", tensor=name, details={"rename_to": r.canonical})
+    if r.role == "alias":
+        return Finding("DF202", f"{name} is not a name the engines load; they read {r.canonical} "
+                       "(`dflash2-ckpt convert` renames it)", tensor=name,
+                       details={"bytes": t.nbytes, "rename_to": r.canonical})
+    if r.role == "target-copy":
+        return Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's {r.rule.copies}; engines use "
+                       "the target's own and ignore it", tensor=name, details={"bytes": t.nbytes})
+    if r.role == "vocab-map":
+        return Finding("DF210", f"{name} is a vocabulary map; DFlash2 drafts over the full target "
+                       "vocabulary and no engine reads it", tensor=name)
+    return None
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only for a DFlash drafter whose headers were read (DF304 / DF60x report the other cases)."""
+    ckpt = ctx.checkpoint
+    if ckpt.detection is None or not ckpt.detection.is_dflash or not ckpt.tensors:
+        return []
+    return check_tensors(ckpt, covered(ckpt))
 
 
 def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset()) -> list[Finding]:
@@ -37,27 +56,17 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
     provided: dict[str, TensorInfo] = {}
     quantized: list[str] = []
     for name, t in stored.items():
-        canon, variant = canonical_name(name)
-        if variant == "DF206":
-            out.append(Finding("DF206", f"{name} should be named {canon}: vLLM loads only the bare codebook name "
-                               "and leaves the selector uninitialised otherwise. `dflash2-ckpt convert` renames it",
-                               tensor=name, details={"rename_to": canon}))
-        elif variant == "DF208":
-            out.append(Finding("DF208", f"{name} is the assistant-export name of {canon}; the engines load {canon}",
-                               tensor=name, details={"rename_to": canon}))
-        if name in _TARGET_COPIES:
-            out.append(Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's; engines use the "
-                               "target's own and ignore it", tensor=name, details={"bytes": t.nbytes}))
-            continue
-        if _QUANTIZED.search(name):
+        r = role_of(name)
+        found = _role_finding(t, r)
+        if found is not None:
+            out.append(found)
+        if r.role == "quant-aux":
             quantized.append(name)
+        if r.rule.fate == "drop" or r.role == "quant-aux":
             continue
-        if name in _VOCAB_MAPS:
-            out.append(Finding("DF210", f"{name} is a vocabulary map; DFlash2 drafts over the full target "
-                               "vocabulary and no engine reads it", tensor=name))
-            continue
-        provided[canon] = t
-        if canon not in expected and expected and component_of(canon) not in skip_components:
+        provided[r.canonical] = t
+        said = found is not None and found.code == "DF202"     # an alias already said so
+        if r.canonical not in expected and expected and not said and r.component not in skip_components:
             out.append(Finding("DF202", f"{name} ({t.dtype} {list(t.shape)}) is not part of the drafter the "
                                "config describes; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))
@@ -67,23 +76,23 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                            f"{', ...' if len(quantized) > 4 else ''}); the DFlash engines load a dense "
                            "(BF16/F16/F32) drafter. Publish the unquantized weights", tensor=quantized[0],
                            details={"tensors": quantized}))
-    stand_ins = {_QUANTIZED_MAIN.sub(".weight", n) for n in quantized}
+    stand_ins = {QUANT_MAIN.sub(".weight", n) for n in quantized}
     for e in expected.values():
         if e.component in skip_components or e.name in stand_ins or e.name in ckpt.unavailable:
             continue
-        t = provided.get(e.name)
-        if t is None:
+        got = provided.get(e.name)
+        if got is None:
             out.append(Finding("DF201", f"{e.name} {list(e.shape)} is missing; the engine leaves that "
                                f"{e.component} parameter uninitialised", tensor=e.name,
                                details={"shape": list(e.shape), "component": e.component}))
-        elif t.shape != e.shape:
-            out.append(Finding("DF203", f"{t.name} is {list(t.shape)} but the config implies {list(e.shape)}"
-                               f"{_shape_hint(e.name, ckpt)}", tensor=t.name,
-                               details={"found": list(t.shape), "expected": list(e.shape)}))
+        elif got.shape != e.shape:
+            out.append(Finding("DF203", f"{got.name} is {list(got.shape)} but the config implies {list(e.shape)}"
+                               f"{_shape_hint(e.name, ckpt)}", tensor=got.name,
+                               details={"found": list(got.shape), "expected": list(e.shape)}))
 
-    weights = [t for n, t in stored.items() if n not in _VOCAB_MAPS]
+    weights = [t for n, t in stored.items() if role_of(n).role != "vocab-map"]
     for t in weights:
-        if t.dtype not in FLOAT_DTYPES and not _QUANTIZED.search(t.name):
+        if t.dtype not in FLOAT_DTYPES and role_of(t.name).role != "quant-aux":
             out.append(Finding("DF204", f"{t.name} is stored as {t.dtype}; drafter weights are floating point",
                                tensor=t.name, details={"dtype": t.dtype}))
     floats = sorted({t.dtype for t in weights if t.dtype in FLOAT_DTYPES})

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
 from ..checks.pairing import pairing_findings, target_text_config
 from ..errors import ConversionError, SourceError
-from ..verify import read_target_config, verify
+from ..checks.context import read_target
+from ..verify import verify
 from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
@@ -32,9 +33,10 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None,
             ckpt: Checkpoint) -> tuple[Verifier | None, int | None]:
     if target is None:
         return (Verifier(verifier_name) if verifier_name else None), None
-    cfg, label, errs = read_target_config(target)
+    t = read_target(target)
+    cfg, label = t.config, t.label
     if cfg is None:
-        raise SourceError(errs[0].message if errs else f"cannot read the target {label}", path=str(target))
+        raise SourceError(f"target {label}: {t.error}", path=str(target))
     bad = [f for f in pairing_findings(ckpt, cfg, label) if f.severity == "error"]
     if bad:
         raise ConversionError(f"the drafter does not fit the target {label}: {bad[0].code} {bad[0].message}",

@@ -9,20 +9,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from ..checkpoint import INDEX, PICKLE_SUFFIXES, Checkpoint
-from ..checks.tensors import canonical_name
+from ..checks.context import CheckContext
+from ..checks.suite import OPENING, run_checks
 from ..errors import ConversionError, SourceError
+from ..findings import Finding
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
-from ..layout import expected_tensors
+from ..layout import role_of
 from ..sources.safetensors_header import TensorInfo, build_header
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
 from .exactness import drafter_differences
 
 Dialect = Literal["nested", "flat"]
-# copies of the target's tables; no engine of either dialect loads them (speculators 0.9.0 drops them on save)
-TARGET_COPIES = frozenset({"embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight",
-                           "model.lm_head.weight", "verifier_lm_head.weight", "verifier_norm.weight"})
-VOCAB_MAPS = frozenset({"t2d", "d2t", "t2d.weight", "d2t.weight"})
 # source findings that make the files unreadable (exit 3) or the tensor set ambiguous (refused)
 UNREADABLE = ("DF100", "DF601", "DF603", "DF604", "DF607", "DF608")
 AMBIGUOUS = ("DF605", "DF606", "DF301", "DF302", "DF303", "DF304", "DF117", "DF112")
@@ -105,11 +103,14 @@ class ConversionPlan:
         weight_map = {t.dst_name: s.name for s in self.shards for t in s.tensors}
         meta = dict(self.index_metadata)
         meta["total_size"] = self.bytes_copied
-        return {"metadata": meta, "weight_map": dict(sorted(weight_map.items()))}  # type: ignore[arg-type]
+        return {"metadata": meta, "weight_map": dict(sorted(weight_map.items()))}
 
 
-def _refuse_source(ckpt: Checkpoint) -> None:
-    errs = [f for f in ckpt.findings if f.severity == "error"]
+def _refuse_source(ckpt: Checkpoint) -> list[Finding]:
+    """Raise when the source cannot be converted faithfully; otherwise its config and file findings."""
+    ctx = CheckContext(ckpt)
+    opening = run_checks(ctx, only=OPENING)
+    errs = [f for f in opening if f.severity == "error"]
     bad = [f for f in errs if f.code in UNREADABLE]
     if bad:
         raise SourceError(f"cannot read the source: {bad[0].code} {bad[0].message}", path=ckpt.label)
@@ -121,33 +122,28 @@ def _refuse_source(ckpt: Checkpoint) -> None:
         why = "; ".join(f"{f.code} {f.message}" for f in errs[:3]) or "the config does not parse"
         raise ConversionError(f"the source config is not a valid DFlash config: {why}", path=ckpt.label,
                               hint=f"run `dflash2-ckpt verify {ckpt.label}`")
-    from ..checks.identity import identity_findings   # v1/v2 contradictions must not be carried over
-    for f in [*ckpt.findings, *identity_findings(ckpt)[0]]:
+    # v1/v2 contradictions (identity) must not be carried over either
+    for f in [*errs, *run_checks(ctx, only=("identity",))]:
         if f.code in AMBIGUOUS and f.severity == "error":
             raise ConversionError(f"{f.code} {f.message}", path=ckpt.label,
                                   hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it")
+    return opening
 
 
-def _tensor_fate(name: str, expected: set[str]) -> tuple[str | None, str]:
-    """(destination name or None to drop, reason)."""
-    if name in TARGET_COPIES:
-        return None, "copy of the target's table; the engines use the target's own"
-    if name in VOCAB_MAPS:
-        return None, "vocabulary map; a full-vocabulary drafter has no use for it"
-    canon, variant = canonical_name(name)
-    if variant is not None:
-        return canon, "the name the engines load"
-    if name.startswith("model.") and name[len("model."):] in expected:
-        return name[len("model."):], "the engines load names without the model. prefix"
-    return name, ""
+def _tensor_fate(name: str) -> tuple[str | None, str]:
+    """(destination name or None to drop, reason), as the role table decides."""
+    r = role_of(name)
+    if r.rule.fate == "drop":
+        return None, r.rule.reason
+    return r.canonical, r.rule.reason
 
 
-def _tensor_actions(ckpt: Checkpoint, spec: DraftSpec) -> list[TensorAction]:
-    expected = {e.name for e in expected_tensors(spec)}
-    out, taken = [], {}
+def _tensor_actions(ckpt: Checkpoint) -> list[TensorAction]:
+    out: list[TensorAction] = []
+    taken: dict[str, str] = {}
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
-            dst, reason = _tensor_fate(t.name, expected)
+            dst, reason = _tensor_fate(t.name)
             if dst is None:
                 out.append(TensorAction("drop", t.name, None, shard, None, t.dtype, t.shape, t.begin, t.end, reason))
                 continue
@@ -196,7 +192,7 @@ def _layout_shards(tensors: list[TensorAction], ckpt: Checkpoint) -> list[OutSha
 
 def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | None = None,
               num_target_layers: int | None = None) -> ConversionPlan:
-    _refuse_source(ckpt)
+    opening = _refuse_source(ckpt)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
     assert spec is not None and config is not None and det is not None and det.dialect is not None
     if det.dialect == to:
@@ -211,7 +207,7 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     diffs = drafter_differences(spec, new_spec)
     if diffs:
         raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
-    tensors = _tensor_actions(ckpt, spec)
+    tensors = _tensor_actions(ckpt)
     shards = _layout_shards(tensors, ckpt)
     if not shards:
         raise ConversionError("no tensor would be written", path=ckpt.label)
@@ -223,7 +219,7 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     skip += [(f, "every tensor in it is dropped") for f in sorted(dropped)]
     meta = (ckpt.index or {}).get("metadata")
     index_meta = dict(meta) if isinstance(meta, dict) else {}
-    errors = [f"{f.code} {f.message}" for f in ckpt.findings if f.severity == "error"]
+    errors = [f"{f.code} {f.message}" for f in opening if f.severity == "error"]
     return ConversionPlan(ckpt.label, dst, det.dialect, to, spec.version, new, spec, new_spec, changes, notes,
                           tensors, shards, ckpt.index is not None, index_meta, copy, skip, errors)
 

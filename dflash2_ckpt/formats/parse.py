@@ -1,4 +1,7 @@
-"""config.json bytes -> dict -> the dialect's pydantic model -> DraftSpec, with findings instead of tracebacks."""
+"""config.json bytes -> dict -> the dialect's pydantic model -> DraftSpec, with findings instead of tracebacks.
+
+The findings themselves are written by checks/config.py (DF1xx); this module only decides when.
+"""
 from __future__ import annotations
 
 import json
@@ -6,6 +9,8 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ValidationError
 
+from ..checks.config import (duplicate_keys, json_path, out_of_range, unknown_key, unreadable,
+                             validation_findings)
 from ..findings import Finding
 from .common import STANDARD_HF_KEYS, TransformerFields
 from .detect import Detection, detect
@@ -22,16 +27,6 @@ MODELS: dict[tuple[str, str], type[BaseModel]] = {
     ("flat", "v1"): FlatV1Config,
     ("flat", "v2"): FlatV2Config,
 }
-
-
-def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "$"
 
 
 class _Duplicates:
@@ -56,49 +51,18 @@ def load_config(raw: bytes, *, file: str = "config.json") -> tuple[dict[str, Any
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        return None, [Finding("DF100", f"{file} is not UTF-8 text (byte {e.start})", file=file)]
+        return None, [unreadable(file, f"{file} is not UTF-8 text (byte {e.start})")]
     dups = _Duplicates()
     try:
         obj = json.loads(text, object_pairs_hook=dups, parse_constant=_no_constants)
     except RecursionError:
-        return None, [Finding("DF100", f"{file} is nested too deeply to be a config", file=file)]
+        return None, [unreadable(file, f"{file} is nested too deeply to be a config")]
     except ValueError as e:
-        return None, [Finding("DF100", f"{file} is not valid JSON: {e}", file=file,
-                              details={"hint": "fix the JSON syntax; a config is one JSON object"})]
+        return None, [unreadable(file, f"{file} is not valid JSON: {e}",
+                                 hint="fix the JSON syntax; a config is one JSON object")]
     if not isinstance(obj, dict):
-        return None, [Finding("DF100", f"{file} holds a JSON {type(obj).__name__}, not an object", file=file)]
-    findings = [Finding("DF117", f"{file} repeats the key {k!r}; every JSON reader silently keeps the last value",
-                        field=k, file=file, details={"key": k}) for k in dict.fromkeys(dups.found)]
-    return obj, findings
-
-
-def _short(value: Any) -> str:
-    s = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return s if len(s) <= 80 else s[:77] + "..."
-
-
-def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Finding]:
-    out = []
-    for e in err.errors(include_url=False):
-        loc = prefix + tuple(e["loc"])
-        path = json_path(loc)
-        if e["type"] == "missing":
-            out.append(Finding("DF102", f"{path} is required but absent", field=path,
-                               details={"rule": "required"}))
-        else:
-            value = e.get("input")
-            out.append(Finding("DF101", f"{path} = {_short(value)}: {e['msg']}", field=path,
-                               details={"value": value if _jsonable(value) else repr(value),
-                                        "rule": e["msg"], "type": e["type"]}))
-    return out
-
-
-def _jsonable(v: Any) -> bool:
-    try:
-        json.dumps(v, allow_nan=False)
-        return True
-    except (TypeError, ValueError):
-        return False
+        return None, [unreadable(file, f"{file} holds a JSON {type(obj).__name__}, not an object")]
+    return obj, duplicate_keys(file, dups.found)
 
 
 def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any], dict[str, str], list[Finding]]:
@@ -132,8 +96,7 @@ def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any]
     extra = dict(cfg.model_extra or {})
     for k in extra:
         if k not in STANDARD_HF_KEYS:
-            findings.append(Finding("DF116", f"{p(k)} is not a key the engines read; it is kept verbatim",
-                                    field=p(k)))
+            findings.append(unknown_key(p(k)))
     # keys the spec models indirectly are kept too, so a conversion writes them back untouched
     for k in ("use_sliding_window", "max_window_layers", "tie_word_embeddings", "model_type", "torch_dtype"):
         if getattr(cfg, k) is not None and k not in extra:
@@ -158,10 +121,8 @@ def _oversized_ints(config: Mapping[str, Any]) -> list[Finding]:
         elif isinstance(node, list):
             stack.extend((loc + (i,), v) for i, v in enumerate(node))
         elif isinstance(node, int) and not isinstance(node, bool) and not INT64_MIN <= node <= INT64_MAX:
-            path = json_path(loc)
-            out.append(Finding("DF101", f"{path} = {_short(node)}: does not fit in a 64-bit integer, which "
-                               "is what every engine stores config integers in", field=path,
-                               details={"value": str(node), "rule": "int64"}))
+            out.append(out_of_range(json_path(loc), node, "does not fit in a 64-bit integer, which is "
+                                    "what every engine stores config integers in", "int64"))
     return sorted(out, key=lambda f: f.field or "")
 
 
@@ -180,12 +141,11 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
         return None, validation_findings(e)
     # Everything downstream builds per-layer lists; a hostile num_hidden_layers (10**9) would exhaust
     # memory, so an absurd count is refused here instead of being trusted.
-    tl = parsed.transformer_layer_config if det.dialect == "flat" else parsed  # type: ignore[attr-defined]
+    tl: Any = parsed.transformer_layer_config if det.dialect == "flat" else parsed  # type: ignore[attr-defined]
     if tl.num_hidden_layers > MAX_DRAFT_LAYERS:
         path = "transformer_layer_config.num_hidden_layers" if det.dialect == "flat" else "num_hidden_layers"
-        return None, [Finding("DF101", f"{path} = {tl.num_hidden_layers}: a drafter has a handful of layers; "
-                              f"more than {MAX_DRAFT_LAYERS} is refused", field=path,
-                              details={"value": tl.num_hidden_layers, "rule": f"<= {MAX_DRAFT_LAYERS}"})]
+        return None, [out_of_range(path, tl.num_hidden_layers, "a drafter has a handful of layers; more than "
+                                   f"{MAX_DRAFT_LAYERS} is refused", f"<= {MAX_DRAFT_LAYERS}")]
     if det.dialect == "nested":
         return _nested_spec(parsed, det)  # type: ignore[arg-type]
     return _flat_spec(parsed, det)  # type: ignore[arg-type]
@@ -223,8 +183,7 @@ def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[F
     for k in drafter_extra:
         if k in V2_KEYS:
             continue    # v2 keys under a v1 architecture: the identity check reports DF303
-        findings.append(Finding("DF116", f"dflash_config.{k} is not a key the engines read; it is kept verbatim",
-                                field=f"dflash_config.{k}"))
+        findings.append(unknown_key(f"dflash_config.{k}"))
     if dc.sample_from_anchor is not None:
         drafter_extra["sample_from_anchor"] = dc.sample_from_anchor
     v2 = _v2(dc, det.version or "v1")
@@ -252,8 +211,7 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
     drafter_extra = dict(cfg.model_extra or {})
     for k in drafter_extra:
         if k not in STANDARD_HF_KEYS:
-            findings.append(Finding("DF116", f"{k} is not a key speculators or vLLM read; it is kept verbatim",
-                                    field=k))
+            findings.append(unknown_key(k, "speculators or vLLM"))
     for k in ("architectures", "speculators_config", "speculators_version", "draft_vocab_size",
               "sample_from_anchor"):
         value = getattr(cfg, k)

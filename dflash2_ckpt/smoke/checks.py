@@ -7,6 +7,8 @@ import torch
 
 from ..findings import Finding
 
+EMITS: frozenset[str] = frozenset({"DF703", "DF704", "DF705", "DF706", "DF707", "DF708", "DF709", "DF710"})
+
 # float tolerances: f32 throughout, so a kernel or an equivalent path may differ by reassociation only
 REL_TOL = 1e-4
 # a module whose removal moves the final hidden state less than this (relative) does nothing
@@ -65,7 +67,7 @@ def walk_match(what: str, ref_tokens: torch.Tensor, got_tokens: torch.Tensor,
     """Paths must be equal; a split at a near-tie (gap within float rounding) is not a kernel bug."""
     if torch.equal(ref_tokens.cpu(), got_tokens.cpu()):
         return []
-    details = {"what": what, "torch": ref_tokens.tolist(), "triton": got_tokens.tolist()}
+    details: dict[str, object] = {"what": what, "torch": ref_tokens.tolist(), "triton": got_tokens.tolist()}
     if divergence is not None:
         qi, j, gap = divergence
         details.update(request=qi, slot=j, score_gap=gap)

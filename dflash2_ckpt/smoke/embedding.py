@@ -17,7 +17,9 @@ from safetensors import safe_open
 from ..errors import SourceError
 from ..findings import Finding
 from ..formats.spec import DraftSpec
+from .weights import does_not_fit
 
+EMITS: frozenset[str] = frozenset({"DF711"})
 INDEX = "model.safetensors.index.json"
 
 
@@ -59,7 +61,8 @@ def _tied(root: Path) -> bool:
         return False
     if not isinstance(cfg, dict):
         return False
-    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    inner = cfg.get("text_config")
+    text = inner if isinstance(inner, dict) else {}
     return bool(cfg.get("tie_word_embeddings", text.get("tie_word_embeddings", False)))
 
 
@@ -99,11 +102,9 @@ def borrow(spec: DraftSpec, carried: dict[str, torch.Tensor], target: Path | Non
             if tensor is None:
                 continue
             if tuple(tensor.shape) != want:
-                findings.append(Finding(
-                    "DF713", f"{key} from the {label} is {list(tensor.shape)} but the drafter needs "
-                    f"[vocab_size, hidden_size] = {list(want)}; it was not used",
-                    tensor=f"{key}.weight", details={"shape": list(tensor.shape), "expected": list(want),
-                                                    "source": label}))
+                findings.append(does_not_fit(f"{key}.weight", f"from the {label}", list(tensor.shape),
+                                             "the drafter needs [vocab_size, hidden_size] =", list(want),
+                                             "it was not used", source=label))
                 continue
             picked[key], source[key] = tensor, label
             break

@@ -10,6 +10,8 @@ import torch
 
 from ..errors import ConfigError
 from ..findings import Finding
+
+EMITS: frozenset[str] = frozenset({"DF712"})
 from ..formats.spec import DraftSpec
 from . import checks
 from .device import pick_device, prepare_triton, sync

@@ -17,53 +17,41 @@ from safetensors import safe_open
 
 from ..findings import Finding
 from ..formats.spec import DraftSpec
+from ..layout import expected_tensors, role_of
 
-# exports that suffix the codebooks with .weight: vLLM refuses the name (DF206 says so at header
-# level), but the values are the same, so the smoke still proves they draft
-ALIASES = {
-    "candidate_selector.predecessor_codebook.weight": "candidate_selector.predecessor_codebook",
-    "candidate_selector.successor_codebook.weight": "candidate_selector.successor_codebook",
-}
-# copies of the target's embedding and head: not drafter parameters, borrowed by the forward
+EMITS: frozenset[str] = frozenset({"DF701", "DF702", "DF713"})
+
+# the target tables the forward borrows; a carried copy of either is used instead of a random one
 BORROWED = ("embed_tokens.weight", "lm_head.weight")
 
 
 def parameter_shapes(spec: DraftSpec) -> dict[str, tuple[int, ...]]:
-    """The reference drafter's parameters (CONTRACT §5)."""
-    h, i, hd = spec.hidden_size, spec.intermediate_size, spec.head_dim
-    nq, nkv = spec.num_attention_heads * hd, spec.num_key_value_heads * hd
-    out: dict[str, tuple[int, ...]] = {
-        "fc.weight": (h, spec.fc_in_features),
-        "hidden_norm.weight": (h,),
-        "norm.weight": (h,),
-    }
-    for n in range(spec.num_hidden_layers):
-        p = f"layers.{n}."
-        out[p + "input_layernorm.weight"] = (h,)
-        out[p + "post_attention_layernorm.weight"] = (h,)
-        for name, rows in (("q_proj", nq), ("k_proj", nkv), ("v_proj", nkv)):
-            out[p + f"self_attn.{name}.weight"] = (rows, h)
-            if spec.attention_bias:
-                out[p + f"self_attn.{name}.bias"] = (rows,)
-        out[p + "self_attn.o_proj.weight"] = (h, nq)
-        if spec.attention_bias:
-            out[p + "self_attn.o_proj.bias"] = (h,)
-        out[p + "self_attn.q_norm.weight"] = (hd,)
-        out[p + "self_attn.k_norm.weight"] = (hd,)
-        out[p + "mlp.gate_proj.weight"] = (i, h)
-        out[p + "mlp.up_proj.weight"] = (i, h)
-        out[p + "mlp.down_proj.weight"] = (h, i)
-        if spec.version == "v2":
-            t, g = spec.conv_kernel_size or 0, spec.conv_groups or 0
-            for mod in ("attention_conv", "mlp_conv"):
-                out[p + f"{mod}.base_kernel"] = (2, t, h)
-                out[p + f"{mod}.kernel_projection.weight"] = (2 * t * g, h)
-    if spec.version == "v2":
-        r, v = spec.selector_rank or 0, spec.vocab_size
-        out["candidate_selector.predecessor_codebook"] = (v, r)
-        out["candidate_selector.successor_codebook"] = (v, r)
-        out["candidate_selector.hidden_projection.weight"] = (r, h)
-    return out
+    """The reference drafter's parameters: the layout's expected tensors (CONTRACT §5)."""
+    return {e.name: e.shape for e in expected_tensors(spec)}
+
+
+def destination(name: str) -> tuple[str, str | None]:
+    """Where the loader puts a stored tensor, as the role table decides: ("param", parameter name),
+    ("borrowed", target table), ("ignored", None) for a role no forward reads (vocab maps, a copy of
+    the target's norm), or ("not-consumed", None) for what a loader would drop (unknown, quantized)."""
+    r = role_of(name)
+    if r.role == "target-copy":
+        table = f"{r.rule.copies}.weight"
+        return ("borrowed", table) if table in BORROWED else ("ignored", None)
+    if r.role == "vocab-map":
+        return "ignored", None
+    if r.role in ("quant-aux", "unknown"):
+        return "not-consumed", None
+    # an alias (.weight-suffixed codebooks, encoder.*): vLLM refuses the name (verify says so at header
+    # level), but the values are the same, so the smoke still proves they draft
+    return "param", r.canonical
+
+
+def does_not_fit(name: str, found: str, shape: list[int], needs: str, expected: list[int], outcome: str,
+                 file: str | None = None, **details: object) -> Finding:
+    """DF713: a tensor that cannot fill the slot of its name (a drafter parameter or a borrowed table)."""
+    return Finding("DF713", f"{name} is {found} {shape} but {needs} {expected}; {outcome}", tensor=name,
+                   file=file, details={"shape": shape, "expected": expected, **details})
 
 
 @dataclass
@@ -94,11 +82,13 @@ def load_weights(spec: DraftSpec, files: Mapping[str, Path], device: torch.devic
         with safe_open(str(path), framework="pt", device="cpu") as f:
             for name in names:
                 dtype, shape = _dtype_shape(f, name)
-                target = ALIASES.get(name, name)
-                if target in BORROWED:
-                    out.borrowed[target] = f.get_tensor(name).to(device=device, dtype=torch.float32)
+                where, target = destination(name)
+                if where == "borrowed" and target is not None:
+                    out.borrowed.setdefault(target, f.get_tensor(name).to(device=device, dtype=torch.float32))
                     continue
-                if target not in shapes:
+                if where == "ignored":
+                    continue
+                if target is None or target not in shapes:
                     out.findings.append(Finding(
                         "DF701", f"{name} {list(shape)} is not a parameter of this {spec.version} drafter: "
                         "a loader would drop it without a word; remove it or fix the config that omits its module",
@@ -111,10 +101,9 @@ def load_weights(spec: DraftSpec, files: Mapping[str, Path], device: torch.devic
                         details={"parameter": target, "first": filled_by[target]}))
                     continue
                 if shape != shapes[target] or not dtype.startswith(("F", "BF")):
-                    out.findings.append(Finding(
-                        "DF713", f"{name} is {dtype} {list(shape)} but the parameter needs a float tensor "
-                        f"{list(shapes[target])}; the forward cannot run", tensor=name, file=path.name,
-                        details={"shape": list(shape), "expected": list(shapes[target]), "dtype": dtype}))
+                    out.findings.append(does_not_fit(name, dtype, list(shape), "the parameter needs a float tensor",
+                                                     list(shapes[target]), "the forward cannot run",
+                                                     file=path.name, dtype=dtype))
                     filled_by[target] = name
                     continue
                 filled_by[target] = name

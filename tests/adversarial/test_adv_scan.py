@@ -15,7 +15,7 @@ from adv_corpus import GOOD
 from adv_harness import run_inprocess, run_limited
 from dflash2_ckpt.checkpoint import Checkpoint, read_header
 from dflash2_ckpt.sources.safetensors_header import TensorInfo
-from dflash2_ckpt.scan import scan_tensor
+from dflash2_ckpt.checks.content import scan_tensor
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.synth import materialise
 from dflash2_ckpt.verify import verify

@@ -20,7 +20,7 @@ from rich.console import Console
 from dflash2_ckpt.errors import Dflash2Error
 from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.formats.parse import load_config, to_spec
-from dflash2_ckpt.formats.rules import spec_rules
+from dflash2_ckpt.checks.config import spec_rules
 from dflash2_ckpt.report import render_json, render_text
 from dflash2_ckpt.verify import verify
 from fuzzkit import fuzz

@@ -8,7 +8,7 @@ import pytest
 
 from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.formats.parse import load_config, to_spec
-from dflash2_ckpt.formats.rules import spec_rules
+from dflash2_ckpt.checks.config import spec_rules
 
 from conftest import FIXTURES
 
@@ -114,3 +114,30 @@ def test_flat_rules_report_flat_paths() -> None:
 def test_detection(cfg, dialect, version, other) -> None:
     d = detect(cfg)
     assert (d.dialect, d.version, d.other) == (dialect, version, other)
+
+
+NESTED_V1 = json.loads((FIXTURES / "good" / "nested-v1" / "config.json").read_text())
+
+
+def _edit(base: dict, change) -> dict:
+    cfg = copy.deepcopy(base)
+    change(cfg)
+    return cfg
+
+
+def _legacy(cfg: dict) -> None:
+    cfg["block_size"] = cfg["dflash_config"].pop("block_size")
+
+
+@pytest.mark.parametrize("code,base,change,field", [
+    ("DF113", NESTED, lambda c: c["dflash_config"].pop("mask_token_id"), "dflash_config.mask_token_id"),
+    ("DF114", NESTED, lambda c: c["dflash_config"].pop("block_size"), "dflash_config.block_size"),
+    ("DF115", NESTED_V1, _legacy, "block_size"),
+    ("DF118", NESTED, lambda c: c.update(num_key_value_heads=3), "num_key_value_heads"),
+    ("DF119", NESTED, lambda c: c.update(hidden_act="gelu"), "hidden_act"),
+])
+def test_cross_field_rules_each_fire_on_their_own(code: str, base: dict, change, field: str) -> None:
+    assert not [f for f in findings(base) if f.severity != "info"]
+    found = [f for f in findings(_edit(base, change)) if f.code == code]
+    assert [f.field for f in found] == [field]
+    assert all(f.code == code or f.severity == "info" for f in findings(_edit(base, change)) if f.code[:3] == "DF1")

@@ -138,3 +138,23 @@ def test_inputs_random_and_from_file(tmp_path):
         make_inputs(spec, block_size=5, seed=0, hidden_states=f)
     with pytest.raises(SourceError):
         make_inputs(spec, block_size=5, seed=0, hidden_states=tmp_path / "missing.safetensors")
+
+
+def test_speculators_target_copies_and_vocab_maps_are_not_drafter_parameters(tmp_path):
+    """verifier_lm_head is the target's head (the role table says so): borrowed, never DF701."""
+    spec = tiny_spec()
+    embed = tiny_embed(spec)
+    extra = {"verifier_lm_head.weight": embed["lm_head.weight"],
+             "verifier_norm.weight": torch.ones(spec.hidden_size), "d2t": torch.zeros(4, dtype=torch.int64)}
+    w = load_weights(spec, write(tmp_path, {**tiny_params(spec), **extra}), CPU)
+    assert w.findings == [] and w.complete
+    assert set(w.borrowed) == {"lm_head.weight"}
+    assert torch.equal(w.borrowed["lm_head.weight"], embed["lm_head.weight"].float())
+
+
+def test_model_prefixed_names_fill_the_bare_parameter(tmp_path):
+    spec = tiny_spec()
+    params = tiny_params(spec)
+    params["model.fc.weight"] = params.pop("fc.weight")
+    w = load_weights(spec, write(tmp_path, params), CPU)
+    assert w.findings == [] and "fc.weight" in w.params

@@ -14,12 +14,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .errors import MissingDependencyError, SourceError
-from .findings import Finding
+from ..errors import MissingDependencyError, SourceError
+from ..findings import Finding
 
 if TYPE_CHECKING:
-    from .checkpoint import Checkpoint
-    from .sources.safetensors_header import TensorInfo
+    from ..checkpoint import Checkpoint
+    from ..sources.safetensors_header import TensorInfo
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF611"})
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    """Only when asked (--scan): the one family that reads tensor data. Its summary goes in the report."""
+    if not ctx.options.scan:
+        return []
+    found, ctx.extra["scan"] = scan_checkpoint(ctx.checkpoint)
+    return found
 
 # Bytes read per step: large enough that per-call overhead (an HTTP Range request on the Hub) is
 # small, small enough that the temporaries below stay a few times this size.

@@ -1,0 +1,32 @@
+"""The ordered list of check families that verify runs; findings come out in this order."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..findings import Finding
+from . import causality, config, content, files, identity, pairing, tensors
+from .context import CheckContext
+
+Family = Callable[[CheckContext], list[Finding]]
+
+FAMILIES: tuple[tuple[str, Family], ...] = (
+    ("config", config.check),
+    ("files", files.check),
+    ("identity", identity.check),
+    ("tensors", tensors.check),
+    ("causality", causality.check),
+    ("pairing", pairing.check),
+    ("content", content.check),
+)
+# what opening a checkpoint can tell without judging it against a layout (inspect, convert's refusals)
+OPENING = ("config", "files")
+
+
+def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
+    """Every family in order (or only the named ones); each decides for itself whether it applies."""
+    wanted = None if only is None else set(only)
+    out: list[Finding] = []
+    for name, family in FAMILIES:
+        if wanted is None or name in wanted:
+            out += family(ctx)
+    return out
