@@ -129,7 +129,7 @@ def load_drafter(checkpoint: Any, *, target: str | Path | None = None, block_siz
     default on CUDA) or "torch" (the default on the CPU, where Triton only interprets).
     Raises ConfigError when the tensors cannot fill the drafter (the findings say which).
     """
-    from . import _tensor_files, open_for_smoke
+    from .opening import _tensor_files, open_for_smoke
     ckpt = open_for_smoke(checkpoint)
     dev = pick_device(device)
     kernels = kernels or ("triton" if dev.type == "cuda" else "torch")
