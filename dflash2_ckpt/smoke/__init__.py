@@ -6,6 +6,7 @@ header-level toolkit never pays for them.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from .opening import _tensor_files, open_for_smoke, require_smoke_deps
