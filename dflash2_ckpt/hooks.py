@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Any, ClassVar, Iterable, Literal
 
 from .checkpoint import CONFIG, INDEX
 from .sources import LocalSource
@@ -66,6 +67,37 @@ def check_dirs(dirs: Iterable[Path], level: Level, *, select: Iterable[str] = ()
             report = verify(LocalSource(d), target=target, select=select, ignore=ignore)
         out.append((d, report))
     return out
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """One hook run: a verify report per checkpoint directory (its `parts`, rendered one by one)."""
+    level: Level
+    strict: bool
+    parts: tuple[Report, ...]
+    kind: ClassVar[str] = "hook"
+
+    @property
+    def subject(self) -> str:
+        return f"pre-commit {self.level} checks"
+
+    @property
+    def findings(self) -> tuple[Any, ...]:
+        return tuple(f for p in self.parts for f in p.findings)
+
+    def failed(self, strict: bool = False) -> bool:
+        return any(p.failed(self.strict or strict) for p in self.parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "strict": self.strict, "passed": not self.failed(),
+                "checked": [p.to_json() for p in self.parts]}
+
+
+def run_hook(files: Iterable[str | os.PathLike[str]], level: Level, *, strict: bool = False,
+             select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None) -> HookRun:
+    """What `dflash2-ckpt hook config|verify FILES` runs: each checkpoint directory of FILES checked once."""
+    found = check_dirs(checkpoint_dirs(files), level, select=select, ignore=ignore, target=target)
+    return HookRun(level, strict, tuple(r for _, r in found))
 
 
 def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from .errors import MissingDependencyError, SourceError
-from .sources.hub import hub_error, hub_settings, parse_repo_ref
+from .errors import SourceError
+from .findings import Finding
+from .gate import CheckResult, check, smoke_failed
 from .sources import LocalSource
-from .verify import Report, verify
+from .sources.hub import hub_error, hub_settings, parse_repo_ref
+from .verify import Report
+
+__all__ = ["PushResult", "push", "smoke_failed"]
 
 # never publish editor, VCS or cache droppings that sit beside a checkpoint
 IGNORE_PATTERNS = [".*", "**/.*", "__pycache__", "**/__pycache__/**", "*.pyc", "*.tmp", "*.incomplete"]
@@ -21,50 +24,40 @@ IGNORE_PATTERNS = [".*", "**/.*", "__pycache__", "**/__pycache__/**", "*.pyc", "
 
 @dataclass(frozen=True)
 class PushResult:
-    report: Report
-    smoke: Any = None                   # what run_smoke returned, when --smoke was given
+    check: CheckResult
+    repo: str
     uploaded: bool = False
     refused_by: str | None = None       # "verify" or "smoke" when nothing was uploaded
     commit_url: str | None = None
     commit_sha: str | None = None
     pr_url: str | None = None
+    kind: ClassVar[str] = "push"
+
+    @property
+    def report(self) -> Report:
+        return self.check.verify
+
+    @property
+    def smoke(self) -> Any:
+        return self.check.smoke
+
+    @property
+    def subject(self) -> str:
+        return self.check.subject
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.check.findings
+
+    def failed(self, strict: bool = False) -> bool:
+        return not self.uploaded
 
     def to_json(self) -> dict[str, Any]:
-        return {"uploaded": self.uploaded, "refused_by": self.refused_by, "commit_url": self.commit_url,
-                "commit_sha": self.commit_sha, "pr_url": self.pr_url, "verify": self.report.to_json(),
-                "smoke": _jsonable(self.smoke)}
-
-
-def _jsonable(result: Any) -> Any:
-    if result is None:
-        return None
-    to_json = getattr(result, "to_json", None)
-    return to_json() if callable(to_json) else str(result)
-
-
-def smoke_failed(result: Any, strict: bool = False) -> bool:
-    """Whether a smoke result failed, for the result shapes a runner may return (Report-like or bool)."""
-    failed = getattr(result, "failed", None)
-    if callable(failed):
-        try:
-            return bool(failed(strict))
-        except TypeError:
-            return bool(failed())
-    if failed is not None:
-        return bool(failed)
-    passed = getattr(result, "passed", None)
-    if passed is not None:
-        return not (passed() if callable(passed) else passed)
-    return result is False
-
-
-def _run_smoke(directory: Path) -> Any:
-    try:
-        from .smoke import run_smoke  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise MissingDependencyError(f"--smoke needs the smoke forward, which could not be imported ({e})",
-                                     hint="pip install 'dflash2-ckpt[smoke]'") from None
-    return run_smoke(directory)
+        checked = self.check.to_json()
+        smoke = checked.pop("smoke", None)
+        return {"repo": self.repo, "uploaded": self.uploaded, "refused_by": self.refused_by,
+                "commit_url": self.commit_url, "commit_sha": self.commit_sha, "pr_url": self.pr_url,
+                "verify": checked, "smoke": smoke}
 
 
 def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None = None, create_pr: bool = False,
@@ -79,14 +72,11 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     revision = ref.revision or revision
     path_in_repo = ref.subfolder or path_in_repo
     src = LocalSource(directory)
-    report = verify(src)
-    if report.failed(strict):
-        return PushResult(report, refused_by="verify")
-    smoke_result = None
-    if smoke:
-        smoke_result = _run_smoke(src.root)
-        if smoke_failed(smoke_result, strict):
-            return PushResult(report, smoke_result, refused_by="smoke")
+    checked = check(src.root, smoke=smoke, strict=strict)
+    if checked.failed(strict):
+        refused_by = "verify" if checked.verify.failed(strict) else "smoke"
+        return PushResult(checked, repo, refused_by=refused_by)
+    report = checked.verify
 
     from huggingface_hub import HfApi
     endpoint = hub_settings()["endpoint"]
@@ -103,5 +93,5 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         if err.message.startswith("repo "):
             err.hint = f"create it first (hf repo create {ref.repo_id}), or check the name and the token's write access"
         raise err from None
-    return PushResult(report, smoke_result, uploaded=True, commit_url=str(info.commit_url),
+    return PushResult(checked, repo, uploaded=True, commit_url=str(info.commit_url),
                       commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None))

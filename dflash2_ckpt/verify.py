@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
 from .causality import ENGINES, all_engines
 from .checkpoint import Checkpoint, open_checkpoint
 from .checks.context import CheckContext, CheckOptions, read_target
 from .checks.suite import OPENING, run_checks
+from .errors import HeaderError
 from .findings import Finding, filter_findings
 from .layout import bytes_by_component
 from .sources import Source
@@ -21,16 +22,26 @@ class Report:
     findings: tuple[Finding, ...]
     bytes_read: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "verify"
 
     def failed(self, strict: bool = False) -> bool:
         bad = ("error", "warning") if strict else ("error",)
         return any(f.severity in bad for f in self.findings)
 
+    def passed(self) -> bool:
+        """No error finding, and the subject is a DFlash drafter at all (a DSpark config never passes)."""
+        return not self.failed() and self.summary.get("version") is not None
+
     def to_json(self) -> dict[str, Any]:
         counts = {s: sum(f.severity == s for f in self.findings) for s in ("error", "warning", "info")}
-        return {"subject": self.subject, "passed": not self.failed(), "counts": counts,
+        return {"subject": self.subject, "passed": self.passed(), "counts": counts,
                 "summary": dict(self.summary), "bytes_read": self.bytes_read,
                 "findings": [f.to_json() for f in self.findings], **dict(self.extra)}
+
+
+class InspectReport(Report):
+    """What a checkpoint is (inspect); rendered as its summary."""
+    kind: ClassVar[str] = "inspect"
 
 
 def summarize(ckpt: Checkpoint) -> dict[str, Any]:
@@ -81,9 +92,18 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
                   extra=extra)
 
 
-def inspect(path: str | os.PathLike[str] | Source) -> Report:
-    """What opening the checkpoint finds (config and files), without judging tensors or causality."""
+# file-level findings that mean the tensors could not be listed at all: inspect has nothing true to show
+UNREADABLE = frozenset({"DF603", "DF604", "DF607", "DF608"})
+
+
+def inspect(path: str | os.PathLike[str] | Source) -> InspectReport:
+    """What the checkpoint is. Raises SourceError when it cannot be read, HeaderError when a safetensors
+    header or the index is unreadable (a summary of "0 tensors" would be a lie)."""
     ckpt = open_checkpoint(path)
     found = run_checks(CheckContext(ckpt), only=OPENING)
-    return Report(ckpt.label, summarize(ckpt), tuple(found), ckpt.bytes_read,
+    bad = [f for f in found if f.code in UNREADABLE]
+    if bad:
+        raise HeaderError(f"{bad[0].code} {bad[0].message}", path=ckpt.label, tensor=bad[0].tensor,
+                          hint="run `dflash2-ckpt verify` for every finding; re-download or re-save the file")
+    return InspectReport(ckpt.label, summarize(ckpt), tuple(found), ckpt.bytes_read,
                   extra=getattr(ckpt.source, "report_extra", lambda: {})())

@@ -1,4 +1,5 @@
-"""AcceptReport: what the accept run measured. Torch-free, so it renders anywhere."""
+"""AcceptReport: what the accept run measured. Torch-free, so it renders anywhere (report/text_accept.py
+lays it out as text; json, sarif and github need nothing more)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -84,26 +85,3 @@ class AcceptReport:
             for p in doc["prompts"]:
                 del p["tokens_per_s"], p["baseline_tokens_per_s"]
         return doc
-
-    def to_text(self) -> str:
-        t = self.tau
-        lines = [f"accept: {self.drafter} drafting for {self.target}",
-                 f"  device {self.device}, kernels {self.kernels}, blocks of {self.block_size} "
-                 f"({self.block_size - 1} drafted), up to {self.max_new_tokens} new tokens, "
-                 f"{len(self.prompts)} prompts ({self.prompts_source})",
-                 f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}; committed tokens "
-                 "per target verification step, bonus included)",
-                 f"  acceptance rate (vLLM) {self.acceptance_rate:.3f}; per draft position: "
-                 + " ".join(f"{r:.2f}" for r in self.per_position),
-                 f"  tokens/s {self.tokens_per_s:.1f} with drafting, {self.baseline_tokens_per_s:.1f} without "
-                 f"(x{self.speedup:.2f}); target forwards {self.target_forwards['speculative']} instead of "
-                 f"{self.target_forwards['baseline']} (saved {self.target_forwards['saved']})"]
-        if self.expect is not None:
-            lines.append(f"  expected tau {self.expect[0]:g} ± {self.expect[1]:g}")
-        for p in self.prompts:
-            lines.append(f"  {p.label}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over {p.steps} "
-                         f"steps, {p.generated} tokens, {'lossless' if p.lossless else 'NOT LOSSLESS'}")
-        for f in self.findings:
-            lines.append(f"  {f.severity:<7} {f.code} {f.name}: {f.message}")
-        lines.append("  result: " + ("passed" if self.passed else "FAILED"))
-        return "\n".join(lines)

@@ -13,12 +13,13 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
 from ..checks.pairing import pairing_findings, target_text_config
-from ..errors import ConversionError, SourceError
 from ..checks.context import read_target
+from ..errors import ConversionError, ConversionUsageError, SourceError, SourceFindingsError
+from ..findings import Finding, keep
 from ..verify import verify
 from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
@@ -52,7 +53,7 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None,
 def _check_paths(src: Path, dst: Path) -> None:
     s, d = src.resolve(), dst.resolve()
     if s == d or s in d.parents or d in s.parents:
-        raise ConversionError(f"the destination {dst} overlaps the source {src}; the source is never modified",
+        raise ConversionUsageError(f"the destination {dst} overlaps the source {src}; the source is never modified",
                               hint="write to a separate directory")
 
 
@@ -93,11 +94,28 @@ def _verify_staged(plan: ConversionPlan, source: Checkpoint, tmp: Path) -> tuple
     return report.findings
 
 
+def _refuse_findings(ckpt: Checkpoint, plan: ConversionPlan, accept: list[str]) -> None:
+    """A source with error findings is not converted unless the caller accepts those codes by name.
+    A finding about a tensor the plan renames or drops (a name variant, a copy of the target) is one the
+    conversion repairs, and does not count."""
+    repaired = {t.name for t in plan.tensors if t.action != "copy"}
+    errors: list[Finding] = [f for f in verify(ckpt).findings if f.severity == "error" and f.tensor not in repaired]
+    left = [f for f in errors if not (accept and keep(f.code, accept))]
+    if left:
+        codes = ",".join(sorted({f.code for f in left}))
+        raise SourceFindingsError(f"the source has {len(left)} error finding(s) ({codes}); nothing was converted",
+                                  path=ckpt.label, findings=[f.to_json() for f in left],
+                                  hint=f"fix the source, or accept these with --accept-findings {codes}")
+
+
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
             target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
-            dry_run: bool = False, force: bool = False) -> ConversionReport:
-    """Convert SRC into the `to` dialect at DST. Raises ConversionError when it cannot be exact,
-    SourceError when the source cannot be read, WriteError when writing fails; DST is then untouched."""
+            dry_run: bool = False, force: bool = False, accept_findings: Iterable[str] = ()) -> ConversionReport:
+    """Convert SRC into the `to` dialect at DST. Raises ConversionUsageError when asked for the impossible
+    (no verifier name, DST exists without force, DST overlaps SRC), SourceFindingsError when the source
+    has error findings whose codes (or prefixes) are not in `accept_findings`, ConversionError when it
+    cannot be exact, SourceError when the source cannot be read, WriteError when writing fails; DST is
+    then untouched."""
     if to not in ("nested", "flat"):
         raise ValueError(f"to must be 'nested' or 'flat', not {to!r}")
     start = time.monotonic()
@@ -112,7 +130,8 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
-        raise ConversionError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    _refuse_findings(ckpt, plan, list(accept_findings))
     tmp = None
     try:
         tmp = make_staging(dst_path)    # inside the boundary: an unwritable parent is a WriteError too

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
-from ..errors import ConversionError
+from ..errors import ConversionError, ConversionUsageError
 from ..formats.spec import V2_KEYS, DraftSpec
 from .exactness import flat_causality_for_nested, nested_causality_for_flat
 
@@ -90,7 +90,7 @@ def _only_value(src: Mapping[str, Any], dc: Mapping[str, Any], key: str) -> tupl
 def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier | None
                    ) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
     if verifier is None or not verifier.name_or_path:
-        raise ConversionError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
+        raise ConversionUsageError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
                               "config does not say which model that is",
                               hint="pass --target DIR (the target model) or --verifier-name ORG/NAME")
     w, out, tlc = _Writer(), {}, {}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..findings import Finding
 from .configs import KeyChange
@@ -30,6 +30,16 @@ class ConversionReport:
     cleaned: tuple[str, ...] = ()
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "convert"
+
+    @property
+    def subject(self) -> str:
+        return self.dst
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """What verify says about the written output (empty for a dry run)."""
+        return self.verify_findings
 
     @property
     def bytes_copied(self) -> int:

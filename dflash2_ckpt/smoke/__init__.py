@@ -27,12 +27,22 @@ def load_drafter(checkpoint: Any, **options: Any) -> Any:
     return _load(checkpoint, **options)
 
 
-def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None = None,
+def _target_dir(target: Any) -> Path | None:
+    """A target directory, or an opened Source: a local one lends its directory; a Hub one only its
+    config (the weights are not downloaded for a smoke), so the smoke falls back to random embeddings."""
+    if target is None or isinstance(target, (str, os.PathLike)):
+        return Path(target) if target is not None else None
+    local = target.local_path("config.json")
+    return Path(local).parent if local is not None else None
+
+
+def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
               hidden_states: str | os.PathLike[str] | None = None, block_size: int | None = None,
               seed: int = 0, device: str | None = None) -> SmokeReport:
     """Run the drafter once on smoke inputs and cross-check it (findings DF7xx).
 
     path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint.
+    target: the target model's directory, or an opened Source (see _target_dir).
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
@@ -40,7 +50,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: str | os.PathLike[str] | None 
     from .runner import smoke
 
     report = smoke(ckpt.spec, _tensor_files(ckpt), label=ckpt.source.label,
-                   target=Path(target) if target is not None else None,
+                   target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
                    block_size=block_size, seed=seed, device=device)
     return report

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..findings import Finding
 
@@ -20,6 +20,11 @@ class SmokeReport:
     timings: dict[str, float] = field(default_factory=dict)     # seconds per stage
     findings: list[Finding] = field(default_factory=list)
     stages_run: list[str] = field(default_factory=list)
+    kind: ClassVar[str] = "smoke"
+
+    @property
+    def subject(self) -> str:
+        return self.checkpoint
 
     def failed(self, strict: bool = False) -> bool:
         bad = ("error", "warning") if strict else ("error",)
@@ -46,21 +51,5 @@ class SmokeReport:
         }
 
     def to_text(self) -> str:
-        lines = [f"smoke forward: {self.checkpoint} ({self.version})",
-                 f"  device {self.device}, triton {self.triton_mode}; "
-                 f"embedding from {self.embedding_source.get('embed_tokens')}, "
-                 f"head from {self.embedding_source.get('lm_head')}"]
-        if self.inputs:
-            lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in self.inputs.items()))
-        for p in self.paths:
-            line = f"  input {p['input']}: anchor {p['anchor']} -> greedy {p['greedy']}"
-            if "sampled" in p:
-                line += f"; sampled {p['sampled']}"
-            lines.append(line)
-        if self.timings:
-            lines.append("  timings: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in self.timings.items()))
-        for f in self.findings:
-            where = f" [{f.tensor}]" if f.tensor else ""
-            lines.append(f"  {f.severity:<7} {f.code} {f.name}{where}: {f.message}")
-        lines.append("  result: " + ("passed" if self.passed else "FAILED"))
-        return "\n".join(lines)
+        from ..report.text_smoke import smoke_lines
+        return "\n".join(smoke_lines(self))

@@ -37,7 +37,7 @@ def trained(drafter):
 
 
 def test_trained_drafter_drafts_and_is_lossless(trained):
-    assert trained.passed, trained.to_text()
+    assert trained.passed, trained.to_json()
     assert trained.tau.mean >= 2.0 and trained.tau.low > 1.5
     assert all(p.lossless for p in trained.prompts) and len(trained.prompts) == 4
     assert trained.kernels == "torch" and trained.block_size == 8 and len(trained.per_position) == 7

@@ -100,5 +100,8 @@ def test_ci_recipe_runs_verify_json() -> None:
     import yaml
     doc = yaml.safe_load((Path(__file__).resolve().parents[2] / "docs" / "github-actions-verify.yml").read_text())
     steps = doc["jobs"]["verify"]["steps"]
-    script = next(s["run"] for s in steps if s.get("name") == "verify")
-    assert "dflash2-ckpt verify" in script and "--format json" in script and "exit $code" in script
+    script = next(s["run"] for s in steps if s.get("name") == "verify (annotations)")
+    for fmt in ("github", "sarif", "json"):
+        assert f"dflash2-ckpt verify \"$DRAFTER_REPO\"" in script and f"--format {fmt}" in script
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
+    assert steps[-1]["run"] == "exit ${{ steps.verify.outputs.code }}"

@@ -12,6 +12,8 @@ from dflash2_ckpt.cli import codes_table, main
 
 from conftest import FIXTURES, ROOT
 
+from .clikit import one_json, run
+
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
 
@@ -90,3 +92,59 @@ def test_header_path_never_imports_torch() -> None:
     code = ("import sys; from dflash2_ckpt.cli import main; from dflash2_ckpt.verify import verify; "
             f"verify({GOOD!r}); assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_json_error_document_on_exit_3(tmp_path) -> None:
+    code, out, err = run("verify", str(tmp_path / "nope"), "--format", "json")
+    doc = one_json(out)["error"]
+    assert code == 3 and doc["type"] == "SourceError" and doc["path"] == str(tmp_path / "nope")
+    assert doc["hint"] and "no such file" in doc["message"]
+
+
+def test_usage_mistake_with_json_is_one_document_and_exit_2() -> None:
+    code, out, err = run("verify", GOOD, "--select", "DF999", "--format", "json")
+    assert code == 2 and one_json(out)["error"]["type"] == "UsageError" and "DF999" in err
+    code, out, _ = run("verify", GOOD, "--format", "json", "--no-such-option")
+    assert code == 2 and one_json(out)["error"]["type"] == "UsageError"
+
+
+def test_debug_shows_the_traceback(tmp_path) -> None:
+    _, _, err = run("verify", str(tmp_path / "nope"))
+    assert "Traceback" not in err
+    _, _, err = run("verify", str(tmp_path / "nope"), env={"DFLASH2_CKPT_DEBUG": "1"})
+    assert "Traceback" in err and "SourceError" in err
+
+
+def test_ctrl_c_exits_130(monkeypatch) -> None:
+    import dflash2_ckpt.gate as gate
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(gate, "verify", interrupted)
+    code, _, err = run("verify", GOOD)
+    assert code == 130 and "interrupted" in err and "Traceback" not in err
+
+
+def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
+    """verify --smoke --target org/name opens the repo once and hands that Source to the smoke."""
+    import types
+
+    from dflash2_ckpt.cli import options
+    from dflash2_ckpt.sources import LocalSource
+    opened = LocalSource(FIXTURES / "targets" / "tiny-target")
+    real_open = options.open_source
+
+    def open_source(path, *args, require_weights=True, **kw):
+        # the checkpoint opens as usual; the target "org/target" stands for a Hub repo opened config-only
+        return opened if path == "org/target" and not require_weights else real_open(path, *args, **kw)
+    monkeypatch.setattr(options, "open_source", open_source)
+    seen = {}
+
+    def fake_run_smoke(source, target=None):
+        seen["target"] = target
+        return types.SimpleNamespace(failed=lambda strict=False: False, findings=[], to_json=lambda: {})
+    fake = types.ModuleType("dflash2_ckpt.smoke")
+    fake.run_smoke = fake_run_smoke
+    monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
+    code, out, _ = run("verify", GOOD, "--smoke", "--target", "org/target", "--format", "json")
+    assert code == 0 and seen["target"] is opened and "smoke" in one_json(out)

@@ -4,17 +4,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
+import sys
 
-from dflash2_ckpt.cli import main
+sys.path.insert(0, str(Path(__file__).parents[1] / "convert"))   # the convert test helpers
 
-from convert_helpers import build, flat_config, leftovers, nested_config
-from test_convert_refusals import p
+from convert_helpers import build, flat_config, leftovers, nested_config  # noqa: E402
+from test_convert_refusals import p  # noqa: E402
+
+from conftest import FIXTURES  # noqa: E402
+
+from .clikit import one_json
+from .clikit import run as cli
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    res = CliRunner().invoke(main, ["convert", *args], catch_exceptions=False)   # click >= 8.2: stderr apart
-    return res.exit_code, res.stdout, res.stderr
+    return cli("convert", *args)
 
 
 def test_convert_json(tmp_path: Path) -> None:
@@ -48,14 +52,17 @@ def test_refusal_exits_1_with_reason(tmp_path: Path) -> None:
     assert code == 1 and "refused" in err and "full_attention" in err
     code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
                        "--format", "json")
-    assert code == 1 and json.loads(out)["refused"] is True
+    doc = one_json(out)
+    assert code == 1 and doc["refused"] is True and "full_attention" in doc["error"]["message"]
 
 
-def test_existing_destination_exits_1(tmp_path: Path) -> None:
+def test_existing_destination_is_a_usage_error(tmp_path: Path) -> None:
     src = build(tmp_path / "src", flat_config(p()))
     (tmp_path / "out").mkdir()
     code, _, err = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested")
-    assert code == 1 and "--force" in err
+    assert code == 2 and "--force" in err
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested", "--format", "json")
+    assert code == 2 and one_json(out)["error"]["type"] == "ConversionUsageError"
     code, _, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested", "--force")
     assert code == 0
 
@@ -72,3 +79,37 @@ def test_unreadable_source_exits_3(tmp_path: Path) -> None:
 def test_usage_error_exits_2(tmp_path: Path) -> None:
     code, _, _ = run(str(tmp_path), "-o", str(tmp_path / "out"), "--to", "sideways")
     assert code == 2
+
+
+def test_no_verifier_name_is_a_usage_error(tmp_path: Path) -> None:
+    src = build(tmp_path / "src", nested_config(p()))
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--format", "json")
+    doc = one_json(out)
+    assert code == 2 and "--verifier-name" in doc["error"]["hint"] and not (tmp_path / "out").exists()
+
+
+def test_destination_inside_source_is_a_usage_error(tmp_path: Path) -> None:
+    src = build(tmp_path / "src", flat_config(p()))
+    code, out, err = run(str(src), "-o", str(src / "inner"), "--to", "nested")
+    assert code == 2 and "overlaps" in err and not (src / "inner").exists()
+
+
+def test_source_with_error_findings_is_not_converted_unless_accepted(tmp_path: Path) -> None:
+    src = FIXTURES / "broken" / "mask-id-out-of-vocab"
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+                       "--format", "json")
+    err = one_json(out)["error"]
+    codes = {f["code"] for f in err["findings"]}
+    assert code == 1 and err["type"] == "SourceFindingsError" and codes and not (tmp_path / "out").exists()
+    code, _, stderr = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b")
+    assert code == 1 and all(c in stderr for c in codes)
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "flat", "--verifier-name", "a/b",
+                       "--accept-findings", ",".join(sorted(codes)), "--format", "json")
+    assert code == 0 and one_json(out)["written"] is True
+
+
+def test_accept_findings_takes_known_codes_only(tmp_path: Path) -> None:
+    src = build(tmp_path / "src", flat_config(p()))
+    code, out, _ = run(str(src), "-o", str(tmp_path / "out"), "--to", "nested", "--accept-findings", "XX1",
+                       "--format", "json")
+    assert code == 2 and one_json(out)["error"]["type"] == "UsageError"

@@ -1,0 +1,102 @@
+"""The one error boundary and the one error table: error type -> exit code, label, next step.
+
+Every command runs inside `guarded`. A typed error becomes one line (or, with a machine format, one
+document: `{"error": {"type", "message", "hint", ...attributes}}`) and the exit code of the first row
+of ERRORS whose type it is; Ctrl-C exits 130; DFLASH2_CKPT_DEBUG=1 also prints the traceback.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2Error, HeaderError,
+                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
+from ..report import render_error
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    label: str          # what kind of failure, in a word
+    next_step: str      # said when the error carries no hint of its own
+
+
+# first matching row wins: subclasses before their bases
+ERRORS: list[tuple[type[BaseException], Outcome]] = [
+    (ConversionUsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt convert --help`")),
+    (UsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt COMMAND --help`")),
+    (SourceFindingsError, Outcome(EXIT_FINDINGS, "refused",
+                                  "fix the source, or accept the codes with --accept-findings")),
+    (ConversionError, Outcome(EXIT_FINDINGS, "refused", "`dflash2-ckpt convert --dry-run` shows the plan")),
+    (MissingDependencyError, Outcome(EXIT_CANNOT_RUN, "missing dependency", "install the extra named above")),
+    (HeaderError, Outcome(EXIT_CANNOT_RUN, "unreadable header", "re-download or re-save the safetensors file")),
+    (ConfigError, Outcome(EXIT_CANNOT_RUN, "bad config", "`dflash2-ckpt verify` lists what is wrong")),
+    (VersionMismatchError, Outcome(EXIT_CANNOT_RUN, "wrong version", "use the loader for the other version")),
+    (SourceError, Outcome(EXIT_CANNOT_RUN, "cannot read", "check the path or repo id, the token and the network")),
+    (Dflash2Error, Outcome(EXIT_CANNOT_RUN, "error", "")),
+    (OSError, Outcome(EXIT_CANNOT_RUN, "I/O error", "check the path, permissions and free space")),
+]
+INTERNAL = Outcome(EXIT_CANNOT_RUN, "internal error",
+                   "run again with DFLASH2_CKPT_DEBUG=1 and report the traceback")
+
+
+def outcome_of(e: BaseException) -> Outcome:
+    return next((o for t, o in ERRORS if isinstance(e, t)), INTERNAL)
+
+
+def error_doc(e: BaseException) -> dict[str, Any]:
+    """The error as data: type, message, hint, exit code, and the attributes that locate it."""
+    o = outcome_of(e)
+    if isinstance(e, Dflash2Error):
+        message, hint, attrs = e.message, e.hint or o.next_step, e.attributes()
+    elif isinstance(e, OSError):
+        message, hint, attrs = e.strerror or str(e), o.next_step, ({"path": e.filename} if e.filename else {})
+    else:
+        message, hint, attrs = f"{type(e).__name__}: {e}", o.next_step, {}
+    return {"type": type(e).__name__, "message": message, "hint": hint or None, "label": o.label,
+            "exit_code": o.exit_code, **attrs}
+
+
+def debug() -> bool:
+    return bool(os.environ.get("DFLASH2_CKPT_DEBUG"))
+
+
+def fail(e: BaseException, fmt: str) -> None:
+    """Render `e` in `fmt` and exit with its code."""
+    if debug():
+        traceback.print_exception(e)
+    doc = error_doc(e)
+    render_error(doc, fmt)
+    sys.exit(doc["exit_code"])
+
+
+def guarded(fn: Callable[..., int]) -> Callable[..., None]:
+    """The one error boundary of every command: its return value is the exit code."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        fmt = kwargs.get("fmt") or "text"
+        try:
+            code = fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            if debug():
+                traceback.print_exc()
+            print("interrupted", file=sys.stderr)
+            sys.exit(EXIT_INTERRUPTED)
+        except (Dflash2Error, OSError) as e:
+            fail(e, fmt)
+        except Exception as e:  # noqa: BLE001 - a bug still ends in one line (and the traceback with DEBUG)
+            if debug() or _is_click(e):
+                raise
+            fail(e, fmt)
+        sys.exit(code)
+    return wrapper
+
+
+def _is_click(e: BaseException) -> bool:
+    return type(e).__module__.startswith("click")

@@ -1,0 +1,46 @@
+"""`dflash2-ckpt hook config|verify|smoke FILES...`: the pre-commit entry points (dflash2_ckpt.hooks)."""
+from __future__ import annotations
+
+import click
+
+from .errors import EXIT_FINDINGS, EXIT_OK, guarded
+from .options import emit, format_option, parse_codes, select_options, strict_option
+
+
+@click.group("hook")
+def command() -> None:
+    """pre-commit entry points: FILES are mapped to their checkpoint directories, each checked once."""
+
+
+def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
+         target: str | None, fmt: str) -> int:
+    from ..hooks import run_hook
+    return emit(run_hook(files, level, strict=strict, select=parse_codes(select, "--select"),  # type: ignore[arg-type]
+                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt)
+
+
+def _level_command(level: str, name: str, doc: str) -> None:
+    @command.command(name=name, help=doc)
+    @click.argument("files", nargs=-1)
+    @strict_option
+    @select_options
+    @click.option("--target", default=None, type=click.Path(), help="Target model directory to pair with.")
+    @format_option
+    @guarded
+    def run(files: tuple[str, ...], strict: bool, select: str | None, ignore: str | None, target: str | None,
+            fmt: str) -> int:
+        return _run(files, level, strict, select, ignore, target, fmt)
+
+
+_level_command("config", "config", "Config-level checks of each config.json (no weights opened).")
+_level_command("headers", "verify", "Header-level verify of each checkpoint directory (config, index, headers).")
+
+
+@command.command(name="smoke", context_settings={"ignore_unknown_options": True})
+@click.argument("files", nargs=-1, type=click.UNPROCESSED)
+@guarded
+def hook_smoke(files: tuple[str, ...]) -> int:
+    """Run `dflash2-ckpt smoke` once per checkpoint directory (options before the files are passed on)."""
+    from ..hooks import checkpoint_dirs, run_smoke_hook
+    opts = [f for f in files if f.startswith("-")]
+    return run_smoke_hook(checkpoint_dirs(f for f in files if not f.startswith("-")), opts)

@@ -1,0 +1,23 @@
+"""`dflash2-ckpt inspect PATH`: what a checkpoint is (dialect, version, geometry, causality, bytes)."""
+from __future__ import annotations
+
+import click
+
+from .errors import EXIT_OK, guarded
+from .options import format_option, hub_options, open_source
+
+
+@click.command("inspect")
+@click.argument("path")
+@format_option
+@hub_options
+@guarded
+def command(path: str, fmt: str, revision: str | None, subfolder: str | None, token: str | None) -> int:
+    """Show what a checkpoint is: dialect, version, geometry, per-layer causality, bytes by component.
+
+    Exits 0 when it could be read (even if it is not a DFlash drafter: see `passed` in the JSON),
+    3 when it cannot (a missing path, an unreadable header or index)."""
+    from ..report import render
+    from ..verify import inspect
+    render(inspect(open_source(path, revision, token, subfolder)), fmt)
+    return EXIT_OK

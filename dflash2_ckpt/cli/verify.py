@@ -1,0 +1,32 @@
+"""`dflash2-ckpt verify PATH`: header-level checks, optionally the smoke forward (dflash2_ckpt.gate.check)."""
+from __future__ import annotations
+
+import click
+
+from .errors import guarded
+from .options import emit, format_option, hub_options, open_source, open_target, parse_codes, select_options, \
+    strict_option, target_option
+
+
+@click.command("verify")
+@click.argument("path")
+@target_option()
+@format_option
+@strict_option
+@select_options
+@click.option("--smoke", "with_smoke", is_flag=True,
+              help="Then run the smoke forward on the tensors (needs the [smoke] extra: torch, triton).")
+@click.option("--scan", is_flag=True,
+              help="Also read every floating-point tensor (streamed, bounded memory) and report NaN / Inf (DF611).")
+@hub_options
+@guarded
+def command(path: str, target: str | None, fmt: str, strict: bool, select: str | None, ignore: str | None,
+            with_smoke: bool, scan: bool, revision: str | None, subfolder: str | None, token: str | None) -> int:
+    """Check config, tensor headers, v1/v2 identity, causality and target pairing.
+
+    Reads no tensor data unless --scan or --smoke is given."""
+    from ..gate import check
+    sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
+    result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
+                   select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict)
+    return emit(result, fmt, strict)

@@ -1,0 +1,121 @@
+"""Where a finding is: the file it names (config.json for a config field) and the line of that field.
+
+SARIF and GitHub annotations point at a file and line. A finding with a field path ("dflash_config.
+block_size") is placed on the line where that key is written in config.json; others on their file.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..findings import Finding
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # public since 2.6, missing in typeshed
+_MAX_CONFIG = 16 * 1024 * 1024
+
+
+def field_keys(field: str) -> list[str]:
+    """'a.b[2].c' -> ['a', 'b', 'c']: the object keys of a field path (list indices stay on the list's line)."""
+    return [k for k in re.sub(r"\[[^\]]*\]", "", field).split(".") if k]
+
+
+def key_offset(text: str, keys: Iterable[str]) -> int | None:
+    """Offset of the deepest key of `keys` found by walking the JSON objects of `text`; None if not even the first."""
+    pos, i = None, 0
+    try:
+        for key in keys:
+            i = _WS.match(text, i).end()  # type: ignore[union-attr]
+            if text[i] != "{":
+                return pos
+            i += 1
+            while True:
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                if text[i] == "}":
+                    return pos
+                if text[i] == ",":
+                    i += 1
+                    continue
+                start = i
+                name, i = scanstring(text, i + 1)
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]  # past ':'
+                if name == key:
+                    pos = start
+                    break
+                _, i = _DECODER.raw_decode(text, i)     # skip this value whole
+    except (ValueError, IndexError):
+        return pos
+    return pos
+
+
+def key_line(text: str, field: str) -> int | None:
+    off = key_offset(text, field_keys(field))
+    return None if off is None else text.count("\n", 0, off) + 1
+
+
+@dataclass(frozen=True)
+class Location:
+    uri: str            # a relative path where the subject is under the working directory
+    line: int | None
+
+
+def _local_dir(subject: str) -> Path | None:
+    p = Path(subject)
+    return p if p.is_dir() else None
+
+
+def _uri(root: Path | None, file: str) -> str:
+    if root is None:
+        return file
+    full = (root / file).absolute()
+    try:
+        return full.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return full.as_posix()
+
+
+def parts(report: Any) -> tuple[Any, ...]:
+    """A report made of one report per checkpoint (`parts`, e.g. a hook run) is placed part by part."""
+    return tuple(getattr(report, "parts", None) or (report,))
+
+
+def locate_all(report: Any) -> list[tuple[Finding, Location]]:
+    return [x for p in parts(report) for x in locate(str(p.subject), p.findings)]
+
+
+def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Location]]:
+    root = _local_dir(subject)
+    config_text: str | None = None
+    if root is not None and (root / "config.json").is_file() and (root / "config.json").stat().st_size < _MAX_CONFIG:
+        try:
+            config_text = (root / "config.json").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            config_text = None
+    out = []
+    for f in findings:
+        file = f.file or "config.json"
+        line = key_line(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
+        out.append((f, Location(_uri(root, file), line)))
+    return out
+
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An error document that carries findings (a refused conversion), seen as a report of them."""
+    subject: str
+    findings: tuple[Finding, ...]
+
+
+def refusal(error: Mapping[str, Any]) -> Refusal | None:
+    found = error.get("findings")
+    if not found:
+        return None
+    return Refusal(str(error.get("path") or ""), tuple(
+        Finding(f["code"], f["message"], field=f.get("field"), tensor=f.get("tensor"), file=f.get("file"),
+                severity=f.get("severity")) for f in found))

@@ -1,0 +1,162 @@
+"""`--format text`: rich tables for people. One layout per report kind, looked up by the kind's name."""
+from __future__ import annotations
+
+from typing import IO, Any, Callable, Mapping
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..causality import ENGINE_LABELS, ENGINES
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+TextRenderer = Callable[[Any, Console], None]
+_LAYOUTS: dict[str, TextRenderer] = {}
+
+
+def text_renderer(kind: str) -> Callable[[TextRenderer], TextRenderer]:
+    """Register the text layout of a report kind (the generic one serves kinds without)."""
+    def register(fn: TextRenderer) -> TextRenderer:
+        _LAYOUTS[kind] = fn
+        return fn
+    return register
+
+
+def console(stream: IO[str]) -> Console:
+    tty = stream.isatty() if hasattr(stream, "isatty") else False
+    return Console(file=stream, highlight=False, soft_wrap=True, width=None if tty else 160)
+
+
+def render(report: Any, stream: IO[str]) -> None:
+    _LAYOUTS.get(getattr(report, "kind", ""), render_generic)(report, console(stream))
+
+
+def counts(findings: Any) -> dict[str, int]:
+    return {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+
+
+def render_findings(report: Any, out: Console) -> None:
+    if not report.findings:
+        out.print("[green]no findings[/green]")
+        return
+    table = Table(show_header=True, header_style="bold", expand=False)
+    for col in ("code", "severity", "where", "message"):
+        table.add_column(col, overflow="fold")
+    for f in report.findings:
+        where = f.field or f.tensor or f.file or ""
+        # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
+        table.add_row(f.code, f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where), escape(f.message))
+    out.print(table)
+
+
+def render_verdict(report: Any, out: Console) -> None:
+    c = counts(report.findings)
+    failed = report.failed() if hasattr(report, "failed") else c["error"] > 0
+    verdict = "[red]FAILED[/red]" if failed else "[green]passed[/green]"
+    out.print(f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
+
+
+def render_generic(report: Any, out: Console) -> None:
+    out.print(f"[bold]{escape(str(report.subject))}[/bold]")
+    render_findings(report, out)
+    render_verdict(report, out)
+
+
+def headline(report: Any, files: bool) -> str:
+    """subject: dialect, version (or what else it is), tensors [in N files], bytes read."""
+    s = report.summary
+    where = f" in {len(s.get('files', []))} file(s)" if files else ""
+    return (f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} dialect, "
+            f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
+            f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
+
+
+@text_renderer("inspect")
+def render_summary(report: Any, out: Console) -> None:
+    s = report.summary
+    out.print(headline(report, files=True))
+    geo = s.get("geometry")
+    if geo:
+        t = Table(title="geometry", show_header=False)
+        for k, v in geo.items():
+            if v is not None:
+                t.add_row(k, str(v))
+        out.print(t)
+    layers = s.get("layers")
+    if layers:
+        t = Table(title="in-block causality per engine")
+        t.add_column("layer")
+        t.add_column("type")
+        for e in ENGINES:
+            t.add_column(ENGINE_LABELS[e])
+        for row in layers:
+            cells = ["-" if row["causal"][e] is None else ("causal" if row["causal"][e] else "bidirectional")
+                     for e in ENGINES]
+            t.add_row(str(row["index"]), str(row["type"]), *cells)
+        out.print(t)
+    comp = s.get("bytes_by_component")
+    if comp:
+        t = Table(title="bytes by component")
+        t.add_column("component")
+        t.add_column("bytes", justify="right")
+        for k, v in comp.items():
+            t.add_row(k, f"{v:,} B")
+        out.print(t)
+    if report.findings:
+        render_findings(report, out)
+
+
+@text_renderer("verify")
+def render_verify(report: Any, out: Console) -> None:
+    out.print(headline(report, files=False))
+    render_findings(report, out)
+    render_verdict(report, out)
+
+
+def render_text(report: Any, out: Console, *, summary: bool = False) -> None:
+    """A verify report on a console (library API kept for callers that hold a Console)."""
+    (render_summary if summary else render_verify)(report, out)
+    if summary:
+        render_verdict(report, out)
+
+
+@text_renderer("check")
+def render_check(result: Any, out: Console) -> None:
+    render_verify(result.verify, out)
+    if result.smoke is None:
+        return
+    layout = _LAYOUTS.get(getattr(result.smoke, "kind", ""))
+    if layout is not None:
+        layout(result.smoke, out)
+    else:       # a runner that returned only a verdict
+        out.print(f"smoke forward: {'FAILED' if result.smoke_failed() else 'passed'}")
+
+
+@text_renderer("push")
+def render_push(result: Any, out: Console) -> None:
+    render_check(result.check, out)
+    if result.uploaded:
+        out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
+    else:
+        out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
+
+
+@text_renderer("hook")
+def render_hook(run: Any, out: Console) -> None:
+    """Quiet for pre-commit: only the directories that failed or have findings."""
+    for part in run.parts:
+        bad = part.failed(run.strict)
+        if bad or part.findings:
+            out.print(f"{part.subject}: {'FAILED' if bad else 'passed'} ({run.level} checks)", markup=False)
+            render_findings(part, out)
+
+
+def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
+    err = console(err_stream)
+    where = f"{error['path']}: " if error.get("path") else ""
+    label = "refused" if error.get("exit_code") == 1 else "error"
+    err.print(f"[bold red]{label}:[/] {escape(where + str(error.get('message', '')))}")
+    for f in error.get("findings") or ():
+        err.print(f"  {f['code']} {f['severity']}: {escape(str(f['message']))}")
+    if error.get("hint"):
+        err.print(f"  hint: {escape(str(error['hint']))}")

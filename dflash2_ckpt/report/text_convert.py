@@ -1,0 +1,66 @@
+"""Text layout of a conversion report: the config key diff, the tensor plan, what was written and read back."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .text import text_renderer
+
+
+def _short(value: Any, width: int = 60) -> str:
+    s = json.dumps(value, default=str)
+    return s if len(s) <= width else s[:width - 3] + "..."
+
+
+def _level_move(c: Any) -> bool:
+    tl = "transformer_layer_config."
+    return c.action == "moved" and bool(c.src and c.dst) and (
+        (c.src.startswith(tl) and c.dst == c.src[len(tl):]) or (c.dst.startswith(tl) and c.src == c.dst[len(tl):]))
+
+
+@text_renderer("convert")
+def render_convert(r: Any, console: Console) -> None:
+    head = "plan (dry run, nothing written)" if r.dry_run else "converted"
+    console.print(f"[bold]{head}[/]: {r.src} ({r.from_dialect} {r.version}) -> {r.dst} ({r.to})")
+    table = Table(title="config keys", show_header=True, header_style="bold")
+    for col in ("action", "from", "to", "value", "reason"):
+        table.add_column(col, overflow="fold")
+    level = [c for c in r.config_changes if _level_move(c)]
+    if level:
+        keys = ", ".join((c.dst or "").split(".")[-1] for c in level)
+        src, dst = ("transformer_layer_config.*", "*") if r.to == "nested" else ("*", "transformer_layer_config.*")
+        table.add_row("moved", src, dst, f"{len(level)} keys: {keys}", "the transformer config changes level")
+    for c in r.config_changes:
+        if _level_move(c):
+            continue
+        value = f"{_short(c.old)} -> {_short(c.value)}" if c.action == "changed" else _short(c.value)
+        table.add_row(c.action, c.src or "", c.dst or "", value, c.reason)
+    console.print(table)
+    moved = [t for t in r.tensors if t.action != "copy"]
+    if moved:
+        tt = Table(title="tensors renamed or dropped", show_header=True, header_style="bold")
+        for col in ("action", "tensor", "to", "bytes", "reason"):
+            tt.add_column(col, overflow="fold")
+        for t in moved:
+            tt.add_row(t.action, t.name, t.dst_name or "", f"{t.nbytes:,}", t.reason)
+        console.print(tt)
+    c = r.counts()
+    console.print(f"tensors: {c['copy']} copied bit for bit, {c['rename']} renamed, {c['drop']} dropped; "
+                  f"{r.bytes_copied:,} B written, {r.bytes_dropped:,} B dropped")
+    for name, n, size in r.shards:
+        console.print(f"  {name}: {n} tensors, {size:,} B")
+    for f in r.files_copied:
+        console.print(f"  copied {f}")
+    for f, why in r.files_skipped:
+        console.print(f"  skipped {f}: {why}")
+    for note in (*r.notes, *r.cleaned):
+        console.print(f"note: {note}")
+    if r.dry_run and r.extra.get("dst_exists"):
+        console.print(f"[yellow]{r.dst} exists; a real run needs --force[/]")
+    if r.written:
+        console.print(f"[green]verified[/]: {r.tensors_verified} tensors read back and hash-compared with the "
+                      f"source; verify: {sum(f.severity == 'error' for f in r.verify_findings)} error(s) "
+                      f"({r.seconds:.2f} s)")

@@ -1,0 +1,120 @@
+"""The shape of the package: no import cycle, click and cli/ only under cli/, no format branches in commands."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PKG = ROOT / "dflash2_ckpt"
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _typing_only(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under `if TYPE_CHECKING:`: annotations, never executed."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports (at any depth: lazy imports inside functions count;
+    imports under `if TYPE_CHECKING:` do not, since they never run)."""
+    files = {_module(p): p for p in PKG.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for mod, path in files.items():
+        is_pkg = path.name == "__init__.py"
+        tree = ast.parse(path.read_text(), str(path))
+        skip = _typing_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(mod, is_pkg, node)
+                # `from pkg import sub` needs pkg.sub (its parent is initialised anyway); `from pkg import name` needs pkg
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+            for n in names:
+                while n and n not in files:      # `from .x import y` where y is a name, not a module
+                    n = n.rpartition(".")[0]
+                if n and n != mod and n.startswith("dflash2_ckpt"):
+                    graph[mod].add(n)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state and (c := visit(m)):
+                return c
+        stack.pop()
+        state[n] = 2
+        return None
+    for n in sorted(graph):
+        if n not in state and (c := visit(n)):
+            return c
+    return None
+
+
+def test_find_cycle_finds_one() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def test_nothing_outside_cli_imports_click_or_cli() -> None:
+    graph = import_graph()
+    offenders = [m for m, deps in graph.items() if not m.startswith("dflash2_ckpt.cli")
+                 and m != "dflash2_ckpt.__main__" and any(d.startswith("dflash2_ckpt.cli") for d in deps)]
+    for path in PKG.rglob("*.py"):
+        if "cli" in path.relative_to(PKG).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(m == "click" or m.startswith("click.") for m in mods):
+                offenders.append(_module(path))
+    assert offenders == []
+
+
+def test_every_command_is_one_module_with_one_command() -> None:
+    import importlib
+
+    import click
+
+    from dflash2_ckpt.cli import COMMANDS, main
+    assert sorted(main.commands) == sorted(COMMANDS)
+    for name in COMMANDS:
+        assert isinstance(importlib.import_module(f"dflash2_ckpt.cli.{name}").command, click.Command)
+
+
+def test_command_bodies_do_not_branch_on_the_format() -> None:
+    for path in (PKG / "cli").glob("*.py"):
+        assert 'fmt == "' not in path.read_text(), path.name

@@ -1,0 +1,85 @@
+"""The machine-output contract, command by command and outcome by outcome: with --format json stdout is
+exactly one JSON document (an error document on exits 2 and 3); sarif and github keep to their shape too."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+from .clikit import one_json, run
+
+GOOD = str(FIXTURES / "good" / "nested-v2")
+BROKEN = str(FIXTURES / "broken" / "fc-wrong-shape")
+TRUNCATED = str(FIXTURES / "broken" / "header-truncated")
+MASK = str(FIXTURES / "broken" / "mask-id-out-of-vocab")
+PAIR = FIXTURES / "pairs" / "tiny"
+# accept's finished outcomes need its extra and the tiny pair; its usage and cannot-run ones hold without
+ACCEPT_RUNS = all(importlib.util.find_spec(m) for m in ("torch", "transformers")) and (PAIR / "drafter").is_dir()
+
+
+def cases(tmp: Path) -> list[tuple[list[str], int]]:
+    out = str(tmp / "out")
+    return [
+        (["verify", GOOD], 0), (["verify", BROKEN], 1), (["verify", GOOD, "--select", "DF999"], 2),
+        (["verify", GOOD, "--bogus"], 2), (["verify", str(tmp / "missing")], 3),
+        (["inspect", GOOD], 0), (["inspect", GOOD, "--bogus"], 2), (["inspect", TRUNCATED], 3),
+        (["inspect", str(tmp / "missing")], 3),
+        (["convert", GOOD, "-o", out, "--to", "flat", "--verifier-name", "a/b", "--dry-run"], 0),
+        (["convert", BROKEN, "-o", out, "--to", "flat", "--verifier-name", "a/b"], 1),
+        (["convert", GOOD, "-o", out, "--to", "flat"], 2),
+        (["convert", GOOD, "-o", out, "--to", "sideways"], 2),
+        (["convert", GOOD, "-o", GOOD + "/inner", "--to", "flat", "--verifier-name", "a/b"], 2),
+        (["convert", str(tmp / "missing"), "-o", out, "--to", "flat"], 3),
+        (["smoke", GOOD, "--block-size", "1"], 2), (["smoke", str(tmp / "missing")], 3),
+        (["push", BROKEN, "org/name"], 1), (["push", GOOD, "not a repo"], 3), (["push", GOOD], 2),
+        (["hook", "verify", GOOD + "/config.json"], 0), (["hook", "config", MASK + "/config.json", GOOD], 1),
+        (["hook", "verify", GOOD + "/config.json", "--ignore", "XX"], 2),
+        (["hook", "verify", str(tmp / "gone" / "config.json")], 3),
+        (["accept", GOOD, "--target", str(PAIR / "target"), "--expect", "fast"], 2),
+        (["accept", str(tmp / "missing"), "--target", str(PAIR / "target")], 3),
+    ] + ([
+        (["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"), "--limit", "1", "--max-new-tokens", "4"], 0),
+        (["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"), "--limit", "1", "--max-new-tokens", "4",
+          "--expect", "0.5+-0.1"], 1),
+    ] if ACCEPT_RUNS else [])
+
+
+N = len(cases(Path("/x")))
+
+
+def test_every_command_is_covered() -> None:
+    from dflash2_ckpt.cli import COMMANDS
+    reporting = {c for c in COMMANDS if c not in ("schema", "codes")}   # listings, not reports
+    assert reporting <= {args[0] for args, _ in cases(Path("/x"))}
+
+
+@pytest.mark.parametrize("i", range(N))
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_one_document_in_every_outcome(tmp_path: Path, i: int, fmt: str) -> None:
+    args, want = cases(tmp_path)[i]
+    code, out, _ = run(*args, "--format", fmt)
+    assert code == want, (args, out)
+    doc = one_json(out)
+    if fmt == "json" and want in (2, 3):
+        assert set(doc) - {"refused"} == {"error"} and {"type", "message", "hint"} <= set(doc["error"])
+        assert doc["error"]["exit_code"] == want
+    if fmt == "sarif":
+        assert doc["version"] == "2.1.0"
+        assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is (want in (0, 1))
+
+
+@pytest.mark.parametrize("i", range(N))
+def test_github_format_is_annotations_and_one_verdict(tmp_path: Path, i: int) -> None:
+    args, want = cases(tmp_path)[i]
+    code, out, _ = run(*args, "--format", "github")
+    assert code == want
+    lines = out.splitlines()
+    if want in (2, 3):
+        assert len(lines) == 1 and lines[0].startswith("::error ")
+    elif want == 1 and args[0] == "convert":         # a refusal: its findings, then the refusal
+        assert lines and all(x.startswith(("::error ", "::warning ", "::notice ")) for x in lines)
+    else:
+        assert all(x.startswith(("::error ", "::warning ", "::notice ")) for x in lines[:-1])

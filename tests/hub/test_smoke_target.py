@@ -1,0 +1,27 @@
+"""`verify --smoke --target org/name`: the target repo is opened once and that Source goes to the smoke."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .fakehub import FakeHub
+from .test_hub_cli import run
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")     # before triton is first imported (as tests/smoke does)
+pytest.importorskip("triton")
+
+
+def test_smoke_with_a_hub_target_runs(hub: FakeHub, ckpts: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    if "nested-v2" not in ckpts:
+        pytest.skip("fixtures/good not built")
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "targets" / "tiny-target"
+    hub.add_commit("org/target", root)
+    code, out = run("verify", str(ckpts["nested-v2"]), "--smoke", "--target", "org/target", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0, out
+    assert doc["smoke"]["passed"] is True and doc["smoke"]["embedding_source"]["embed_tokens"] != "target"

@@ -1,0 +1,66 @@
+"""SARIF output validates against the OASIS SARIF 2.1.0 schema and sits findings on their config line."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from dflash2_ckpt.codes import all_codes
+from dflash2_ckpt.report import render, render_error
+from dflash2_ckpt.verify import verify
+
+from conftest import FIXTURES
+
+SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
+VALIDATOR = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+CASES = ["good/nested-v2", "broken/fc-wrong-shape", "broken/mask-id-out-of-vocab", "broken/tensor-missing",
+         "broken/header-truncated", "broken/config-not-json", "broken/legacy-engine-causal"]
+
+
+def sarif_of(report: object) -> dict:
+    out = io.StringIO()
+    render(report, "sarif", out)     # type: ignore[arg-type]
+    return json.loads(out.getvalue())
+
+
+def test_schema_is_the_real_one() -> None:
+    assert SCHEMA["$id"].endswith("sarif-schema-2.1.0.json") and "run" in SCHEMA["definitions"]
+    assert list(VALIDATOR.iter_errors({"version": "2.1.0"}))       # runs is required: the schema bites
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_verify_sarif_validates(name: str) -> None:
+    report = verify(FIXTURES / name)
+    doc = sarif_of(report)
+    errors = [e.message for e in VALIDATOR.iter_errors(doc)]
+    assert errors == []
+    [run] = doc["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [c.code for c in all_codes()]
+    assert [r["ruleId"] for r in run["results"]] == [f.code for f in report.findings]
+    for r in run["results"]:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+
+
+def test_a_config_finding_sits_on_its_key_line(tmp_path: Path) -> None:
+    report = verify(FIXTURES / "broken" / "mask-id-out-of-vocab")
+    [f] = [f for f in report.findings if f.code == "DF106"]
+    [res] = [r for r in sarif_of(report)["runs"][0]["results"] if r["ruleId"] == "DF106"]
+    loc = res["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith("mask-id-out-of-vocab/config.json")
+    lines = (FIXTURES / "broken" / "mask-id-out-of-vocab" / "config.json").read_text().splitlines()
+    key = f.field.split(".")[-1]
+    assert f'"{key}"' in lines[loc["region"]["startLine"] - 1]
+
+
+def test_error_document_is_valid_sarif_too() -> None:
+    out = io.StringIO()
+    render_error({"type": "SourceError", "message": "no such file", "hint": "give a path", "path": "x"},
+                 "sarif", out, io.StringIO())
+    doc = json.loads(out.getvalue())
+    assert list(VALIDATOR.iter_errors(doc)) == []
+    inv = doc["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is False and "no such file" in inv["toolExecutionNotifications"][0]["message"]["text"]
