@@ -75,3 +75,14 @@ def test_parse_expect_never_crashes(text):
     except ConfigError:
         return
     assert got is not None and got[0] >= 0 and got[1] >= 0
+
+
+def test_importing_the_package_and_command_loads_no_torch():
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys; import dflash2_ckpt, dflash2_ckpt.cli.accept; from dflash2_ckpt.accept import report, stats; "
+            "assert callable(dflash2_ckpt.accept); print('torch' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "False False"
