@@ -103,6 +103,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF751", "not-drafting", "error", "mean acceptance length below 1.5 tokens per verification step: the drafter is not drafting"),
     Code("DF752", "acceptance-off-expected", "error", "mean acceptance length outside the expected figure and its tolerance (--expect)"),
     Code("DF753", "accept-assumption", "info", "the accept run relied on something that limits what its figures mean (final-norm tap, few steps)"),
+    Code("DF754", "near-tie-divergence", "warning", "the speculative text left the target's greedy text where the target's top two logits tie within float rounding (block vs one-token forward), not through a loop error"),
 )
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}

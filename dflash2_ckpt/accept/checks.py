@@ -7,7 +7,7 @@ from typing import Sequence
 from ..errors import ConfigError
 from ..findings import Finding
 
-EMITS: frozenset[str] = frozenset({"DF750", "DF751", "DF752", "DF753"})
+EMITS: frozenset[str] = frozenset({"DF750", "DF751", "DF752", "DF753", "DF754"})
 
 NOT_DRAFTING = 1.5
 DEFAULT_REL_TOL = 0.05
@@ -40,17 +40,32 @@ def parse_expect(text: str | float | tuple[float, float] | None) -> tuple[float,
     return tau, tau * tol / 100 if m.group(3) else tol
 
 
-def lossless(label: str, reference: Sequence[int], speculative: Sequence[int]) -> list[Finding]:
+def first_difference(reference: Sequence[int], speculative: Sequence[int]) -> int | None:
     if list(reference) == list(speculative):
+        return None
+    return next((i for i, (a, b) in enumerate(zip(reference, speculative)) if a != b),
+                min(len(reference), len(speculative)))
+
+
+def lossless(label: str, reference: Sequence[int], speculative: Sequence[int], *, gap: float | None = None,
+             tolerance: float = 0.0) -> list[Finding]:
+    """gap: |logit(reference token) - logit(speculative token)| of the target at the first difference.
+    Within `tolerance` the two forwards (a block over the cache vs one token) merely rounded a tie
+    differently: a warning, and the texts cannot be compared past it. Otherwise the loop is wrong."""
+    at = first_difference(reference, speculative)
+    if at is None:
         return []
-    at = next((i for i, (a, b) in enumerate(zip(reference, speculative)) if a != b),
-              min(len(reference), len(speculative)))
+    if gap is not None and gap <= tolerance:
+        return [Finding("DF754", f"{label}: token {at} left the target's greedy text at a near-tie (logit gap "
+                        f"{gap:.2g} <= {tolerance:g}): float rounding of the block forward, not a loop error; "
+                        "the rest of this prompt's text is not compared",
+                        details={"prompt": label, "index": at, "gap": gap, "tolerance": tolerance})]
     return [Finding("DF750", f"{label}: token {at} differs from the target's own greedy decoding "
                     f"({speculative[at] if at < len(speculative) else 'end'} committed, "
                     f"{reference[at] if at < len(reference) else 'end'} expected): the verify loop or the "
                     "drafter's context is wrong, not the drafter's quality",
                     details={"prompt": label, "index": at, "reference_len": len(reference),
-                             "speculative_len": len(speculative)})]
+                             "speculative_len": len(speculative), "gap": gap})]
 
 
 def drafting(tau: float, block_size: int) -> list[Finding]:

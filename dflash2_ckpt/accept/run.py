@@ -56,7 +56,11 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
     for p in plist:
         ref = greedy(target, p.ids, max_new_tokens)
         run = speculative(target, drafter, p.ids, max_new_tokens)
-        findings += checks.lossless(p.label, ref.tokens, run.tokens)
+        at = checks.first_difference(ref.tokens, run.tokens)
+        gap = None
+        if at is not None and at < min(len(ref.tokens), len(run.tokens)):
+            gap = target.logit_gap(p.ids + ref.tokens[:at], ref.tokens[at], run.tokens[at])
+        findings += checks.lossless(p.label, ref.tokens, run.tokens, gap=gap, tolerance=target.tie_tolerance)
         results.append(PromptResult(p.label, len(p.ids), len(run.tokens), len(run.accepted),
                                     stats.step_tau(run.accepted, drafter.block_size), run.accepted, ref.tokens == run.tokens,
                                     len(run.tokens) / run.seconds, len(ref.tokens) / ref.seconds))

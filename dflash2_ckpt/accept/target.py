@@ -83,6 +83,18 @@ class Target:
         if extra > 0:
             self.cache.crop(-extra)
 
+    @property
+    def tie_tolerance(self) -> float:
+        """Logit gap below which two forwards of different shapes may round an argmax differently."""
+        return 1e-3 if self.model.dtype == torch.float32 else 0.5
+
+    @torch.no_grad()
+    def logit_gap(self, ids: Sequence[int], a: int, b: int) -> float:
+        """|logit(a) - logit(b)| after `ids`, from one fresh forward (the cache is left alone)."""
+        x = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
+        logits = self.model(input_ids=x, use_cache=False).logits[0, -1].float()
+        return abs(float(logits[a] - logits[b]))
+
     @torch.no_grad()
     def forward(self, ids: Sequence[int], *, taps: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Run `ids` after the cached tokens: (greedy next token per row [k], taps [k, n_t·H] float32)."""

@@ -70,6 +70,7 @@ def test_output_equals_target_greedy_and_a_broken_loop_is_caught(drafter):
     target.crop = lambda keep: None                    # forget to drop rejected rows from the KV cache
     r = dflash2_ckpt.accept(drafter, target, **OPTS)
     assert "DF750" in {f.code for f in r.findings} and not r.passed
+    assert all(f.details["gap"] > target.tie_tolerance for f in r.findings if f.code == "DF750")
 
 
 def test_json_report_is_stable(drafter, trained):

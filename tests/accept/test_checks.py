@@ -9,7 +9,7 @@ from dflash2_ckpt.errors import ConfigError
 
 
 def test_codes_are_registered_and_claimed():
-    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753"}
+    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754"}
     assert all(c in REGISTRY for c in checks.EMITS)
 
 
@@ -33,6 +33,13 @@ def test_lossless_names_the_first_differing_token():
     assert f.code == "DF750" and f.details["index"] == 1 and f.severity == "error"
     (f,) = checks.lossless("p", [1, 2, 3], [1, 2])
     assert f.details["index"] == 2
+
+
+def test_a_near_tie_is_rounding_not_a_loop_error():
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 9, 3], gap=1e-4, tolerance=1e-3)
+    assert f.code == "DF754" and f.severity == "warning" and f.details["index"] == 1
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 9, 3], gap=0.3, tolerance=1e-3)
+    assert f.code == "DF750" and f.details["gap"] == 0.3
 
 
 def test_not_drafting_threshold_and_causes_in_order():
