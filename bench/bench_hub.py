@@ -53,6 +53,7 @@ def main() -> int:
                  if "/resolve/" in e.path or e.path.startswith("/cdn/")]
         file_bytes, total = hub.file_bytes(), hub.total_bytes()
         api = total - file_bytes
+        retry_lines = retries(hub, cli, ckpt)
 
     lines = [
         f"repo: 27B-shaped drafter, model.safetensors {size:,} B (sparse), commit {sha[:12]}",
@@ -63,10 +64,38 @@ def main() -> int:
         f"({'under' if total < BUDGET else 'OVER'} the {BUDGET // 1024} KiB budget)",
         f"requests for file content: {len(files)}; wall time in-process (local server): {wall * 1000:.0f} ms",
     ] + [f"  {m} {name} -> {st}, {sent:,} B{f', Range {rg}' if rg else ''}" for m, name, st, sent, rg in files]
+    lines += retry_lines
     print("\n".join(lines))
     if "--write" in sys.argv:
         write_section("\n".join(lines))
     return 0 if total < BUDGET and r.exit_code in (0, 1) else 1
+
+
+def retries(hub: object, cli: object, ckpt: Path) -> list[str]:
+    """The same verify with transient faults, and with a Hub that keeps failing, under the default policy."""
+    from click.testing import CliRunner
+    from dflash2_ckpt.sources.hub_transport import RetryPolicy
+    out = []
+    for label, faults in [
+        ("one 503 on the listing, one 429 (Retry-After: 0) on config.json, one reset + one short Range "
+         "answer on the header", [("503", "/api/models/", 1), ("429", "config.json", 1), ("reset", "/cdn/", 1),
+                                  ("short", "/cdn/", 1)]),
+        ("the header always 503 (retries run out)", [("503", "/cdn/", 10**6)]),
+    ]:
+        repo = f"z-lab/retry-{len(out)}"
+        hub.add_commit(repo, ckpt)  # type: ignore[attr-defined]
+        for kind, where, times in faults:
+            hub.inject(kind, where, times=times, retry_after="0" if kind == "429" else None)  # type: ignore[attr-defined]
+        t0 = time.perf_counter()
+        r = CliRunner().invoke(cli, ["verify", repo, "--format", "json"])  # type: ignore[arg-type]
+        wall = time.perf_counter() - t0
+        last = r.output.strip().splitlines()[0] if r.exit_code == 3 else ""
+        out.append(f"with {label}: exit {r.exit_code}, wall {wall:.2f} s{f' ({last})' if last else ''}")
+    p = RetryPolicy()
+    out.append(f"default policy: {p.max_retries} retries, waits {p.base_wait}-{p.max_wait} s doubling, "
+               f"{p.connect_retries} quick retry when no connection, {p.timeout:.0f} s per request, "
+               f"{p.deadline:.0f} s deadline per read")
+    return out
 
 
 def write_section(body: str) -> None:
@@ -78,14 +107,17 @@ def write_section(body: str) -> None:
         "served by the tests' fake Hub (tests/hub/fakehub.py) on 127.0.0.1 through the real huggingface_hub\n"
         "client; the server counts the bytes it sends.\n\n"
         f"```text\n{body}\n```\n\n"
-        "- config.json is fetched whole (HEAD + GET, into the hub cache); the safetensors header by one ranged\n"
-        "  GET of the first 16 KiB (readahead: the 8-byte length and the 8,928-byte header in one round trip;\n"
-        "  the Hub's CDN redirect is followed). No tensor data beyond that readahead is transferred.\n"
+        "- config.json is fetched whole by one GET (read from the hub cache instead when it is there); the\n"
+        "  safetensors header by one ranged GET of the first 16 KiB (readahead: the 8-byte length and the\n"
+        "  8,928-byte header in one round trip; the Hub's CDN redirect is followed). No tensor data beyond\n"
+        "  that readahead is transferred.\n"
+        "- Every request goes through huggingface_hub's `http_stream_backoff` (dflash2_ckpt/sources/\n"
+        "  hub_transport.py); the faulted runs use the default retry policy a user gets, on 127.0.0.1.\n"
     )
     start = text.find("## hub\n")
     if start >= 0:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+        text = text[:start] + section + ("\n" + text[end + 1:] if end >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)

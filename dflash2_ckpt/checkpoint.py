@@ -7,7 +7,7 @@ from typing import Any
 
 from .checks.config import unreadable
 from .checks.files import INDEX, PICKLE_SUFFIXES, read_files
-from .errors import SourceError
+from .errors import HubError, SourceError
 from .findings import Finding
 from .formats.detect import Detection, detect
 from .formats.parse import load_config, to_spec
@@ -68,10 +68,13 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     """Read config and headers. Raises SourceError only when the checkpoint cannot be read at all."""
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     ckpt = Checkpoint(source)
+    ckpt.file_findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
     files = source.list_files()
     if CONFIG in files:
         try:
             cfg, found = load_config(ckpt.read_small(CONFIG))
+        except HubError:
+            raise
         except SourceError as e:
             cfg, found = None, [unreadable(CONFIG, e.message)]
         ckpt.config_findings += found

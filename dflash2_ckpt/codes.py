@@ -84,6 +84,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF609", "unindexed-shard", "warning", "a .safetensors file that the index does not list"),
     Code("DF610", "gguf-file", "info", "a GGUF file; this toolkit checks the safetensors checkpoint only"),
     Code("DF611", "non-finite-weights", "error", "NaN or Inf values inside a weight (found by --scan)"),
+    Code("DF612", "drafter-in-subfolder", "info", "the folder given is not a drafter; its one subfolder that is was checked"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
     Code("DF702", "parameter-not-filled", "error", "a drafter parameter that no tensor in the file fills; it would stay uninitialised"),

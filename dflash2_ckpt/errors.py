@@ -95,3 +95,90 @@ class SourceFindingsError(ConversionError):
 
 class MissingDependencyError(Dflash2Error):
     """An optional extra (e.g. `[smoke]`) is needed for this command."""
+
+
+class UnsafePathError(SourceError):
+    """A file name is absolute, climbs out of the checkpoint, or is a link that leaves it."""
+
+
+class AmbiguousSubfolderError(SourceError):
+    """The root is not a drafter and several subfolders are: the user has to name one."""
+
+    def __init__(self, message: str, *, candidates: list[str], path: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
+        self.candidates = candidates
+
+
+class HubError(SourceError):
+    """A Hugging Face Hub repo could not be read (or written). `repo_id` / `revision` say which."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, path: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, path=path or repo_id, hint=hint)
+        self.repo_id = repo_id
+        self.revision = revision
+
+
+class RepositoryNotFoundError(HubError):
+    """No such repo, or a private one this token cannot see (the Hub does not say which)."""
+
+
+class RevisionNotFoundError(HubError):
+    """The repo exists; the branch, tag or commit does not."""
+
+
+class EntryNotFoundError(HubError):
+    """A file the listing named is not at that commit."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, filename: str = "",
+                 path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
+        self.filename = filename
+
+
+class HubAccessError(HubError):
+    """The Hub refused this token: unauthorised (401), forbidden (403) or a gated repo not granted."""
+
+
+class GatedRepoError(HubAccessError):
+    """A gated repo whose conditions this token's account has not accepted (or been granted)."""
+
+
+class OfflineNotCachedError(HubError):
+    """Offline (HF_HUB_OFFLINE, or the Hub unreachable) and the files needed are not in the local cache."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, missing: list[str] | None = None,
+                 path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
+        self.missing = missing or []
+
+
+class HubUnreachableError(HubError):
+    """No connection to the Hub (DNS, refused, reset, timeout) after the bounded retries."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, endpoint: str = "",
+                 attempts: int = 0, path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
+        self.endpoint = endpoint
+        self.attempts = attempts
+
+
+class HubStatusError(HubError):
+    """The Hub kept answering an error status (5xx, or another unexpected one) after the bounded retries."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, status: int | None = None,
+                 attempts: int = 0, path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
+        self.status = status
+        self.attempts = attempts
+
+
+class RateLimitedError(HubStatusError):
+    """HTTP 429 beyond what the retry budget allows; `retry_after` is the server's wait in seconds, if given."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, retry_after: float | None = None,
+                 attempts: int = 0, path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, repo_id=repo_id, revision=revision, status=429, attempts=attempts, path=path,
+                         hint=hint)
+        self.retry_after = retry_after

@@ -9,11 +9,14 @@ import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .errors import SourceError
+from .errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError
 from .findings import Finding
 from .gate import CheckResult, check, smoke_failed
 from .sources import LocalSource
-from .sources.hub import hub_error, hub_settings, parse_repo_ref
+from .sources.hub import hub_settings
+from .sources.hub_errors import Where, from_exception
+from .sources.hub_ref import parse_repo_ref
+from .sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .verify import Report
 
 __all__ = ["PushResult", "push", "smoke_failed"]
@@ -64,7 +67,8 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
          smoke: bool = False, strict: bool = False, token: str | None = None, path_in_repo: str | None = None,
          commit_message: str | None = None) -> PushResult:
     """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes."""
-    ref = parse_repo_ref(repo)
+    settings = hub_settings()
+    ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
         raise SourceError("not a Hub repo id", path=repo, hint="give the destination as org/name")
     if ref.revision and revision and ref.revision != revision:
@@ -79,19 +83,47 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     report = checked.verify
 
     from huggingface_hub import HfApi
-    endpoint = hub_settings()["endpoint"]
+    endpoint = settings["endpoint"]
+    where = Where(ref.repo_id, revision, endpoint, repo)
+    _preflight(where, token, offline=settings["offline"])
     api = HfApi(endpoint=endpoint, token=token)
     counts = report.to_json()["counts"]
     message = commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
                                  f"{', smoke passed' if smoke else ''})")
     try:
-        info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
-                                 revision=revision, create_pr=create_pr, commit_message=message,
-                                 ignore_patterns=IGNORE_PATTERNS)
+        with quiet_hub_logs():
+            info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
+                                     revision=revision, create_pr=create_pr, commit_message=message,
+                                     ignore_patterns=IGNORE_PATTERNS)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
-        err = hub_error(e, repo, endpoint=endpoint, revision=revision)
-        if err.message.startswith("repo "):
-            err.hint = f"create it first (hf repo create {ref.repo_id}), or check the name and the token's write access"
-        raise err from None
+        raise _with_next_step(from_exception(e, where)) from None
     return PushResult(checked, repo, uploaded=True, commit_url=str(info.commit_url),
                       commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None))
+
+
+def _with_next_step(err: SourceError) -> SourceError:
+    """The hint for a destination that is not there: create it (a download hint would be wrong here)."""
+    if isinstance(err, RepositoryNotFoundError):
+        err.hint = (f"create it first (hf repos create {err.repo_id}), or check the name and the token's "
+                    "write access")
+    elif isinstance(err, RevisionNotFoundError):
+        err.hint = (f"create the branch first (hf repos branch create {err.repo_id} {err.revision}), "
+                    "or push to an existing one")
+    return err
+
+
+def _preflight(where: Where, token: str | None, *, offline: bool) -> None:
+    """One cheap request before the upload, so that no network, a missing repo or branch, and a refused
+    token are one typed error within seconds, not the upload's long retry loop (about 24 s offline)."""
+    if offline:
+        raise HubUnreachableError("offline mode (HF_HUB_OFFLINE) is on and push needs the Hub",
+                                  repo_id=where.repo_id, revision=where.revision, path=where.path,
+                                  hint="unset HF_HUB_OFFLINE (nothing was uploaded; the checks passed)")
+    from urllib.parse import quote
+    url = f"{where.endpoint}/api/models/{where.repo_id}"
+    if where.revision:
+        url += f"/revision/{quote(where.revision, safe='')}"
+    try:
+        HubTransport(where, token, RetryPolicy.from_env()).get_json(url)
+    except SourceError as e:
+        raise _with_next_step(e) from None

@@ -10,7 +10,7 @@ import os
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ..errors import HeaderError, SourceError
+from ..errors import HeaderError, HubError, SourceError, UnsafePathError
 from ..findings import Finding
 from ..formats.parse import load_config
 
@@ -40,8 +40,8 @@ def _safe_shard_name(name: Any) -> str | None:
 
 
 def _source_code(e: SourceError, otherwise: str) -> str:
-    """A source refuses a symlink or a climbing path with a SourceError; that is DF607, not a read error."""
-    return "DF607" if "link" in e.message or "climbs" in e.message else otherwise
+    """A source refuses a symlink or a climbing path with an UnsafePathError; that is DF607, not a read error."""
+    return "DF607" if isinstance(e, UnsafePathError) else otherwise
 
 
 def _load_index(ckpt: Checkpoint, files: list[str]) -> list[str] | None:
@@ -50,6 +50,8 @@ def _load_index(ckpt: Checkpoint, files: list[str]) -> list[str] | None:
     try:
         raw = ckpt.read_small(INDEX)
         index, dups = load_config(raw, file=INDEX)
+    except HubError:
+        raise                   # the Hub could not be read: the run stops (exit 3), no finding
     except SourceError as e:
         out.append(Finding("DF608", f"{INDEX}: {e.message}", file=INDEX))
         return None
@@ -70,6 +72,8 @@ def _load_index(ckpt: Checkpoint, files: list[str]) -> list[str] | None:
         if shard not in files:
             try:
                 ckpt.source.file_size(shard)
+            except HubError:
+                raise                   # the Hub could not be read: the run stops (exit 3), no finding
             except SourceError as e:
                 code = _source_code(e, "DF604")
                 msg = e.message if code == "DF607" else f"{INDEX} lists shard {shard} but the file is not there"
@@ -91,6 +95,8 @@ def _merge_headers(ckpt: Checkpoint, shards: list[str]) -> None:
             out.append(Finding("DF603", f"{shard}: {e.message}{where}", file=shard, tensor=e.tensor,
                                details={"offset": e.offset, "hint": e.hint or "re-export the file with safetensors"}))
             continue
+        except HubError:
+            raise                   # the Hub could not be read: the run stops (exit 3), no finding
         except SourceError as e:
             out.append(Finding(_source_code(e, "DF603"), e.message, file=shard))
             continue

@@ -13,8 +13,11 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2Error, HeaderError,
-                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
+from ..errors import (AmbiguousSubfolderError, ConfigError, ConversionError, ConversionUsageError, Dflash2Error,
+                      EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError, HubError, HubStatusError,
+                      HubUnreachableError, MissingDependencyError, OfflineNotCachedError, RateLimitedError,
+                      RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
+                      UnsafePathError, UsageError, VersionMismatchError)
 from ..report import render_error
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -38,6 +41,20 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
     (HeaderError, Outcome(EXIT_CANNOT_RUN, "unreadable header", "re-download or re-save the safetensors file")),
     (ConfigError, Outcome(EXIT_CANNOT_RUN, "bad config", "`dflash2-ckpt verify` lists what is wrong")),
     (VersionMismatchError, Outcome(EXIT_CANNOT_RUN, "wrong version", "use the loader for the other version")),
+    (RepositoryNotFoundError, Outcome(EXIT_CANNOT_RUN, "repo not found",
+                                      "check the spelling; for a private repo pass --token or set HF_TOKEN")),
+    (RevisionNotFoundError, Outcome(EXIT_CANNOT_RUN, "revision not found",
+                                    "give an existing branch, tag or commit with --revision (or @rev)")),
+    (EntryNotFoundError, Outcome(EXIT_CANNOT_RUN, "file not found", "check the file name and --subfolder")),
+    (GatedRepoError, Outcome(EXIT_CANNOT_RUN, "gated", "accept the repo's conditions on the Hub, then pass --token")),
+    (HubAccessError, Outcome(EXIT_CANNOT_RUN, "access denied", "check --token / HF_TOKEN and its read access")),
+    (OfflineNotCachedError, Outcome(EXIT_CANNOT_RUN, "offline", "unset HF_HUB_OFFLINE, or download the files first")),
+    (HubUnreachableError, Outcome(EXIT_CANNOT_RUN, "unreachable", "check the connection or proxy (HF_ENDPOINT)")),
+    (RateLimitedError, Outcome(EXIT_CANNOT_RUN, "rate limited", "wait and retry, or pass a token (higher limits)")),
+    (HubStatusError, Outcome(EXIT_CANNOT_RUN, "Hub error", "retry later; see https://status.huggingface.co")),
+    (HubError, Outcome(EXIT_CANNOT_RUN, "Hub error", "check the repo id, the token and the network")),
+    (AmbiguousSubfolderError, Outcome(EXIT_CANNOT_RUN, "several drafters", "name one with --subfolder")),
+    (UnsafePathError, Outcome(EXIT_CANNOT_RUN, "unsafe path", "a file links or climbs outside the checkpoint")),
     (SourceError, Outcome(EXIT_CANNOT_RUN, "cannot read", "check the path or repo id, the token and the network")),
     (Dflash2Error, Outcome(EXIT_CANNOT_RUN, "error", "")),
     (OSError, Outcome(EXIT_CANNOT_RUN, "I/O error", "check the path, permissions and free space")),

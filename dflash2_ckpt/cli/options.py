@@ -56,14 +56,15 @@ def parse_codes(value: str | None, option: str = "--select") -> list[str]:
 def open_source(path: str, revision: str | None = None, token: str | None = None,
                 subfolder: str | None = None, *, require_weights: bool = True) -> Source:
     """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder]."""
-    from ..sources.hub import open_source as hub_open_source
+    from ..sources.open import open_source as hub_open_source
     return hub_open_source(path, revision, token, subfolder, require_weights=require_weights)
 
 
 def open_target(target: str | None, token: str | None) -> str | Source | None:
     """--target: a local path as given (unreadable -> a DF508 finding), or an opened Hub repo (config only)."""
-    from ..sources.hub import parse_repo_ref
-    if target is None or os.path.exists(target) or parse_repo_ref(target) is None:
+    from ..sources.hub import hub_settings
+    from ..sources.hub_ref import parse_repo_ref
+    if target is None or os.path.exists(target) or parse_repo_ref(target, hub_settings()["endpoint"]) is None:
         return target
     return open_source(target, token=token, require_weights=False)
 

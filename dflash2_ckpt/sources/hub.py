@@ -1,62 +1,33 @@
-"""Hugging Face Hub repos as a Source: `org/name[@revision][/subfolder]`.
+"""A Hugging Face Hub repo folder as a Source: `org/name[@revision][/subfolder]` or a Hub URL.
 
-Header-level work never downloads weights: config.json and the index go through huggingface_hub's
-cache (so a later offline run finds them), safetensors headers are read with HTTP Range requests at
-the commit the revision resolved to (so every read sees the same snapshot, even if the branch moves).
-All the checks then run unchanged on this Source, exactly as on a local directory.
+Header-level work never downloads weights: the revision is resolved once to a commit (so every read
+sees the same snapshot, even if the branch moves), config.json and the index are read whole and each
+safetensors header by HTTP Range, all through hub_transport (huggingface_hub's retrying helpers,
+bounded). A file already in the local Hub cache is read from disk; offline, the snapshot comes from
+the cache alone (hub_cache). All the checks then run unchanged, exactly as on a local directory.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
-import re
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import SourceError
-from .local import LocalSource, Source
+from ..findings import Finding
+from .hub_cache import cached_file, cached_snapshot, download
+from .hub_errors import Where, from_exception, offline_not_cached
+from .hub_ref import COMMIT_RE, RepoRef, parse_repo_ref
+from .hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
+from .local import MAX_JSON_BYTES
+
+__all__ = ["HubSource", "RepoRef", "RetryPolicy", "hub_settings", "open_source", "parse_repo_ref"]
 
 INDEX = "model.safetensors.index.json"
-# a single JSON file larger than this is read by Range like any other file instead of being cached
-_CACHE_JSON_MAX = 16 * 1024 * 1024
 # first ranged read of a file: enough for a typical drafter header (the 27B one is 8.9 KiB)
 _READAHEAD = 16 * 1024
-_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-@dataclass(frozen=True)
-class RepoRef:
-    repo_id: str
-    revision: str | None = None
-    subfolder: str | None = None
-
-
-def parse_repo_ref(text: str) -> RepoRef | None:
-    """`[hf://]org/name[@revision][/sub/folder]`, or None when `text` is not shaped like a repo id.
-
-    A revision `refs/pr/N` or `refs/convert/X` keeps its slashes; anything else after the name is a
-    subfolder. Single names ("gpt2") are not accepted: too easy to confuse with a mistyped path.
-    """
-    s = text[len("hf://"):] if text.startswith("hf://") else text
-    parts = s.split("/")
-    if len(parts) < 2:
-        return None
-    org, name, rest = parts[0], parts[1], parts[2:]
-    revision = None
-    if "@" in name:
-        name, revision = name.split("@", 1)
-        if revision == "refs" and len(rest) >= 2:
-            revision, rest = "/".join(["refs", *rest[:2]]), rest[2:]
-        if not revision:
-            return None
-    if not (_NAME_RE.match(org) and _NAME_RE.match(name)) or ".." in org + name or "--" in org + name:
-        return None
-    if any(p in ("", ".", "..") for p in rest):
-        return None
-    return RepoRef(f"{org}/{name}", revision, "/".join(rest) or None)
 
 
 def _is_true(value: str | None) -> bool:
@@ -79,152 +50,96 @@ def hub_settings() -> dict[str, Any]:
     }
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """The HTTP client's connection errors (httpx2 / httpx, whichever huggingface_hub brought)."""
-    out: list[type[BaseException]] = [ConnectionError, TimeoutError]
-    for mod in ("httpx2", "httpx"):
-        try:
-            out.append(__import__(mod).TransportError)
-        except (ImportError, AttributeError):
-            pass
-    return tuple(out)
-
-
-def hub_error(e: BaseException, label: str, *, endpoint: str = "", revision: str | None = None) -> SourceError:
-    """One SourceError that says what happened and what to do next, for any huggingface_hub failure."""
-    from huggingface_hub import errors as he
-    repo = label.split("@")[0].split("/", 2)
-    repo_id = "/".join(repo[:2])
-    if isinstance(e, SourceError):
-        return e
-    if isinstance(e, he.GatedRepoError):
-        return SourceError("the repo is gated and this token has not been granted access", path=label,
-                           hint=f"accept the conditions at {endpoint}/{repo_id}, then pass --token or set HF_TOKEN")
-    if isinstance(e, he.RevisionNotFoundError):
-        return SourceError(f"revision {revision or 'main'!r} not found in {repo_id}", path=label,
-                           hint="give an existing branch, tag or commit sha with --revision (or @rev)")
-    if isinstance(e, he.RepositoryNotFoundError):
-        return SourceError(f"repo {repo_id} not found (or private, and this token cannot see it)", path=label,
-                           hint="check the spelling; for a private repo pass --token or set HF_TOKEN")
-    if isinstance(e, (he.RemoteEntryNotFoundError, he.EntryNotFoundError)):
-        return SourceError(f"file not found in the repo: {e}".splitlines()[0], path=label)
-    if isinstance(e, he.OfflineModeIsEnabled):
-        return SourceError("offline mode (HF_HUB_OFFLINE) is on and the files are not in the local cache",
-                           path=label, hint="unset HF_HUB_OFFLINE, or download the repo first")
-    if isinstance(e, he.HfHubHTTPError):
-        status = e.response.status_code if getattr(e, "response", None) is not None else None
-        if status == 401:
-            return SourceError("unauthorised: the Hub rejected the token", path=label,
-                               hint="check --token / HF_TOKEN (a fine-grained token needs read access to this repo)")
-        if status == 403:
-            return SourceError("forbidden: this token may not read the repo", path=label,
-                               hint="use a token with read access to the repo")
-        return SourceError(f"the Hub answered HTTP {status}: {str(e).strip().splitlines()[0]}", path=label,
-                           hint="retry later; if it persists, check https://status.huggingface.co")
-    if isinstance(e, he.LocalEntryNotFoundError):
-        return SourceError(f"cannot reach {endpoint or 'the Hub'} and the files are not in the local cache",
-                           path=label, hint="check your connection or proxy (HF_ENDPOINT), or run online once")
-    if isinstance(e, _transport_errors()):
-        return SourceError(f"cannot reach {endpoint or 'the Hub'}: {type(e).__name__}: {e}".rstrip(": "), path=label,
-                           hint="check your connection or proxy; with the files cached, set HF_HUB_OFFLINE=1")
-    if isinstance(e, ValueError):
-        return SourceError(f"invalid Hub request: {e}", path=label)
-    return SourceError(f"Hub access failed: {type(e).__name__}: {e}", path=label)
-
-
-def _quiet_tqdm() -> Any:
-    """Progress bars only on a terminal: a bar class that never draws, for pipes, CI and hooks."""
-    from tqdm.auto import tqdm
-
-    class _Silent(tqdm):  # type: ignore[misc,valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs.pop("name", None)
-            kwargs["disable"] = True
-            super().__init__(*args, **kwargs)
-    return _Silent
-
-
 class HubSource:
     """One folder of one Hub model repo at one commit. Implements the Source protocol."""
 
+    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (sources.discover)
+
     def __init__(self, repo_id: str, *, revision: str | None = None, subfolder: str | None = None,
                  token: str | None = None, endpoint: str | None = None, cache_dir: str | None = None,
-                 offline: bool | None = None) -> None:
+                 offline: bool | None = None, policy: RetryPolicy | None = None, config_only: bool = False) -> None:
         s = hub_settings()
         self.repo_id = repo_id
         self.revision = revision or "main"
-        self.subfolder = (subfolder or "").strip("/") or None
         self.token = token or None          # None: huggingface_hub finds HF_TOKEN or the stored login
         self.endpoint = (endpoint or s["endpoint"]).rstrip("/")
         self.cache_dir = cache_dir or s["cache_dir"]
         self.offline = s["offline"] if offline is None else offline
-        self.label = repo_id + (f"@{revision}" if revision else "") + (f"/{self.subfolder}" if self.subfolder else "")
-        self.bytes_fetched = 0              # file bytes received over HTTP by this source
+        self._typed_revision = revision
         self.sha = ""
-        self.repo_files: list[str] = []     # every file of the repo at sha (for hints)
-        self._sizes: dict[str, int | None] = {}
-        self._cached: dict[str, Path] = {}
-        self._heads: dict[str, bytes] = {}  # the first bytes of each file read by Range
+        self.bytes_fetched = 0              # file bytes received over HTTP by this source
+        self.repo_files: list[str] = []     # every file of the repo at sha (for hints and subfolder search)
+        self._repo_sizes: dict[str, int | None] = {}
+        self._snapshot: dict[str, Path] = {}     # offline: every cached file of the snapshot
+        self._set_folder(subfolder)
+        self.transport = HubTransport(self.where, self.token, policy)
         if self.offline:
-            self._resolve_offline()
+            self._resolve_offline(config_only)
         else:
             self._resolve_online()
+        self._set_folder(subfolder)
 
     # -- resolution ---------------------------------------------------------------------------------
-    def _path(self, name: str) -> str:
-        return f"{self.subfolder}/{name}" if self.subfolder else name
-
-    def _take_listing(self, files: dict[str, int | None]) -> None:
-        """Keep the files directly in the folder, hidden ones dropped, as LocalSource lists a directory."""
-        self.repo_files = sorted(files)
+    def _set_folder(self, subfolder: str | None) -> None:
+        """Point this source at one folder of the resolved repo (the listing is kept, nothing is fetched)."""
+        self.subfolder = (subfolder or "").strip("/") or None
+        rev = f"@{self._typed_revision}" if self._typed_revision else ""
+        self.label = self.repo_id + rev + (f"/{self.subfolder}" if self.subfolder else "")
+        self.where = Where(self.repo_id, self.revision, self.endpoint, self.label)
+        if hasattr(self, "transport"):
+            self.transport.where = self.where
+        self._sizes: dict[str, int | None] = {}
+        self._cached: dict[str, Path] = {}
+        self._misses: set[str] = set()
+        self._heads: dict[str, bytes] = {}  # the first bytes of each file read by Range
+        self._whole: dict[str, bytes] = {}  # small JSON files read whole
         prefix = f"{self.subfolder}/" if self.subfolder else ""
-        for path, size in files.items():
+        for path, size in self._repo_sizes.items():
             rel = path[len(prefix):]
             if path.startswith(prefix) and rel and "/" not in rel and not rel.startswith("."):
                 self._sizes[rel] = size
+                if path in self._snapshot:
+                    self._cached[rel] = self._snapshot[path]
+
+    def sub(self, subfolder: str) -> HubSource:
+        """The same repo at the same commit, another folder (no request)."""
+        other = copy.copy(self)
+        other.transport = copy.copy(self.transport)
+        other._set_folder(subfolder)
+        return other
+
+    def _path(self, name: str) -> str:
+        return f"{self.subfolder}/{name}" if self.subfolder else name
 
     def _resolve_online(self) -> None:
-        from huggingface_hub import HfApi
-        try:
-            info = HfApi(endpoint=self.endpoint, token=self.token).model_info(
-                self.repo_id, revision=self.revision, files_metadata=True)
-        except Exception as e:  # noqa: BLE001 - every failure becomes one SourceError with a hint
-            raise hub_error(e, self.label, endpoint=self.endpoint, revision=self.revision) from None
-        if not info.sha:
+        url = f"{self.endpoint}/api/models/{self.repo_id}/revision/{quote(self.revision, safe='')}"
+        info = self.transport.get_json(url, params={"blobs": True})
+        sha = info.get("sha") if isinstance(info, dict) else None
+        if not isinstance(sha, str) or not sha:
             raise SourceError("the Hub did not say which commit the revision resolves to", path=self.label)
-        self.sha = info.sha
-        self._take_listing({s.rfilename: s.size for s in info.siblings or []})
-
-    def _resolve_offline(self) -> None:
-        from huggingface_hub.file_download import repo_folder_name
-        storage = Path(self.cache_dir) / repo_folder_name(repo_id=self.repo_id, repo_type="model")
-        sha = self.revision if _COMMIT_RE.match(self.revision) else None
-        ref = storage / "refs" / self.revision
-        if sha is None and ref.is_file():
-            sha = ref.read_text().strip()
-        snap = storage / "snapshots" / (sha or "-")
-        if sha is None or not snap.is_dir():
-            raise SourceError(f"offline mode (HF_HUB_OFFLINE) is on and {self.repo_id}@{self.revision} is not in "
-                              f"the local cache ({self.cache_dir})", path=self.label,
-                              hint="unset HF_HUB_OFFLINE, or download the repo first (hf download "
-                                   f"{self.repo_id} --include '*.json' '*.safetensors')")
         self.sha = sha
-        files = {p.relative_to(snap).as_posix(): p.stat().st_size for p in snap.rglob("*") if p.is_file()}
-        self._take_listing(files)
-        self._cached = {rel: snap / self._path(rel) for rel in self._sizes}
+        siblings = info.get("siblings") or []
+        self._repo_sizes = {s["rfilename"]: s.get("size") for s in siblings
+                            if isinstance(s, dict) and isinstance(s.get("rfilename"), str)}
+        self.repo_files = sorted(self._repo_sizes)
+
+    def _resolve_offline(self, config_only: bool) -> None:
+        snap = cached_snapshot(self.repo_id, self.revision, self.cache_dir)
+        if snap is None:
+            need = [self._path("config.json")] if config_only else []
+            raise offline_not_cached(self.where, need)
+        self.sha, self._snapshot = snap
+        self._repo_sizes = {p: f.stat().st_size for p, f in self._snapshot.items()}
+        self.repo_files = sorted(self._repo_sizes)
 
     def require_checkpoint(self) -> None:
         """Refuse, with the next step, a folder that holds no safetensors checkpoint to check."""
         names = list(self._sizes)
         if self.offline and "config.json" not in names:
-            raise SourceError("offline mode (HF_HUB_OFFLINE) is on and config.json is not in the local cache",
-                              path=self.label, hint=f"run online once, or hf download {self.repo_id}")
+            raise offline_not_cached(self.where, [self._path("config.json")])
         if not any(n.endswith(".safetensors") for n in names) and INDEX not in names:
             if self.offline:
-                raise SourceError("offline mode (HF_HUB_OFFLINE) is on and no .safetensors file of this repo is "
-                                  "in the local cache; header checks need the cached files", path=self.label,
-                                  hint=f"hf download {self.repo_id} --include '*.json' '*.safetensors', "
-                                       "or unset HF_HUB_OFFLINE")
+                raise offline_not_cached(self.where, [self._path("*.safetensors")])
             where = f"{self.repo_id}/{self.subfolder}" if self.subfolder else self.repo_id
             folders = sorted({f.rsplit("/", 1)[0] for f in self.repo_files
                               if "/" in f and f.endswith(("config.json", ".safetensors"))})
@@ -241,9 +156,7 @@ class HubSource:
                 shards = set()
             missing = sorted(s for s in shards if isinstance(s, str) and s not in self._cached)
             if missing:
-                raise SourceError(f"offline mode (HF_HUB_OFFLINE) is on and {len(missing)} shard(s) are not in the "
-                                  f"local cache ({', '.join(missing[:3])})", path=self.label,
-                                  hint="unset HF_HUB_OFFLINE, or download the missing shards")
+                raise offline_not_cached(self.where, [self._path(m) for m in missing])
 
     # -- the Source protocol --------------------------------------------------------------------------
     def list_files(self) -> list[str]:
@@ -261,16 +174,17 @@ class HubSource:
     def read_range(self, name: str, start: int, length: int) -> bytes:
         size = self.file_size(name)
         length = max(0, min(length, size - start))
-        if name in self._cached:
-            with open(self._cached[name], "rb") as f:
+        local = self.local_path(name)
+        if local is not None:
+            with open(local, "rb") as f:
                 f.seek(start)
                 return f.read(length)
         if self.offline:
-            raise SourceError(f"offline mode (HF_HUB_OFFLINE) is on and {name} is not in the local cache",
-                              path=self.label, hint="unset HF_HUB_OFFLINE, or download the file first")
-        if name.endswith(".json") and size <= _CACHE_JSON_MAX:
-            self.download(name)             # config and index: whole, into the cache, for later offline use
-            return self.read_range(name, start, length)
+            raise offline_not_cached(self.where, [self._path(name)])
+        if name.endswith(".json") and size <= MAX_JSON_BYTES:
+            if name not in self._whole:     # config and index: whole, once
+                self._whole[name] = self._get(name, 0, size)
+            return self._whole[name][start:start + length]
         if not length:
             return b""
         head = self._heads.get(name, b"")
@@ -279,17 +193,27 @@ class HubSource:
         if start == 0:
             # the header reader asks for 8 bytes, then the header: one request for both saves a round
             # trip (two, with the CDN redirect) at the cost of a few KiB
-            head = self._get_range(name, 0, min(size, max(length, _READAHEAD)))
+            head = self._get(name, 0, min(size, max(length, _READAHEAD)))
             self._heads[name] = head
             return head[:length]
         if head and start <= len(head):       # a header longer than the readahead: fetch the rest
-            head += self._get_range(name, len(head), start + length - len(head))
+            head += self._get(name, len(head), start + length - len(head))
             self._heads[name] = head
             return head[start:start + length]
-        return self._get_range(name, start, length)
+        return self._get(name, start, length)
 
     def local_path(self, name: str) -> Path | None:
-        return self._cached.get(name)
+        """A copy on disk: the offline snapshot, a download, or a file already in the Hub cache at this commit."""
+        if name in self._cached:
+            return self._cached[name]
+        if self.offline or not self.sha or name in self._misses or name not in self._sizes:
+            return None
+        hit = cached_file(self.repo_id, self._path(name), self.cache_dir, self.sha)
+        if hit is None:
+            self._misses.add(name)
+            return None
+        self._cached[name] = hit
+        return hit
 
     def report_extra(self) -> dict[str, Any]:
         return {"source": "hub", "repo_id": self.repo_id, "revision": self.revision, "commit_sha": self.sha,
@@ -300,99 +224,36 @@ class HubSource:
         from huggingface_hub import hf_hub_url
         return hf_hub_url(self.repo_id, self._path(name), revision=self.sha, endpoint=self.endpoint)
 
+    def _get(self, name: str, start: int, length: int) -> bytes:
+        counter = [0]
+        try:
+            return self.transport.get_range(self._url(name), start, length, counter)
+        finally:
+            self.bytes_fetched += counter[0]
+
     def _head(self, name: str) -> int:
         from huggingface_hub import get_hf_file_metadata
         try:
-            meta = get_hf_file_metadata(self._url(name), token=self.token, endpoint=self.endpoint)
-        except Exception as e:  # noqa: BLE001
-            raise hub_error(e, self.label, endpoint=self.endpoint, revision=self.revision) from None
+            with quiet_hub_logs():
+                meta = get_hf_file_metadata(self._url(name), token=self.token, endpoint=self.endpoint,
+                                            timeout=self.transport.policy.timeout, retry_on_errors=True)
+        except Exception as e:  # noqa: BLE001 - every failure becomes one typed error with a hint
+            raise from_exception(e, self.where) from None
         if meta.size is None:
             raise SourceError(f"the Hub did not say how large {name} is", path=self.label)
         return meta.size
 
-    def _get_range(self, name: str, start: int, length: int) -> bytes:
-        """`length` bytes at `start` by one ranged GET; a server that ignores Range is cut off, never drained."""
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
-        headers = build_hf_headers(token=self.token)
-        headers.update({"Range": f"bytes={start}-{start + length - 1}", "Accept-Encoding": "identity"})
-        out = bytearray()
-        try:
-            with get_session().stream("GET", self._url(name), headers=headers, timeout=60) as r:
-                if r.status_code >= 400:
-                    r.read()
-                    hf_raise_for_status(r)
-                skip = start if r.status_code == 200 else 0
-                for chunk in r.iter_bytes():
-                    self.bytes_fetched += len(chunk)
-                    if skip:
-                        cut = min(skip, len(chunk))
-                        chunk, skip = chunk[cut:], skip - cut
-                    out += chunk
-                    if len(out) >= length:
-                        break
-        except SourceError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise hub_error(e, self.label, endpoint=self.endpoint, revision=self.revision) from None
-        return bytes(out[:length])
-
     def download(self, name: str) -> Path:
         """The whole file, through huggingface_hub's cache (smoke needs the weights); returns its path."""
-        if name in self._cached:
-            return self._cached[name]
-        from huggingface_hub import hf_hub_download
+        local = self.local_path(name)
+        if local is not None:
+            return local
         try:
-            path = Path(hf_hub_download(
-                self.repo_id, self._path(name), revision=self.sha or self.revision, cache_dir=self.cache_dir,
-                token=self.token, endpoint=self.endpoint, local_files_only=self.offline,
-                tqdm_class=None if sys.stderr.isatty() else _quiet_tqdm()))
+            path = download(self.repo_id, self._path(name), revision=self.revision, sha=self.sha,
+                            cache_dir=self.cache_dir, token=self.token, endpoint=self.endpoint, offline=self.offline)
         except Exception as e:  # noqa: BLE001
-            raise hub_error(e, self.label, endpoint=self.endpoint, revision=self.revision) from None
+            raise from_exception(e, self.where) from None
         size = self._sizes.get(name)
         self.bytes_fetched += size if size is not None else path.stat().st_size
         self._cached[name] = path
-        self._remember_ref()
         return path
-
-    def _remember_ref(self) -> None:
-        """Record branch -> commit in the cache as huggingface_hub does, so an offline run finds the snapshot."""
-        if self.offline or not self.sha or self.revision == self.sha:
-            return
-        from huggingface_hub.file_download import repo_folder_name
-        ref = Path(self.cache_dir) / repo_folder_name(repo_id=self.repo_id, repo_type="model") / "refs" / self.revision
-        try:
-            ref.parent.mkdir(parents=True, exist_ok=True)
-            if not ref.is_file() or ref.read_text() != self.sha:
-                ref.write_text(self.sha)
-        except OSError:
-            pass                            # a read-only cache only costs the offline shortcut
-
-
-def open_source(path: str, revision: str | None = None, token: str | None = None, subfolder: str | None = None,
-                *, require_weights: bool = True) -> Source:
-    """A local path if it exists; else a Hub repo id `org/name[@rev][/subfolder]`; else "no such path"."""
-    local = Path(os.path.expanduser(path))
-    if local.exists():
-        if revision:
-            raise SourceError("--revision applies to Hub repos, and this is a local path", path=path,
-                              hint="drop --revision, or give the repo id (org/name)")
-        return LocalSource(local / subfolder if subfolder else local)
-    ref = None if path.startswith((".", "/", "~")) or "\\" in path else parse_repo_ref(path)
-    if ref is None:
-        raise SourceError("no such file or directory, and not a Hub repo id", path=path,
-                          hint="give a checkpoint directory, or a Hub repo as org/name or org/name@revision")
-    if ref.revision and revision and ref.revision != revision:
-        raise SourceError(f"two revisions given: @{ref.revision} and --revision {revision}", path=path,
-                          hint="give the revision once")
-    if ref.subfolder and subfolder and ref.subfolder.strip("/") != subfolder.strip("/"):
-        raise SourceError(f"two subfolders given: /{ref.subfolder} and --subfolder {subfolder}", path=path,
-                          hint="give the subfolder once")
-    src = HubSource(ref.repo_id, revision=ref.revision or revision, subfolder=ref.subfolder or subfolder,
-                    token=token)
-    if require_weights:
-        src.require_checkpoint()
-        # fetch config.json now: a gated repo lists its files to anyone but serves them only to granted
-        # tokens, and that must stop the run (exit 3), not turn into findings about unreadable files
-        if "config.json" in src.list_files():
-            src.read_range("config.json", 0, 1)
-    return src

@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import SourceError
+from ..errors import SourceError, UnsafePathError
+from ..findings import Finding
 
 # config.json and the index are small; refuse to slurp anything absurd into memory
 MAX_JSON_BYTES = 64 * 1024 * 1024
@@ -26,6 +27,8 @@ class Source(Protocol):
 
 class LocalSource:
     """A checkpoint directory on disk. Only regular files inside the directory are ever opened."""
+
+    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (sources.discover)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
@@ -54,7 +57,7 @@ class LocalSource:
         # a NUL byte makes the OS calls raise ValueError, not OSError: refuse it with the rest
         if (not name or "\x00" in name or os.path.isabs(name) or name.startswith(("/", "\\"))
                 or ".." in Path(name).parts):
-            raise SourceError(f"file name {name!r} is absolute or climbs out of the checkpoint",
+            raise UnsafePathError(f"file name {name!r} is absolute or climbs out of the checkpoint",
                               path=self.label, hint="shard names must be plain file names inside the checkpoint")
         p = self.root / name
         try:
@@ -62,7 +65,7 @@ class LocalSource:
         except (OSError, RuntimeError, ValueError) as e:
             raise SourceError(f"cannot resolve {name!r}: {e}", path=self.label) from None
         if real != self.root and self.root not in real.parents:
-            raise SourceError(f"{name!r} is a link that leaves the checkpoint directory (to {real})",
+            raise UnsafePathError(f"{name!r} is a link that leaves the checkpoint directory (to {real})",
                               path=self.label, hint="copy the file into the checkpoint instead of linking it")
         return real
 

@@ -69,7 +69,7 @@ def parse_length(prefix: bytes, file_size: int, *, file: str = "") -> int:
     if file_size < 8 or len(prefix) < 8:
         raise HeaderError(f"file is {file_size} bytes, shorter than the 8-byte header length",
                           path=file, offset=0, hint="the file is truncated; download it again")
-    (n,) = struct.unpack("<Q", prefix[:8])
+    n: int = struct.unpack("<Q", prefix[:8])[0]
     if n > MAX_HEADER_BYTES:
         raise HeaderError(f"header length {n} exceeds the {MAX_HEADER_BYTES}-byte cap",
                           path=file, offset=0, hint="not a safetensors file, or a corrupted one")

@@ -12,6 +12,10 @@ hf_api.py, _commit_api.py and utils/_http.py):
   401 "Invalid credentials in Authorization header" for an unknown token.
 Files are served from disk with seek + bounded reads, so a sparse 3.8 GB file costs only what is asked.
 Every request is logged with the body bytes sent, so tests can prove what was (not) transferred.
+Faults (`inject`) make the next matching requests fail as a real Hub or network does: 429 (with
+Retry-After), 503, a connection reset before any answer, an answer cut off after its headers ("cut"
+on any request; "short" on a Range read), or a 206 that honestly sends less than the Range asked for
+("partial").
 """
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ import base64
 import hashlib
 import json
 import re
+import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +42,14 @@ class Repo:
     gated: bool = False         # files need a granted token; model info stays public (as on the Hub)
     private: bool = False       # everything needs a granted token
     granted: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Fault:
+    kind: str                   # "429", "503", "reset", "short", "partial"
+    contains: str = ""          # only requests whose path contains this
+    times: int = 1              # how many matching requests fail
+    retry_after: str | None = None
 
 
 @dataclass
@@ -57,6 +71,20 @@ def _etag(path: str, c: Content) -> str:
     return hashlib.sha256(st.encode()).hexdigest()
 
 
+class _Server(ThreadingHTTPServer):
+    """socketserver prints a traceback to stderr when a client hangs up mid-answer (as a retrying client
+    does); that would land in the CLI output under test, so dropped connections are counted instead."""
+
+    dropped = 0
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            self.dropped += 1
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeHub:
     def __init__(self, tokens: set[str] | None = None) -> None:
         self.repos: dict[str, Repo] = {}
@@ -64,9 +92,10 @@ class FakeHub:
         self.log: list[Logged] = []
         self.commit_requests: list[dict[str, Any]] = []
         self.down = False                   # answer nothing useful (simulates an outage) when set
+        self.faults: list[Fault] = []
         self._lock = threading.Lock()
         self._n = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -100,6 +129,21 @@ class FakeHub:
         repo.commits[sha] = base
         repo.refs[ref] = sha
         return sha
+
+    def inject(self, kind: str, contains: str = "", times: int = 1, retry_after: str | None = None) -> Fault:
+        """Make the next `times` requests whose path contains `contains` fail with `kind` (see module doc)."""
+        fault = Fault(kind, contains, times, retry_after)
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def take_fault(self, path: str, kinds: tuple[str, ...]) -> Fault | None:
+        with self._lock:
+            for f in self.faults:
+                if f.times > 0 and f.kind in kinds and f.contains in path:
+                    f.times -= 1
+                    return f
+        return None
 
     # -- accounting ------------------------------------------------------------------------------------------
     def file_bytes(self) -> int:
@@ -159,6 +203,27 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             n = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(n) if n else b""
 
+        def _fail(self, fault: Fault) -> None:
+            if fault.kind in ("reset", "cut"):   # RST before any byte, or after a promise of 4 KiB and 16 B
+                sent = 0
+                if fault.kind == "cut":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "4096")
+                    self.end_headers()
+                    self.wfile.write(b'{"id": "cut-off"')
+                    self.wfile.flush()
+                    sent = 16
+                self._logged(200 if sent else 0, sent)
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+                self.connection.close()
+            elif fault.kind == "429":
+                self._error(429, None, "Too Many Requests",
+                            {"Retry-After": fault.retry_after} if fault.retry_after is not None else None)
+            else:
+                self._send(503, b"Service Unavailable")
+
         # -- routing -------------------------------------------------------------------------------------
         def do_HEAD(self) -> None:
             self.do_GET()
@@ -172,6 +237,10 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
         def _route(self) -> None:
             if hub.down:
                 self._send(503, b"down")
+                return
+            fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset", "cut"))
+            if fault is not None:
+                self._fail(fault)
                 return
             url = urlsplit(self.path)
             parts = [unquote(p) for p in url.path.split("/")[1:]]    # unquote per segment: revs hold "/"
@@ -300,6 +369,22 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                     return
             n = end - start + 1
             partial = bool(rng) and self.command == "GET"
+            cut = hub.take_fault(urlsplit(self.path).path, ("short", "partial")) if partial else None
+            if cut is not None and cut.kind == "partial" and n > 1:
+                end, n = start + n // 2 - 1, n // 2      # a legal 206 that sends less than asked
+            if cut is not None and cut.kind == "short" and n > 1:
+                self.send_response(206)
+                for k, v in {**base, "Content-Range": f"bytes {start}-{end}/{size}"}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(n))
+                self.end_headers()
+                sent = self._stream(content, start, n // 2)     # then the connection drops
+                self._logged(206, sent)
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                return
             headers = {**base, "Content-Type": "application/octet-stream"}
             if partial:
                 headers["Content-Range"] = f"bytes {start}-{end}/{size}"

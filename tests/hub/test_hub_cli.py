@@ -105,3 +105,52 @@ def test_ci_recipe_runs_verify_json() -> None:
         assert f"dflash2-ckpt verify \"$DRAFTER_REPO\"" in script and f"--format {fmt}" in script
     assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
     assert steps[-1]["run"] == "exit ${{ steps.verify.outputs.code }}"
+
+
+def test_offline_target_needs_only_its_config(hub: FakeHub, ckpts: dict[str, Path],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    from dflash2_ckpt.errors import OfflineNotCachedError
+    from dflash2_ckpt.sources.hub import HubSource
+    from dflash2_ckpt.sources.open import open_source
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "targets" / "tiny-target"
+    hub.add_commit("org/target", {"config.json": (root / "config.json").read_bytes(),
+                                  "model.safetensors": b"\0" * 64})
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    code, out = run("verify", str(ckpts["tiny"]), "--target", "org/target")
+    assert code == 3 and "hf download org/target config.json" in out and "safetensors" not in out, out
+    with pytest.raises(OfflineNotCachedError) as e:
+        open_source("org/target", require_weights=False)
+    assert e.value.missing == ["config.json"] and e.value.repo_id == "org/target"
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    online = open_source("org/target", require_weights=False)
+    assert isinstance(online, HubSource)
+    online.download("config.json")                                  # what `hf download org/target config.json` does
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    before = len(hub.log)
+    code, out = run("verify", str(ckpts["tiny"]), "--target", "org/target")
+    assert code in (0, 1) and "DF508" not in out and len(hub.log) == before, out
+
+
+@pytest.mark.parametrize("args, error, revision", [
+    (["org/missing"], "RepositoryNotFoundError", "main"),
+    (["org/tiny@nope"], "RevisionNotFoundError", "nope"),
+    (["org/gated"], "GatedRepoError", "main"),
+    (["org/tiny", "--token", "hf_unknown"], "HubAccessError", "main"),
+])
+def test_hub_errors_are_typed(hub: FakeHub, ckpts: dict[str, Path], args: list[str], error: str,
+                              revision: str) -> None:
+    from dflash2_ckpt import errors
+    from dflash2_ckpt.sources.open import open_source
+    hub.add_commit("org/tiny", ckpts["tiny"])
+    hub.add_commit("org/gated", ckpts["tiny"], gated=True, granted={"hf_granted"})
+    token = args[2] if len(args) > 2 else None
+    with pytest.raises(getattr(errors, error)) as e:
+        open_source(args[0], token=token)
+    assert type(e.value).__name__ == error and isinstance(e.value, errors.HubError)
+    assert isinstance(e.value, errors.SourceError) and e.value.hint
+    assert e.value.repo_id == args[0].split("@")[0] and e.value.revision == revision

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from dflash2_ckpt.checkpoint import open_checkpoint
-from dflash2_ckpt.errors import SourceError
-from dflash2_ckpt.sources.hub import HubSource, RepoRef, open_source, parse_repo_ref
+from dflash2_ckpt.errors import OfflineNotCachedError, RepositoryNotFoundError, SourceError
+from dflash2_ckpt.sources.hub import HubSource, RepoRef, parse_repo_ref
+from dflash2_ckpt.sources.open import open_source
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.verify import verify
 
@@ -91,25 +92,40 @@ def test_subfolder(hub: FakeHub, ckpts: dict[str, Path]) -> None:
         report = verify(src)
         same_report(report, verify(ckpts["tiny"]))
         assert report.extra["subfolder"] == "dflash" and report.extra["commit_sha"] == sha
+    # the root is the target: the one drafter subfolder is found, and the report says so
+    found = verify(open_source("org/target-with-drafter"))
+    assert found.extra["subfolder"] == "dflash"
+    assert [f.code for f in found.findings if f.code == "DF612"] == ["DF612"]
+    assert [f for f in found.findings if f.code != "DF612"] == list(verify(ckpts["tiny"]).findings)
+
+
+def test_not_safetensors_names_the_subfolder(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    hub.add_commit("org/drafter-root", {"config.json": (ckpts["tiny"] / "config.json").read_bytes(),
+                                        "pytorch_model.bin": b"x", "old/model.safetensors": b"x"})
     with pytest.raises(SourceError) as e:
-        open_source("org/target-with-drafter")
-    assert "not a safetensors checkpoint" in e.value.message and "--subfolder dflash" in e.value.hint
+        open_source("org/drafter-root")
+    assert "not a safetensors checkpoint" in e.value.message and "--subfolder old" in e.value.hint
 
 
 def test_offline_uses_the_cache_and_says_what_is_missing(hub: FakeHub, ckpts: dict[str, Path],
                                                          monkeypatch: pytest.MonkeyPatch, offline: None) -> None:
     from huggingface_hub import constants
     hub.add_commit("org/off", ckpts["tiny-sharded"])
-    with pytest.raises(SourceError, match="not in the local cache"):
+    with pytest.raises(OfflineNotCachedError) as e:
         open_source("org/off")                                      # nothing cached yet
+    assert e.value.repo_id == "org/off" and not hub.log
+    assert "hf download org/off --include" in e.value.hint
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.delenv("HF_HUB_OFFLINE")
     online = open_source("org/off")
-    expected = verify(online)                                       # caches config + index, not the weights
+    expected = verify(online)                                       # headers by Range: nothing cached
+    assert isinstance(online, HubSource)
+    online.download("config.json")
+    online.download("model.safetensors.index.json")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(SourceError, match="offline") as e:
+    with pytest.raises(OfflineNotCachedError) as e:
         open_source("org/off")
-    assert "shard" in e.value.message or "safetensors" in e.value.message
+    assert e.value.missing and all(m.endswith(".safetensors") for m in e.value.missing)
     for name in online.list_files():
         if name.endswith(".safetensors"):
             online.download(name)                                   # e.g. smoke fetched the weights
@@ -118,6 +134,18 @@ def test_offline_uses_the_cache_and_says_what_is_missing(hub: FakeHub, ckpts: di
     assert len(hub.log) == before                                   # not one request
     same_report(report, expected)
     assert report.extra["offline"] and report.extra["commit_sha"] == expected.extra["commit_sha"]
+
+
+def test_online_reads_what_is_cached_from_disk(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    hub.add_commit("org/warm", ckpts["tiny"])
+    first = open_source("org/warm")
+    assert isinstance(first, HubSource)
+    for name in first.list_files():
+        first.download(name)
+    before = len(hub.log)
+    report = verify(open_source("org/warm"))
+    assert [e.path for e in hub.log[before:]] == ["/api/models/org/warm/revision/main"]   # the listing only
+    same_report(report, verify(ckpts["tiny"]))
 
 
 def test_download_returns_the_file(hub: FakeHub, ckpts: dict[str, Path]) -> None:
@@ -132,8 +160,9 @@ def test_download_returns_the_file(hub: FakeHub, ckpts: dict[str, Path]) -> None
 
 def test_private_repo_with_token(hub: FakeHub, ckpts: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     hub.add_commit("org/private", ckpts["tiny"], private=True, granted={"hf_granted"})
-    with pytest.raises(SourceError, match="not found"):
+    with pytest.raises(RepositoryNotFoundError) as e:
         open_source("org/private")
+    assert e.value.repo_id == "org/private" and e.value.revision == "main"
     assert not verify(open_source("org/private", token="hf_granted")).failed()
     monkeypatch.setenv("HF_TOKEN", "hf_granted")                   # the usual environment variable
     assert not verify(open_source("org/private")).failed()

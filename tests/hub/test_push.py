@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from dflash2_ckpt.sources.hub import open_source
+from dflash2_ckpt.sources.open import open_source
 from dflash2_ckpt.push import smoke_failed
 from dflash2_ckpt.verify import verify
 
@@ -68,7 +68,7 @@ def test_push_to_subfolder_branch_and_pr(hub: FakeHub, ckpts: dict[str, Path], d
 
 def test_push_errors_are_one_line(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
     code, out = run("push", str(ckpts["tiny"]), "org/missing", "--token", "hf_granted")
-    assert code == 3 and "not found" in out and "hf repo create" in out and "Traceback" not in out
+    assert code == 3 and "not found" in out and "hf repos create" in out and "Traceback" not in out
     code, out = run("push", str(ckpts["tiny"]), dest)               # no token: the Hub refuses the commit
     assert code == 3 and "Traceback" not in out
 
@@ -94,3 +94,62 @@ def test_smoke_refusal_uploads_nothing(hub: FakeHub, ckpts: dict[str, Path], des
 @pytest.mark.parametrize("result, failed", [(True, False), (False, True), (None, False)])
 def test_smoke_failed_shapes(result: object, failed: bool) -> None:
     assert smoke_failed(result) is failed
+
+
+def test_push_offline_is_one_line_and_immediate(hub: FakeHub, ckpts: dict[str, Path], dest: str,
+                                                offline: None) -> None:
+    import time
+    t0 = time.monotonic()
+    code, out = run("push", str(ckpts["tiny"]), dest, "--token", "hf_granted")
+    assert code == 3 and time.monotonic() - t0 < 3 and not hub.log
+    assert "HF_HUB_OFFLINE" in out and "unset HF_HUB_OFFLINE" in out and "download" not in out
+    assert len(out.strip().splitlines()) == 2, out                   # one line, one hint
+
+
+def test_push_with_no_network_fails_fast_without_library_logs(hub: FakeHub, ckpts: dict[str, Path], dest: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import time
+
+    from huggingface_hub import constants
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    s.close()
+    monkeypatch.setenv("HF_ENDPOINT", dead)
+    monkeypatch.setattr(constants, "ENDPOINT", dead)
+    monkeypatch.delenv("DFLASH2_CKPT_HUB_BACKOFF")                  # the default policy a user gets
+    t0 = time.monotonic()
+    code, out = run("push", str(ckpts["tiny"]), dest, "--token", "hf_granted")
+    took = time.monotonic() - t0
+    assert code == 3 and took < 5, (took, out)
+    assert "cannot reach" in out and "Retrying" not in out and "Traceback" not in out
+    assert len(out.strip().splitlines()) == 2, out
+
+
+def test_push_to_a_missing_branch_says_how_to_create_it(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    from dflash2_ckpt.errors import RevisionNotFoundError
+    from dflash2_ckpt.push import push
+    with pytest.raises(RevisionNotFoundError) as e:
+        push(ckpts["tiny"], dest, revision="nope", token="hf_granted")
+    assert e.value.repo_id == "org/dest" and e.value.revision == "nope"
+    assert "hf repos branch create org/dest nope" in e.value.hint
+    assert hub.commit_requests == []
+
+
+def test_push_to_a_hub_url(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    hub.add_commit("org/dest", {}, ref="dev")
+    code, out = run("push", str(ckpts["tiny"]), f"{hub.url}/org/dest/tree/dev/dflash", "--token", "hf_granted")
+    assert code == 0, out
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["dev"]]
+    assert files["dflash/model.safetensors"] == (ckpts["tiny"] / "model.safetensors").read_bytes()
+
+
+def test_library_logs_are_restored_after_a_request(hub: FakeHub, ckpts: dict[str, Path]) -> None:
+    import logging
+    hub.add_commit("org/tiny", ckpts["tiny"])
+    logger = logging.getLogger("huggingface_hub")
+    before = logger.level
+    hub.inject("503", "/api/models/", times=1)
+    open_source("org/tiny")
+    assert logger.level == before

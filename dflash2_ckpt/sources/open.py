@@ -1,0 +1,56 @@
+"""From what the user typed to a Source: a local path, else a Hub repo id or URL, else "no such path"."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import SourceError
+from .discover import config_folders, local_config_folders, locate_drafter
+from .hub import HubSource, hub_settings
+from .hub_ref import parse_repo_ref
+from .local import LocalSource, Source
+
+
+def open_source(path: str, revision: str | None = None, token: str | None = None, subfolder: str | None = None,
+                *, require_weights: bool = True) -> Source:
+    """A local path if it exists; else `org/name[@rev][/subfolder]` or a Hub URL; else "no such path".
+
+    With require_weights (a drafter to check) and no subfolder given, a folder that is not a drafter
+    is searched for the one subfolder that is (sources.discover); without it (a --target) the folder
+    is opened as given and only its config.json is needed.
+    """
+    local = Path(os.path.expanduser(path))
+    if local.exists():
+        if revision:
+            raise SourceError("--revision applies to Hub repos, and this is a local path", path=path,
+                              hint="drop --revision, or give the repo id (org/name)")
+        src = LocalSource(local / subfolder if subfolder else local)
+        if require_weights and not subfolder and local.is_dir():
+            return locate_drafter(src, lambda: local_config_folders(src.root),
+                                  lambda f: LocalSource(os.path.join(path, f)))
+        return src
+    ref = None if path.startswith((".", "/", "~")) or "\\" in path else parse_repo_ref(path, hub_settings()["endpoint"])
+    if ref is None:
+        raise SourceError("no such file or directory, and not a Hub repo id", path=path,
+                          hint="give a checkpoint directory, or a Hub repo as org/name, org/name@revision or "
+                               "https://huggingface.co/org/name")
+    if ref.revision and revision and ref.revision != revision:
+        raise SourceError(f"two revisions given: @{ref.revision} and --revision {revision}", path=path,
+                          hint="give the revision once")
+    if ref.subfolder and subfolder and ref.subfolder.strip("/") != subfolder.strip("/"):
+        raise SourceError(f"two subfolders given: /{ref.subfolder} and --subfolder {subfolder}", path=path,
+                          hint="give the subfolder once")
+    folder = ref.subfolder or subfolder
+    hub = HubSource(ref.repo_id, revision=ref.revision or revision, subfolder=folder, token=token,
+                    config_only=not require_weights)
+    if not require_weights:
+        return hub
+    if not folder:
+        files = hub.repo_files
+        hub = locate_drafter(hub, lambda: config_folders(files), hub.sub)
+    hub.require_checkpoint()
+    # fetch config.json now: a gated repo lists its files to anyone but serves them only to granted
+    # tokens, and that must stop the run (exit 3), not turn into findings about unreadable files
+    if "config.json" in hub.list_files():
+        hub.read_range("config.json", 0, 1)
+    return hub
