@@ -31,4 +31,5 @@ def test_accept_reads_drafter_and_target_from_the_hub(hub: FakeHub) -> None:
     assert all(p["lossless"] for p in doc["prompts"])
     res = CliRunner().invoke(accept_command, ["org/tiny-drafter", "--target", "org/missing", "--format", "json"],
                              catch_exceptions=False)
-    assert res.exit_code == 3 and json.loads(res.output)["error"]["type"] == "SourceError"
+    err = json.loads(res.output)["error"]
+    assert res.exit_code == 3 and err["type"] == "RepositoryNotFoundError" and err.get("repo_id") == "org/missing"
