@@ -2,7 +2,8 @@
 
 Codes never change meaning once released and are never reused; retire one by marking it deprecated.
 Families: DF1xx config schema, DF2xx tensors, DF3xx v1/v2 identity, DF4xx causality,
-DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward (DF75x acceptance).
+DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward (DF75x acceptance),
+DF8xx engine compatibility (one verdict per engine profile, dflash2_ckpt.engines).
 """
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF117", "duplicate-key", "error", "a JSON object repeats a key; parsers silently keep the last"),
     Code("DF118", "head-geometry", "error", "attention geometry is inconsistent (kv heads must divide heads)"),
     Code("DF119", "unsupported-activation", "warning", "hidden_act is not silu; the engines build a SiLU MLP"),
+    Code("DF130", "speculators-unloadable", "error", "a flat config speculators cannot load (speculators_config.verifier missing: 'Field required')"),
+    Code("DF131", "tap-keys-conflict", "warning", "dflash_config.layer_ids and target_layer_ids disagree; vLLM's DFlash reads layer_ids first"),
+    Code("DF132", "swa-window-conflict", "warning", "dflash_config.use_swa with a swa_window_size that differs from sliding_window"),
     # DF2xx tensors
     Code("DF201", "missing-tensor", "error", "a tensor the layout requires is not in the checkpoint"),
     Code("DF202", "unexpected-tensor", "warning", "a tensor no engine loads"),
@@ -63,6 +67,7 @@ _TABLE: tuple[Code, ...] = (
     # DF4xx causality
     Code("DF401", "engines-disagree", "warning", "engines resolve a layer's in-block causality differently"),
     Code("DF402", "causal-keys-conflict", "warning", "top-level is_causal and dflash_config.causal disagree"),
+    Code("DF403", "causality-unstated", "warning", "a DFlash2 config with sliding layers and no causality key: engines run them causal"),
     # DF5xx pairing with the target
     Code("DF501", "vocab-mismatch", "error", "draft vocab_size differs from the target's"),
     Code("DF502", "fc-width-mismatch", "error", "fc input width differs from target hidden size x number of taps"),
@@ -105,6 +110,20 @@ _TABLE: tuple[Code, ...] = (
     Code("DF752", "acceptance-off-expected", "error", "mean acceptance length outside the expected figure and its tolerance (--expect)"),
     Code("DF753", "accept-assumption", "info", "the accept run relied on something that limits what its figures mean (final-norm tap, few steps)"),
     Code("DF754", "near-tie-divergence", "warning", "the speculative text left the target's greedy text where the target's top two logits tie within float rounding (block vs one-token forward), not through a loop error"),
+    # DF8xx engine compatibility (dflash2_ckpt.engines; reasons of a `compat` verdict)
+    Code("DF800", "engine-unsupported", "info", "this engine release has no such drafter at all"),
+    Code("DF801", "needs-conversion", "info", "the engine reads another format or dialect; the convert command produces it"),
+    Code("DF802", "engine-breakage", "error", "a bug of this engine release fails every such drafter; no checkpoint can fix it"),
+    Code("DF803", "engine-required-key", "error", "the engine refuses to load without a key this checkpoint lacks"),
+    Code("DF804", "engine-constraint", "error", "the checkpoint violates a hard constraint of the engine (geometry, causality keys)"),
+    Code("DF805", "engine-refused-tensor", "error", "the engine refuses a tensor the checkpoint carries"),
+    Code("DF806", "quantized-module-fails", "error", "the engine cannot load this quantized module"),
+    Code("DF807", "quantized-module-dropped", "warning", "the engine loads but silently drops or degrades this quantized module"),
+    Code("DF808", "engine-causality-diverges", "warning", "the engine runs layers with another in-block causality than the checkpoint means"),
+    Code("DF809", "engine-silent-default", "warning", "the engine silently fills a missing key with a value that differs from the checkpoint's intent"),
+    Code("DF810", "engine-note", "info", "what serving on this engine implies (draft-token convention, runner, logged defaults)"),
+    Code("DF811", "format-not-read", "error", "the engine does not read this format and no conversion to one it reads exists"),
+    Code("DF812", "quantized-module-must-be-dense", "error", "a module the engine builds unquantized is stored quantized"),
 )
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -79,11 +79,12 @@ def _run_smoke(source: Any, target: Target) -> Any:
 
 
 def check(source: Any, *, target: Target = None, select: Iterable[str] = (), ignore: Iterable[str] = (),
-          scan: bool = False, smoke: bool = False, strict: bool = False) -> CheckResult:
+          scan: bool = False, smoke: bool = False, strict: bool = False, engines: Iterable[str] = ()) -> CheckResult:
     """verify(source); with smoke=True and headers that pass (strictly, if asked), the smoke forward too.
-    `target` is a local path or an opened Source (a Hub repo): the same one goes to the smoke."""
+    `target` is a local path or an opened Source (a Hub repo): the same one goes to the smoke. `engines`:
+    the engine profiles verify judges against (`vllm@0.29.0`; default: the newest that support the drafter)."""
     select, ignore = list(select), list(ignore)
-    report = verify(source, target=target, select=select, ignore=ignore, scan=scan)
+    report = verify(source, target=target, select=select, ignore=ignore, scan=scan, engines=engines)
     if not smoke or report.failed(strict):
         return CheckResult(report)
     result = _run_smoke(source, target)

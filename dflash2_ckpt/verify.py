@@ -5,10 +5,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping
 
-from .causality import ENGINES, all_engines
 from .checkpoint import Checkpoint, open_checkpoint
 from .checks.context import CheckContext, CheckOptions, read_target
 from .checks.suite import OPENING, run_checks
+from .compat import drafter_of
+from .engines import EngineRef, newest_supporting, resolve
+from .engines.effective import engine_views
 from .errors import HeaderError
 from .findings import Finding, filter_findings
 from .layout import bytes_by_component
@@ -68,24 +70,30 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
             "selector_rank": spec.selector_rank, "selector_top_k": spec.selector_top_k,
             "sliding_window": spec.sliding_window,
         }
-        engines = all_engines(spec)
+        views = engine_views(newest_supporting(spec.version), drafter_of(ckpt))
+        out["engines"] = views
         out["layers"] = [
             {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
-             "causal": {e: (None if (col := engines[e]) is None or i >= len(col) else col[i]) for e in ENGINES}}
+             "causal": {v["engine"]: (v["causal"][i] if v["causal"] is not None and i < len(v["causal"]) else None)
+                        for v in views}}
             for i in range(spec.num_hidden_layers)
         ]
     return out
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
-           select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False) -> Report:
+           select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False,
+           engines: Iterable[str | EngineRef] = ()) -> Report:
     """Header-level verification. Raises SourceError when the checkpoint cannot be read at all.
 
     scan=True also streams every floating-point tensor through the NaN / Inf scan (DF611); without
-    it no tensor data is read.
+    it no tensor data is read. engines: `vllm@0.29.0`-style names to judge against (default: the newest
+    profile of each engine that supports this drafter's version); UnknownEngine for a name no profile covers.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
-    ctx = CheckContext(ckpt, None if target is None else read_target(target), CheckOptions(scan=scan))
+    profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
+    ctx = CheckContext(ckpt, None if target is None else read_target(target),
+                       CheckOptions(scan=scan, engines=profiles))
     found = run_checks(ctx)
     extra = {**getattr(ckpt.source, "report_extra", lambda: {})(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,

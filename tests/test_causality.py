@@ -1,16 +1,18 @@
-"""Per-layer causality under each engine's rule (CONTRACT §4)."""
+"""Per-layer causality under each engine's rule (CONTRACT §4) and the engine-aware DF4xx findings."""
 from __future__ import annotations
 
 import pytest
 
-from dflash2_ckpt.causality import all_engines, disagreements, intended_causality
+from dflash2_ckpt.causality import all_engines, intended_causality
 from dflash2_ckpt.checks.causality import causality_findings
+from dflash2_ckpt.engines import newest_supporting, resolve
 from dflash2_ckpt.formats.parse import to_spec
 from dflash2_ckpt.formats.spec import CausalityKeys
 
 from conftest import real_config
 
 S, F = "sliding_attention", "full_attention"
+V2 = newest_supporting("v2")
 
 
 def spec(dialect: str, types: list, **keys):
@@ -38,11 +40,13 @@ def test_nested_rules(keys, vllm, legacy, sglang) -> None:
     assert (e["vllm"], e["vllm-legacy"], e["sglang"]) == (vllm, legacy, sglang)
 
 
+# vLLM's speculators loader: dflash_config.causal = not config.get("sliding_window_non_causal", True), so an
+# absent key is bidirectional for v1 too; speculators' own default is true for dflash2, false for dflash.
 @pytest.mark.parametrize("swnc,version,specs,vllm", [
     (True, "v2", (False, False), (False, False)),
     (False, "v2", (True, False), (True, True)),
-    (None, "v2", (False, False), (False, False)),    # v2 default true
-    (None, "v1", (True, False), (True, True)),       # v1 default false
+    (None, "v2", (False, False), (False, False)),    # both default to non-causal
+    (None, "v1", (True, False), (False, False)),     # speculators v1 default false; vLLM's absent = true
 ])
 def test_flat_rules(swnc, version, specs, vllm) -> None:
     s = spec("flat", [S, F], sliding_window_non_causal=swnc).with_(version=version)
@@ -52,16 +56,51 @@ def test_flat_rules(swnc, version, specs, vllm) -> None:
     assert intended_causality(s) == specs
 
 
+def test_flat_v1_without_the_key_warns_that_vllm_runs_it_bidirectional() -> None:
+    s = spec("flat", [S, S]).with_(version="v1")
+    [f] = causality_findings(s, newest_supporting("v1"))
+    assert f.code == "DF401" and f.details["engine"] == "vllm>=0.29"
+    assert f.details["engine_causal"] == [False, False] and f.details["intended_causal"] == [True, True]
+    assert "sliding_window_non_causal explicitly" in f.message
+
+
 def test_explicit_agreeing_keys_produce_no_finding() -> None:
-    assert causality_findings(spec("nested", [S, S], is_causal=False, dflash_causal=False)) == []
-    assert disagreements(spec("nested", [F, F])) == []
+    assert causality_findings(spec("nested", [S, S], is_causal=False, dflash_causal=False), V2) == []
+    assert causality_findings(spec("nested", [F, F]), V2) == []
 
 
-def test_conflicting_keys_are_df402_and_df401() -> None:
-    codes = sorted(f.code for f in causality_findings(spec("nested", [S, S], is_causal=True, dflash_causal=False)))
-    assert codes == ["DF401", "DF402"]
+def test_q27_is_not_judged_by_the_pre_dflash2_rule_by_default() -> None:
+    s, _ = to_spec(real_config("z-lab_Qwen3.8-27B-DFlash2"))
+    assert causality_findings(s, V2) == []
+    [f] = causality_findings(s, [resolve("vllm@0.27.0")])       # named explicitly: the old rule applies
+    assert f.code == "DF401" and f.details["engine"] == "vllm<0.28" and f.details["layers"] == [0, 1, 2, 3, 4]
+    assert "dflash_config.causal: false" in f.message
+
+
+def test_conflicting_keys_name_the_engines_that_follow_each() -> None:
+    found = causality_findings(spec("nested", [S, S], is_causal=True, dflash_causal=False), V2)
+    [f402] = [f for f in found if f.code == "DF402"]
+    assert "vllm>=0.29" in f402.details["follow_is_causal"] and "sglang>=0.5.19" in f402.details["follow_is_causal"]
+    # the engines that load it agree (is_causal wins); dflash-mlx refuses is_causal: true, so runs nothing
+    assert [f for f in found if f.code == "DF401"] == []
+
+
+def test_dflash_causal_true_over_full_layers_names_sglang() -> None:
+    # dflash_config.causal: true with full-attention (bidirectional) layers: vLLM / z-lab run causal, SGLang
+    # ignores dflash_config.causal and runs them bidirectional
+    found = causality_findings(spec("nested", [F, F], dflash_causal=True), V2)
+    engines = {f.details["engine"] for f in found if f.code == "DF401"}
+    assert "sglang>=0.5.19" in engines and "vllm>=0.29" not in engines
+
+
+def test_no_causality_key_on_dflash2_sliding_layers_is_df403() -> None:
+    found = causality_findings(spec("nested", [S, S]), V2)
+    [f] = [f for f in found if f.code == "DF403"]
+    assert f.severity == "warning"
+    assert {"vllm>=0.29", "sglang>=0.5.19", "z-lab"} <= set(f.details["engines"])
+    assert "dflash-mlx" not in f.details["engines"]        # it runs bidirectional (or refuses)
 
 
 def test_flat_mixed_layers_name_the_layers_vllm_flattens() -> None:
-    [f] = causality_findings(spec("flat", [S, F], sliding_window_non_causal=False))
-    assert f.details["engine"] == "vllm" and f.details["layers"] == [1]
+    [f] = causality_findings(spec("flat", [S, F], sliding_window_non_causal=False), V2)
+    assert f.details["engine"] == "vllm>=0.29" and f.details["layers"] == [1]

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checkpoint import Checkpoint
+from ..engines import Profile
 from ..errors import SourceError
 from ..formats.parse import load_config
 from ..formats.spec import DraftSpec
@@ -34,6 +35,9 @@ def read_target(target: str | os.PathLike[str] | Source) -> TargetConfig:
 @dataclass(frozen=True)
 class CheckOptions:
     scan: bool = False      # stream every float tensor through the NaN / Inf scan (reads tensor data)
+    # engine profiles to judge against (verify --engine); empty: the newest of each engine that supports
+    # this drafter's version (checks/causality.py)
+    engines: tuple[Profile, ...] = ()
 
 
 @dataclass

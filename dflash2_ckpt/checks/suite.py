@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, files, identity, pairing, tensors
+from . import causality, config, content, engine_keys, files, identity, pairing, tensors
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -15,6 +15,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("identity", identity.check),
     ("tensors", tensors.check),
     ("causality", causality.check),
+    ("engine-keys", engine_keys.check),
     ("pairing", pairing.check),
     ("content", content.check),
 )

@@ -34,6 +34,21 @@ def target_option(help: str = "Target model directory or Hub repo id (its config
     return click.option("--target", default=None, type=click.Path(), help=help)
 
 
+def _engines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    from ..engines import UnknownEngine, resolve
+    for v in values:
+        try:
+            resolve(v)
+        except UnknownEngine as e:
+            raise click.BadParameter(e.message, param_hint="--engine") from None
+    return values
+
+
+def engine_option(help: str) -> Callable[[F], F]:
+    """--engine NAME[@VERSION], repeatable; a name or version no profile covers is a usage error."""
+    return click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]", callback=_engines, help=help)
+
+
 def hub_options(fn: F) -> F:
     """--revision / --subfolder / --token, for every command that reads a checkpoint."""
     fn = click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True,

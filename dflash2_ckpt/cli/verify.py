@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from .errors import guarded
-from .options import emit, format_option, hub_options, open_source, open_target, parse_codes, select_options, \
-    strict_option, target_option
+from .options import emit, engine_option, format_option, hub_options, open_source, open_target, parse_codes, \
+    select_options, strict_option, target_option
 
 
 @click.command("verify")
@@ -18,15 +18,18 @@ from .options import emit, format_option, hub_options, open_source, open_target,
               help="Then run the smoke forward on the tensors (needs the [smoke] extra: torch, triton).")
 @click.option("--scan", is_flag=True,
               help="Also read every floating-point tensor (streamed, bounded memory) and report NaN / Inf (DF611).")
+@engine_option("Judge causality against these engine profiles, e.g. vllm@0.29.0 (repeatable; default: the "
+               "newest of each engine that supports this drafter's version).")
 @hub_options
 @guarded
 def command(path: str, target: str | None, fmt: str, strict: bool, select: str | None, ignore: str | None,
-            with_smoke: bool, scan: bool, revision: str | None, subfolder: str | None, token: str | None) -> int:
+            with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
+            token: str | None) -> int:
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan or --smoke is given."""
     from ..gate import check
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
     result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
-                   select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict)
+                   select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)
     return emit(result, fmt, strict)

@@ -9,6 +9,15 @@ from pydantic import BaseModel, Field
 from .common import MODEL_CONFIG, DrafterScales, NonNegInt, PosInt, TransformerFields, V2Fields
 
 
+def _schema_requires(*names: str) -> Any:
+    """Mark fields required in the JSON Schema while parsing stays lenient: speculators 0.9 refuses a config
+    without them ('Field required'), which verify reports as DF130 with every other check still running."""
+    def extra(schema: dict[str, Any], cls: Any) -> None:
+        have = list(schema.get("required", []))
+        schema["required"] = have + [n for n in names if n not in have]
+    return extra
+
+
 class Verifier(BaseModel):
     model_config = MODEL_CONFIG
     name_or_path: Optional[str] = None
@@ -16,7 +25,7 @@ class Verifier(BaseModel):
 
 
 class SpeculatorsConfig(BaseModel):
-    model_config = MODEL_CONFIG
+    model_config = MODEL_CONFIG | {"json_schema_extra": _schema_requires("verifier")}
     algorithm: Optional[str] = None
     default_proposal_method: Optional[str] = None
     proposal_methods: Optional[list[dict[str, Any]]] = None
@@ -24,7 +33,8 @@ class SpeculatorsConfig(BaseModel):
 
 
 class FlatV1Config(DrafterScales):
-    model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (flat speculators dialect)"}
+    model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (flat speculators dialect)",
+                                   "json_schema_extra": _schema_requires("speculators_config")}
     speculators_model_type: Literal["dflash"]
     architectures: Optional[list[str]] = None
     aux_hidden_state_layer_ids: Annotated[list[PosInt], Field(min_length=1)]
@@ -39,6 +49,7 @@ class FlatV1Config(DrafterScales):
     speculators_version: Optional[str] = None
 
 
-class FlatV2Config(V2Fields, FlatV1Config):  # type: ignore[misc]
-    model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (flat speculators dialect)"}
+class FlatV2Config(V2Fields, FlatV1Config):
+    model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (flat speculators dialect)",
+                                   "json_schema_extra": _schema_requires("speculators_config")}
     speculators_model_type: Literal["dflash2"]  # type: ignore[assignment]

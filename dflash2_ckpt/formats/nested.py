@@ -17,6 +17,12 @@ class DFlashConfigV1(DrafterScales):
     block_size: Optional[PosInt] = None
     causal: Optional[bool] = None
     sample_from_anchor: Optional[bool] = None
+    # MiMo-style keys vLLM's DFlash reads (layer_ids before target_layer_ids; use_swa / swa_window_size /
+    # attention_sink_bias for the sliding window): modelled so they are checked, kept by convert
+    layer_ids: Optional[list[NonNegInt]] = None
+    use_swa: Optional[bool] = None
+    swa_window_size: Optional[PosInt] = None
+    attention_sink_bias: Optional[bool] = None
 
 
 class DFlashConfigV2(V2Fields, DFlashConfigV1):
@@ -40,4 +46,4 @@ class NestedV2Config(NestedV1Config):
     """`DFlash2DraftModel` with conv and selector keys in dflash_config."""
 
     model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (nested dialect)"}
-    dflash_config: DFlashConfigV2  # type: ignore[assignment]
+    dflash_config: DFlashConfigV2

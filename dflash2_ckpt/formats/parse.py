@@ -165,6 +165,9 @@ def _v2(src: Any, version: str) -> dict[str, Any]:
     return {k: getattr(src, k) for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")}
 
 
+# dflash_config keys from MiMo-style v1 drafters that vLLM's DFlash reads (formats/nested.py)
+MIMO_KEYS = ("layer_ids", "use_swa", "swa_window_size", "attention_sink_bias")
+
 _NESTED_ROOT_DRAFTER_KEYS = ("architectures", "dflash_config", "is_causal", "num_target_layers",
                              "target_hidden_size", "block_size", "mask_token_id")
 
@@ -184,8 +187,9 @@ def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[F
         if k in V2_KEYS:
             continue    # v2 keys under a v1 architecture: the identity check reports DF303
         findings.append(unknown_key(f"dflash_config.{k}"))
-    if dc.sample_from_anchor is not None:
-        drafter_extra["sample_from_anchor"] = dc.sample_from_anchor
+    for k in ("sample_from_anchor",) + MIMO_KEYS:
+        if getattr(dc, k) is not None:
+            drafter_extra[k] = getattr(dc, k)
     v2 = _v2(dc, det.version or "v1")
     spec = DraftSpec(
         version=det.version or "v1", dialect="nested", **fields,
@@ -198,7 +202,8 @@ def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[F
     paths.update(target_layer_ids="dflash_config.target_layer_ids", mask_token_id=mask_path,
                  block_size=block_path, num_target_layers="num_target_layers",
                  target_hidden_size="target_hidden_size", is_causal="is_causal", causal="dflash_config.causal",
-                 sample_from_anchor="dflash_config.sample_from_anchor", architectures="architectures")
+                 sample_from_anchor="dflash_config.sample_from_anchor", architectures="architectures",
+                 **{k: f"dflash_config.{k}" for k in MIMO_KEYS})
     for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
               "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
         paths[k] = f"dflash_config.{k}"

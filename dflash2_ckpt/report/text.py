@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..causality import ENGINE_LABELS, ENGINES
+from .engine_tables import render_engine_tables
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 TextRenderer = Callable[[Any, Console], None]
@@ -82,18 +82,7 @@ def render_summary(report: Any, out: Console) -> None:
             if v is not None:
                 t.add_row(k, str(v))
         out.print(t)
-    layers = s.get("layers")
-    if layers:
-        t = Table(title="in-block causality per engine")
-        t.add_column("layer")
-        t.add_column("type")
-        for e in ENGINES:
-            t.add_column(ENGINE_LABELS[e])
-        for row in layers:
-            cells = ["-" if row["causal"][e] is None else ("causal" if row["causal"][e] else "bidirectional")
-                     for e in ENGINES]
-            t.add_row(str(row["index"]), str(row["type"]), *cells)
-        out.print(t)
+    render_engine_tables(s, out)
     comp = s.get("bytes_by_component")
     if comp:
         t = Table(title="bytes by component")

@@ -25,6 +25,8 @@ def cases(tmp: Path) -> list[tuple[list[str], int]]:
     return [
         (["verify", GOOD], 0), (["verify", BROKEN], 1), (["verify", GOOD, "--select", "DF999"], 2),
         (["verify", GOOD, "--bogus"], 2), (["verify", str(tmp / "missing")], 3),
+        (["compat", GOOD], 0), (["compat", GOOD, "--engine", "vllm@0.28.0"], 1),
+        (["compat", GOOD, "--engine", "vllm@0.28.1"], 2), (["compat", str(tmp / "missing")], 3),
         (["inspect", GOOD], 0), (["inspect", GOOD, "--bogus"], 2), (["inspect", TRUNCATED], 3),
         (["inspect", str(tmp / "missing")], 3),
         (["convert", GOOD, "-o", out, "--to", "flat", "--verifier-name", "a/b", "--dry-run"], 0),

@@ -24,8 +24,8 @@ def invoke(*args: str):
 def test_exit_codes() -> None:
     assert invoke("verify", GOOD).exit_code == 0
     assert invoke("verify", str(FIXTURES / "broken" / "fc-wrong-shape")).exit_code == 1
-    assert invoke("verify", str(FIXTURES / "broken" / "legacy-engine-causal")).exit_code == 0
-    assert invoke("verify", str(FIXTURES / "broken" / "legacy-engine-causal"), "--strict").exit_code == 1
+    assert invoke("verify", str(FIXTURES / "broken" / "causality-unstated")).exit_code == 0
+    assert invoke("verify", str(FIXTURES / "broken" / "causality-unstated"), "--strict").exit_code == 1
     assert invoke("verify", GOOD, "--select", "DF999").exit_code == 2
     assert invoke("verify", GOOD, "--format", "yaml").exit_code == 2
 
@@ -57,7 +57,7 @@ def test_inspect_shows_geometry_causality_and_bytes() -> None:
     for needle in ("geometry", "in-block causality", "bidirectional", "selector", "conv"):
         assert needle in r.output
     doc = json.loads(invoke("inspect", GOOD, "--format", "json").output)
-    assert doc["summary"]["layers"][0]["causal"]["vllm"] is False
+    assert doc["summary"]["layers"][0]["causal"]["vllm>=0.29"] is False
 
 
 def test_committed_schemas_are_fresh() -> None:

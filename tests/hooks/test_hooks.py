@@ -54,10 +54,10 @@ def test_config_hook_never_opens_weights() -> None:
 
 
 def test_hook_strict_and_ignore() -> None:
-    d = BROKEN / "legacy-engine-causal"                              # warning-level only
+    d = BROKEN / "causality-unstated"                              # warning-level only
     assert run("hook", "config", str(d / "config.json"))[0] == 0
     assert run("hook", "config", "--strict", str(d / "config.json"))[0] == 1
-    assert run("hook", "config", "--strict", "--ignore", "DF401", str(d / "config.json"))[0] == 0
+    assert run("hook", "config", "--strict", "--ignore", "DF403", str(d / "config.json"))[0] == 0
 
 
 def test_hooks_do_not_import_torch() -> None:

@@ -29,7 +29,7 @@ def test_escaping_round_trips_and_stays_on_one_line(s: str) -> None:
 
 
 def test_one_annotation_per_finding_with_severity() -> None:
-    report = verify(FIXTURES / "broken" / "legacy-engine-causal")
+    report = verify(FIXTURES / "broken" / "causality-unstated")
     out = io.StringIO()
     render(report, "github", out)
     lines = [m for m in (LINE.match(x) for x in out.getvalue().splitlines()) if m]

@@ -17,7 +17,7 @@ from conftest import FIXTURES
 SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 CASES = ["good/nested-v2", "broken/fc-wrong-shape", "broken/mask-id-out-of-vocab", "broken/tensor-missing",
-         "broken/header-truncated", "broken/config-not-json", "broken/legacy-engine-causal"]
+         "broken/header-truncated", "broken/config-not-json", "broken/causality-unstated"]
 
 
 def sarif_of(report: object) -> dict:

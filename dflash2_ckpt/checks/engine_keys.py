@@ -1,0 +1,49 @@
+"""DF13x: config keys an engine reads beyond the schema, checked where an engine would load them differently.
+
+- speculators 0.9 cannot reload a flat config without speculators_config.verifier (pydantic: Field required).
+- vLLM's DFlash reads MiMo-style dflash_config.layer_ids before target_layer_ids, and dflash_config.use_swa
+  with swa_window_size, which must equal the model's sliding_window (vllm model_executor/models/
+  qwen3_dflash.py _resolve_dflash_layer_ids; the DFlash V1 config contract as lmdeploy mirrors it).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..findings import Finding
+from ..formats.spec import DraftSpec
+
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset({"DF130", "DF131", "DF132"})
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    spec = ctx.spec
+    return [] if spec is None else engine_key_findings(spec, ctx.checkpoint.config or {})
+
+
+def engine_key_findings(spec: DraftSpec, config: Mapping[str, Any]) -> list[Finding]:
+    out = []
+    if spec.dialect == "flat":
+        sc = config.get("speculators_config")
+        if not isinstance(sc, dict) or not isinstance(sc.get("verifier"), dict):
+            where = "speculators_config.verifier" if isinstance(sc, dict) else "speculators_config"
+            out.append(Finding("DF130", f"{where} is missing: speculators 0.9 cannot reload this drafter for "
+                               "fine-tuning (pydantic 'Field required'). Add speculators_config.verifier "
+                               "{name_or_path, architectures} naming the target model",
+                               field=where, details={"source": "vllm-project/speculators 0.9.0"}))
+    extra = spec.drafter_extra
+    layer_ids = extra.get("layer_ids")
+    if isinstance(layer_ids, list) and tuple(layer_ids) != spec.target_layer_ids:
+        out.append(Finding("DF131", f"dflash_config.layer_ids = {layer_ids} but target_layer_ids = "
+                           f"{list(spec.target_layer_ids)}: vLLM's DFlash reads layer_ids first, the other engines "
+                           "target_layer_ids. Keep one (target_layer_ids)", field="dflash_config.layer_ids",
+                           details={"layer_ids": layer_ids, "target_layer_ids": list(spec.target_layer_ids)}))
+    window = extra.get("swa_window_size")
+    if extra.get("use_swa") and window is not None and window != spec.sliding_window:
+        out.append(Finding("DF132", f"dflash_config.use_swa with swa_window_size = {window} but sliding_window = "
+                           f"{spec.sliding_window}: vLLM's DFlash requires the two to be equal",
+                           field="dflash_config.swa_window_size",
+                           details={"swa_window_size": window, "sliding_window": spec.sliding_window}))
+    return out

@@ -1,0 +1,96 @@
+"""The in-block causality rules engines apply (CONTRACT §4), one function per rule.
+
+Each returns one bool per draft layer (True = causal inside the block) or None when the rule's loader
+does not read this dialect. Profiles point at these; nothing else decides causality.
+"""
+from __future__ import annotations
+
+from ..formats.spec import DraftSpec
+from .profile import Causality
+
+
+def sliding_default(spec: DraftSpec) -> Causality:
+    """sliding => causal; full-attention and untyped layers => bidirectional."""
+    return tuple(t == "sliding_attention" for t in spec.layer_types)
+
+
+def _all(spec: DraftSpec, value: bool) -> Causality:
+    return (value,) * spec.num_hidden_layers
+
+
+def vllm_flat(spec: DraftSpec) -> Causality:
+    """vLLM's speculators loader: dflash_config.causal = not sliding_window_non_causal, one value for all
+    layers, with an ABSENT key read as true (bidirectional) for v1 and v2 alike."""
+    swnc = spec.causality.sliding_window_non_causal
+    return _all(spec, not (True if swnc is None else swnc))
+
+
+def zlab(spec: DraftSpec) -> Causality | None:
+    """z-lab reference and vLLM with DFlash2: is_causal, else dflash_config.causal, else sliding default;
+    flat configs go through vLLM's speculators loader."""
+    if spec.dialect == "flat":
+        return vllm_flat(spec)
+    keys = spec.causality
+    if keys.is_causal is not None:
+        return _all(spec, keys.is_causal)
+    if keys.dflash_causal is not None:
+        return _all(spec, keys.dflash_causal)
+    return sliding_default(spec)
+
+
+def zlab_nested_only(spec: DraftSpec) -> Causality | None:
+    return None if spec.dialect == "flat" else zlab(spec)
+
+
+def vllm_legacy(spec: DraftSpec) -> Causality | None:
+    """vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default."""
+    if spec.dialect == "flat":
+        return None     # its flat loader is not modelled (no DFlash2 flat support existed)
+    if spec.causality.dflash_causal is not None:
+        return _all(spec, spec.causality.dflash_causal)
+    return sliding_default(spec)
+
+
+def sglang(spec: DraftSpec) -> Causality | None:
+    """SGLang: explicit is_causal, else sliding default; reads the nested dialect only."""
+    if spec.dialect == "flat":
+        return None
+    if spec.causality.is_causal is not None:
+        return _all(spec, spec.causality.is_causal)
+    return sliding_default(spec)
+
+
+def speculators(spec: DraftSpec) -> Causality | None:
+    """speculators: sliding_window_non_causal makes sliding layers bidirectional, full layers always are.
+    Absent, it defaults to true for dflash2 and false for dflash (DFlash2SpeculatorConfig /
+    DFlashSpeculatorConfig field defaults)."""
+    if spec.dialect != "flat":
+        return None
+    swnc = spec.causality.sliding_window_non_causal
+    if swnc is None:
+        swnc = spec.version == "v2"
+    return tuple((t == "sliding_attention") and not swnc for t in spec.layer_types)
+
+
+def gguf(spec: DraftSpec) -> Causality | None:
+    """llama.cpp: `dflash.attention.causal` from the GGUF metadata (read into is_causal), else the
+    sliding default (inferred from the loader reading the per-layer sliding pattern)."""
+    if spec.causality.is_causal is not None:
+        return _all(spec, spec.causality.is_causal)
+    return sliding_default(spec)
+
+
+def all_bidirectional(spec: DraftSpec) -> Causality | None:
+    """dflash-mlx: loads only `is_causal: false` with every layer sliding, and runs them bidirectional;
+    anything else it refuses to load (None: it runs nothing)."""
+    loads = spec.dialect == "nested" and spec.causality.is_causal is False and \
+        all(t == "sliding_attention" for t in spec.layer_types)
+    return _all(spec, False) if loads else None
+
+
+def intended(spec: DraftSpec) -> Causality:
+    """What the checkpoint means: the reference reader of its own dialect (the z-lab reference for
+    nested, speculators for flat, the trainer that wrote it)."""
+    result = speculators(spec) if spec.dialect == "flat" else zlab(spec)
+    assert result is not None
+    return result

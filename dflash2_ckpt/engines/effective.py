@@ -1,0 +1,45 @@
+"""What each engine actually runs with: its causality per layer and the value of every key it may fill by
+default (taps, block size, mask id, RoPE base, sample_from_anchor, causality), next to the checkpoint's own,
+so inspect shows where an engine would silently diverge."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .causality import intended
+from .judge import effective_value, own_value
+from .profile import Default, Drafter, Profile
+
+KEYS = ("target_layer_ids", "block_size", "mask_token_id", "rope_theta", "sample_from_anchor")
+
+
+def _plain(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def _words(values: Sequence[bool] | None) -> str | None:
+    if values is None:
+        return None
+    kinds = {"causal" if v else "bidirectional" for v in values}
+    return kinds.pop() if len(kinds) == 1 else "/".join("C" if v else "B" for v in values)
+
+
+def engine_view(p: Profile, d: Drafter) -> dict[str, Any]:
+    spec = d.spec
+    causal = p.causality(spec) if spec is not None and p.causality is not None else None
+    declared = {df.key: df for df in p.defaults}
+    keys: dict[str, Any] = {}
+    for key in KEYS:
+        df = declared.get(key, Default(key, None, "reads the checkpoint's value"))
+        own = own_value(d, Default(key, None, ""))
+        engine = effective_value(d, df) if spec is not None else None
+        keys[key] = {"checkpoint": _plain(own), "engine": _plain(engine),
+                     "filled": key in declared and own_value(d, df) is None, "source": df.source}
+    keys["causality"] = {"checkpoint": _words(intended(spec)) if spec is not None else None,
+                         "engine": _words(causal), "filled": False, "source": p.causality_text}
+    return {"engine": p.id, "title": p.title, "causal": None if causal is None else list(causal),
+            "causality_rule": p.causality_text, "defaults": keys}
+
+
+def engine_views(profiles: Sequence[Profile], d: Drafter) -> list[dict[str, Any]]:
+    """Only profiles that read this dialect and have this drafter version: the others cannot run it."""
+    return [engine_view(p, d) for p in profiles if d.dialect in p.reads and d.version in p.drafts]

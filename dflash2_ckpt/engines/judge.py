@@ -1,0 +1,174 @@
+"""One profile x one drafter -> a verdict with its reasons (DF8xx findings) and, when it loads, the command.
+
+Order: unsupported (no such drafter in that release; a file it reads but cannot load is a quoted
+failure instead) > needs-conversion / unreadable format > known breakage > refusals (required keys, hard constraints, quantized modules) > silent divergence (causality,
+silent defaults, dropped modules) > loads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..findings import Finding
+from . import causality as rules
+from .profile import Default, Drafter, Profile
+
+EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
+                                   "DF808", "DF809", "DF810", "DF811", "DF812"})
+
+Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported"]
+VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported")
+
+
+@dataclass(frozen=True)
+class EngineVerdict:
+    profile: Profile
+    verdict: Verdict
+    reasons: tuple[Finding, ...]
+    serve: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"engine": self.profile.engine, "versions": self.profile.versions.label, "verdict": self.verdict,
+                "reasons": [{"code": r.code, "severity": r.severity, "message": r.message} for r in self.reasons],
+                "serve": self.serve}
+
+
+def _layers(ids: list[int], n: int) -> str:
+    return "every layer" if len(ids) == n else "layer" + ("s " if len(ids) > 1 else " ") + ", ".join(map(str, ids))
+
+
+def conversion_command(d: Drafter, to: str) -> str:
+    out = "DRAFTER.gguf" if to == "gguf" else f"DRAFTER-{to}"
+    cmd = f"dflash2-ckpt convert {d.path} --to {to} -o {out}"
+    if to == "gguf" or (to == "flat" and d.dialect == "nested"):
+        cmd += f" --target {d.target or 'TARGET'}"
+    return cmd
+
+
+def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
+    if d.dialect in p.reads:
+        return None
+    if d.dialect in ("nested", "flat"):
+        to = "gguf" if "gguf" in p.reads else ("nested" if "nested" in p.reads else "flat")
+        cmd = conversion_command(d, to)
+        return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "
+                                           f"{d.dialect} dialect: convert first with `{cmd}`",
+                                           details={"command": cmd, "source": p.sources[-1].source})
+    return "fails", Finding("DF811", f"{p.title} reads {'/'.join(sorted(p.reads))} only; this drafter is "
+                            f"{d.dialect or 'not a DFlash drafter'} and no conversion to it exists")
+
+
+def own_value(d: Drafter, default: Default) -> Any:
+    """The checkpoint's value for a key the engine defaults, or None when the engine would not see one."""
+    spec = d.spec
+    if spec is None:
+        return None
+    if default.reads and spec.path(default.key) not in default.reads:
+        return None
+    if default.key == "sample_from_anchor":
+        return spec.drafter_extra.get("sample_from_anchor")
+    if default.key == "rope_theta":
+        return spec.rope_theta if _has_rope(d) else None
+    return getattr(spec, default.key, None)
+
+
+def _has_rope(d: Drafter) -> bool:
+    cfg = d.config.get("transformer_layer_config", d.config) if d.dialect == "flat" else d.config
+    if not isinstance(cfg, dict):
+        return False
+    rp = cfg.get("rope_parameters")
+    return "rope_theta" in cfg or (isinstance(rp, dict) and "rope_theta" in rp)
+
+
+# what the reference reader assumes when a key is absent: the baseline a silent default is compared to
+REFERENCE_DEFAULTS: dict[str, Any] = {"rope_theta": 10000.0, "sample_from_anchor": False}
+
+
+def effective_value(d: Drafter, default: Default) -> Any:
+    own = own_value(d, default)
+    value = own if own is not None else (default.value(d.spec) if callable(default.value) else default.value)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _silent_defaults(p: Profile, d: Drafter) -> list[Finding]:
+    out = []
+    for df in p.defaults:
+        if d.spec is None or own_value(d, df) is not None:
+            continue
+        value = effective_value(d, df)
+        baseline = REFERENCE_DEFAULTS.get(df.key)
+        if value is not None and value == baseline:
+            continue
+        where = d.spec.path(df.key)
+        out.append(Finding("DF809", f"{p.title} finds no {where} it reads and silently uses {df.key} = {value}"
+                           f"{': ' + df.why if df.why else ''}. Set {where} explicitly",
+                           field=where, details={"key": df.key, "engine_value": value, "source": df.source}))
+    return out
+
+
+def _causality(p: Profile, d: Drafter) -> list[Finding]:
+    spec = d.spec
+    if spec is None or p.causality is None or len(spec.layer_types) != spec.num_hidden_layers:
+        return []
+    got = p.causality(spec)
+    if got is None:
+        return []
+    want = rules.intended(spec)
+    diff = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
+    if not diff:
+        return []
+    became = "/".join(sorted({"causal" if got[i] else "bidirectional" for i in diff}))
+    trained = "/".join(sorted({"causal" if want[i] else "bidirectional" for i in diff}))
+    return [Finding("DF808", f"{p.title} runs {_layers(diff, spec.num_hidden_layers)} {became} inside the block "
+                    f"where the checkpoint means {trained} ({p.causality_text}): nothing raises, acceptance drops",
+                    details={"layers": diff, "engine_causal": list(got), "intended_causal": list(want)})]
+
+
+def _quant(p: Profile, d: Drafter) -> list[Finding]:
+    if not d.quantized_modules:
+        return []
+    if p.quant is None:
+        return [Finding("DF810", f"{p.title}: how it treats quantized modules ({', '.join(sorted(d.quantized_modules))}) "
+                        "is not modelled")]
+    code = {"fails": "DF806", "dense-required": "DF812", "dropped": "DF807", "degraded": "DF807"}
+    return [Finding(code[o.effect], f"{p.title}: {o.message}", tensor=o.module,
+                    details={"module": o.module, "scheme": o.scheme, "effect": o.effect, "source": o.source})
+            for o in p.quant(d.quantized_modules)]
+
+
+def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
+    out = [Finding("DF810", f"{p.title}: {n.text} ({n.source})") for n in p.notes]
+    if p.draft_tokens is not None and block is not None:
+        t = p.draft_tokens
+        out.append(Finding("DF810", f"{p.title}: {t.flag} = {t.count(block)} ({t.text}, block_size = {block}; "
+                           f"{t.source})"))
+    return out
+
+
+def judge(p: Profile, d: Drafter) -> EngineVerdict:
+    if d.version is None:
+        return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
+    broken = [b for b in p.breakages if d.version in b.versions]
+    if d.version not in p.drafts and not (broken and d.dialect in p.reads):
+        has = " and ".join(f"DFlash {v}" for v in sorted(p.drafts))
+        return EngineVerdict(p, "unsupported", (Finding(
+            "DF800", f"{p.title} has no DFlash {d.version} drafter, only {has} ({p.sources[0].source})"),), None)
+    fmt = _format(p, d)
+    if fmt is not None:
+        return EngineVerdict(p, fmt[0], (fmt[1],), None)
+    fails = [Finding("DF802", f"{p.title} fails on every DFlash {d.version} {d.dialect} drafter"
+                     f"{'' if d.version in p.drafts else ' (it has no DFlash ' + d.version + ')'}; no checkpoint "
+                     f"can fix it: `{b.error}` ({b.source})") for b in broken]
+    for r in p.requires + p.constraints:
+        complaint = r.check(d)
+        if complaint:
+            fails.append(Finding(r.code, f"{p.title} refuses it: {complaint} ({r.source})"))
+    quant = _quant(p, d)
+    fails += [f for f in quant if f.severity == "error"]
+    degraded = _causality(p, d) + _silent_defaults(p, d) + [f for f in quant if f.severity == "warning"]
+    block = d.spec.block_size if d.spec is not None else None
+    notes = [f for f in quant if f.severity == "info"] + _notes(p, d, block)
+    if fails:
+        return EngineVerdict(p, "fails", tuple(fails + degraded), None)
+    serve = p.serve(d, block) if p.serve is not None else None
+    return EngineVerdict(p, "degraded" if degraded else "loads", tuple(degraded + notes), serve)

@@ -1,0 +1,43 @@
+"""llama.cpp: reads GGUF only (arch `dflash`); DFlash2 from build b10658 (ggml-org/llama.cpp#27342)."""
+from __future__ import annotations
+
+from . import causality, quant, serve
+from .profile import Breakage, DraftTokens, Fact, Profile
+from .versions import at_least, below
+
+TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1",
+                     "ggml-org/llama.cpp#27342")
+GGUF_ONLY = Fact("reads GGUF only (general.architecture = 'dflash'); an HF checkpoint is converted first",
+                 "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15; ENGINES.md §3")
+TAPS = "GGUF dflash.target_layers = target_layer_ids + 1 (layer inputs)"
+
+OLD = Profile(
+    engine="llama.cpp", label="llama.cpp", versions=below("b10658", "build"),
+    drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
+    version_by="tensor count (no DFlash2 tensors)",
+    causality=causality.gguf,
+    causality_text="dflash.attention.causal from the GGUF metadata",
+    taps=TAPS, draft_tokens=TOKENS,
+    sources=(Fact("a DFlash2 GGUF fails: wrong number of tensors; expected 81, got 58",
+                  "ggml-org/llama.cpp#27342 era reports"), GGUF_ONLY),
+    breakages=(Breakage(frozenset({"v2"}), "wrong number of tensors; expected 81, got 58",
+                        "ggml-org/llama.cpp#27342 era reports"),),
+    quant=quant.llamacpp, serve=serve.llamacpp,
+)
+
+CURRENT = Profile(
+    engine="llama.cpp", label="llama.cpp", versions=at_least("b10658", "build"),
+    drafts=frozenset({"v1", "v2"}), reads=frozenset({"gguf"}),
+    version_by="fields: DFlash2 is selector_top_k > 0 in the GGUF metadata",
+    causality=causality.gguf,
+    causality_text="dflash.attention.causal from the GGUF metadata",
+    taps=TAPS, draft_tokens=TOKENS,
+    sources=(Fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
+                  "taps are layer inputs (z-lab id + 1)", "ggml-org/llama.cpp#27342, z-lab/dflash#170"),
+             Fact("without a mask token every slot drafts id -1 and nothing is accepted", "ggml-org/llama.cpp#26761"),
+             GGUF_ONLY),
+    notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
+    quant=quant.llamacpp, serve=serve.llamacpp,
+)
+
+PROFILES = (OLD, CURRENT)

@@ -1,0 +1,120 @@
+"""What one engine release does with a drafter, as data: one Profile per engine and version range.
+
+Every statement carries its source (`owner/repo#N`, `owner/repo:path@commit`, or a shared doc section)
+so a fact can be audited and updated in one place; rule functions cover what data alone cannot say.
+Adding a release is an edit to a profile module plus a row of the golden test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from ..formats.spec import DraftSpec
+from .versions import VersionRange
+
+Format = Literal["nested", "flat", "gguf"]
+DrafterVersion = Literal["v1", "v2"]
+Causality = tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """The engine-independent facts a profile judges: what was detected, the spec, the tensors and which
+    modules are quantized (module path -> scheme label, e.g. {"fc": "w4a16"}; filled by header detection)."""
+
+    dialect: str | None                  # "nested" | "flat" | "gguf" | None (not a DFlash drafter)
+    version: DrafterVersion | None
+    spec: DraftSpec | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    tensors: frozenset[str] = frozenset()
+    quantized_modules: Mapping[str, str] = field(default_factory=dict)
+    path: str = "DRAFTER"
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class Fact:
+    text: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Default:
+    """A value the engine fills silently when the checkpoint gives none. `reads`: the config paths the
+    engine looks at (empty: wherever the dialect puts the key); a value elsewhere counts as missing
+    (mlx-vlm reads a top-level block_size only). `value` may be a function of the spec (a guess)."""
+
+    key: str                                    # DraftSpec field name
+    value: Any
+    source: str
+    reads: tuple[str, ...] = ()
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A hard rule: `check(drafter)` returns the engine's complaint, or None when the drafter passes."""
+
+    name: str
+    check: Callable[[Drafter], str | None]
+    source: str
+    code: str = "DF804"                          # DF803 required key, DF804 constraint, DF805 refused tensor
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """A bug of this release that no checkpoint can fix: every drafter of `versions` fails with `error`."""
+
+    versions: frozenset[DrafterVersion]
+    error: str
+    source: str
+
+
+@dataclass(frozen=True)
+class QuantOutcome:
+    module: str
+    scheme: str
+    effect: Literal["fails", "dropped", "dense-required", "degraded"]
+    message: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DraftTokens:
+    flag: str                                    # the engine's option
+    count: Callable[[int], int]                  # block size -> value of that option
+    text: str                                    # e.g. "block_size - 1"
+    source: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    engine: str                                  # the name users type: vllm, sglang, llama.cpp, ...
+    label: str                                   # display name
+    versions: VersionRange
+    drafts: frozenset[DrafterVersion]            # DFlash versions this release has at all
+    reads: frozenset[Format]                     # formats / dialects its loader reads
+    version_by: str                              # how it tells v1 from v2
+    causality: Callable[[DraftSpec], Causality | None] | None   # None: not modelled
+    causality_text: str
+    taps: str                                    # tap-id convention
+    draft_tokens: DraftTokens | None
+    sources: tuple[Fact, ...]                    # the facts this profile rests on
+    requires: tuple[Refusal, ...] = ()           # keys it refuses to load without
+    constraints: tuple[Refusal, ...] = ()        # hard geometry / tensor rules
+    defaults: tuple[Default, ...] = ()
+    breakages: tuple[Breakage, ...] = ()
+    quant: Callable[[Mapping[str, str]], list[QuantOutcome]] | None = None
+    notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
+    serve: Callable[["Drafter", int | None], str | None] | None = None
+
+    @property
+    def id(self) -> str:
+        label = self.versions.label
+        if self.versions.scheme is None:
+            return self.engine
+        return f"{self.engine}{label}" if label[0] in "<>=" else f"{self.engine}@{label}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.label} {self.versions.label}".strip()

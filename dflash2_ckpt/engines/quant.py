@@ -1,0 +1,69 @@
+"""Which quantized modules an engine consumes, drops or refuses (ENGINES.md §1, §2).
+
+Input: module path -> scheme label ({"fc": "w4a16", "layers.0.self_attn.q_proj": "fp8"}), as header
+detection reports it. Output: one QuantOutcome per module the engine does not consume as stored.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Mapping
+
+from .profile import QuantOutcome
+
+# vLLM builds these with quant_config=None; the selector codebooks are bare parameters.
+DENSE_FOR_VLLM = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.(kernel_projection|base_kernel)$|"
+                            r"(^|\.)candidate_selector\.(hidden_projection|predecessor_codebook|successor_codebook)$")
+# Drafter projections a weight-quantized checkpoint carries: fc plus the attention and MLP linears.
+PROJECTION = re.compile(r"^fc$|(^|\.)(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)$")
+
+VLLM_DENSE_SOURCE = "vllm-project/vllm#52816 (conv kernel_projection, selector hidden_projection, codebooks: quant_config=None)"
+VLLM_QUANT_SOURCE = "vllm-project/vllm#51581 (open at 0.29.0), #53116"
+SGLANG_FC_SOURCE = "sgl-project/sglang#39087 (fix #39254 open)"
+
+
+def vllm(modules: Mapping[str, str]) -> list[QuantOutcome]:
+    """vLLM <= 0.29.0: the draft quant config never reaches packed_modules_mapping, so any weight-quantized
+    drafter projection fails to load; the conv / selector modules must be dense whatever the scheme."""
+    out = []
+    for module, scheme in sorted(modules.items()):
+        if DENSE_FOR_VLLM.search(module):
+            out.append(QuantOutcome(module, scheme, "dense-required",
+                                    f"{module} is {scheme} but vLLM builds it unquantized (quant_config=None): "
+                                    "the quantized tensors match no parameter", VLLM_DENSE_SOURCE))
+        elif PROJECTION.search(module):
+            out.append(QuantOutcome(module, scheme, "fails",
+                                    f"{module} is {scheme}: the draft quant config never reaches "
+                                    "packed_modules_mapping -> AttributeError: 'QKVParallelLinear' object has no "
+                                    "attribute 'weight' (or a dtype mismatch, or silent corruption)",
+                                    VLLM_QUANT_SOURCE))
+    return out
+
+
+def sglang(modules: Mapping[str, str]) -> list[QuantOutcome]:
+    """SGLang: `fc` is a plain linear, so a quantized fc's packed tensors are dropped silently and fc stays
+    at random init (acceptance length 1.00, no error)."""
+    return [QuantOutcome(m, s, "dropped",
+                         f"{m} is {s}: SGLang's fc is a plain linear, so its packed weight / scale tensors are "
+                         "dropped and fc stays at random init (acceptance length ~1.00, nothing raises)",
+                         SGLANG_FC_SOURCE)
+            for m, s in sorted(modules.items()) if m == "fc"]
+
+
+def refuse_all(engine: str, source: str) -> Callable[[Mapping[str, str]], list[QuantOutcome]]:
+    """An engine that reads dense tensors only: every quantized module is a load failure."""
+    def rule(modules: Mapping[str, str]) -> list[QuantOutcome]:
+        return [QuantOutcome(m, s, "fails", f"{m} is {s}: {engine} loads dense drafter tensors only", source)
+                for m, s in sorted(modules.items())]
+    return rule
+
+
+CODEBOOK = re.compile(r"(^|\.)(candidate_selector\.(predecessor|successor)_codebook|selector_(predecessor|successor))$")
+
+
+def llamacpp(modules: Mapping[str, str]) -> list[QuantOutcome]:
+    """llama.cpp consumes ggml-quantized tensors; MXFP4 selector codebooks load but cost acceptance
+    (Q4_K codebooks measured fine)."""
+    return [QuantOutcome(m, s, "degraded", f"{m} is {s}: MXFP4 selector codebooks measurably cost acceptance "
+                         "(Q4_K ones measured fine); keep the codebooks at Q8_0 or higher",
+                         "ENGINES.md §3 (llama-quantize also quantizes the codebooks)")
+            for m, s in sorted(modules.items()) if CODEBOOK.search(m) and s.lower() == "mxfp4"]

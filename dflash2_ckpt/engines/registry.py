@@ -1,0 +1,62 @@
+"""All profiles, oldest first within each engine, and how a name or `engine@version` picks one."""
+from __future__ import annotations
+
+from . import llamacpp, mlx, reference, sglang, vllm
+from ..errors import UsageError
+from .profile import DrafterVersion, Profile
+from .versions import EngineRef, parse_ref, parse_version
+
+PROFILES: tuple[Profile, ...] = (vllm.PROFILES + sglang.PROFILES + llamacpp.PROFILES + mlx.PROFILES
+                                 + reference.PROFILES)
+ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
+
+
+class UnknownEngine(UsageError, ValueError):
+    """A name or version no profile covers; the message lists what exists (the CLI exits 2)."""
+
+
+def by_engine(engine: str) -> tuple[Profile, ...]:
+    return tuple(p for p in PROFILES if p.engine == engine)
+
+
+def by_id(profile_id: str) -> Profile:
+    for p in PROFILES:
+        if p.id == profile_id:
+            return p
+    raise UnknownEngine(f"no profile {profile_id!r}")
+
+
+def resolve(ref: EngineRef | str) -> Profile:
+    """`vllm` -> the newest vLLM profile; `vllm@0.29.0` -> the profile whose range holds 0.29.0."""
+    if isinstance(ref, str):
+        try:
+            ref = parse_ref(ref)
+        except ValueError as e:
+            raise UnknownEngine(str(e)) from None
+    profiles = by_engine(ref.engine)
+    if not profiles:
+        raise UnknownEngine(f"unknown engine {ref.engine!r}; known: {', '.join(ENGINES)}")
+    if ref.version is None:
+        return profiles[-1]
+    scheme = profiles[0].versions.scheme
+    if scheme is None:
+        raise UnknownEngine(f"{ref.engine} has one profile ({profiles[0].versions.label}); name it without @VERSION")
+    try:
+        version = parse_version(ref.version, scheme)
+    except ValueError as e:
+        raise UnknownEngine(f"{ref}: {e}") from None
+    for p in profiles:
+        if p.versions.contains(version):
+            return p
+    ranges = ", ".join(p.versions.label for p in profiles)
+    raise UnknownEngine(f"no {ref.engine} profile covers {ref.version} (profiles: {ranges})")
+
+
+def newest_supporting(version: DrafterVersion | None) -> tuple[Profile, ...]:
+    """The newest profile of each engine that has this DFlash version at all: what verify judges against."""
+    out = []
+    for engine in ENGINES:
+        fit = [p for p in by_engine(engine) if version in p.drafts]
+        if fit:
+            out.append(fit[-1])
+    return tuple(out)
