@@ -27,4 +27,6 @@ def intended_causality(spec: DraftSpec) -> tuple[bool, ...]:
 
 
 def all_engines(spec: DraftSpec) -> dict[Engine, tuple[bool, ...] | None]:
+    if spec.dialect == "gguf":     # none of these engines loads a GGUF file (llama.cpp does)
+        return {e: None for e in ENGINES}
     return {e: layer_causality(spec, e) for e in ENGINES}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checks.config import unreadable
 from .checks.files import INDEX, PICKLE_SUFFIXES, read_files
@@ -14,6 +14,9 @@ from .formats.parse import load_config, to_spec
 from .formats.spec import DraftSpec
 from .sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
 from .sources import LocalSource, Source, read_small
+
+if TYPE_CHECKING:
+    from .sources.gguf_header import GGUFHeader
 
 CONFIG = "config.json"
 __all__ = ["CONFIG", "INDEX", "PICKLE_SUFFIXES", "Checkpoint", "open_checkpoint", "read_header"]
@@ -33,6 +36,7 @@ class Checkpoint:
     bytes_read: int = 0
     # tensors the index places in shards that could not be read (already reported as DF60x)
     unavailable: set[str] = field(default_factory=set)
+    gguf: GGUFHeader | None = None      # a GGUF drafter (gguf_checkpoint.py): its header
 
     @property
     def label(self) -> str:
@@ -64,12 +68,33 @@ class Checkpoint:
 read_header = Checkpoint.read_header
 
 
+def gguf_file(source: Source, files: list[str]) -> str | None:
+    """The GGUF file to check: the one named (a path to it, org/name/file.gguf), or the only .gguf of a
+    folder without safetensors weights (GGUF repos often carry a config.json too)."""
+    named = getattr(source, "file", None)
+    if isinstance(named, str) and named.endswith(".gguf"):
+        return named
+    ggufs = [f for f in files if f.endswith(".gguf")]
+    if not ggufs or INDEX in files or any(f.endswith(".safetensors") for f in files):
+        return None
+    if len(ggufs) > 1:
+        raise SourceError(f"{len(ggufs)} GGUF files and no safetensors weights: {', '.join(ggufs[:4])}",
+                          path=source.label,
+                          hint="name the file to check, e.g. " + f"{source.label.rstrip('/')}/{ggufs[0]}")
+    return ggufs[0]
+
+
 def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     """Read config and headers. Raises SourceError only when the checkpoint cannot be read at all."""
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
+    files = source.list_files()
     ckpt = Checkpoint(source)
     ckpt.file_findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
-    files = source.list_files()
+    gguf_name = gguf_file(source, files)
+    if gguf_name is not None:
+        from .gguf_checkpoint import open_gguf
+        open_gguf(ckpt, gguf_name)
+        return ckpt
     if CONFIG in files:
         try:
             cfg, found = load_config(ckpt.read_small(CONFIG))

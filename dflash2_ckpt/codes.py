@@ -3,7 +3,7 @@
 Codes never change meaning once released and are never reused; retire one by marking it deprecated.
 Families: DF1xx config schema, DF2xx tensors, DF3xx v1/v2 identity, DF4xx causality,
 DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward (DF75x acceptance),
-DF8xx engine compatibility (one verdict per engine profile, dflash2_ckpt.engines).
+DF8xx engine compatibility (one verdict per engine profile, dflash2_ckpt.engines), DF9xx GGUF (DF900-DF949).
 """
 from __future__ import annotations
 
@@ -87,7 +87,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF607", "unsafe-path", "error", "a shard name is absolute, climbs out, or links outside the checkpoint"),
     Code("DF608", "bad-index", "error", "model.safetensors.index.json is not a valid index"),
     Code("DF609", "unindexed-shard", "warning", "a .safetensors file that the index does not list"),
-    Code("DF610", "gguf-file", "info", "a GGUF file; this toolkit checks the safetensors checkpoint only"),
+    Code("DF610", "gguf-file", "info", "a GGUF file; this toolkit checks the safetensors checkpoint only",
+         status="deprecated"),   # GGUF files are checked now: DF912 and the DF9xx family
     Code("DF611", "non-finite-weights", "error", "NaN or Inf values inside a weight (found by --scan)"),
     Code("DF612", "drafter-in-subfolder", "info", "the folder given is not a drafter; its one subfolder that is was checked"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
@@ -124,6 +125,21 @@ _TABLE: tuple[Code, ...] = (
     Code("DF810", "engine-note", "info", "what serving on this engine implies (draft-token convention, runner, logged defaults)"),
     Code("DF811", "format-not-read", "error", "the engine does not read this format and no conversion to one it reads exists"),
     Code("DF812", "quantized-module-must-be-dense", "error", "a module the engine builds unquantized is stored quantized"),
+    # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
+    Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
+    Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),
+    Code("DF902", "gguf-target-layers-missing", "error", "dflash.target_layers is absent; the llama.cpp loader refuses the file"),
+    Code("DF903", "gguf-taps-unshifted", "error", "dflash.target_layers look like the z-lab ids, not ids + 1 (layer inputs)"),
+    Code("DF904", "gguf-mask-token-missing", "error", "no tokenizer.ggml.mask_token_id: every slot drafts -1 and nothing is accepted"),
+    Code("DF905", "gguf-mask-token-differs", "error", "tokenizer.ggml.mask_token_id differs from the HF drafter's mask_token_id"),
+    Code("DF906", "gguf-dflash2-metadata-missing", "error", "DFlash2 tensors present but conv / selector metadata missing or zero"),
+    Code("DF907", "gguf-top-k-too-large", "error", "embedding_length < selector_top_k * (selector_top_k + 1); the llama.cpp loader refuses it"),
+    Code("DF908", "gguf-low-precision", "warning", "codebooks or conv projections stored below the precision known to hold acceptance"),
+    Code("DF909", "gguf-file-type-mismatch", "info", "general.file_type contradicts the tensor types"),
+    Code("DF910", "gguf-bias-dropped", "error", "the HF drafter has attention bias tensors that the GGUF lacks"),
+    Code("DF911", "gguf-key-missing", "error", "a metadata key the llama.cpp loader requires is absent or of the wrong type"),
+    Code("DF912", "gguf-beside-safetensors", "info", "a GGUF file beside a safetensors checkpoint; it is checked on its own"),
+    Code("DF913", "gguf-tokenizer-missing", "warning", "no tokenizer.ggml.tokens; llama.cpp needs the target's vocabulary in the drafter"),
 )
 
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}

@@ -22,16 +22,17 @@ Level = Literal["config", "headers"]
 
 def is_checkpoint_file(name: str) -> bool:
     base = os.path.basename(name)
-    return base in (CONFIG, INDEX) or base.endswith(".safetensors")
+    return base in (CONFIG, INDEX) or base.endswith((".safetensors", ".gguf"))
 
 
 def checkpoint_dirs(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The directories holding the given checkpoint files, each once, in first-seen order."""
+    """The directories holding the given checkpoint files, each once, in first-seen order; a GGUF file is a
+    checkpoint of its own (a folder may hold several quantizations)."""
     out: dict[Path, Path] = {}
     for f in files:
         if not is_checkpoint_file(os.fspath(f)):
             continue
-        d = Path(f).parent
+        d = Path(f) if os.fspath(f).endswith(".gguf") else Path(f).parent
         out.setdefault(d.resolve(), d)
     return list(out.values())
 

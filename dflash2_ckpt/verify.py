@@ -13,6 +13,7 @@ from .engines import EngineRef, newest_supporting, resolve
 from .engines.effective import engine_views
 from .errors import HeaderError
 from .findings import Finding, filter_findings
+from .gguf_checkpoint import gguf_summary
 from .layout import bytes_by_component
 from .sources import Source
 
@@ -58,6 +59,8 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "data_bytes": sum(h.data_bytes for h in ckpt.headers.values()),
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
     }
+    if ckpt.gguf is not None:
+        out.update(gguf_summary(ckpt.gguf))
     if spec is not None:
         out["geometry"] = {
             "hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,

@@ -56,7 +56,7 @@ def test_fixtures_rebuild_byte_identical(tmp_path) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.main(tmp_path)
-    for sub in ("good", "broken", "targets"):
+    for sub in ("good", "broken", "targets", "gguf"):
         cmp = filecmp.dircmp(FIXTURES / sub, tmp_path / sub)
         stack = [cmp]
         while stack:

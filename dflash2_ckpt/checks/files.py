@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF601", "DF602", "DF603", "DF604", "DF605", "DF606", "DF607", "DF608",
-                                   "DF609", "DF610"})
+                                   "DF609", "DF912"})
 
 INDEX = "model.safetensors.index.json"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
@@ -136,7 +136,8 @@ def _weight_files(ckpt: Checkpoint, files: list[str]) -> list[str]:
             out.append(Finding("DF602", f"{f} is a pickle file; it was not loaded (unpickling runs arbitrary "
                                "code). Publish safetensors only", file=f))
         elif f.endswith(".gguf"):
-            out.append(Finding("DF610", f"{f} is GGUF; only the safetensors checkpoint is checked", file=f))
+            out.append(Finding("DF912", f"{f} is a GGUF export beside the safetensors checkpoint; check it on its "
+                               f"own: dflash2-ckpt verify {ckpt.label.rstrip('/')}/{f}", file=f))
     st = [f for f in files if f.endswith(".safetensors")]
     if INDEX in files:
         shards = _load_index(ckpt, files)

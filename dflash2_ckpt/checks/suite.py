@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, files, identity, pairing, tensors
+from . import causality, config, content, engine_keys, files, gguf, identity, pairing, tensors
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -18,6 +18,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("engine-keys", engine_keys.check),
     ("pairing", pairing.check),
     ("content", content.check),
+    ("gguf", gguf.check),
 )
 # what opening a checkpoint can tell without judging it against a layout (inspect, convert's refusals)
 OPENING = ("config", "files")
@@ -30,4 +31,6 @@ def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Fin
     for name, family in FAMILIES:
         if wanted is None or name in wanted:
             out += family(ctx)
+    if ctx.checkpoint.gguf is not None:     # what the GGUF family says better about a GGUF file
+        out = [f for f in out if f.code not in gguf.SUPERSEDED]
     return out

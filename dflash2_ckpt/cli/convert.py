@@ -1,4 +1,5 @@
-"""`dflash2-ckpt convert SRC -o DST --to nested|flat`: a thin shell over dflash2_ckpt.convert.convert.
+"""`dflash2-ckpt convert SRC -o DST --to nested|flat|gguf`: a thin shell over dflash2_ckpt.convert (and
+convert.gguf for GGUF in either direction).
 
 Exit codes: 0 converted (or planned, with --dry-run); 1 refused (the conversion cannot be exact, the
 source has error findings not accepted, or the output failed verification); 2 usage (no verifier
@@ -18,8 +19,13 @@ from .options import format_option, parse_codes
 
 @click.command("convert")
 @click.argument("src")
-@click.option("-o", "--output", "dst", required=True, help="Destination directory (written atomically).")
-@click.option("--to", "to", type=click.Choice(["nested", "flat"]), required=True, help="Destination dialect.")
+@click.option("-o", "--output", "dst", required=True, help="Destination directory, or FILE.gguf (written atomically).")
+@click.option("--to", "to", type=click.Choice(["nested", "flat", "gguf"]), required=True,
+              help="Destination dialect; gguf writes one llama.cpp file. A .gguf SRC converts back to nested / flat.")
+@click.option("--outtype", type=click.Choice(["bf16", "f16", "f32", "q8_0"]), default=None,
+              help="GGUF tensor type (default: the source's, exact); q8_0 keeps vectors and conv base kernels F32.")
+@click.option("--tokenizer-from", "tokenizer_from", type=click.Path(), default=None,
+              help="Copy the tokenizer.ggml.* keys from this target GGUF instead of --target's tokenizer.json.")
 @click.option("--target", type=click.Path(), default=None,
               help="Target model directory (config.json): num_target_layers when going nested, the verifier "
                    "when going flat; also checks that the drafter fits it.")
@@ -30,13 +36,22 @@ from .options import format_option, parse_codes
               help="Convert even though the source has these error codes or prefixes, comma-separated (e.g. DF201,DF3).")
 @format_option
 @guarded
-def command(src: str, dst: str, to: str, target: str | None, verifier_name: str | None, dry_run: bool,
-            force: bool, accept_findings: str | None, fmt: str) -> int:
-    """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects, exactly."""
+def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: str | None, target: str | None,
+            verifier_name: str | None, dry_run: bool, force: bool, accept_findings: str | None, fmt: str) -> int:
+    """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects and GGUF."""
     from ..convert import convert
     from ..report import render
     accept = parse_codes(accept_findings, "--accept-findings")
     _sigterm_unwinds()
+    if to == "gguf" or src.endswith(".gguf"):
+        from ..convert.gguf import convert_gguf
+        render(convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
+                            tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
+                            accept_findings=accept), fmt)
+        return EXIT_OK
+    if outtype or tokenizer_from:
+        from ..errors import ConversionUsageError
+        raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
     render(convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
                    dry_run=dry_run, force=force, accept_findings=accept), fmt)
     return EXIT_OK

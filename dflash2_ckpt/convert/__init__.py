@@ -94,11 +94,10 @@ def _verify_staged(plan: ConversionPlan, source: Checkpoint, tmp: Path) -> tuple
     return report.findings
 
 
-def _refuse_findings(ckpt: Checkpoint, plan: ConversionPlan, accept: list[str]) -> None:
+def _refuse_findings(ckpt: Checkpoint, repaired: set[str], accept: list[str]) -> None:
     """A source with error findings is not converted unless the caller accepts those codes by name.
-    A finding about a tensor the plan renames or drops (a name variant, a copy of the target) is one the
-    conversion repairs, and does not count."""
-    repaired = {t.name for t in plan.tensors if t.action != "copy"}
+    A finding about a tensor the conversion renames or drops (`repaired`: a name variant, a copy of the
+    target) is one it repairs, and does not count."""
     errors: list[Finding] = [f for f in verify(ckpt).findings if f.severity == "error" and f.tensor not in repaired]
     left = [f for f in errors if not (accept and keep(f.code, accept))]
     if left:
@@ -131,7 +130,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
         raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
-    _refuse_findings(ckpt, plan, list(accept_findings))
+    _refuse_findings(ckpt, {t.name for t in plan.tensors if t.action != "copy"}, list(accept_findings))
     tmp = None
     try:
         tmp = make_staging(dst_path)    # inside the boundary: an unwritable parent is a WriteError too

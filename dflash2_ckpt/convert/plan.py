@@ -194,7 +194,8 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
               num_target_layers: int | None = None) -> ConversionPlan:
     opening = _refuse_source(ckpt)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
-    assert spec is not None and config is not None and det is not None and det.dialect is not None
+    assert spec is not None and config is not None and det is not None
+    assert det.dialect == "nested" or det.dialect == "flat"     # a GGUF source goes through from_gguf
     if det.dialect == to:
         raise ConversionError(f"the source is already in the {to} dialect; nothing to convert", path=ckpt.label)
     if to == "flat":

@@ -40,7 +40,7 @@ def _layers(ids: list[int], n: int) -> str:
 def conversion_command(d: Drafter, to: str) -> str:
     out = "DRAFTER.gguf" if to == "gguf" else f"DRAFTER-{to}"
     cmd = f"dflash2-ckpt convert {d.path} --to {to} -o {out}"
-    if to == "gguf" or (to == "flat" and d.dialect == "nested"):
+    if to == "gguf" or (to == "flat" and d.dialect != "flat"):
         cmd += f" --target {d.target or 'TARGET'}"
     return cmd
 
@@ -48,7 +48,7 @@ def conversion_command(d: Drafter, to: str) -> str:
 def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in p.reads:
         return None
-    if d.dialect in ("nested", "flat"):
+    if d.dialect in ("nested", "flat", "gguf"):     # convert reads and writes all three (GGUF: convert/gguf.py)
         to = "gguf" if "gguf" in p.reads else ("nested" if "nested" in p.reads else "flat")
         cmd = conversion_command(d, to)
         return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "

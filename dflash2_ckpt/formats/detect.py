@@ -12,7 +12,7 @@ V1_ARCH = "DFlashDraftModel"
 
 @dataclass(frozen=True)
 class Detection:
-    dialect: Literal["nested", "flat"] | None
+    dialect: Literal["nested", "flat", "gguf"] | None
     version: Literal["v1", "v2"] | None   # what the engines will load it as
     other: str | None = None               # name of a non-DFlash drafter, when recognised
     arch_version: Literal["v1", "v2"] | None = None    # what `architectures` says

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
 Version = Literal["v1", "v2"]
-Dialect = Literal["nested", "flat"]
+Dialect = Literal["nested", "flat", "gguf"]   # gguf: llama.cpp metadata (formats/gguf_spec.py)
 LayerType = Literal["sliding_attention", "full_attention"]
 
 V2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")

@@ -66,6 +66,8 @@ class Location:
 
 def _local_dir(subject: str) -> Path | None:
     p = Path(subject)
+    if p.is_file():         # a GGUF drafter is one file: its findings sit on it
+        return p.parent
     return p if p.is_dir() else None
 
 
@@ -97,8 +99,9 @@ def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Loc
         except OSError:
             config_text = None
     out = []
+    default = Path(subject).name if Path(subject).is_file() else "config.json"
     for f in findings:
-        file = f.file or "config.json"
+        file = f.file or default
         line = key_line(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
         out.append((f, Location(_uri(root, file), line)))
     return out

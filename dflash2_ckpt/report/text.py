@@ -83,6 +83,15 @@ def render_summary(report: Any, out: Console) -> None:
                 t.add_row(k, str(v))
         out.print(t)
     render_engine_tables(s, out)
+    types = s.get("tensor_types")
+    if types:   # GGUF: the storage type of every tensor
+        t = Table(title="tensor types (GGUF)")
+        for col in ("tensor", "HF name", "type", "shape", "bytes"):
+            t.add_column(col, justify="right" if col == "bytes" else "left")
+        for row in types:
+            t.add_row(escape(row["tensor"]), escape(row["hf"] or "-"), row["type"], str(row["shape"]),
+                      f"{row['bytes']:,} B")
+        out.print(t)
     comp = s.get("bytes_by_component")
     if comp:
         t = Table(title="bytes by component")

@@ -39,6 +39,10 @@ def open_for_smoke(path_or_checkpoint: Any) -> Any:
     if not (hasattr(ckpt, "spec") and hasattr(ckpt, "tensors")):
         from ..checkpoint import open_checkpoint
         ckpt = open_checkpoint(path_or_checkpoint)
+    if getattr(ckpt, "gguf", None) is not None:
+        raise ConfigError("the smoke forward runs on safetensors checkpoints, and this is a GGUF file",
+                          path=getattr(ckpt.source, "label", None),
+                          hint="convert it back first: dflash2-ckpt convert FILE.gguf -o DIR --to nested")
     if ckpt.spec is None:
         raise ConfigError("the config does not describe a DFlash drafter the smoke can build",
                           path=getattr(ckpt.source, "label", None), hint="run `dflash2-ckpt verify` to see why")

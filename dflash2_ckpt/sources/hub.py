@@ -71,6 +71,10 @@ class HubSource:
         self.repo_files: list[str] = []     # every file of the repo at sha (for hints and subfolder search)
         self._repo_sizes: dict[str, int | None] = {}
         self._snapshot: dict[str, Path] = {}     # offline: every cached file of the snapshot
+        self.file: str | None = None        # one file of the folder to check (org/name/drafter.gguf)
+        if subfolder and subfolder.strip("/").endswith(".gguf"):
+            folder, _, self.file = subfolder.strip("/").rpartition("/")
+            subfolder = folder or None
         self._set_folder(subfolder)
         self.transport = HubTransport(self.where, self.token, policy)
         if self.offline:
@@ -135,9 +139,10 @@ class HubSource:
     def require_checkpoint(self) -> None:
         """Refuse, with the next step, a folder that holds no safetensors checkpoint to check."""
         names = list(self._sizes)
-        if self.offline and "config.json" not in names:
+        gguf = self.file is not None or any(n.endswith(".gguf") for n in names)   # a GGUF drafter needs no config
+        if self.offline and "config.json" not in names and not gguf:
             raise offline_not_cached(self.where, [self._path("config.json")])
-        if not any(n.endswith(".safetensors") for n in names) and INDEX not in names:
+        if not gguf and not any(n.endswith(".safetensors") for n in names) and INDEX not in names:
             if self.offline:
                 raise offline_not_cached(self.where, [self._path("*.safetensors")])
             where = f"{self.repo_id}/{self.subfolder}" if self.subfolder else self.repo_id

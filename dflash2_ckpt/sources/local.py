@@ -32,7 +32,9 @@ class LocalSource:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
+        self.file: str | None = None        # the file named, when a path to one file was given (a .gguf)
         if p.is_file():
+            self.file = p.name
             p = p.parent
         if not p.exists():
             raise SourceError("no such file or directory", path=str(path),

@@ -36,5 +36,5 @@ def test_a_gguf_file_is_noted_and_not_read(tmp_path: Path) -> None:
     (d / "drafter-Q8_0.gguf").write_bytes(b"GGUF" + b"\0" * 60)
     ckpt = open_checkpoint(d)
     found = check(CheckContext(ckpt))
-    assert [(f.code, f.severity, f.file) for f in found] == [("DF610", "info", "drafter-Q8_0.gguf")]
+    assert [(f.code, f.severity, f.file) for f in found] == [("DF912", "info", "drafter-Q8_0.gguf")]
     assert ckpt.bytes_read < (d / "model.safetensors").stat().st_size   # the GGUF was never opened

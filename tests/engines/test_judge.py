@@ -89,9 +89,11 @@ def test_dflash2_gguf_fails_in_old_llamacpp_with_the_quoted_error() -> None:
     assert v.verdict == "fails" and "expected 81, got 58" in v.reasons[0].message
 
 
-def test_gguf_is_not_read_by_the_safetensors_engines() -> None:
+def test_gguf_is_not_read_by_the_safetensors_engines_and_converts_back() -> None:
     for engine in ("vllm", "sglang", "dflash-mlx", "z-lab"):
-        assert verdict(engine, drafter(dialect="gguf")) == ("fails", ["DF811"])
+        assert verdict(engine, drafter(dialect="gguf")) == ("needs-conversion", [])   # DF801 is info
+    v = judge(resolve("vllm"), drafter(dialect="gguf"))
+    assert "--to nested" in v.reasons[0].details["command"]
 
 
 def test_hf_checkpoint_for_llamacpp_needs_the_gguf_conversion() -> None:

@@ -1,0 +1,231 @@
+"""GGUF drafter -> HF safetensors checkpoint (nested or flat).
+
+BF16 / F16 / F32 tensors are copied byte for byte (only the name and the header change); quantized ones are
+dequantized by the gguf package to F32 and reported, since the precision they lost is gone. The config is
+the source config.json the file carries when we wrote it and it still agrees with the metadata (so a
+round trip gives back the very same files), else one written from the metadata. The result is staged,
+read back, checked to describe the same drafter, then renamed into place; the other dialect goes through
+the dialect conversion.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..checks.gguf import EMITS as GGUF_EMITS
+from ..checks.gguf import bits_per_weight
+from ..errors import ConversionError, ConversionUsageError, SourceError
+from ..findings import Finding
+from ..formats import gguf_names as N
+from ..formats.parse import load_config, to_spec
+from ..formats.spec import DraftSpec
+from ..sources.dense import to_float32
+from ..sources.gguf_header import GGUFHeader
+from ..sources.safetensors_header import build_header
+from ..checks.context import CheckContext
+from ..checks.suite import run_checks
+from .gguf_exact import gguf_differences
+from .pieces import Piece, write_pieces
+from .staging import _remove, clean_stale, install, make_staging
+
+_DENSE = ("F32", "F16", "BF16")
+_DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+
+
+@dataclass
+class FromGGUFReport:
+    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+
+    src: str
+    dst: str
+    to: str
+    version: str
+    config_source: str                       # "embedded" or "metadata"
+    tensors: list[dict[str, Any]]
+    notes: list[str]
+    findings: tuple[Finding, ...] = ()
+    written: bool = False
+    tensors_verified: int = 0
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> str:
+        return self.src
+
+    def to_json(self) -> dict[str, Any]:
+        return {"src": self.src, "dst": self.dst, "from": "gguf", "to": self.to, "version": self.version,
+                "config_source": self.config_source, "written": self.written,
+                "tensors_verified": self.tensors_verified,
+                "exact_tensors": sum(t["exact"] for t in self.tensors),
+                "dequantized_tensors": sum(not t["exact"] for t in self.tensors), "tensors": self.tensors,
+                "notes": self.notes, "findings": [f.to_json() for f in self.findings],
+                "seconds": round(self.seconds, 3), **self.extra}
+
+
+def nested_config(spec: DraftSpec, dtype: str) -> dict[str, Any]:
+    """A nested-dialect config.json for a DraftSpec read from GGUF metadata (keys the file does not carry,
+    such as num_target_layers, are left out rather than guessed)."""
+    arch = "DFlash2DraftModel" if spec.version == "v2" else "DFlashDraftModel"
+    rope: dict[str, Any] = {"rope_theta": spec.rope_theta, "rope_type": "default"}
+    rope.update({("rope_type" if k == "type" else k): v for k, v in (spec.rope_scaling or {}).items()})
+    cfg: dict[str, Any] = {
+        "architectures": [arch], "model_type": "qwen3", "hidden_size": spec.hidden_size,
+        "intermediate_size": spec.intermediate_size, "num_hidden_layers": spec.num_hidden_layers,
+        "num_attention_heads": spec.num_attention_heads, "num_key_value_heads": spec.num_key_value_heads,
+        "head_dim": spec.head_dim, "vocab_size": spec.vocab_size, "rms_norm_eps": spec.rms_norm_eps,
+        "hidden_act": "silu", "attention_bias": spec.attention_bias, "rope_parameters": rope,
+    }
+    if spec.max_position_embeddings:
+        cfg["max_position_embeddings"] = spec.max_position_embeddings
+    if all(t is not None for t in spec.layer_types):
+        cfg["layer_types"] = list(spec.layer_types)
+    if spec.sliding_window:
+        cfg["sliding_window"] = spec.sliding_window
+    if spec.target_hidden_size:
+        cfg["target_hidden_size"] = spec.target_hidden_size
+    if spec.causality.is_causal is not None:
+        cfg["is_causal"] = spec.causality.is_causal
+    cfg["dtype"] = dtype
+    dc: dict[str, Any] = {"target_layer_ids": list(spec.target_layer_ids)}
+    for k in ("mask_token_id", "block_size", "conv_kernel_size", "conv_group_size", "selector_rank",
+              "selector_top_k", "final_logit_softcapping"):
+        if getattr(spec, k) is not None:
+            dc[k] = getattr(spec, k)
+    if spec.causality.is_causal is not None:
+        dc["causal"] = spec.causality.is_causal
+    for k in ("input_embedding_scale", "output_multiplier"):
+        if getattr(spec, k) != 1.0:
+            dc[k] = getattr(spec, k)
+    cfg["dflash_config"] = dc
+    return cfg
+
+
+def _config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tuple[bytes, str]:
+    raw = h.get(N.KEY_SOURCE_CONFIG)
+    if isinstance(raw, str):
+        try:
+            data = raw.encode("utf-8")
+        except UnicodeEncodeError:
+            data = b""
+        cfg, _ = load_config(data) if data else (None, [])
+        emb = to_spec(cfg)[0] if cfg is not None else None
+        if emb is not None and not gguf_differences(emb, spec):
+            return data, "embedded"
+        notes.append(f"the source config.json carried in {N.KEY_SOURCE_CONFIG} no longer matches the GGUF "
+                     "metadata (edited after conversion?); the config is written from the metadata")
+    return (json.dumps(nested_config(spec, dtype), indent=2) + "\n").encode(), "metadata"
+
+
+def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> tuple[
+        list[tuple[str, str, tuple[int, ...]]], list[Piece], list[dict[str, Any]]]:
+    """(safetensors entries, pieces with their data offsets still to place, report rows)."""
+    entries: list[tuple[str, str, tuple[int, ...]]] = []
+    sources: list[Piece] = []
+    rows: list[dict[str, Any]] = []
+    for t in h.tensors:
+        hf = N.gguf_to_hf(t.name)
+        if hf is None:
+            raise ConversionError(f"{t.name} is not a DFlash tensor llama.cpp names; converting would lose it",
+                                  path=ckpt.label)
+        exact = t.type_name in _DENSE
+        dtype = t.type_name if exact else "F32"
+        entries.append((hf, dtype, t.shape))
+        if exact:
+            sources.append(Piece(hf, 0, root / h.file, t.begin, t.end))
+        else:
+            data = to_float32(ckpt.source.read_range(h.file, t.begin, t.nbytes), t.type_name, t.shape)
+            sources.append(Piece(hf, 0, None, data=data.tobytes()))
+        rows.append({"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": exact,
+                     "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)})
+    lossy = [r for r in rows if not r["exact"]]
+    if lossy:
+        kinds = sorted({str(r["type"]) for r in lossy})
+        notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to F32: the values are "
+                     "the quantized ones; the precision lost when the file was quantized cannot be recovered")
+    return entries, sources, rows
+
+
+def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
+                      target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
+                      force: bool = False, dry_run: bool = False) -> FromGGUFReport:
+    from .stream import WriteError
+    start = time.monotonic()
+    ckpt = open_checkpoint(src)
+    h, spec = ckpt.gguf, ckpt.spec
+    if h is None:
+        bad = [f for f in ckpt.findings if f.code == "DF900"]
+        raise SourceError(bad[0].message if bad else "not a GGUF file", path=str(src))
+    if spec is None:
+        from ..checks.gguf import gguf_findings
+        errs = [f for f in gguf_findings(ckpt) if f.severity == "error"]
+        raise ConversionError("the GGUF metadata does not describe a DFlash drafter: "
+                              + "; ".join(f"{f.code} {f.message}" for f in errs[:3]), path=str(src))
+    root = Path(getattr(ckpt.source, "root", Path(src).parent))
+    notes: list[str] = []
+    entries, pieces, rows = _tensors(ckpt, h, root, notes)
+    dtypes = {d for _, d, s in entries if len(s) >= 2}
+    config_bytes, config_source = _config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
+    report = FromGGUFReport(ckpt.label, str(dst), to, spec.version, config_source, rows, notes)
+    if dry_run:
+        report.extra["dry_run"] = True
+        return report
+    dst_path = Path(dst).absolute()
+    cleaned = clean_stale(dst_path)
+    if os.path.lexists(dst_path) and not force:
+        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    meta_raw = h.get(N.KEY_SOURCE_ST_META)
+    meta = json.loads(meta_raw) if isinstance(meta_raw, str) and meta_raw.startswith("{") else None
+    header, spans = build_header(entries, meta)
+    placed = [Piece(p.name, len(header) + b, p.src_file, p.src_begin, p.src_end, p.data)
+              for p, (b, _) in zip(pieces, spans)]
+    tmp = None
+    try:
+        tmp = make_staging(dst_path)
+        with open(tmp / "config.json", "xb") as f:
+            f.write(config_bytes)
+            f.flush()
+            os.fsync(f.fileno())
+        report.tensors_verified = write_pieces(tmp / "model.safetensors", header,
+                                               len(header) + (spans[-1][1] if spans else 0), placed)
+        staged = _check_staged(tmp, ckpt, spec)
+        if staged.detection is not None and staged.detection.dialect == to:
+            report.findings = tuple(run_checks(CheckContext(staged)))
+            install(tmp, dst_path, force)
+        else:
+            from . import convert
+            inner = convert(tmp, dst_path, to=to, target=target, verifier_name=verifier_name, force=force)
+            report.findings = inner.verify_findings
+            report.notes.append(f"then converted {staged.detection.dialect if staged.detection else '?'} -> {to}")
+    except OSError as e:
+        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
+                         hint="nothing was left behind; free space or fix permissions and run again") from e
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            _remove(tmp)
+    report.written = True
+    report.notes += cleaned
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _check_staged(tmp: Path, source: Checkpoint, spec: DraftSpec) -> Checkpoint:
+    out = open_checkpoint(tmp)
+    if out.spec is None:
+        raise ConversionError("internal: the written config does not parse: "
+                              + "; ".join(f.message for f in out.findings[:3]))
+    diffs = gguf_differences(out.spec, spec)
+    if diffs:
+        raise ConversionError("the HF checkpoint would not describe the same drafter: " + "; ".join(diffs))
+    before = {f.code for f in run_checks(CheckContext(source)) if f.severity == "error"}
+    new = [f for f in run_checks(CheckContext(out)) if f.severity == "error" and f.code not in before
+           and f.code not in GGUF_EMITS]
+    if new:
+        raise ConversionError("the converted checkpoint fails verification where the GGUF did not: "
+                              + "; ".join(f"{f.code} {f.message}" for f in new[:3]))
+    return out

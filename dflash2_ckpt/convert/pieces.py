@@ -1,0 +1,82 @@
+"""Write one output file from a header and pieces, each a byte range of a source file (copied in the kernel,
+holes kept) or bytes computed in memory (a type change); then read every piece back and compare.
+
+The GGUF conversions use it in both directions; the dialect conversion's shard writer (stream.py) is the
+same idea for contiguous safetensors shards, and its copy and compare primitives are reused here.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConversionError
+from .stream import CHUNK, Buffers, _copy_range, _pwrite_all, _same_bytes, _zero_run, make_buffers, segments
+
+
+@dataclass(frozen=True)
+class Piece:
+    name: str                 # the destination tensor, for messages
+    out_begin: int            # absolute offset in the output file
+    src_file: Path | None     # a byte copy from this file ...
+    src_begin: int = 0
+    src_end: int = 0
+    data: bytes = b""         # ... or these bytes
+
+    @property
+    def nbytes(self) -> int:
+        return self.src_end - self.src_begin if self.src_file is not None else len(self.data)
+
+
+def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> int:
+    """Create `dst` (never an existing file), write, compare every piece with its source, fsync.
+    Returns how many pieces were verified."""
+    from concurrent.futures import ThreadPoolExecutor
+    fds: dict[Path, int] = {}
+    dst_fd = os.open(dst, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            bufs = make_buffers(pool)
+            _pwrite_all(dst_fd, memoryview(header), 0)
+            os.ftruncate(dst_fd, size)               # padding and unwritten holes read as zeros
+            copy_buf = bytearray()
+            for p in pieces:
+                if p.src_file is None:
+                    _pwrite_all(dst_fd, memoryview(p.data), p.out_begin)
+                    continue
+                fd = fds.get(p.src_file)
+                if fd is None:
+                    fd = fds[p.src_file] = os.open(p.src_file, os.O_RDONLY)
+                for off, n, data in segments(fd, p.src_begin, p.src_end):
+                    if data:
+                        _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf)
+            os.fsync(dst_fd)
+            for p in pieces:
+                if not _same(bufs, fds, dst_fd, p):
+                    raise ConversionError(f"{p.name}: the bytes read back from {dst.name} differ from what was "
+                                          "written; the output was discarded")
+            if os.pread(dst_fd, len(header), 0) != header:
+                raise ConversionError(f"the header read back from {dst.name} differs; the output was discarded")
+    finally:
+        os.close(dst_fd)
+        for fd in fds.values():
+            os.close(fd)
+    return len(pieces)
+
+
+def _same(bufs: Buffers, fds: dict[Path, int], dst_fd: int, p: Piece) -> bool:
+    if p.src_file is None:
+        done = 0
+        while done < len(p.data):
+            k = min(CHUNK, len(p.data) - done)
+            if os.pread(dst_fd, k, p.out_begin + done) != p.data[done:done + k]:
+                return False
+            done += k
+        return True
+    fd = fds[p.src_file]
+    for off, n, data in segments(fd, p.src_begin, p.src_end):
+        ok = (_same_bytes(bufs, fd, p.src_begin + off, dst_fd, p.out_begin + off, n) if data
+              else _zero_run(bufs, dst_fd, p.out_begin + off, n))
+        if not ok:
+            return False
+    return True

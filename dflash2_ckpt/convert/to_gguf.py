@@ -1,0 +1,329 @@
+"""HF drafter (nested or flat) -> one GGUF file for llama.cpp (ENGINES.md §3).
+
+plan (headers only: names, ggml types, offsets) -> header and metadata through the gguf package's
+GGUFWriter -> tensor bytes copied from the source in the kernel when the type is kept (exact: only the
+metadata changes, the shape is ne reversed), computed otherwise (f16 / f32 casts, q8_0 via the gguf
+package) -> every tensor read back and compared -> the file re-opened as a GGUF drafter: same DraftSpec as
+the source, no new error finding -> renamed into place. The destination is complete or absent.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
+
+from ..causality import intended_causality
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..checks.gguf import EMITS as GGUF_EMITS
+from ..checks.gguf import gguf_findings
+from ..checks.pairing import target_text_config
+from ..errors import ConversionError, ConversionUsageError
+from ..findings import Finding
+from ..formats import gguf_names as N
+from ..formats.gguf_spec import spec_metadata
+from ..formats.spec import DraftSpec
+from ..sources.dense import from_float32, to_float32
+from ..sources.gguf_header import tensor_nbytes
+from ..checks.context import CheckContext, read_target
+from ..checks.suite import run_checks
+from .gguf_exact import gguf_differences
+from .gguf_tokenizer import from_gguf, from_target_dir
+from .pieces import Piece, write_pieces
+from .plan import _refuse_source, _tensor_fate
+from .staging import _remove, clean_stale, make_staging
+
+OUTTYPES = ("bf16", "f16", "f32", "q8_0")
+_TYPE = {"bf16": GGMLQuantizationType.BF16, "f16": GGMLQuantizationType.F16, "f32": GGMLQuantizationType.F32,
+         "q8_0": GGMLQuantizationType.Q8_0, "BF16": GGMLQuantizationType.BF16, "F16": GGMLQuantizationType.F16,
+         "F32": GGMLQuantizationType.F32}
+_FILE_TYPE = {GGMLQuantizationType.BF16: LlamaFileType.MOSTLY_BF16, GGMLQuantizationType.F16: LlamaFileType.MOSTLY_F16,
+              GGMLQuantizationType.F32: LlamaFileType.ALL_F32, GGMLQuantizationType.Q8_0: LlamaFileType.MOSTLY_Q8_0}
+DEFAULT_CONTEXT = 32768
+# llama.cpp-loader rules the HF source can break without being wrong as a checkpoint: reported, not refused
+_REPORT_ONLY = frozenset({"DF907"})
+
+
+@dataclass(frozen=True)
+class GGUFTensorPlan:
+    src_name: str
+    gguf_name: str
+    src_dtype: str
+    out_type: GGMLQuantizationType
+    shape: tuple[int, ...]          # HF shape
+    file: str
+    begin: int
+    end: int
+    offset: int = 0                 # relative to the data section, filled by the layout
+
+    @property
+    def exact(self) -> bool:
+        return self.out_type.name == self.src_dtype
+
+    @property
+    def out_bytes(self) -> int:
+        return tensor_nbytes(self.out_type, tuple(reversed(self.shape)))
+
+
+@dataclass
+class GGUFConversionReport:
+    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+
+    src: str
+    dst: str
+    from_dialect: str
+    version: str
+    outtype: str
+    tensors: list[GGUFTensorPlan]
+    metadata_keys: int
+    notes: list[str]
+    findings: tuple[Finding, ...] = ()
+    written: bool = False
+    tensors_verified: int = 0
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def subject(self) -> str:
+        return self.src
+
+    def to_json(self) -> dict[str, Any]:
+        return {"src": self.src, "dst": self.dst, "from": self.from_dialect, "to": "gguf", "version": self.version,
+                "outtype": self.outtype, "written": self.written, "tensors_verified": self.tensors_verified,
+                "exact_tensors": sum(t.exact for t in self.tensors),
+                "converted_tensors": sum(not t.exact for t in self.tensors),
+                "bytes_written": sum(t.out_bytes for t in self.tensors), "metadata_keys": self.metadata_keys,
+                "tensors": [{"name": t.src_name, "to": t.gguf_name, "from_type": t.src_dtype,
+                             "type": t.out_type.name, "bytes": t.out_bytes} for t in self.tensors],
+                "notes": self.notes, "findings": [f.to_json() for f in self.findings],
+                "seconds": round(self.seconds, 3), **self.extra}
+
+
+def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[int, ...]) -> GGMLQuantizationType:
+    if outtype is None:
+        return _TYPE[src_dtype]
+    want = _TYPE[outtype]
+    if want == GGMLQuantizationType.Q8_0:
+        # as llama.cpp's converter does: vectors, conv base kernels and rows that are not whole blocks stay F32
+        if len(shape) < 2 or gguf_name.endswith("_conv_base") or shape[-1] % 32:
+            return GGMLQuantizationType.F32
+    return want
+
+
+def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensorPlan], list[str]]:
+    assert ckpt.spec is not None
+    out, notes, seen = [], [], set()
+    for shard, header in ckpt.headers.items():
+        for t in header.tensors:
+            hf, reason = _tensor_fate(t.name)
+            if hf is None:
+                notes.append(f"dropped {t.name} ({t.nbytes:,} B): {reason}")
+                continue
+            if t.dtype not in ("BF16", "F16", "F32"):
+                raise ConversionError(f"{t.name} is {t.dtype}; only BF16 / F16 / F32 drafters convert to GGUF",
+                                      hint="convert the unquantized drafter, then pick --outtype")
+            gg = N.hf_to_gguf(hf)
+            if gg is None:
+                raise ConversionError(f"{t.name} has no llama.cpp tensor name; the GGUF would lose it",
+                                      hint="remove the tensor, or keep the drafter in an HF dialect")
+            if gg in seen:
+                raise ConversionError(f"two tensors would both be written as {gg}")
+            seen.add(gg)
+            out.append(GGUFTensorPlan(t.name, gg, t.dtype, _out_type(outtype, t.dtype, gg, t.shape), t.shape,
+                                      shard, t.begin, t.end))
+    if not out:
+        raise ConversionError("no tensor would be written", path=ckpt.label)
+    return out, notes
+
+
+def _causal(spec: DraftSpec) -> bool | None:
+    """One causal flag when every layer agrees; None keeps the per-layer default (sliding layers causal)."""
+    per = intended_causality(spec)
+    return per[0] if len(set(per)) == 1 and (spec.causality.is_causal is not None
+                                             or spec.causality.dflash_causal is not None
+                                             or spec.dialect == "flat") else None
+
+
+def _context(spec: DraftSpec, target_cfg: dict[str, Any] | None, notes: list[str]) -> int:
+    if spec.max_position_embeddings:
+        return spec.max_position_embeddings
+    tl = target_text_config(target_cfg or {}).get("max_position_embeddings")
+    if isinstance(tl, int) and tl > 0:
+        notes.append(f"{N.KEY_CONTEXT} = {tl} from the target (the drafter config has no max_position_embeddings)")
+        return tl
+    notes.append(f"{N.KEY_CONTEXT} = {DEFAULT_CONTEXT}: neither the drafter nor the target gives one")
+    return DEFAULT_CONTEXT
+
+
+def _writer(path: Path, ckpt: Checkpoint, tensors: list[GGUFTensorPlan], *, outtype: str | None,
+            target: Path | None, target_cfg: dict[str, Any] | None, tokenizer_from: Path | None,
+            notes: list[str]) -> GGUFWriter:
+    spec = ckpt.spec
+    assert spec is not None
+    w = GGUFWriter(path, N.ARCH)
+    w.add_name(Path(ckpt.label.rstrip("/")).name or "dflash-drafter")
+    counts: dict[GGMLQuantizationType, int] = {}
+    for t in tensors:
+        if len(t.shape) >= 2:
+            counts[t.out_type] = counts.get(t.out_type, 0) + 1
+    main = max(counts, key=lambda k: counts[k]) if counts else GGMLQuantizationType.F32
+    w.add_file_type(int(_FILE_TYPE.get(main, LlamaFileType.GUESSED)))
+    if outtype == "q8_0":
+        w.add_quantization_version(2)
+    for key, value, vtype, sub in spec_metadata(spec, context_length=_context(spec, target_cfg, notes),
+                                                causal=_causal(spec)):
+        w.add_key_value(key, value, vtype, sub_type=sub)
+    if tokenizer_from is not None:
+        notes += from_gguf(w, tokenizer_from, spec.vocab_size)
+    elif target is not None:
+        notes += from_target_dir(w, target, spec.vocab_size, target_text_config(target_cfg or {}).get("model_type"))
+    # the source files, so that converting back writes them unchanged (llama.cpp ignores unknown keys)
+    config_raw = ckpt.read_small("config.json").decode("utf-8")
+    w.add_string(N.KEY_SOURCE_CONFIG, config_raw)
+    if len(ckpt.headers) == 1:
+        meta = next(iter(ckpt.headers.values())).metadata
+        if meta:
+            w.add_string(N.KEY_SOURCE_ST_META, json.dumps(dict(meta), separators=(",", ":")))
+    import numpy as np
+    for t in tensors:
+        w.add_tensor_info(t.gguf_name, t.shape, np.dtype(np.float32), t.out_bytes, raw_dtype=t.out_type)
+    return w
+
+
+def _header_bytes(w: GGUFWriter, scratch: Path) -> bytes:
+    """Header + key/values + tensor infos as the gguf package writes them, padded to the data alignment."""
+    w.write_header_to_file(scratch)
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    raw = scratch.read_bytes()
+    scratch.unlink()
+    return raw + bytes(-len(raw) % w.data_alignment)
+
+
+def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int, alignment: int,
+            digest: dict[str, str]) -> tuple[list[Piece], int]:
+    pieces, offset = [], 0
+    for t in tensors:
+        at = data_start + offset
+        if t.exact:
+            pieces.append(Piece(t.gguf_name, at, src_root / t.file, t.begin, t.end))
+        else:
+            with open(src_root / t.file, "rb") as f:
+                f.seek(t.begin)
+                raw = f.read(t.end - t.begin)
+            data = from_float32(to_float32(raw, t.src_dtype, t.shape), t.out_type.name)
+            if len(data) != t.out_bytes:
+                raise ConversionError(f"internal: {t.gguf_name} encodes to {len(data)} bytes, not {t.out_bytes}")
+            digest[t.gguf_name] = hashlib.sha256(data).hexdigest()
+            pieces.append(Piece(t.gguf_name, at, None, data=data))
+        offset += -(-t.out_bytes // alignment) * alignment
+    return pieces, data_start + offset
+
+
+def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, target: str | os.PathLike[str] | None,
+                    outtype: str | None = None, tokenizer_from: str | os.PathLike[str] | None = None,
+                    force: bool = False, dry_run: bool = False,
+                    accept_findings: Iterable[str] = ()) -> GGUFConversionReport:
+    """Write SRC (an HF drafter) as the GGUF file DST. Raises ConversionError / SourceError / WriteError."""
+    from .stream import WriteError
+    if outtype is not None and outtype not in OUTTYPES:
+        raise ValueError(f"outtype must be one of {OUTTYPES}")
+    start = time.monotonic()
+    ckpt = open_checkpoint(src)
+    if ckpt.gguf is not None:
+        raise ConversionUsageError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
+    _refuse_source(ckpt)
+    spec = ckpt.spec
+    assert spec is not None and ckpt.detection is not None
+    if target is None and tokenizer_from is None:
+        raise ConversionUsageError("a GGUF drafter carries its target's tokenizer", hint="pass --target TARGET_DIR "
+                              "(tokenizer.json) or --tokenizer-from TARGET.gguf")
+    target_cfg = None
+    if target is not None:
+        t = read_target(target)
+        target_cfg = t.config
+        if target_cfg is None:
+            raise ConversionError(f"target {t.label}: {t.error}")
+    src_root = Path(getattr(ckpt.source, "root", src))
+    dst_path = Path(dst).absolute()
+    if src_root.resolve() in dst_path.resolve().parents:
+        raise ConversionUsageError(f"{dst} is inside the source {src_root}; the source is never modified",
+                              hint="write the GGUF file outside the checkpoint directory")
+    tensors, notes = plan_tensors(ckpt, outtype)
+    report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
+                                  outtype or "source dtype", tensors, 0, notes)
+    if dry_run:
+        report.extra["dry_run"] = True
+        return report
+    cleaned = clean_stale(dst_path)
+    if os.path.lexists(dst_path) and not force:
+        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    from . import _refuse_findings
+    _refuse_findings(ckpt, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
+                     | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}}, list(accept_findings))
+    tmp = None
+    try:
+        tmp = make_staging(dst_path)
+        w = _writer(tmp / "header.part", ckpt, tensors, outtype=outtype, target=Path(target) if target else None,
+                    target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,
+                    notes=notes)
+        report.metadata_keys = len(w.kv_data[0])
+        header = _header_bytes(w, tmp / "header.part")
+        digests: dict[str, str] = {}
+        pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment, digests)
+        out = tmp / dst_path.name
+        report.tensors_verified = write_pieces(out, header, size, pieces)
+        report.findings = _verify_written(out, ckpt, tensors, target_cfg)
+        _install_file(out, dst_path, force)
+    except OSError as e:
+        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
+                         hint="nothing was left behind; free space or fix permissions and run again") from e
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            _remove(tmp)
+    report.written = True
+    report.notes += cleaned
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _verify_written(path: Path, source: Checkpoint, tensors: list[GGUFTensorPlan],
+                    target_cfg: dict[str, Any] | None) -> tuple[Finding, ...]:
+    """Re-open the written file as a GGUF drafter: planned tensors, the source's DraftSpec, no new error."""
+    out = open_checkpoint(path)
+    if out.gguf is None or out.spec is None:
+        bad = "; ".join(f.message for f in out.findings[:2])
+        raise ConversionError(f"internal: the written GGUF does not read back as a drafter: {bad}")
+    got = {t.name: (t.ggml_type, t.shape) for t in out.gguf.tensors}
+    if got != {t.gguf_name: (int(t.out_type), t.shape) for t in tensors}:
+        raise ConversionError("internal: the written tensor infos do not describe the planned tensors")
+    assert source.spec is not None
+    diffs = gguf_differences(source.spec, out.spec)
+    if diffs:
+        raise ConversionError("the GGUF would not describe the same drafter: " + "; ".join(diffs))
+    layers = target_text_config(target_cfg or {}).get("num_hidden_layers")
+    found = [f for f in run_checks(CheckContext(out)) if f.code not in GGUF_EMITS] + gguf_findings(
+        out, target_layers=layers if isinstance(layers, int) else None, reference=source.spec,
+        reference_tensors=list(source.tensors))
+    before = {f.code for f in run_checks(CheckContext(source)) if f.severity == "error"}
+    new = [f for f in found if f.severity == "error" and f.code not in before and f.code not in _REPORT_ONLY]
+    if new:
+        raise ConversionError("the GGUF fails verification where the source did not: "
+                              + "; ".join(f"{f.code} {f.message}" for f in new[:3]))
+    return tuple(found)
+
+
+def _install_file(tmp: Path, dst: Path, force: bool) -> None:
+    from .staging import fsync_dir
+    if force:
+        os.replace(tmp, dst)            # atomic: the old file stays until the new one is in place
+    else:
+        os.link(tmp, dst)               # fails if DST appeared meanwhile: never clobber without --force
+        tmp.unlink()
+    fsync_dir(dst.parent)

@@ -1,0 +1,30 @@
+"""Text layout of a GGUF conversion (either direction): what was written, what was exact, what was not."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from .text import render_findings, text_renderer
+
+
+@text_renderer("convert-gguf")
+def render_convert_gguf(r: Any, out: Console) -> None:
+    doc = r.to_json()
+    head = "plan (dry run, nothing written)" if doc.get("dry_run") else "converted"
+    out.print(f"[bold]{head}[/]: {escape(doc['src'])} ({doc['from']} {doc['version']}) -> "
+              f"{escape(doc['dst'])} ({doc['to']})")
+    exact = doc.get("exact_tensors", 0)
+    other = doc.get("converted_tensors", doc.get("dequantized_tensors", 0))
+    how = "converted to --outtype" if doc["to"] == "gguf" else "dequantized to F32"
+    out.print(f"tensors: {exact} copied bit for bit, {other} {how}")
+    if doc["to"] == "gguf":
+        out.print(f"  {doc['bytes_written']:,} B of tensor data, {doc['metadata_keys']} metadata keys")
+    for note in doc.get("notes", []):
+        out.print(f"note: {escape(note)}")
+    if r.findings:
+        render_findings(r, out)
+    if doc.get("written"):
+        out.print(f"[green]verified[/]: {doc['tensors_verified']} tensors read back and compared "
+                  f"({doc['seconds']:.2f} s)")
