@@ -12,6 +12,7 @@ from .checkpoint import Checkpoint, open_checkpoint
 from .engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from .engines.judge import EngineVerdict, judge
 from .findings import Finding
+from .quant.view import quantized_modules as header_quantized_modules
 from .sources import Source
 
 
@@ -46,7 +47,7 @@ class CompatReport:
 def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
                quantized_modules: Mapping[str, str] | None = None) -> Drafter:
     det = ckpt.detection
-    modules = quantized_modules if quantized_modules is not None else getattr(ckpt, "quantized_modules", None)
+    modules = quantized_modules if quantized_modules is not None else header_quantized_modules(ckpt)
     return Drafter(dialect=det.dialect if det else None, version=det.version if det else None, spec=ckpt.spec,
                    config=ckpt.config or {}, tensors=frozenset(ckpt.tensors), quantized_modules=dict(modules or {}),
                    path=ckpt.label, target=target)

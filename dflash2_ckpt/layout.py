@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Iterable, Literal
 
 from .formats.spec import DraftSpec
+from .quant.storage import AUX_SUFFIXES
 from .sources.safetensors_header import TensorInfo
 
 Component = Literal["trunk", "conv", "selector", "extras"]
@@ -64,6 +65,7 @@ Role = Literal["trunk", "conv", "selector", "target-copy", "vocab-map", "alias",
 # what convert does with a tensor of the role: keep it, write it under its canonical name, or drop it
 Fate = Literal["keep", "rename", "drop"]
 
+_QUANT_SUFFIXES = "|".join(sorted(AUX_SUFFIXES))
 _DRAFTER_PART = (r"(?:fc\.|hidden_norm\.|norm\.|candidate_selector\.|"
                  r"layers\.\d+\.(?:input_layernorm|post_attention_layernorm|self_attn|mlp|attention_conv|mlp_conv)\.)")
 
@@ -94,9 +96,11 @@ ROLE_TABLE: tuple[RoleRule, ...] = (
     _rule("target-copy", r"^verifier_norm\.weight$", "drop", reason=_COPY, code="DF207", copies="norm"),
     _rule("vocab-map", r"^(?:t2d|d2t)(?:\.weight)?$", "drop", code="DF210",
           reason="vocabulary map; a full-vocabulary drafter has no use for it"),
-    # quantization side tensors (compressed-tensors, GPTQ / AWQ); the scheme decides their shapes
-    _rule("quant-aux", r"\.(?:weight_packed|weight_scale|weight_zero_point|weight_shape|qweight|qzeros|scales|"
-          r"g_idx|input_scale|weight_global_scale)$", "keep", code="DF209"),
+    # quantization side tensors (compressed-tensors, ModelOpt, MLX, GPTQ / AWQ): checks/quant.py judges them
+    # per module from the quantization config (quant/storage.py lists the suffixes)
+    _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*\.(?:" + _QUANT_SUFFIXES + r"))$", "rename", canonical=r"\1",
+          code="DF202", reason="the engines load names without the model. prefix"),
+    _rule("quant-aux", r"\.(?:" + _QUANT_SUFFIXES + r")$", "keep"),
     # names the engines do not load, each the variant of a drafter part (CONTRACT §5 "seen in the wild")
     _rule("alias", r"^encoder\.fc\.weight$", "rename", canonical="fc.weight", code="DF208",
           reason="the name the engines load"),
@@ -112,8 +116,6 @@ ROLE_TABLE: tuple[RoleRule, ...] = (
           r"self_attn|mlp)\.)", "keep"),
 )
 UNKNOWN = _rule("unknown", r"", "keep", code="DF202")
-# the quantized tensor that stands in for a dense `.weight` of the same module
-QUANT_MAIN = re.compile(r"\.(?:weight_packed|qweight)$")
 
 
 @dataclass(frozen=True)
@@ -130,10 +132,8 @@ class TensorRole:
             return self.role
         if self.role in ("alias", "quant-aux"):
             # an alias counts as the part it names; a quantization tensor as the module it belongs to
-            inner = self.canonical if self.role == "alias" else re.sub(r"\.[A-Za-z_]+$", ".weight", self.name)
-            part = role_of(inner).role
-            if part in ("trunk", "conv", "selector"):
-                return part
+            inner = self.canonical if self.role == "alias" else re.sub(r"\.[A-Za-z_0-9]+$", ".weight", self.name)
+            return role_of(inner).component
         return "extras"
 
 

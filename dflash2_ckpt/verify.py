@@ -15,6 +15,7 @@ from .errors import HeaderError
 from .findings import Finding, filter_findings
 from .gguf_checkpoint import gguf_summary
 from .layout import bytes_by_component
+from .quant.accounting import quant_summary
 from .sources import Source
 
 
@@ -61,6 +62,9 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
     }
     if ckpt.gguf is not None:
         out.update(gguf_summary(ckpt.gguf))
+    quant = quant_summary(ckpt)
+    if quant is not None:
+        out["quantization"] = quant
     if spec is not None:
         out["geometry"] = {
             "hidden_size": spec.hidden_size, "intermediate_size": spec.intermediate_size,

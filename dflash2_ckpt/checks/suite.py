@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, files, gguf, identity, pairing, tensors
+from . import causality, config, content, engine_keys, files, gguf, identity, pairing, quant, tensors
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -14,6 +14,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("files", files.check),
     ("identity", identity.check),
     ("tensors", tensors.check),
+    ("quant", quant.check),
     ("causality", causality.check),
     ("engine-keys", engine_keys.check),
     ("pairing", pairing.check),

@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..layout import QUANT_MAIN, Expected, TensorRole, expected_tensors, role_of
+from ..layout import Expected, TensorRole, expected_tensors, role_of
+from ..quant.view import build_view
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .identity import covered
 
@@ -13,12 +14,12 @@ if TYPE_CHECKING:
     from .context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF201", "DF202", "DF203", "DF204", "DF205", "DF206", "DF207", "DF208",
-                                   "DF209", "DF210", "DF211"})
+                                   "DF210", "DF211"})   # quantized modules: checks/quant.py (DF209 retired)
 _CONFIG_DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32", "float64": "F64"}
 
 
 def _role_finding(t: TensorInfo, r: TensorRole) -> Finding | None:
-    """The per-tensor finding the role table names for a stored tensor (quant-aux is reported once, below)."""
+    """The per-tensor finding the role table names for a stored tensor."""
     name = t.name
     if r.rule.code == "DF206":
         return Finding("DF206", f"{name} should be named {r.canonical}: vLLM loads only the bare codebook name "
@@ -51,18 +52,17 @@ def check(ctx: CheckContext) -> list[Finding]:
 def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset()) -> list[Finding]:
     """skip_components: components whose absence/presence the identity check already reported wholesale."""
     out: list[Finding] = []
-    stored = ckpt.tensors
+    # quantized modules appear once, with their dense name and logical shape (checks/quant.py judges them)
+    view = build_view(ckpt)
+    stored = view.logical
     expected: dict[str, Expected] = {e.name: e for e in expected_tensors(ckpt.spec)} if ckpt.spec else {}
     provided: dict[str, TensorInfo] = {}
-    quantized: list[str] = []
     for name, t in stored.items():
         r = role_of(name)
         found = _role_finding(t, r)
         if found is not None:
             out.append(found)
-        if r.role == "quant-aux":
-            quantized.append(name)
-        if r.rule.fate == "drop" or r.role == "quant-aux":
+        if r.rule.fate == "drop":
             continue
         provided[r.canonical] = t
         said = found is not None and found.code == "DF202"     # an alias already said so
@@ -71,14 +71,12 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                "config describes; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))
 
-    if quantized:
-        out.append(Finding("DF209", f"{len(quantized)} quantized tensor(s) ({', '.join(quantized[:4])}"
-                           f"{', ...' if len(quantized) > 4 else ''}); the DFlash engines load a dense "
-                           "(BF16/F16/F32) drafter. Publish the unquantized weights", tensor=quantized[0],
-                           details={"tensors": quantized}))
-    stand_ins = {QUANT_MAIN.sub(".weight", n) for n in quantized}
+    # a module stored quantized without a usable scheme (DF227 / DF229) still stands in for its weight
+    quantized = {m.weight for m in view.modules.values()}
+    stand_ins = {role_of(n).canonical for n in quantized}
     for e in expected.values():
-        if e.component in skip_components or e.name in stand_ins or e.name in ckpt.unavailable:
+        if e.component in skip_components or e.name in ckpt.unavailable or (e.name in stand_ins
+                                                                             and e.name not in provided):
             continue
         got = provided.get(e.name)
         if got is None:
@@ -90,9 +88,9 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                f"{_shape_hint(e.name, ckpt)}", tensor=got.name,
                                details={"found": list(got.shape), "expected": list(e.shape)}))
 
-    weights = [t for n, t in stored.items() if role_of(n).role != "vocab-map"]
+    weights = [t for n, t in stored.items() if role_of(n).role != "vocab-map" and n not in quantized]
     for t in weights:
-        if t.dtype not in FLOAT_DTYPES and role_of(t.name).role != "quant-aux":
+        if t.dtype not in FLOAT_DTYPES:
             out.append(Finding("DF204", f"{t.name} is stored as {t.dtype}; drafter weights are floating point",
                                tensor=t.name, details={"dtype": t.dtype}))
     floats = sorted({t.dtype for t in weights if t.dtype in FLOAT_DTYPES})

@@ -12,6 +12,7 @@ from typing import Any, Literal, Mapping
 
 from ..errors import ConversionError, ConversionUsageError
 from ..formats.spec import V2_KEYS, DraftSpec
+from ..quant.config import CONFIG_KEYS
 from .exactness import flat_causality_for_nested, nested_causality_for_flat
 
 SPECULATORS_VERSION = "0.9.0"   # the flat layout written is the one speculators 0.9.0 saves
@@ -93,7 +94,9 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
         raise ConversionUsageError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
                               "config does not say which model that is",
                               hint="pass --target DIR (the target model) or --verifier-name ORG/NAME")
-    w, out, tlc = _Writer(), {}, {}
+    w = _Writer()
+    out: dict[str, Any] = {}
+    tlc: dict[str, Any] = {}
     version = spec.version
     dc: Mapping[str, Any] = src["dflash_config"]
     block, block_src = _only_value(src, dc, "block_size")
@@ -116,8 +119,8 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
             w.drop(k, v, "the flat dialect has no such field; speculators reads the verifier's own config")
         elif k == "auto_map":
             w.drop(k, v, "remote code of the nested repository; speculators loads by speculators_model_type")
-        elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version"):
-            w.move(out, k, v, k, k)
+        elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version", *CONFIG_KEYS):
+            w.move(out, k, v, k, k)     # quantization_config: top level, where from_pretrained reads it
         elif k == "tie_word_embeddings":
             w.move(out, k, v, k, k)
             w.move(tlc, k, v, k, f"transformer_layer_config.{k}")   # speculators writes it in both places
@@ -171,7 +174,9 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
 
 def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: int | None
                    ) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
-    w, root, dc = _Writer(), {}, {}
+    w = _Writer()
+    root: dict[str, Any] = {}
+    dc: dict[str, Any] = {}
     version = spec.version
     tlc: Mapping[str, Any] = src["transformer_layer_config"]
     clash = [k for k in tlc if k in NESTED_ROOT_DRAFTER and tlc[k] is not None]
@@ -201,7 +206,7 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
             dc["target_layer_ids"] = ids
             w.changes.append(KeyChange("changed", k, "dflash_config.target_layer_ids", ids, v,
                                        "the nested dialect counts decoder layers: target = aux - 1"))
-        elif k == "architectures":
+        elif k == "architectures" or k in CONFIG_KEYS:
             w.move(root, k, v, k, k)
         elif k in DRAFTER_KEYS:
             w.move(dc, k, v, k, f"dflash_config.{k}")

@@ -11,6 +11,7 @@ from typing import Any
 from ..causality import intended_causality, layer_causality
 from ..errors import ConversionError
 from ..formats.spec import DraftSpec
+from ..quant.config import CONFIG_KEYS
 
 # Fields that define the drafter; a conversion must carry each one unchanged.
 SEMANTIC_FIELDS = (
@@ -83,11 +84,14 @@ def effective_dtype(spec: DraftSpec) -> Any:
 def unknown_keys(spec: DraftSpec) -> dict[str, Any]:
     """Keys no spec field models and no writer owns, with their values (their level is the dialect's)."""
     out: dict[str, Any] = {}
+    for k, v in [*spec.transformer_extra.items(), *spec.drafter_extra.items()]:
+        if k in CONFIG_KEYS:   # top level in both dialects (convert/quant.py), compared wherever it sits
+            out["quant:" + k] = v
     for k, v in spec.transformer_extra.items():
-        if k not in WRITER_KEYS:
+        if k not in WRITER_KEYS and k not in CONFIG_KEYS:
             out["transformer:" + k] = v
     for k, v in spec.drafter_extra.items():
-        if k not in WRITER_KEYS:
+        if k not in WRITER_KEYS and k not in CONFIG_KEYS:
             out["drafter:" + k] = v
     return out
 

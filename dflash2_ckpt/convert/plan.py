@@ -18,6 +18,7 @@ from ..formats.spec import DraftSpec
 from ..layout import role_of
 from ..sources.safetensors_header import TensorInfo, build_header
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
+from .quant import carry_quantization, module_renames
 from .exactness import drafter_differences
 
 Dialect = Literal["nested", "flat"]
@@ -209,6 +210,9 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     if diffs:
         raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
     tensors = _tensor_actions(ckpt)
+    renames = module_renames((t.name, t.dst_name) for t in tensors if t.dst_name)
+    changes = changes + carry_quantization(config, new, renames,
+                                           {n.rpartition(".")[0] for n in ckpt.tensors})
     shards = _layout_shards(tensors, ckpt)
     if not shards:
         raise ConversionError("no tensor would be written", path=ckpt.label)

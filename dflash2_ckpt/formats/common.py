@@ -21,6 +21,7 @@ STANDARD_HF_KEYS = frozenset({
     "use_sliding_window", "max_window_layers", "rope_scaling", "partial_rotary_factor", "name_or_path",
     "_name_or_path", "output_attentions", "output_hidden_states", "return_dict", "chunk_size_feed_forward",
     "is_encoder_decoder", "layer_norm_eps", "sep_token_id", "decoder_start_token_id", "auto_map",
+    "quantization_config", "quantization",   # read by the loaders' quantizers; checked by checks/quant.py
 })
 
 

@@ -32,17 +32,19 @@ class Reportable(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-from . import github, json_out, sarif, text  # noqa: E402  (the protocol above is what they render)
+from . import github, json_out, sarif, tables, text  # noqa: E402  (the protocol above is what they render)
 from .text import render_findings, render_summary, render_text  # noqa: E402,F401  (library API)
 
 # kinds whose text layout lives in its own module; importing one registers it
-_KIND_MODULES = ("text_convert", "text_smoke", "text_compat", "text_gguf", "text_accept")
+_KIND_MODULES = ("text_convert", "text_smoke", "text_compat", "text_gguf", "text_diff", "text_audit", "text_accept")
 for _m in _KIND_MODULES:
     importlib.import_module(f".{_m}", __name__)
 
 Renderer = Callable[[Any, IO[str]], None]
 FORMATS: dict[str, Renderer] = {"text": text.render, "json": json_out.render, "sarif": sarif.render,
                                 "github": github.render}
+# for table reports only (audit): chosen by name like the others, never offered by the finding commands
+TABLE_FORMATS: dict[str, Renderer] = {"markdown": tables.render_markdown, "html": tables.render_html}
 ErrorRenderer = Callable[[Mapping[str, Any], IO[str], IO[str]], None]
 ERROR_FORMATS: dict[str, ErrorRenderer] = {"text": text.render_error, "json": json_out.render_error,
                                            "sarif": sarif.render_error, "github": github.render_error}
@@ -50,13 +52,13 @@ ERROR_FORMATS: dict[str, ErrorRenderer] = {"text": text.render_error, "json": js
 
 def render(report: Reportable, fmt: str = "text", stream: IO[str] | None = None) -> None:
     """Write `report` to `stream` (stdout by default) in the format named `fmt`."""
-    FORMATS[fmt](report, stream if stream is not None else sys.stdout)
+    {**FORMATS, **TABLE_FORMATS}[fmt](report, stream if stream is not None else sys.stdout)
 
 
 def render_error(error: Mapping[str, Any], fmt: str = "text", stream: IO[str] | None = None,
                  err_stream: IO[str] | None = None) -> None:
     """An error document {type, message, hint, ...}: machine formats on `stream`, text on `err_stream`."""
-    ERROR_FORMATS[fmt](error, stream if stream is not None else sys.stdout,
+    ERROR_FORMATS.get(fmt, text.render_error)(error, stream if stream is not None else sys.stdout,
                        err_stream if err_stream is not None else sys.stderr)
 
 

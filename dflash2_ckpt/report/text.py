@@ -100,6 +100,12 @@ def render_summary(report: Any, out: Console) -> None:
         for k, v in comp.items():
             t.add_row(k, f"{v:,} B")
         out.print(t)
+    q = s.get("quantization")
+    if q:
+        labels = ", ".join(sorted(set(q["modules"].values()))) or "-"
+        out.print(f"quantized: {len(q['modules'])} module(s), {escape(labels)} ({q['library']}); "
+                  f"{q['stored_bytes']:,} B stored for {q['logical_bytes']:,} B bf16-equivalent, "
+                  f"ratio {q['compression_ratio']}")
     if report.findings:
         render_findings(report, out)
 

@@ -40,6 +40,11 @@ def cases(tmp: Path) -> list[tuple[list[str], int]]:
         (["hook", "verify", GOOD + "/config.json"], 0), (["hook", "config", MASK + "/config.json", GOOD], 1),
         (["hook", "verify", GOOD + "/config.json", "--ignore", "XX"], 2),
         (["hook", "verify", str(tmp / "gone" / "config.json")], 3),
+        (["diff", str(FIXTURES / "quantized" / "w4a16"), "--reference", GOOD], 0),
+        (["diff", str(FIXTURES / "broken" / "quant-random-fc"), "--reference", GOOD], 1),
+        (["diff", GOOD], 2), (["diff", str(tmp / "missing"), "--reference", GOOD], 3),
+        (["audit", GOOD, "--engine", "vllm"], 0), (["audit", GOOD, BROKEN], 1), (["audit", GOOD, "--jobs", "0"], 2),
+        (["audit", str(tmp / "missing")], 3),
         (["accept", GOOD, "--target", str(PAIR / "target"), "--expect", "fast"], 2),
         (["accept", str(tmp / "missing"), "--target", str(PAIR / "target")], 3),
     ] + ([

@@ -26,13 +26,15 @@ import re
 import socket
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 Content = Path | bytes
+LISTING_PAGE = 100          # repos per page of GET /api/models
 
 
 @dataclass
@@ -42,6 +44,8 @@ class Repo:
     gated: bool = False         # files need a granted token; model info stays public (as on the Hub)
     private: bool = False       # everything needs a granted token
     granted: set[str] = field(default_factory=set)
+    tags: set[str] = field(default_factory=set)
+    vanish_after_info: bool = False   # deleted right after its model info is served (gone mid-run)
 
 
 @dataclass
@@ -92,6 +96,7 @@ class FakeHub:
         self.log: list[Logged] = []
         self.commit_requests: list[dict[str, Any]] = []
         self.down = False                   # answer nothing useful (simulates an outage) when set
+        self.latency = 0.0                  # seconds each answer waits, as a network round trip would
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
         self._n = 0
@@ -235,6 +240,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self._route()
 
         def _route(self) -> None:
+            if hub.latency:
+                time.sleep(hub.latency)
             if hub.down:
                 self._send(503, b"down")
                 return
@@ -250,6 +257,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return
             if parts[:2] == ["api", "agent-harnesses"]:
                 self._json(200, {"standardEnvVars": [], "harnesses": {}})
+            elif parts == ["api", "models"] and self.command == "GET":
+                self._listing(parse_qs(url.query), token)
             elif parts[:2] == ["api", "models"] and len(parts) >= 4:
                 self._api(parts[2] + "/" + parts[3], parts[4:], token, parse_qs(url.query))
             elif parts[:1] == ["cdn"] and len(parts) >= 5:
@@ -277,6 +286,39 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             return sha
 
         # -- endpoints -----------------------------------------------------------------------------------
+        def _listing(self, query: dict[str, list[str]], token: str | None) -> None:
+            """GET /api/models: search (substring of the id), author, filter (tags), config=True, limit;
+            pages of LISTING_PAGE linked with `Link: <…>; rel="next"` as the Hub paginates."""
+            search = query.get("search", [""])[0].lower()
+            author = query.get("author", [None])[0]
+            tags = set(query.get("filter", []))
+            with_config = query.get("config", ["false"])[0].lower() == "true"
+            start = int(query.get("cursor", ["0"])[0])
+            limit = int(query.get("limit", ["0"])[0]) or None
+            rows = []
+            for repo_id, repo in sorted(hub.repos.items()):
+                if (repo.private and token not in repo.granted) or search not in repo_id.lower() \
+                        or (author and not repo_id.startswith(author + "/")) or not tags <= repo.tags:
+                    continue
+                sha = repo.refs.get("main")
+                row: dict[str, Any] = {"id": repo_id, "modelId": repo_id, "sha": sha, "tags": sorted(repo.tags),
+                                       "private": repo.private, "gated": "auto" if repo.gated else False}
+                if with_config and sha is not None:
+                    cfg = repo.commits[sha].get("config.json")
+                    try:
+                        row["config"] = json.loads(cfg.read_bytes() if isinstance(cfg, Path) else cfg or b"")
+                    except ValueError:
+                        pass
+                rows.append(row)
+            rows = rows[:limit] if limit else rows
+            page = rows[start:start + LISTING_PAGE]
+            headers = {}
+            if start + LISTING_PAGE < len(rows):
+                q = {k: v[0] for k, v in query.items()}
+                q["cursor"] = str(start + LISTING_PAGE)
+                headers["Link"] = f'<{hub.url}/api/models?{urlencode(q)}>; rel="next"'
+            self._json(200, page, headers)
+
         def _api(self, repo_id: str, rest: list[str], token: str | None, query: dict[str, list[str]]) -> None:
             repo = self._repo(repo_id, token, files=False)
             if repo is None:
@@ -290,6 +332,9 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                        for p, c in sorted(repo.commits[sha].items())]
                 self._json(200, {"id": repo_id, "modelId": repo_id, "sha": sha, "private": repo.private,
                                  "gated": "auto" if repo.gated else False, "siblings": sib})
+                if repo.vanish_after_info:
+                    with hub._lock:
+                        hub.repos.pop(repo_id, None)
             elif self.command == "POST" and rest and rest[0] == "preupload":
                 files = json.loads(self._body() or b"{}").get("files", [])
                 self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,

@@ -1,0 +1,184 @@
+"""The audit table as Markdown (for a model card or README), a self-contained HTML page, and rich text."""
+from __future__ import annotations
+
+import html
+import json
+from typing import TYPE_CHECKING, Any
+
+from .rows import Row, column
+
+if TYPE_CHECKING:
+    from .run import AuditResult
+
+_VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
+                 "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported"}
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else ""
+
+
+def _counts(row: Row) -> str:
+    if not row.readable:
+        return "unreadable"
+    return f"{row.counts.get('error', 0)} E / {row.counts.get('warning', 0)} W / {row.counts.get('info', 0)} I"
+
+
+def summary_line(result: AuditResult) -> str:
+    s = result.summary()
+    per = ", ".join(f"{c}: {n}/{s['drafters']}" for c, n in s["loads"].items())
+    return (f"{s['clean']}/{s['drafters']} drafters load cleanly; {s['drafters'] - s['readable']} unreadable"
+            + (f"; loads per engine: {per}" if per else ""))
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(result: AuditResult) -> str:
+    cols = result.columns
+    head = ["drafter", "revision", "dialect", "version", "target", "findings", *cols]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in result.rows:
+        verdicts = r.verdicts()
+        cells = [r.repo + (f"/{r.subfolder}" if r.subfolder else ""), _short(r.revision), r.dialect or "",
+                 r.version or "", r.target or "",
+                 _counts(r) if r.readable else f"unreadable: {r.error.get('message', '') if r.error else ''}",
+                 *[_VERDICT_MARK.get(verdicts.get(c, ""), verdicts.get(c, "")) for c in cols]]
+        lines.append("| " + " | ".join(_md_cell(str(c)) for c in cells) + " |")
+    return "\n".join(lines) + f"\n\n{summary_line(result)}\n"
+
+
+def to_rich(result: AuditResult) -> Any:
+    from rich.markup import escape
+    from rich.table import Table
+    cols = result.columns
+    table = Table(title="dflash2-ckpt audit", caption=summary_line(result))
+    for name in ("drafter", "revision", "dialect", "version", "findings", *cols):
+        table.add_column(name, overflow="fold")
+    colour = {"loads": "green", "degraded": "yellow", "fails": "red", "needs-conversion": "cyan",
+              "unsupported": "dim"}
+    for r in result.rows:
+        v = r.verdicts()
+        table.add_row(escape(r.repo), _short(r.revision), r.dialect or "",
+                      r.version or "", _counts(r) if r.readable else f"[red]{escape(str((r.error or {}).get('message', '')))}[/]",
+                      *[f"[{colour.get(v.get(c, ''), 'white')}]{v.get(c, '')}[/]" for c in cols])
+    return table
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>dflash2-ckpt audit</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
+table{border-collapse:collapse;font-size:.9rem}th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left}
+th{background:#f3f3f3;cursor:pointer;user-select:none}th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}
+.loads{background:#e6f6e6}.degraded{background:#fff4d6}.fails{background:#fde2e2}.needs-conversion{background:#e2f0fd}
+.unsupported{color:#888}.unreadable{color:#b00}tr.hidden{display:none}code{font-size:.85rem}
+.controls{margin:.8rem 0}.controls label{margin-right:1rem}details{margin:.4rem 0}
+</style></head><body>
+<h1>dflash2-ckpt audit</h1>
+<p id="summary">__SUMMARY__</p>
+<div class="controls">
+<label>engine <select id="engine"><option value="">any</option>__ENGINE_OPTIONS__</select></label>
+<label>verdict <select id="verdict"><option value="">any</option>__VERDICT_OPTIONS__</select></label>
+<label>text <input id="text" type="search" placeholder="repo, dialect, target"></label>
+<span id="shown"></span>
+</div>
+<table id="audit"><thead><tr>__HEAD__</tr></thead><tbody>
+__ROWS__
+</tbody></table>
+<h2>Findings</h2>
+__DETAILS__
+<script>
+"use strict";
+const table = document.getElementById("audit");
+const body = table.tBodies[0];
+const rows = Array.from(body.rows);
+function key(cell) {
+  const n = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
+  const x = Number(n);
+  return n !== "" && !Number.isNaN(x) ? x : n.toLowerCase();
+}
+function sortBy(th) {
+  const i = th.cellIndex, dir = th.dataset.dir === "asc" ? "desc" : "asc";
+  for (const h of table.tHead.rows[0].cells) { delete h.dataset.dir; }
+  th.dataset.dir = dir;
+  const sorted = Array.from(body.rows).sort((a, b) => {
+    const x = key(a.cells[i]), y = key(b.cells[i]);
+    return (x < y ? -1 : x > y ? 1 : 0) * (dir === "asc" ? 1 : -1);
+  });
+  for (const r of sorted) { body.appendChild(r); }
+}
+for (const th of table.tHead.rows[0].cells) { th.addEventListener("click", () => sortBy(th)); }
+function applyFilter() {
+  const engine = document.getElementById("engine").value;
+  const verdict = document.getElementById("verdict").value;
+  const text = document.getElementById("text").value.trim().toLowerCase();
+  let shown = 0;
+  for (const r of rows) {
+    const verdicts = JSON.parse(r.dataset.verdicts);
+    const picked = engine ? [verdicts[engine] || ""] : Object.values(verdicts);
+    const okVerdict = !verdict || picked.includes(verdict);
+    const okText = !text || r.dataset.search.includes(text);
+    r.classList.toggle("hidden", !(okVerdict && okText));
+    if (okVerdict && okText) { shown += 1; }
+  }
+  document.getElementById("shown").textContent = shown + " of " + rows.length + " shown";
+}
+for (const id of ["engine", "verdict", "text"]) {
+  document.getElementById(id).addEventListener("input", applyFilter);
+}
+applyFilter();
+</script>
+</body></html>
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape("" if text is None else str(text))
+
+
+def _details(n: int, r: Row) -> str:
+    parts = [f'<details id="row-{n}"><summary><code>{_e(r.repo)}</code> {_e(_counts(r))}</summary>']
+    if r.error:
+        parts.append(f'<p class="unreadable">{_e(r.error.get("message"))}'
+                     + (f"<br>hint: {_e(r.error.get('hint'))}" if r.error.get("hint") else "") + "</p>")
+    if r.findings:
+        parts.append("<ul>" + "".join(
+            f"<li><b>{_e(f.get('code'))}</b> {_e(f.get('severity'))}: {_e(f.get('message'))}</li>"
+            for f in r.findings) + "</ul>")
+    for m, e in enumerate(r.engines):
+        reasons = "".join(f"<li><b>{_e(x.get('code'))}</b> {_e(x.get('message'))}</li>" for x in e.get("reasons", ()))
+        serve = f"<pre>{_e(e.get('serve'))}</pre>" if e.get("serve") else ""
+        parts.append(f'<div id="row-{n}-e{m}"><b>{_e(column(e))}</b>: {_e(e.get("verdict"))}'
+                     f"<ul>{reasons}</ul>{serve}</div>")
+    return "".join(parts) + "</details>"
+
+
+def to_html(result: AuditResult) -> str:
+    cols = result.columns
+    head = "".join(f"<th>{_e(h)}</th>" for h in ("drafter", "revision", "dialect", "version", "target",
+                                                   "errors", "warnings", *cols))
+    body, details = [], []
+    verdict_names: list[str] = []
+    for n, r in enumerate(result.rows):
+        v = r.verdicts()
+        index = {column(e): m for m, e in enumerate(r.engines)}
+        verdict_names += [x for x in v.values() if x not in verdict_names]
+        cells = [f'<td><a href="#row-{n}">{_e(r.repo)}</a></td>', f"<td><code>{_e(_short(r.revision))}</code></td>",
+                 f"<td>{_e(r.dialect)}</td>", f"<td>{_e(r.version)}</td>", f"<td>{_e(r.target)}</td>"]
+        if r.readable:
+            cells += [f"<td>{r.counts.get('error', 0)}</td>", f"<td>{r.counts.get('warning', 0)}</td>"]
+        else:
+            cells.append(f'<td colspan="2" class="unreadable" data-sort="-1">{_e((r.error or {}).get("message"))}</td>')
+        for c in cols:
+            verdict = v.get(c, "")
+            link = f'<a href="#row-{n}-e{index[c]}">{_e(verdict)}</a>' if c in index else ""
+            cells.append(f'<td class="{_e(verdict)}">{link}</td>')
+        search = " ".join(str(x) for x in (r.repo, r.dialect, r.version, r.target) if x).lower()
+        body.append(f"<tr data-verdicts='{_e(json.dumps(v))}' data-search=\"{_e(search)}\">" + "".join(cells) + "</tr>")
+        details.append(_details(n, r))
+    return (_PAGE.replace("__SUMMARY__", _e(summary_line(result)))
+            .replace("__ENGINE_OPTIONS__", "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in cols))
+            .replace("__VERDICT_OPTIONS__", "".join(f'<option value="{_e(x)}">{_e(x)}</option>' for x in verdict_names))
+            .replace("__HEAD__", head).replace("__ROWS__", "\n".join(body)).replace("__DETAILS__", "\n".join(details)))

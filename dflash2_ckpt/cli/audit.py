@@ -1,0 +1,75 @@
+"""`dflash2-ckpt audit`: header-level verify + compat for many drafters, as one compatibility table."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .errors import EXIT_FINDINGS, EXIT_OK, guarded
+
+
+def _progress(enabled: bool) -> Any:
+    """A rich progress bar on a terminal; nothing in pipes and CI logs."""
+    if not enabled:
+        return None, None
+    from rich.console import Console
+    from rich.progress import Progress
+    bar = Progress(transient=True, console=Console(stderr=True))
+    task = bar.add_task("auditing", total=None)
+    return bar, lambda done, total, row: bar.update(task, completed=done, total=total, description=row.repo)
+
+
+@click.command("audit")
+@click.argument("drafters", nargs=-1)
+@click.option("--from-file", type=click.Path(dir_okay=False), help="A file with one repo id or directory per line.")
+@click.option("--hub-search", default=None,
+              help='Drafters from the Hub model listing: free words, tag:X, author:X, arch:X '
+                   '(e.g. "dflash arch:DFlash2DraftModel").')
+@click.option("--engine", "engines", multiple=True,
+              help="Judge against these engines only (NAME or NAME@VERSION, repeatable); default every profile.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=8, show_default=True, help="Drafters checked at once.")
+@click.option("--rate", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Hub requests per second, at most (every request counts: metadata, Range reads, retries).")
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+              help="Keep one row per repo + commit sha here; a re-run reads only what changed.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html", "sarif", "github"]),
+              default="text", show_default=True,
+              help="markdown: for a model card; html: one self-contained page, sortable and filterable; "
+                   "sarif / github: every drafter's findings.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the table here instead of stdout.")
+@click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token.")
+@guarded
+def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | None, engines: tuple[str, ...],
+            jobs: int, rate: float, cache_dir: str | None, fmt: str, output: str | None, token: str | None) -> int:
+    """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).
+
+    Exit 0 when every drafter loads cleanly on the engines asked for, 1 otherwise, 3 when none could be read."""
+    from ..audit import audit, collect
+    from ..errors import SourceError, UsageError
+    from ..report import render
+    items = collect(drafters, from_file=from_file, search=hub_search, token=token)
+    if not items:
+        raise UsageError("nothing to audit", hint="name drafters, or give --from-file or --hub-search")
+    bar, progress = _progress(sys.stderr.isatty())
+    if bar is not None:
+        bar.start()
+    try:
+        result = audit(items, engines=engines, jobs=jobs, cache_dir=cache_dir, rate=rate, token=token,
+                       progress=progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if result.nothing_audited():
+        reasons = "; ".join(f"{r.input}: {(r.error or {}).get('message')}" for r in result.rows[:5])
+        raise SourceError(f"none of the {len(result.rows)} drafter(s) could be read ({reasons}"
+                          f"{'; ...' if len(result.rows) > 5 else ''})",
+                          hint=str((result.rows[0].error or {}).get("hint") or "check the repo ids and the network"))
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            render(result, fmt, f)
+    else:
+        render(result, fmt)
+    return EXIT_OK if result.passed() else EXIT_FINDINGS
+

@@ -1,0 +1,134 @@
+"""`diff DERIVED --reference SRC`: every tensor of a derived checkpoint (quantized, re-exported) against its
+source, tensor by tensor in bounded memory, with a receipt publishers can pin next to the upload.
+
+Needs torch (the [diff] extra); compressed-tensors formats are dequantized by compressed-tensors.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+from ..findings import Finding
+from ..sources import Source
+from .compare import Figures, dtype_noise
+from .sides import CHUNK_BYTES, Side, open_side, register_opener
+
+EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233"})
+__all__ = ["DiffResult", "diff", "register_opener"]
+
+Progress = Callable[[int, int, str], None]     # (done, total, tensor name)
+
+
+@dataclass
+class DiffResult:
+    """A report kind (dflash2_ckpt.report): kind, subject, findings, to_json; plus the figures."""
+    derived: str
+    reference: str
+    figures: list[Figures]
+    seconds: float
+    sides: tuple[Side, Side]
+    counts: dict[str, int] = field(default_factory=dict)
+    kind: ClassVar[str] = "diff"
+
+    @property
+    def subject(self) -> str:
+        return f"{self.derived} vs {self.reference}"
+
+    def failed(self, strict: bool = False) -> bool:
+        """different / missing tensors; with strict, extra ones too."""
+        bad = ("different", "missing", "extra") if strict else ("different", "missing")
+        return any(f.verdict in bad for f in self.figures)
+
+    @property
+    def findings(self) -> list[Finding]:
+        out = []
+        for f in self.figures:
+            if f.verdict == "different":
+                out.append(Finding("DF230", f"{f.name} differs from the reference: {f.reason or 'not the same tensor'}",
+                                   tensor=f.name, details=f.to_json()))
+            elif f.verdict == "missing":
+                out.append(Finding("DF231", f"{f.name} {list(f.shape)} is in the reference but not in the derived "
+                                   "checkpoint", tensor=f.name, details=f.to_json()))
+            elif f.verdict == "extra":
+                out.append(Finding("DF232", f"{f.name} {list(f.shape)} is not in the reference", tensor=f.name,
+                                   details=f.to_json()))
+        noise = [f for f in self.figures if f.verdict == "quantization-noise"]
+        if noise:
+            worst = max(noise, key=lambda f: f.rel_rms or 0.0)
+            out.append(Finding("DF233", f"{len(noise)} tensor(s) within the rounding their scheme predicts; worst "
+                               f"{worst.name}: relative RMS error {worst.rel_rms:.3g} (predicted "
+                               f"{worst.predicted_rel_rms:.3g}), cosine {worst.cosine:.5f}",
+                               details={"tensors": [f.name for f in noise]}))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"subject": self.subject, "derived": self.derived, "reference": self.reference,
+                "passed": not self.failed(), "counts": self.counts, "seconds": round(self.seconds, 3),
+                "findings": [f.to_json() for f in self.findings], "tensors": [f.to_json() for f in self.figures]}
+
+    def receipt(self, hash_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """The sha256 of every file on both sides and the per-tensor figures (reads every file once)."""
+        def side(s: Side) -> dict[str, Any]:
+            files = {}
+            for name, chunks in s.files():
+                if hash_progress:
+                    hash_progress(name)
+                h, n = hashlib.sha256(), 0
+                for c in chunks():
+                    h.update(c)
+                    n += len(c)
+                files[name] = {"sha256": h.hexdigest(), "bytes": n}
+            return {"label": s.label, "files": files, **s.receipt_extra()}
+        return {"derived": side(self.sides[0]), "reference": side(self.sides[1]), "counts": self.counts,
+                "passed": not self.failed(), "tensors": [f.to_json() for f in self.figures]}
+
+
+def _compare(name: str, d: Side, r: Side, fig: Figures) -> None:
+    dm, rm = d.tensors()[name], r.tensors()[name]
+    rows = dm.shape[0] if dm.shape else 1
+    step = max(64, (CHUNK_BYTES // max(dm.row_bytes, rm.row_bytes, 1)) // 64 * 64)   # zero points pack 8 rows
+    for r0 in range(0, rows, step):
+        r1 = min(rows, r0 + step)
+        dv, noise = d.rows(name, r0, r1)
+        rv, _ = r.rows(name, r0, r1)
+        if noise == 0.0 and dm.scheme is None:
+            noise = dtype_noise(dv, dm.dtype, rm.dtype)
+        fig.add(dv.reshape(-1), rv.reshape(-1), noise)
+        del dv, rv
+
+
+def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source, *,
+         progress: Progress | None = None) -> DiffResult:
+    """Compare every tensor of `derived` with `reference`. Raises SourceError when either cannot be read."""
+    start = time.monotonic()
+    d, r = open_side(derived), open_side(reference)
+    dt, rt = d.tensors(), r.tensors()
+    names = sorted(set(dt) | set(rt))
+    figures = []
+    for i, name in enumerate(names):
+        if progress:
+            progress(i, len(names), name)
+        if name not in dt:
+            figures.append(Figures(name, rt[name].shape, verdict="missing"))
+            continue
+        if name not in rt:
+            figures.append(Figures(name, dt[name].shape, scheme=dt[name].scheme, verdict="extra"))
+            continue
+        fig = Figures(name, dt[name].shape, rt[name].shape, dt[name].scheme)
+        if dt[name].shape != rt[name].shape:
+            t = tuple(reversed(rt[name].shape)) == dt[name].shape and len(rt[name].shape) == 2
+            fig.verdict, fig.reason = "different", (f"{'transposed: ' if t else ''}shape {list(dt[name].shape)} "
+                                                    f"where the reference has {list(rt[name].shape)}")
+        else:
+            _compare(name, d, r, fig)
+        fig.decide()
+        figures.append(fig)
+    if progress:
+        progress(len(names), len(names), "")
+    counts: dict[str, int] = {}
+    for f in figures:
+        counts[f.verdict] = counts.get(f.verdict, 0) + 1
+    return DiffResult(d.label, r.label, figures, time.monotonic() - start, (d, r), counts)

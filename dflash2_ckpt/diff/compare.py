@@ -1,0 +1,108 @@
+"""Per-tensor figures accumulated over row chunks, and the verdict.
+
+Cosine similarity, max abs error and relative RMS error (||d - r|| / ||r||) need only running sums,
+so a tensor is compared chunk by chunk. The verdict:
+- equal: every value identical after dequantization (max abs error 0);
+- quantization-noise: relative RMS error within NOISE_FACTOR x what the scheme predicts (dequant.py:
+  sum of D^2/12 over the elements, the variance of round-to-nearest on a grid of step D). A factor
+  of 3 leaves room for error-feedback quantizers (GPTQ) and scales stored in low precision, while a
+  random, zeroed or swapped tensor sits at relative RMS ~1-1.4, far above any 4-bit-or-wider bound
+  (W4 group 128 predicts ~0.1);
+- different: anything else, including a shape that differs (a transposed tensor).
+A dense derived tensor in a narrower float dtype than its reference is rounding too: its grid is the
+dtype's own (bf16: 7 mantissa bits, f16: 10).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+
+Verdict = Literal["equal", "quantization-noise", "different", "missing", "extra"]
+NOISE_FACTOR = 3.0
+MANTISSA = {"BF16": 7, "F16": 10, "F8_E4M3": 3, "F8_E5M2": 2}
+
+
+@dataclass
+class Figures:
+    name: str
+    shape: tuple[int, ...] = ()
+    ref_shape: tuple[int, ...] = ()
+    scheme: str | None = None
+    dot: float = 0.0
+    dd: float = 0.0
+    rr: float = 0.0
+    err2: float = 0.0
+    max_abs: float = 0.0
+    noise2: float = 0.0           # predicted squared rounding error
+    nonfinite: int = 0
+    verdict: Verdict = "equal"
+    reason: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, d: torch.Tensor, r: torch.Tensor, noise2: float) -> None:
+        # float32 dot products per chunk (BLAS), float64 running totals across chunks
+        d, r = d.float().reshape(-1), r.float().reshape(-1)
+        diff = d - r
+        sums = torch.stack([torch.dot(d, r), torch.dot(d, d), torch.dot(r, r), torch.dot(diff, diff)]).tolist()
+        if not all(math.isfinite(x) for x in sums):      # NaN / Inf propagate into the sums: find and drop them
+            bad = ~(torch.isfinite(d) & torch.isfinite(r))
+            self.nonfinite += int(bad.sum())
+            self.add(torch.where(bad, 0.0, d), torch.where(bad, 0.0, r), noise2)
+            return
+        self.dot, self.dd, self.rr, self.err2 = (a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums))
+        self.max_abs = max(self.max_abs, float(diff.abs().max()) if diff.numel() else 0.0)
+        self.noise2 += noise2
+
+    @property
+    def cosine(self) -> float | None:
+        den = math.sqrt(self.dd * self.rr)
+        return self.dot / den if den else (1.0 if self.dd == self.rr == 0 else 0.0)
+
+    @property
+    def rel_rms(self) -> float | None:
+        return math.sqrt(self.err2 / self.rr) if self.rr else (0.0 if self.err2 == 0 else math.inf)
+
+    @property
+    def predicted_rel_rms(self) -> float:
+        return math.sqrt(self.noise2 / self.rr) if self.rr else 0.0
+
+    def decide(self) -> None:
+        if self.verdict in ("missing", "extra", "different"):
+            return
+        rel = self.rel_rms or 0.0
+        if self.nonfinite:
+            self.verdict, self.reason = "different", f"{self.nonfinite} NaN / Inf value(s)"
+        elif self.max_abs == 0:
+            self.verdict = "equal"
+        elif rel <= NOISE_FACTOR * self.predicted_rel_rms:
+            self.verdict = "quantization-noise"
+        else:
+            self.verdict = "different"
+            what = "zeroed" if self.dd == 0 else ("random or swapped" if abs(self.cosine or 0) < 0.5 else
+                                                  "beyond its scheme's rounding")
+            self.reason = (f"{what}: relative RMS error {rel:.3g} where {self.scheme or 'its dtype'} predicts "
+                           f"{self.predicted_rel_rms:.3g}")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "verdict": self.verdict, "shape": list(self.shape)}
+        if self.verdict not in ("missing", "extra"):
+            out.update(scheme=self.scheme, cosine=self.cosine, max_abs_error=self.max_abs,
+                       relative_rms_error=self.rel_rms, predicted_relative_rms_error=self.predicted_rel_rms)
+        if self.reason:
+            out["reason"] = self.reason
+        if self.ref_shape and self.ref_shape != self.shape:
+            out["reference_shape"] = list(self.ref_shape)
+        return out
+
+
+def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
+    """Predicted squared rounding error of a dense tensor stored narrower than its reference."""
+    m, mr = MANTISSA.get(stored_dtype), MANTISSA.get(ref_dtype, 52 if ref_dtype == "F64" else 23)
+    if m is None or m >= mr:
+        return 0.0
+    ax = d.abs().float().clamp_min(torch.finfo(torch.float32).tiny)
+    step = torch.exp2(torch.floor(torch.log2(ax)) - m)
+    return float((step * step / 12).sum(dtype=torch.float64))

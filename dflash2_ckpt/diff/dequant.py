@@ -1,0 +1,120 @@
+"""Dequantize a row range of one module, and the rounding noise its scheme predicts for those rows.
+
+compressed-tensors formats go through the library's own compressors (`decompress` of
+pack-quantized, float-quantized, nvfp4-pack-quantized). ModelOpt and MLX have no maintained torch-only
+reader, so they are decoded here from their published layouts (ENGINES §2; modelopt/torch/export,
+mlx.core.dequantize): FP8 x scale; E2M1 nibbles (low nibble first) x FP8 group scale x scale_2; MLX
+affine q x scales + biases with q packed little-endian into uint32.
+
+Noise model (what `quantization-noise` means): rounding to a grid of step D leaves an error uniform in
+[-D/2, D/2], variance D^2/12, when the quantizer rounds to nearest (min-max, GPTQ and AWQ all end by
+rounding onto the grid). Per element D is the int / affine scale; for floating-point grids it is the
+spacing of the grid around the value: FP8 E4M3 has 3 mantissa bits, so D = 2^-3 * 2^floor(log2|x|);
+NVFP4's E2M1 grid {0, .5, 1, 1.5, 2, 3, 4, 6} x s has D = s/2 below 2s, s below 4s, 2s above. The sum
+of D^2/12 over a tensor is the predicted squared error; compare.py allows a multiple of it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import torch
+
+from ..quant.config import QuantConfig, Scheme
+
+ALL = 1 << 62        # row1 meaning "every row" (scalars and per-tensor scales)
+RowReader = Callable[[str, int, int], torch.Tensor]   # (tensor name, row0, row1) -> stored rows
+
+E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def _expand(scale: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
+    """A [rows, groups] / [rows, 1] / scalar scale broadcast to every element of [rows, cols]."""
+    s = scale.float()
+    if s.numel() == 1:
+        return s.reshape(1, 1).expand(rows, cols)
+    groups = s.shape[-1]
+    g = -(-cols // groups)
+    return s.reshape(rows, groups).repeat_interleave(g, dim=1)[:, :cols]
+
+
+def _scale_var(scale: torch.Tensor, rows: int, cols: int) -> float:
+    """Sum over the elements of D^2/12 for a per-group (or per-row / per-tensor) step D."""
+    s = scale.float().reshape(-1)
+    per = rows * cols / s.numel()           # elements per scale entry (groups that divide cols evenly)
+    if per == int(per):
+        return float((s * s).sum(dtype=torch.float64)) * per / 12
+    e = _expand(scale, rows, cols)
+    return float((e * e / 12).sum(dtype=torch.float64))
+
+
+def _float_grid_var(x: torch.Tensor, mantissa_bits: int) -> torch.Tensor:
+    """D^2/12 for a floating-point grid with `mantissa_bits` explicit bits, around each |x|."""
+    ax = x.abs().clamp_min(torch.finfo(torch.float32).tiny)
+    step = torch.exp2(torch.floor(torch.log2(ax)) - mantissa_bits)
+    return step * step / 12
+
+
+def _fp4_var(q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    aq = q.abs()
+    step = torch.where(aq < 2, 0.5, torch.where(aq < 4, 1.0, 2.0)) * s
+    return step * step / 12
+
+
+def _ct_scheme(config: QuantConfig, module: str, raw: Mapping[str, Any]) -> Any:
+    from compressed_tensors.quantization import QuantizationScheme
+    group = config.group_for(module)
+    if group is None:
+        raise ValueError(f"{module}: no config group of {config.where} covers it")
+    return QuantizationScheme.model_validate(raw["config_groups"][group.name])
+
+
+def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str, Any], module: str,
+                    read: RowReader, logical: tuple[int, ...], r0: int, r1: int
+                    ) -> tuple[torch.Tensor, float]:
+    """(float32 rows r0:r1 of the dense weight, predicted squared rounding error summed over them)."""
+    rows, cols = r1 - r0, logical[-1]
+    p = f"{module}."
+    fam = scheme.family
+    if fam.startswith("ct-"):
+        from compressed_tensors.compressors import BaseCompressor
+        ct = _ct_scheme(config, module, raw_config)
+        fmt = {"ct-pack": "pack-quantized", "ct-float": "float-quantized", "ct-nvfp4": "nvfp4-pack-quantized"}[fam]
+        comp = BaseCompressor.load_from_registry(fmt)
+        sd: dict[str, torch.Tensor] = {}
+        main = "weight_packed" if fam != "ct-float" else "weight"
+        sd[main] = read(p + main, r0, r1)
+        scale = read(p + "weight_scale", *((0, ALL) if scheme.strategy == "tensor" else (r0, r1)))
+        sd["weight_scale"] = scale
+        if fam == "ct-pack":
+            sd["weight_shape"] = torch.tensor([rows, cols])
+            if not scheme.symmetric:
+                per = 32 // scheme.bits
+                sd["weight_zero_point"] = read(p + "weight_zero_point", r0 // per, -(-r1 // per))
+        if fam == "ct-nvfp4":
+            sd["weight_global_scale"] = read(p + "weight_global_scale", 0, ALL)
+        w = comp.decompress(sd, ct)["weight"].float()
+        if fam == "ct-float":
+            return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))
+        if fam == "ct-nvfp4":
+            s = _expand(scale, rows, cols) / sd["weight_global_scale"].float().reshape(1, 1)
+            return w, float(_fp4_var(w / s.clamp_min(1e-30), s).sum(dtype=torch.float64))
+        return w, _scale_var(scale, rows, cols)
+    if fam == "modelopt-fp8":
+        scale = read(p + "weight_scale", 0, ALL).float()
+        scale = scale.reshape(1, 1) if scale.numel() == 1 else scale.reshape(-1, 1)[r0:r1]
+        w = read(p + "weight", r0, r1).float() * scale
+        return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))
+    if fam == "modelopt-nvfp4":
+        packed = read(p + "weight", r0, r1).to(torch.int64)
+        q = torch.stack([E2M1[packed & 0xF], E2M1[packed >> 4]], dim=-1).reshape(rows, -1)[:, :cols]
+        s = _expand(read(p + "weight_scale", r0, r1), rows, cols) * read(p + "weight_scale_2", 0, ALL).float()
+        return q * s, float(_fp4_var(q, s).sum(dtype=torch.float64))
+    # MLX affine
+    packed = read(p + "weight", r0, r1).to(torch.int64) & 0xFFFFFFFF
+    per = 32 // scheme.bits
+    shifts = torch.arange(per, dtype=torch.int64) * scheme.bits
+    q = ((packed.unsqueeze(-1) >> shifts) & ((1 << scheme.bits) - 1)).reshape(rows, -1)[:, :cols].float()
+    scales = read(p + "scales", r0, r1)
+    s = _expand(scales, rows, cols)
+    b = _expand(read(p + "biases", r0, r1), rows, cols)
+    return q * s + b, _scale_var(scales, rows, cols)

@@ -1,0 +1,135 @@
+"""The logical view of a quantized checkpoint, from config and headers only.
+
+Every quantized module's stored tensors (packed weight, scales, zero points, ...) collapse into one
+logical tensor with the dense name and shape, so the layout checks (shapes, v1/v2 identity, pairing)
+run unchanged on quantized drafters. `quantized_modules` is the per-module scheme map the engine
+profiles take.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping
+
+from ..errors import SourceError
+from ..formats.parse import load_config
+from ..layout import expected_tensors
+from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
+from .config import QuantConfig, QuantConfigError, Scheme, UnknownMethod, parse_quant_config
+from .storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, main_suffix
+
+if TYPE_CHECKING:
+    from ..checkpoint import Checkpoint
+
+HF_QUANT_CONFIG = "hf_quant_config.json"
+
+
+@dataclass(frozen=True)
+class QuantModule:
+    module: str                       # module path as stored ("fc", "layers.0.self_attn.q_proj")
+    weight: str                       # the dense tensor it stands for ("fc.weight", or a bare codebook name)
+    declared: Scheme | None           # what the config says this module is quantized with (None: dense)
+    scheme: Scheme | None             # how it is stored (declared, else inferred from the config)
+    tensors: tuple[str, ...]          # stored names that belong to it
+    logical: tuple[int, ...] | None   # dense shape; None when it cannot be derived
+
+    @property
+    def label(self) -> str:
+        return self.scheme.label if self.scheme else "unknown"
+
+
+@dataclass
+class QuantView:
+    config: QuantConfig | None = None
+    config_error: str | None = None
+    unknown_method: bool = False
+    config_file: str = "config.json"
+    modules: dict[str, QuantModule] = field(default_factory=dict)
+    logical: dict[str, TensorInfo] = field(default_factory=dict)
+    aux: set[str] = field(default_factory=set)        # stored names folded into a module
+    classes: dict[str, str | None] = field(default_factory=dict)   # expected module -> class (None: parameter)
+
+
+def module_classes(ckpt: Checkpoint) -> dict[str, str | None]:
+    """Module path -> class as the libraries match it: Linear for the projections, None for bare
+    parameters (codebooks, base_kernel), RMSNorm for the norms."""
+    if ckpt.spec is None:
+        return {}
+    out: dict[str, str | None] = {}
+    for e in expected_tensors(ckpt.spec):
+        if e.name.endswith(".weight"):
+            out[e.name[:-len(".weight")]] = "Linear" if len(e.shape) == 2 else "RMSNorm"
+        elif not e.name.endswith(".bias"):
+            out[e.name] = None
+    return out
+
+
+def _read_config(ckpt: Checkpoint, view: QuantView) -> None:
+    hf = None
+    try:
+        if HF_QUANT_CONFIG in ckpt.source.list_files():
+            view.config_file = HF_QUANT_CONFIG
+            hf, _ = load_config(ckpt.read_small(HF_QUANT_CONFIG), file=HF_QUANT_CONFIG)
+            if hf is None:
+                view.config_error = f"{HF_QUANT_CONFIG} is not a JSON object"
+                return
+        view.config = parse_quant_config(ckpt.config, hf)
+    except UnknownMethod as e:
+        view.unknown_method, view.config_error = True, str(e)
+    except (QuantConfigError, SourceError) as e:
+        view.config_error = str(e)
+
+
+def _infer(config: QuantConfig | None, suffixes: set[str], main_dtype: str | None) -> Scheme | None:
+    """The scheme a module stored quantized against its config (e.g. not ignored) was stored with."""
+    if config is None:
+        return None
+    for g in config.groups:
+        fam = g.scheme.family
+        if suffixes <= set(SUFFIXES[fam]) and (main_dtype is None or main_dtype in MAIN_DTYPE[fam]):
+            return g.scheme
+    return None
+
+
+def build_view(ckpt: Checkpoint) -> QuantView:
+    # opened once per checkpoint; keyed on the tensor map and config it was built from, which callers may swap
+    key = (id(ckpt.tensors), len(ckpt.tensors), id(ckpt.config))
+    cached: tuple[tuple[int, int, int], QuantView] | None = getattr(ckpt, "_quant_view", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    view = QuantView(classes=module_classes(ckpt))
+    _read_config(ckpt, view)
+    grouped: dict[str, dict[str, TensorInfo]] = {}
+    for name, t in ckpt.tensors.items():
+        mod, _, suffix = name.rpartition(".")
+        if mod and suffix in AUX_SUFFIXES:
+            grouped.setdefault(mod, {})[suffix] = t
+    for name, t in ckpt.tensors.items():    # FP8 / MLX keep `.weight` for the quantized main tensor
+        mod, _, suffix = name.rpartition(".")
+        if suffix == "weight" and t.dtype not in FLOAT_DTYPES and mod in grouped:
+            grouped[mod]["weight"] = t
+    for mod, parts in grouped.items():
+        cls = view.classes.get(mod, "Linear")
+        declared = view.config.scheme_for(mod, cls) if view.config else None
+        main = parts.get("weight") or parts.get("weight_packed")
+        scheme = declared if declared and set(parts) <= set(SUFFIXES[declared.family]) else \
+            _infer(view.config, set(parts), main.dtype if main else None)
+        weight = mod if (mod in view.classes and view.classes[mod] is None) else f"{mod}.weight"
+        logical = None
+        if scheme is not None and main_suffix(scheme.family) in parts:
+            m = parts[main_suffix(scheme.family)]
+            logical = logical_shape(scheme, m.dtype, m.shape)
+            view.logical[weight] = TensorInfo(weight, "BF16", logical, m.begin, m.end, m.file)
+        view.modules[mod] = QuantModule(mod, weight, declared, scheme,
+                                        tuple(sorted(f"{mod}.{s}" for s in parts)), logical)
+        view.aux.update(f"{mod}.{s}" for s in parts)
+    for name, t in ckpt.tensors.items():
+        if name not in view.aux:
+            view.logical.setdefault(name, t)
+    setattr(ckpt, "_quant_view", (key, view))
+    return view
+
+
+def quantized_modules(ckpt: Checkpoint) -> Mapping[str, str]:
+    """Module path -> scheme label ("w4a16", "w8a16", "fp8", "nvfp4", "mlx-q4", "mlx-q8") for every
+    module stored quantized, as the engine profiles take it."""
+    return {m.module: m.label for m in build_view(ckpt).modules.values()}
