@@ -2,7 +2,7 @@
 
 Codes never change meaning once released and are never reused; retire one by marking it deprecated.
 Families: DF1xx config schema, DF2xx tensors, DF3xx v1/v2 identity, DF4xx causality,
-DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward,
+DF5xx pairing with the target, DF6xx files and shards, DF7xx smoke forward (DF75x acceptance),
 DF8xx engine compatibility (one verdict per engine profile, dflash2_ckpt.engines), DF9xx GGUF (DF900-DF949).
 """
 from __future__ import annotations
@@ -130,6 +130,12 @@ _TABLE: tuple[Code, ...] = (
     Code("DF714", "selector-influence", "info", "fraction of drafted slots the candidate selector changes, over hundreds of sampled contexts"),
     Code("DF715", "conv-influence", "info", "how much the trained convolutions change the smoke forward when removed"),
     Code("DF716", "partial-smoke", "info", "the smoke ran only the first N draft layers (--layers)"),
+    # DF75x acceptance against a real target (dflash2_ckpt.accept; needs the [accept] extra)
+    Code("DF750", "not-lossless", "error", "speculative decoding committed a token the target's own greedy decoding does not produce"),
+    Code("DF751", "not-drafting", "error", "mean acceptance length below 1.5 tokens per verification step: the drafter is not drafting"),
+    Code("DF752", "acceptance-off-expected", "error", "mean acceptance length outside the expected figure and its tolerance (--expect)"),
+    Code("DF753", "accept-assumption", "info", "the accept run relied on something that limits what its figures mean (final-norm tap, few steps)"),
+    Code("DF754", "near-tie-divergence", "warning", "the speculative text left the target's greedy text where the target's top two logits tie within float rounding (block vs one-token forward), not through a loop error"),
     # DF8xx engine compatibility (dflash2_ckpt.engines; reasons of a `compat` verdict)
     Code("DF800", "engine-unsupported", "info", "this engine release has no such drafter at all"),
     Code("DF801", "needs-conversion", "info", "the engine reads another format or dialect; the convert command produces it"),

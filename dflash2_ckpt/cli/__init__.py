@@ -24,7 +24,7 @@ from .errors import EXIT_USAGE
 __all__ = ["main", "codes_table", "COMMANDS"]
 
 # one line per command, in `--help` order; each names the module cli/<name>.py
-COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "push", "audit", "hook", "schema",
+COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "schema",
             "codes"]
 
 MACHINE_FORMATS = ("json", "sarif", "github")

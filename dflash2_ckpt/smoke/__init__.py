@@ -5,36 +5,28 @@ header-level toolkit never pays for them.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, MissingDependencyError, SourceError
+from ..errors import ConfigError
+from .opening import _tensor_files, open_for_smoke, require_smoke_deps
 from .report import SmokeReport
 
-__all__ = ["SmokeReport", "require_smoke_deps", "run_smoke"]
+__all__ = ["SmokeReport", "require_smoke_deps", "run_smoke", "draft", "load_drafter", "open_for_smoke"]
 EMITS: frozenset[str] = frozenset({"DF716"})
 
 
-def require_smoke_deps() -> None:
-    missing = [m for m in ("torch", "triton", "numpy") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise MissingDependencyError(f"the smoke forward needs {', '.join(missing)}, which is not installed",
-                                     hint="pip install 'dflash2-ckpt[smoke]'")
+def draft(checkpoint: Any, hidden_states: Any, anchors: Any, **options: Any) -> Any:
+    """Draft one block per request and return every stage (smoke.drafting.DraftResult); torch loads here."""
+    from .drafting import draft as _draft
+    return _draft(checkpoint, hidden_states, anchors, **options)
 
 
-def _tensor_files(source: Any, tensors: dict[str, Any]) -> dict[str, Path]:
-    files: dict[str, Path] = {}
-    for name, info in tensors.items():
-        local = source.local_path(info.file)
-        if local is None and hasattr(source, "download"):
-            local = source.download(info.file)   # a Hub repo: fetch only the weight files, once each
-        if local is None:
-            raise SourceError(f"{info.file} is not available as a local file", path=source.label,
-                              hint="download the checkpoint first; the smoke reads tensor data")
-        files[name] = Path(local)
-    return files
+def load_drafter(checkpoint: Any, **options: Any) -> Any:
+    """Load a drafter once for repeated drafting (smoke.drafting.Drafter); torch loads here."""
+    from .drafting import load_drafter as _load
+    return _load(checkpoint, **options)
 
 
 def _first_layers(ckpt: Any, layers: int | None) -> tuple[Any, dict[str, Any], list[Any]]:
@@ -79,18 +71,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
-    require_smoke_deps()
-    ckpt = path_or_checkpoint
-    if not (hasattr(ckpt, "spec") and hasattr(ckpt, "tensors")):
-        from ..checkpoint import open_checkpoint
-        ckpt = open_checkpoint(path_or_checkpoint)
-    if getattr(ckpt, "gguf", None) is not None:
-        raise ConfigError("the smoke forward runs on safetensors checkpoints, and this is a GGUF file",
-                          path=getattr(ckpt.source, "label", None),
-                          hint="convert it back first: dflash2-ckpt convert FILE.gguf -o DIR --to nested")
-    if ckpt.spec is None:
-        raise ConfigError("the config does not describe a DFlash drafter the smoke can build",
-                          path=getattr(ckpt.source, "label", None), hint="run `dflash2-ckpt verify` to see why")
+    ckpt = open_for_smoke(path_or_checkpoint)
     from .budget import check_budget, estimate, gib, machine_budget, matmul_rate
     from .device import pick_device
     from .runner import DEFAULT_BLOCK, smoke
@@ -105,7 +86,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
     if progress is not None:      # total 0: a note, not a stage
         progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s", 0, 0)
-    report = smoke(spec, _tensor_files(ckpt.source, tensors), label=ckpt.source.label,
+    report = smoke(spec, _tensor_files(ckpt, tensors), label=ckpt.source.label,
                    target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
                    block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)

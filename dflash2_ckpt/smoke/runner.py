@@ -86,7 +86,7 @@ def _assumptions(spec: DraftSpec, block_size: int | None) -> tuple[int, int, lis
     return int(block), int(mask), found
 
 
-class _Draft:
+class BoundDraft:
     """One smoke input set bound to the drafter, so checks can re-run pieces with a module removed."""
 
     def __init__(self, spec: DraftSpec, drafter: RefDrafter, params: Mapping[str, torch.Tensor],
@@ -152,7 +152,7 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     drafter = RefDrafter(spec, weights.params, borrowed.embed)
     anchors = inputs.anchors.to(dev)
     own_head = weights.params.get("lm_head.weight")     # a reduced vocabulary scores with its own head
-    d = _Draft(spec, drafter, weights.params, borrowed.head if own_head is None else own_head,
+    d = BoundDraft(spec, drafter, weights.params, borrowed.head if own_head is None else own_head,
                inputs.hidden.to(dev), anchors, block, mask_id)
     if own_head is not None:
         d.d2t = weights.maps.get("d2t")
@@ -203,7 +203,7 @@ def _triton_conv() -> ConvFn:
     return triton_grouped_dynamic_conv
 
 
-def _walks(report: SmokeReport, d: _Draft, timer: _Timer, seeds: torch.Tensor, n_ctx: int, z: torch.Tensor,
+def _walks(report: SmokeReport, d: BoundDraft, timer: _Timer, seeds: torch.Tensor, n_ctx: int, z: torch.Tensor,
            scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Torch vs Triton walks, greedy and sampled, then a same-seed rerun of the whole draft."""
     from .triton_walk import triton_walk
@@ -240,7 +240,7 @@ def _walks(report: SmokeReport, d: _Draft, timer: _Timer, seeds: torch.Tensor, n
     return tok, tok_s, seeds
 
 
-def _ablate(report: SmokeReport, d: "_Draft", g: torch.Tensor, greedy: torch.Tensor,
+def _ablate(report: SmokeReport, d: "BoundDraft", g: torch.Tensor, greedy: torch.Tensor,
             scores: torch.Tensor, u: torch.Tensor, z: torch.Tensor, seed: int) -> None:
     """Remove each v2 module in turn and measure what changes (DF705-DF707)."""
     from .conv import is_identity

@@ -2,6 +2,7 @@
 exactly one JSON document (an error document on exits 2 and 3); sarif and github keep to their shape too."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,9 @@ GOOD = str(FIXTURES / "good" / "nested-v2")
 BROKEN = str(FIXTURES / "broken" / "fc-wrong-shape")
 TRUNCATED = str(FIXTURES / "broken" / "header-truncated")
 MASK = str(FIXTURES / "broken" / "mask-id-out-of-vocab")
+PAIR = FIXTURES / "pairs" / "tiny"
+# accept's finished outcomes need its extra and the tiny pair; its usage and cannot-run ones hold without
+ACCEPT_RUNS = all(importlib.util.find_spec(m) for m in ("torch", "transformers")) and (PAIR / "drafter").is_dir()
 
 
 def cases(tmp: Path) -> list[tuple[list[str], int]]:
@@ -41,7 +45,13 @@ def cases(tmp: Path) -> list[tuple[list[str], int]]:
         (["diff", GOOD], 2), (["diff", str(tmp / "missing"), "--reference", GOOD], 3),
         (["audit", GOOD, "--engine", "vllm"], 0), (["audit", GOOD, BROKEN], 1), (["audit", GOOD, "--jobs", "0"], 2),
         (["audit", str(tmp / "missing")], 3),
-    ]
+        (["accept", GOOD, "--target", str(PAIR / "target"), "--expect", "fast"], 2),
+        (["accept", str(tmp / "missing"), "--target", str(PAIR / "target")], 3),
+    ] + ([
+        (["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"), "--limit", "1", "--max-new-tokens", "4"], 0),
+        (["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"), "--limit", "1", "--max-new-tokens", "4",
+          "--expect", "0.5+-0.1"], 1),
+    ] if ACCEPT_RUNS else [])
 
 
 N = len(cases(Path("/x")))

@@ -1,6 +1,7 @@
 """The `smoke` click command, the public entry point, and the torch-free import promise."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -30,8 +31,8 @@ def test_importing_the_package_and_command_loads_no_torch():
 
 
 def test_missing_dependency_is_a_typed_error(monkeypatch):
-    real = smoke_pkg.importlib.util.find_spec
-    monkeypatch.setattr(smoke_pkg.importlib.util, "find_spec",
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "triton" else real(name, *a))
     with pytest.raises(MissingDependencyError, match="triton"):
         smoke_pkg.run_smoke("anything")

@@ -1,0 +1,96 @@
+"""The accept run's judgements (DF75x): lossless, drafting at all, as published, and its caveats."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..errors import ConfigError
+from ..findings import Finding
+
+EMITS: frozenset[str] = frozenset({"DF750", "DF751", "DF752", "DF753", "DF754"})
+
+NOT_DRAFTING = 1.5
+DEFAULT_REL_TOL = 0.05
+MIN_STEPS = 30
+# ordered by how often each is the cause in the field (ENGINES.md §1-2, CONTRACT §4, §6)
+LIKELY_CAUSES = (
+    "fc dropped or left at random init (e.g. a quantized fc.weight_packed the engine did not load)",
+    "v2 weights read as v1 (conv and selector dropped)",
+    "wrong tap layers (target_layer_ids off by one, or guessed defaults)",
+    "wrong attention causality inside the block (trained bidirectional, run causal)",
+)
+
+
+def parse_expect(text: str | float | tuple[float, float] | None) -> tuple[float, float] | None:
+    """"4.8±0.3", "4.8+-0.3", "4.8" (tolerance 5% of the figure) -> (tau, tolerance)."""
+    if text is None:
+        return None
+    if isinstance(text, tuple):
+        return float(text[0]), float(text[1])
+    if isinstance(text, (int, float)):
+        return float(text), abs(float(text)) * DEFAULT_REL_TOL
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*(?:(?:±|\+-|\+/-)\s*(\d+(?:\.\d*)?)\s*(%?))?\s*", text)
+    if not m:
+        raise ConfigError(f"--expect {text!r} is not TAU or TAU±TOL (e.g. 4.8±0.3, 4.8+-5%)",
+                          field="expect", hint="give the published mean acceptance length, optionally ±tolerance")
+    tau = float(m.group(1))
+    if m.group(2) is None:
+        return tau, tau * DEFAULT_REL_TOL
+    tol = float(m.group(2))
+    return tau, tau * tol / 100 if m.group(3) else tol
+
+
+def first_difference(reference: Sequence[int], speculative: Sequence[int]) -> int | None:
+    if list(reference) == list(speculative):
+        return None
+    return next((i for i, (a, b) in enumerate(zip(reference, speculative)) if a != b),
+                min(len(reference), len(speculative)))
+
+
+def lossless(label: str, reference: Sequence[int], speculative: Sequence[int], *, gap: float | None = None,
+             tolerance: float = 0.0) -> list[Finding]:
+    """gap: |logit(reference token) - logit(speculative token)| of the target at the first difference.
+    Within `tolerance` the two forwards (a block over the cache vs one token) merely rounded a tie
+    differently: a warning, and the texts cannot be compared past it. Otherwise the loop is wrong."""
+    at = first_difference(reference, speculative)
+    if at is None:
+        return []
+    if gap is not None and gap <= tolerance:
+        return [Finding("DF754", f"{label}: token {at} left the target's greedy text at a near-tie (logit gap "
+                        f"{gap:.2g} <= {tolerance:g}): float rounding of the block forward, not a loop error; "
+                        "the rest of this prompt's text is not compared",
+                        details={"prompt": label, "index": at, "gap": gap, "tolerance": tolerance})]
+    return [Finding("DF750", f"{label}: token {at} differs from the target's own greedy decoding "
+                    f"({speculative[at] if at < len(speculative) else 'end'} committed, "
+                    f"{reference[at] if at < len(reference) else 'end'} expected): the verify loop or the "
+                    "drafter's context is wrong, not the drafter's quality",
+                    details={"prompt": label, "index": at, "reference_len": len(reference),
+                             "speculative_len": len(speculative), "gap": gap})]
+
+
+def drafting(tau: float, block_size: int) -> list[Finding]:
+    if not tau < NOT_DRAFTING:
+        return []
+    causes = "; ".join(f"({i}) {c}" for i, c in enumerate(LIKELY_CAUSES, 1))
+    return [Finding("DF751", f"mean acceptance length {tau:.2f} < {NOT_DRAFTING} with blocks of {block_size}: "
+                    f"the drafter is not drafting. Likely causes, most frequent first: {causes}",
+                    details={"tau": round(tau, 4), "threshold": NOT_DRAFTING, "likely_causes": list(LIKELY_CAUSES)})]
+
+
+def expected(tau: float, expect: tuple[float, float] | None) -> list[Finding]:
+    if expect is None or abs(tau - expect[0]) <= expect[1]:
+        return []
+    return [Finding("DF752", f"mean acceptance length {tau:.2f} is outside the expected {expect[0]:g} ± "
+                    f"{expect[1]:g}", details={"tau": round(tau, 4), "expected": expect[0], "tolerance": expect[1]})]
+
+
+def caveats(taps: Sequence[int], target_layers: int, steps: int) -> list[Finding]:
+    out = []
+    if target_layers - 1 in taps:
+        out.append(Finding("DF753", f"tap {target_layers - 1} is the target's last layer: transformers returns it "
+                           "after the final norm, which engines that tap the raw layer output do not",
+                           field="dflash_config.target_layer_ids", details={"tap": target_layers - 1}))
+    if steps < MIN_STEPS:
+        out.append(Finding("DF753", f"only {steps} verification steps: the confidence interval is wide; "
+                           "give more prompts or --max-new-tokens", details={"steps": steps}))
+    return out

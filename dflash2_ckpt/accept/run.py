@@ -1,0 +1,84 @@
+"""The accept run: load the pair, decode every prompt both ways, gather statistics and judgements."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..smoke.device import pick_device
+from ..smoke.drafting import Drafter, Kernels, load_drafter
+from . import checks, stats
+from .loop import greedy, speculative
+from .prompts import load_prompts
+from .report import AcceptReport, PromptResult
+from .target import Target, load_target, resolve_target
+
+
+def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | None, kernels: str | None,
+          revision: str | None, token: str | None) -> tuple[Drafter, Target, Path | None]:
+    if isinstance(target, Target):
+        root = None
+    else:
+        root = resolve_target(target, revision=revision, token=token)
+    if not isinstance(drafter, Drafter):
+        if kernels not in (None, "torch", "triton"):
+            raise ConfigError(f"kernels {kernels!r}: choose torch or triton", field="kernels")
+        k: Kernels | None = kernels  # type: ignore[assignment]
+        drafter = load_drafter(drafter, target=root if root is not None else None, block_size=block_size,
+                               device=device, kernels=k)
+    elif block_size is not None:
+        drafter = drafter.replace(block_size=block_size)
+    if not isinstance(target, Target):
+        assert root is not None
+        target = load_target(root, drafter.spec.target_layer_ids, pick_device(device or str(drafter.device)),
+                             revision=revision, token=token, label=str(target))
+    if target.vocab_size != drafter.spec.vocab_size:
+        raise ConfigError(f"the target's vocabulary has {target.vocab_size} tokens, the drafter's "
+                          f"{drafter.spec.vocab_size}", field="vocab_size", hint="pair the drafter with its own target")
+    return drafter, target, root
+
+
+def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[str] | None, max_new_tokens: int,
+               block_size: int | None, expect: Any, device: str | None, kernels: str | None, limit: int | None,
+               revision: str | None, token: str | None) -> AcceptReport:
+    if max_new_tokens < 1:
+        raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
+    want = checks.parse_expect(expect)
+    drafter, target, root = _pair(drafter_in, target_in, block_size=block_size, device=device, kernels=kernels,
+                                  revision=revision, token=token)
+    plist, source = load_prompts(target.tokenizer, prompts, root, limit)
+    target.forward(plist[0].ids[:4], taps=False)          # warm up before anything is timed
+    results: list[PromptResult] = []
+    findings = list(drafter.findings)
+    spec_s = base_s = 0.0
+    spec_tok = base_tok = spec_fw = base_fw = 0
+    for p in plist:
+        ref = greedy(target, p.ids, max_new_tokens)
+        run = speculative(target, drafter, p.ids, max_new_tokens)
+        at = checks.first_difference(ref.tokens, run.tokens)
+        gap = None
+        if at is not None and at < min(len(ref.tokens), len(run.tokens)):
+            gap = target.logit_gap(p.ids + ref.tokens[:at], ref.tokens[at], run.tokens[at])
+        findings += checks.lossless(p.label, ref.tokens, run.tokens, gap=gap, tolerance=target.tie_tolerance)
+        results.append(PromptResult(p.label, len(p.ids), len(run.tokens), len(run.accepted),
+                                    stats.step_tau(run.accepted, drafter.block_size), run.accepted, ref.tokens == run.tokens,
+                                    len(run.tokens) / run.seconds, len(ref.tokens) / ref.seconds))
+        spec_s, base_s = spec_s + run.seconds, base_s + ref.seconds
+        spec_tok, base_tok = spec_tok + len(run.tokens), base_tok + len(ref.tokens)
+        spec_fw, base_fw = spec_fw + run.forwards, base_fw + ref.forwards
+    per_prompt = [r.accepted for r in results]
+    every = [a for r in per_prompt for a in r]
+    drafts = drafter.block_size - 1
+    tau = stats.pooled_tau(per_prompt)
+    if every:
+        findings += checks.drafting(tau.mean, drafter.block_size) + checks.expected(tau.mean, want)
+    findings += checks.caveats(target.taps, target.num_layers, len(every))
+    return AcceptReport(
+        drafter=drafter.label or "(loaded drafter)", target=target.label,
+        device=str(target.device), kernels=drafter.kernels, block_size=drafter.block_size,
+        max_new_tokens=max_new_tokens, prompts_source=source, tau=tau,
+        acceptance_rate=stats.acceptance_rate(every, drafts), per_position=stats.per_position(every, drafts),
+        tokens_per_s=spec_tok / spec_s if spec_s else 0.0, baseline_tokens_per_s=base_tok / base_s if base_s else 0.0,
+        target_forwards={"baseline": base_fw, "speculative": spec_fw, "saved": base_fw - spec_fw},
+        prompts=results, expect=want, findings=findings)

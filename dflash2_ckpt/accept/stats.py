@@ -1,0 +1,69 @@
+"""Acceptance statistics from per-step accept counts. Pure Python: no torch, so reports render anywhere.
+
+A verification step commits `a + 1` tokens: the `a` accepted drafts plus the target's bonus token.
+τ (mean acceptance length) = committed tokens / verification steps, the figure SGLang and the model
+cards report. vLLM reports the same quantity as "mean acceptance length" = 1 + accepted / drafts, and
+its "acceptance rate" = accepted / drafted tokens = (τ − 1) / (B − 1) with B − 1 drafts per step;
+its per-position rate = steps that accepted draft j / steps (docs.vllm.ai, features/speculative_decoding/
+acceptance_metrics; Prometheus counters spec_decode_num_drafts / _num_draft_tokens / _num_accepted_tokens
+/ _num_accepted_tokens_per_pos).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+Z95 = 1.959964
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    low: float
+    high: float
+
+    def to_json(self) -> dict[str, float | list[float]]:
+        return {"mean": round(self.mean, 4), "ci95": [round(self.low, 4), round(self.high, 4)]}
+
+
+def step_tau(accepted: Sequence[int], block_size: int | None = None) -> Interval:
+    """τ over the steps of one prompt; normal 95% interval of the per-step committed count, clipped to
+    the possible range [1, block_size]."""
+    n = len(accepted)
+    if n == 0:
+        return Interval(float("nan"), float("nan"), float("nan"))
+    vals = [a + 1 for a in accepted]
+    mean = sum(vals) / n
+    if n < 2:
+        return Interval(mean, mean, mean)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
+    half = Z95 * sd / math.sqrt(n)
+    return Interval(mean, max(1.0, mean - half), min(float(block_size or math.inf), mean + half))
+
+
+def pooled_tau(per_prompt: Sequence[Sequence[int]]) -> Interval:
+    """τ over every step of every prompt. Steps of one prompt are correlated, so with several prompts
+    the interval is the ratio estimator's with prompts as clusters; with one prompt, the step interval."""
+    prompts = [p for p in per_prompt if p]
+    if len(prompts) < 2:
+        return step_tau(prompts[0] if prompts else [])
+    committed = [sum(a + 1 for a in p) for p in prompts]
+    steps = [len(p) for p in prompts]
+    k, total_s = len(prompts), sum(steps)
+    tau = sum(committed) / total_s
+    mean_s = total_s / k
+    resid = [(c - tau * s) / mean_s for c, s in zip(committed, steps)]
+    half = Z95 * math.sqrt(sum(r * r for r in resid) / (k * (k - 1)))
+    return Interval(tau, tau - half, tau + half)
+
+
+def per_position(accepted: Sequence[int], drafts: int) -> list[float]:
+    """Fraction of steps whose draft j (1-based) was accepted, j = 1 … drafts (vLLM's per-position rate)."""
+    n = len(accepted)
+    return [sum(1 for a in accepted if a >= j) / n if n else 0.0 for j in range(1, drafts + 1)]
+
+
+def acceptance_rate(accepted: Sequence[int], drafts: int) -> float:
+    """vLLM's acceptance rate: accepted draft tokens / drafted tokens."""
+    return sum(accepted) / (len(accepted) * drafts) if accepted and drafts else 0.0

@@ -1,0 +1,37 @@
+"""Text layout of an accept report: the pair, τ with its interval, per-position rates, speed, prompts."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from .text import text_renderer
+
+
+def accept_lines(r: Any) -> list[str]:
+    t, fw = r.tau, r.target_forwards
+    lines = [f"accept: {r.drafter} drafting for {r.target}",
+             f"  device {r.device}, kernels {r.kernels}, blocks of {r.block_size} ({r.block_size - 1} drafted), "
+             f"up to {r.max_new_tokens} new tokens, {len(r.prompts)} prompts ({r.prompts_source})",
+             f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}; committed tokens "
+             "per target verification step, bonus included)",
+             f"  acceptance rate (vLLM) {r.acceptance_rate:.3f}; per draft position: "
+             + " ".join(f"{x:.2f}" for x in r.per_position),
+             f"  tokens/s {r.tokens_per_s:.1f} with drafting, {r.baseline_tokens_per_s:.1f} without "
+             f"(x{r.speedup:.2f}); target forwards {fw['speculative']} instead of {fw['baseline']} "
+             f"(saved {fw['saved']})"]
+    if r.expect is not None:
+        lines.append(f"  expected tau {r.expect[0]:g} ± {r.expect[1]:g}")
+    for p in r.prompts:
+        lines.append(f"  {p.label}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over {p.steps} "
+                     f"steps, {p.generated} tokens, {'lossless' if p.lossless else 'NOT LOSSLESS'}")
+    for f in r.findings:
+        lines.append(f"  {f.severity:<7} {f.code} {f.name}: {f.message}")
+    lines.append("  result: " + ("passed" if r.passed else "FAILED"))
+    return lines
+
+
+@text_renderer("accept")
+def render_accept(r: Any, out: Console) -> None:
+    for line in accept_lines(r):
+        out.print(line, markup=False)

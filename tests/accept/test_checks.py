@@ -1,0 +1,95 @@
+"""The accept judgements (DF75x) and the --expect syntax."""
+from __future__ import annotations
+
+import pytest
+
+from dflash2_ckpt.accept import checks
+from dflash2_ckpt.codes import REGISTRY
+from dflash2_ckpt.errors import ConfigError
+
+
+def test_codes_are_registered_and_claimed():
+    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754"}
+    assert all(c in REGISTRY for c in checks.EMITS)
+
+
+@pytest.mark.parametrize("text,want", [
+    ("4.8±0.3", (4.8, 0.3)), ("4.8+-0.3", (4.8, 0.3)), ("4.8 +/- 0.3", (4.8, 0.3)),
+    ("5+-10%", (5.0, 0.5)), ("4", (4.0, 0.2)), (3.0, (3.0, 0.15)), ((2.0, 0.1), (2.0, 0.1)), (None, None)])
+def test_parse_expect(text, want):
+    got = checks.parse_expect(text)
+    assert got == want if want is None else got == pytest.approx(want)
+
+
+@pytest.mark.parametrize("bad", ["", "fast", "4.8±", "±0.3", "4.8 0.3", "-1"])
+def test_parse_expect_rejects(bad):
+    with pytest.raises(ConfigError, match="TAU"):
+        checks.parse_expect(bad)
+
+
+def test_lossless_names_the_first_differing_token():
+    assert checks.lossless("p", [1, 2, 3], [1, 2, 3]) == []
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 9, 3])
+    assert f.code == "DF750" and f.details["index"] == 1 and f.severity == "error"
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 2])
+    assert f.details["index"] == 2
+
+
+def test_a_near_tie_is_rounding_not_a_loop_error():
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 9, 3], gap=1e-4, tolerance=1e-3)
+    assert f.code == "DF754" and f.severity == "warning" and f.details["index"] == 1
+    (f,) = checks.lossless("p", [1, 2, 3], [1, 9, 3], gap=0.3, tolerance=1e-3)
+    assert f.code == "DF750" and f.details["gap"] == 0.3
+
+
+def test_not_drafting_threshold_and_causes_in_order():
+    assert checks.drafting(1.5, 8) == []
+    (f,) = checks.drafting(1.49, 8)
+    assert f.code == "DF751"
+    msg = f.message
+    assert msg.index("fc") < msg.index("v2 weights read as v1") < msg.index("tap") < msg.index("causality")
+
+
+def test_expected_tolerance_is_inclusive():
+    assert checks.expected(4.5, (4.8, 0.3)) == []
+    assert checks.expected(4.49, (4.8, 0.3))[0].code == "DF752"
+    assert checks.expected(1.0, None) == []
+
+
+def test_caveats():
+    codes = [f.code for f in checks.caveats([0, 3], 4, 100)]
+    assert codes == ["DF753"]
+    assert [f.details for f in checks.caveats([0, 2], 4, 5)] == [{"steps": 5}]
+    assert checks.caveats([0, 2], 4, 100) == []
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+figures = st.floats(min_value=0, max_value=64, allow_nan=False).map(lambda x: round(x, 3))
+
+
+@given(figures, figures, st.sampled_from(["±", "+-", " +/- "]))
+def test_parse_expect_round_trips(tau, tol, sep):
+    assert checks.parse_expect(f"{tau}{sep}{tol}") == pytest.approx((tau, tol))
+    assert checks.parse_expect(f"{tau}") == pytest.approx((tau, tau * checks.DEFAULT_REL_TOL))
+
+
+@given(st.text(max_size=12))
+def test_parse_expect_never_crashes(text):
+    try:
+        got = checks.parse_expect(text)
+    except ConfigError:
+        return
+    assert got is not None and got[0] >= 0 and got[1] >= 0
+
+
+def test_importing_the_package_and_command_loads_no_torch():
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys; import dflash2_ckpt, dflash2_ckpt.cli.accept; from dflash2_ckpt.accept import report, stats; "
+            "assert callable(dflash2_ckpt.accept); print('torch' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "False False"
