@@ -14,7 +14,10 @@ from typing import Any, Callable, ClassVar
 from ..findings import Finding
 from ..sources import Source
 from .compare import Figures, dtype_noise
+from .gguf_side import open_gguf
 from .sides import CHUNK_BYTES, Side, open_side, register_opener
+
+register_opener(open_gguf)      # a .gguf file on either side
 
 EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233"})
 __all__ = ["DiffResult", "diff", "register_opener"]

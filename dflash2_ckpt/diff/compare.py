@@ -49,9 +49,15 @@ class Figures:
         sums = torch.stack([torch.dot(d, r), torch.dot(d, d), torch.dot(r, r), torch.dot(diff, diff)]).tolist()
         if not all(math.isfinite(x) for x in sums):      # NaN / Inf propagate into the sums: find and drop them
             bad = ~(torch.isfinite(d) & torch.isfinite(r))
-            self.nonfinite += int(bad.sum())
-            self.add(torch.where(bad, 0.0, d), torch.where(bad, 0.0, r), noise2)
-            return
+            if bool(bad.any()):
+                self.nonfinite += int(bad.sum())
+                self.add(torch.where(bad, 0.0, d), torch.where(bad, 0.0, r), noise2)
+                return
+            # finite values whose products overflow float32 (garbage weights): this chunk in float64
+            d64, r64 = d.double(), r.double()
+            diff = (d64 - r64).float()
+            sums = torch.stack([torch.dot(d64, r64), torch.dot(d64, d64), torch.dot(r64, r64),
+                                torch.dot(d64 - r64, d64 - r64)]).tolist()
         self.dot, self.dd, self.rr, self.err2 = (a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums))
         self.max_abs = max(self.max_abs, float(diff.abs().max()) if diff.numel() else 0.0)
         self.noise2 += noise2
