@@ -48,14 +48,15 @@ def render_convert(r: Any, console: Console) -> None:
             tt.add_row(t.action, t.name, t.dst_name or "", f"{t.nbytes:,}", t.reason)
         console.print(tt)
     c = r.counts()
-    console.print(f"tensors: {c['copy']} copied bit for bit, {c['rename']} renamed, {c['drop']} dropped; "
-                  f"{r.bytes_copied:,} B written, {r.bytes_dropped:,} B dropped")
+    would = "would be " if r.dry_run else ""      # a dry run says what a real run would do, never that it did
+    console.print(f"tensors: {c['copy']} {would}copied bit for bit, {c['rename']} {would}renamed, {c['drop']} "
+                  f"{would}dropped; {r.bytes_copied:,} B {would}written, {r.bytes_dropped:,} B {would}dropped")
     for name, n, size in r.shards:
-        console.print(f"  {name}: {n} tensors, {size:,} B")
+        console.print(f"  {'would write ' if r.dry_run else ''}{name}: {n} tensors, {size:,} B")
     for f in r.files_copied:
-        console.print(f"  copied {f}")
+        console.print(f"  {'would copy' if r.dry_run else 'copied'} {f}")
     for f, why in r.files_skipped:
-        console.print(f"  skipped {f}: {why}")
+        console.print(f"  {'would skip' if r.dry_run else 'skipped'} {f}: {why}")
     for note in (*r.notes, *r.cleaned):
         console.print(f"note: {note}")
     if r.dry_run and r.extra.get("dst_exists"):
