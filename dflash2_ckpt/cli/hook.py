@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .errors import EXIT_FINDINGS, EXIT_OK, guarded
+from .errors import guarded
 from .options import emit, format_option, parse_codes, select_options, strict_option
 
 

@@ -24,7 +24,7 @@ from ..verify import verify
 from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
-from .staging import _remove, clean_stale, install, make_staging
+from .staging import claim_destination, install, staging_area
 from .stream import WriteError, make_buffers, write_shard
 
 __all__ = ["convert", "ConversionReport", "WriteError"]
@@ -148,22 +148,12 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     if dry_run:
         extra = {"dst_exists": os.path.lexists(dst_path)}
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
-    cleaned = clean_stale(dst_path)
-    if os.path.lexists(dst_path) and not force:
-        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    cleaned = claim_destination(dst_path, dst, force)
     _refuse_findings(ckpt, {t.name for t in plan.tensors if t.action != "copy"}, list(accept_findings))
-    tmp = None
-    try:
-        tmp = make_staging(dst_path)    # inside the boundary: an unwritable parent is a WriteError too
+    with staging_area(dst_path, dst) as tmp:
         checked = _stage(plan, src_root, tmp)
         findings = _verify_staged(plan, ckpt, tmp)
         install(tmp, dst_path, force)
-    except OSError as e:
-        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
-                         hint="nothing was left behind; free space or fix permissions and run again") from e
-    finally:
-        if tmp is not None and os.path.lexists(tmp):
-            _remove(tmp)
     return report_from_plan(plan, dry_run=False, written=True, tensors_verified=checked,
                             verify_findings=tuple(findings), cleaned=tuple(cleaned),
                             seconds=time.monotonic() - start)

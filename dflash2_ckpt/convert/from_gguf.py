@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
-from ..errors import ConversionError, ConversionUsageError, SourceError
+from ..errors import ConversionError, SourceError
 from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
@@ -31,7 +31,7 @@ from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
-from .staging import _remove, clean_stale, install, make_staging
+from .staging import claim_destination, install, staging_area
 
 _DENSE = ("F32", "F16", "BF16")
 _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -154,7 +154,6 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
 def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
                       target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
                       force: bool = False, dry_run: bool = False) -> FromGGUFReport:
-    from .stream import WriteError
     start = time.monotonic()
     ckpt = open_checkpoint(src)
     h, spec = ckpt.gguf, ckpt.spec
@@ -176,17 +175,13 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         report.extra["dry_run"] = True
         return report
     dst_path = Path(dst).absolute()
-    cleaned = clean_stale(dst_path)
-    if os.path.lexists(dst_path) and not force:
-        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    cleaned = claim_destination(dst_path, dst, force)
     meta_raw = h.get(N.KEY_SOURCE_ST_META)
     meta = json.loads(meta_raw) if isinstance(meta_raw, str) and meta_raw.startswith("{") else None
     header, spans = build_header(entries, meta)
     placed = [Piece(p.name, len(header) + b, p.src_file, p.src_begin, p.src_end, p.data)
               for p, (b, _) in zip(pieces, spans)]
-    tmp = None
-    try:
-        tmp = make_staging(dst_path)
+    with staging_area(dst_path, dst) as tmp:
         with open(tmp / "config.json", "xb") as f:
             f.write(config_bytes)
             f.flush()
@@ -202,12 +197,6 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
             inner = convert(tmp, dst_path, to=to, target=target, verifier_name=verifier_name, force=force)
             report.findings = inner.verify_findings
             report.notes.append(f"then converted {staged.detection.dialect if staged.detection else '?'} -> {to}")
-    except OSError as e:
-        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
-                         hint="nothing was left behind; free space or fix permissions and run again") from e
-    finally:
-        if tmp is not None and os.path.lexists(tmp):
-            _remove(tmp)
     report.written = True
     report.notes += cleaned
     report.seconds = time.monotonic() - start

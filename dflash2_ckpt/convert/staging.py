@@ -11,7 +11,9 @@ import os
 import re
 import secrets
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 TMP, OLD = ".dflash2-tmp-", ".dflash2-old-"
 
@@ -95,3 +97,31 @@ def install(tmp: Path, dst: Path, force: bool) -> None:
     else:
         os.rename(tmp, dst)
     fsync_dir(dst.parent)
+
+
+def claim_destination(dst_path: Path, dst: str | os.PathLike[str], force: bool) -> list[str]:
+    """Before any write: clear what an interrupted run left beside DST; refuse an existing DST without force.
+    Returns what was cleaned, for the report."""
+    from ..errors import ConversionUsageError
+    cleaned = clean_stale(dst_path)
+    if os.path.lexists(dst_path) and not force:
+        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    return cleaned
+
+
+@contextmanager
+def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
+    """The one write boundary of every conversion: a temporary directory beside DST that is gone on the way
+    out whatever happens (after a successful install it has been renamed away), and an OSError (a full
+    disk, an unwritable parent) turned into one WriteError that says nothing was left behind."""
+    from .stream import WriteError
+    tmp: Path | None = None
+    try:
+        tmp = make_staging(dst_path)
+        yield tmp
+    except OSError as e:
+        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
+                         hint="nothing was left behind; free space or fix permissions and run again") from e
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            _remove(tmp)

@@ -36,7 +36,7 @@ from .gguf_exact import gguf_differences
 from .gguf_tokenizer import from_gguf, from_target_dir
 from .pieces import Piece, write_pieces
 from .plan import _refuse_source, _tensor_fate
-from .staging import _remove, clean_stale, make_staging
+from .staging import claim_destination, staging_area
 
 OUTTYPES = ("bf16", "f16", "f32", "q8_0")
 _TYPE = {"bf16": GGMLQuantizationType.BF16, "f16": GGMLQuantizationType.F16, "f32": GGMLQuantizationType.F32,
@@ -231,7 +231,6 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                     force: bool = False, dry_run: bool = False,
                     accept_findings: Iterable[str] = ()) -> GGUFConversionReport:
     """Write SRC (an HF drafter) as the GGUF file DST. Raises ConversionError / SourceError / WriteError."""
-    from .stream import WriteError
     if outtype is not None and outtype not in OUTTYPES:
         raise ValueError(f"outtype must be one of {OUTTYPES}")
     start = time.monotonic()
@@ -261,15 +260,11 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     if dry_run:
         report.extra["dry_run"] = True
         return report
-    cleaned = clean_stale(dst_path)
-    if os.path.lexists(dst_path) and not force:
-        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+    cleaned = claim_destination(dst_path, dst, force)
     from . import _refuse_findings
     _refuse_findings(ckpt, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
                      | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}}, list(accept_findings))
-    tmp = None
-    try:
-        tmp = make_staging(dst_path)
+    with staging_area(dst_path, dst) as tmp:
         w = _writer(tmp / "header.part", ckpt, tensors, outtype=outtype, target=Path(target) if target else None,
                     target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,
                     notes=notes)
@@ -281,12 +276,6 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         report.tensors_verified = write_pieces(out, header, size, pieces)
         report.findings = _verify_written(out, ckpt, tensors, target_cfg)
         _install_file(out, dst_path, force)
-    except OSError as e:
-        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
-                         hint="nothing was left behind; free space or fix permissions and run again") from e
-    finally:
-        if tmp is not None and os.path.lexists(tmp):
-            _remove(tmp)
     report.written = True
     report.notes += cleaned
     report.seconds = time.monotonic() - start

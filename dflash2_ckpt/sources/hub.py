@@ -19,11 +19,11 @@ from ..errors import SourceError
 from ..findings import Finding
 from .hub_cache import cached_file, cached_snapshot, download
 from .hub_errors import Where, from_exception, offline_not_cached
-from .hub_ref import COMMIT_RE, RepoRef, parse_repo_ref
+from .hub_ref import RepoRef, parse_repo_ref
 from .hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .local import MAX_JSON_BYTES
 
-__all__ = ["HubSource", "RepoRef", "RetryPolicy", "hub_settings", "open_source", "parse_repo_ref"]
+__all__ = ["HubSource", "RepoRef", "RetryPolicy", "hub_settings", "parse_repo_ref"]
 
 INDEX = "model.safetensors.index.json"
 # first ranged read of a file: enough for a typical drafter header (the 27B one is 8.9 KiB)
