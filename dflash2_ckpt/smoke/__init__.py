@@ -72,7 +72,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
     ckpt = open_for_smoke(path_or_checkpoint)
-    from .budget import check_budget, estimate, gib, machine_budget, matmul_rate
+    from .budget import check_budget, estimate, gib, machine_budget, matmul_rate, runtime_bytes
     from .device import pick_device
     from .runner import DEFAULT_BLOCK, smoke
 
@@ -80,8 +80,10 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     dev = pick_device(device)
     block = block_size or spec.block_size or DEFAULT_BLOCK
     carried = {"embed_tokens.weight", "lm_head.weight"} & set(tensors)
-    est = estimate(spec, requests=requests, block=block, rate=matmul_rate(dev), interpret=dev.type != "cuda",
-                   tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)
+    import triton  # noqa: F401  (the walk always runs it: resident before the footprint is measured)
+    rate = matmul_rate(dev)
+    est = estimate(spec, requests=requests, block=block, rate=rate, interpret=dev.type != "cuda",
+                   runtime=runtime_bytes(), tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
     if progress is not None:      # total 0: a note, not a stage

@@ -24,6 +24,21 @@ GPU_FRACTION = 0.9        # of the device's memory
 READ_BYTES_PER_S = 1e9    # reading + widening the weights to float32, a conservative local figure
 SELECTOR_CONTEXTS = 512   # smoke.influence.CONTEXTS (not imported: that module needs torch)
 RUNTIME_BYTES = 512 << 20  # torch, triton (interpreted on a CPU), numpy, gguf and the package (measured: 250-450 MiB)
+# Above what the process holds once torch and triton are imported: the allocator's arenas and the Triton
+# interpreter's temporaries. With the resident size measured (runtime_bytes), the estimate follows the
+# installation at hand instead of a figure from another machine.
+WORKING_MARGIN = 256 << 20
+
+
+def runtime_bytes() -> int:
+    """What this process holds now (call it after importing torch and triton) plus the working margin;
+    RUNTIME_BYTES where /proc cannot tell."""
+    try:
+        with open("/proc/self/statm") as f:
+            resident_pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return RUNTIME_BYTES
+    return resident_pages * os.sysconf("SC_PAGE_SIZE") + WORKING_MARGIN
 # The Triton conv under TRITON_INTERPRET=1 (CPU) costs per program loop trip, not per FLOP: trips =
 # layers x 4 conv sides x requests x (hidden / 128)^2 with the interpreter's 128-wide tiles. Fitted on
 # the 2-core development VM (H 512 / 1024, 2 / 4 layers: 1.4-3.9 s), about 3.3 ms a trip plus 0.55 s.
@@ -68,9 +83,9 @@ def selector_params(spec: DraftSpec) -> int:
 
 
 def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int = 3, tied_head: bool = False,
-             rate: float = 50e9, interpret: bool = False) -> Estimate:
+             rate: float = 50e9, interpret: bool = False, runtime: int = RUNTIME_BYTES) -> Estimate:
     """rate: sustained float32 matmul FLOP/s of the device (measure with matmul_rate()); interpret: the
-    Triton kernels run in the interpreter (no GPU)."""
+    Triton kernels run in the interpreter (no GPU); runtime: the process's own footprint (runtime_bytes())."""
     h, v = spec.hidden_size, spec.vocab_size
     n = block - 1
     tokens = requests * (context_blocks + 1) * block
@@ -85,7 +100,7 @@ def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int 
         parts["sampled selector contexts"] = SELECTOR_CONTEXTS * n * (k * r * 3 + k * k) * F32
     # the largest stored tensor is briefly held in its stored dtype (BF16, 2 B) beside its float32 copy
     parts["widening the largest tensor"] = max(v * h, spec.intermediate_size * h, h * spec.fc_in_features) * 2
-    parts["runtime (torch, triton)"] = RUNTIME_BYTES
+    parts["runtime (torch, triton)"] = runtime
     forwards = 3 + (2 * spec.num_hidden_layers + 3 if spec.version == "v2" else 0)
     flops = forwards * (2.0 * trunk_params(spec) * tokens + 2.0 * requests * n * v * h)
     stored = (trunk_params(spec) + selector_params(spec)) * 2      # BF16 on disk, typically
