@@ -2,7 +2,9 @@
 every finding code the suite produces (tests/checks/test_registry.py checks it after a full run)."""
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import socket
 import sys
 from pathlib import Path
@@ -10,6 +12,16 @@ from pathlib import Path
 import pytest
 
 from dflash2_ckpt.findings import Finding
+
+# Triton fixes interpreted vs compiled mode at its first import, and several packages import it
+# (compressed-tensors, torch's compile stack): choose once, here, before any test module is collected,
+# so every test that runs a kernel (smoke, accept, quant, reduced vocabularies) gets the interpreter on
+# a machine without CUDA, whichever file or subset is run.
+if importlib.util.find_spec("torch") is not None and importlib.util.find_spec("triton") is not None:
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
 
 ROOT_TESTS = Path(__file__).resolve().parent
 PRODUCED = pytest.StashKey[set]()

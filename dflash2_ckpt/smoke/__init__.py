@@ -73,14 +73,14 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     """
     ckpt = open_for_smoke(path_or_checkpoint)
     from .budget import check_budget, estimate, gib, machine_budget, matmul_rate, runtime_bytes
-    from .device import pick_device
+    from .device import pick_device, prepare_triton
     from .runner import DEFAULT_BLOCK, smoke
 
     spec, tensors, notes = _first_layers(ckpt, layers)
     dev = pick_device(device)
     block = block_size or spec.block_size or DEFAULT_BLOCK
     carried = {"embed_tokens.weight", "lm_head.weight"} & set(tensors)
-    import triton  # noqa: F401  (the walk always runs it: resident before the footprint is measured)
+    prepare_triton(dev)      # triton in the mode this device needs, resident before the footprint is measured
     rate = matmul_rate(dev)
     est = estimate(spec, requests=requests, block=block, rate=rate, interpret=dev.type != "cuda",
                    runtime=runtime_bytes(), tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)

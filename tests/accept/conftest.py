@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 
 collect_ignore_glob: list[str] = []
 if any(importlib.util.find_spec(m) is None for m in ("torch", "triton", "transformers")):
@@ -10,6 +9,4 @@ if any(importlib.util.find_spec(m) is None for m in ("torch", "triton", "transfo
 else:
     import torch
 
-    if not torch.cuda.is_available():
-        os.environ.setdefault("TRITON_INTERPRET", "1")
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)     # Triton's mode: tests/conftest.py

@@ -2,7 +2,6 @@
 tensors, the receipt, and the noise bound as a property over tensors quantized by compressed-tensors."""
 from __future__ import annotations
 
-import triton_mode  # noqa: F401  (before anything imports triton)
 
 import hashlib
 import json

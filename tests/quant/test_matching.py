@@ -1,7 +1,6 @@
 """The header-level matcher (no torch) against compressed-tensors' own matching on real modules."""
 from __future__ import annotations
 
-import triton_mode  # noqa: F401  (before anything imports triton)
 
 import json
 import sys
