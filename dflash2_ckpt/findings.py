@@ -65,6 +65,12 @@ def filter_findings(findings: Iterable[Finding], select: Iterable[str] = (),
     return [f for f in findings if keep(f.code, select, ignore)]
 
 
+def fails(findings: Iterable[Finding], strict: bool = False) -> bool:
+    """The one exit rule: an error finding fails; with strict, a warning does too."""
+    bad = ("error", "warning") if strict else ("error",)
+    return any(f.severity in bad for f in findings)
+
+
 def worst(findings: Iterable[Finding]) -> Severity | None:
     order: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
     sev: list[Severity] = [f.severity for f in findings if f.severity is not None]

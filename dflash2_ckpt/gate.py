@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable
 
 from .errors import MissingDependencyError
-from .findings import Finding, filter_findings
+from .findings import Finding, fails, filter_findings
 from .sources import Source
 from .verify import Report, verify
 
@@ -52,8 +52,7 @@ class CheckResult:
         if self.smoke is None:
             return False
         if hasattr(self.smoke, "findings"):
-            bad = ("error", "warning") if strict else ("error",)
-            return any(f.severity in bad for f in self.smoke_findings)
+            return fails(self.smoke_findings, strict)
         return smoke_failed(self.smoke, strict)
 
     def failed(self, strict: bool = False) -> bool:

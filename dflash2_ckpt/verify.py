@@ -12,7 +12,7 @@ from .compat import drafter_of
 from .engines import EngineRef, newest_supporting, resolve
 from .engines.effective import engine_views
 from .errors import HeaderError
-from .findings import Finding, filter_findings
+from .findings import Finding, fails, filter_findings
 from .gguf_checkpoint import gguf_summary
 from .layout import bytes_by_component
 from .quant.accounting import quant_summary
@@ -29,8 +29,7 @@ class Report:
     kind: ClassVar[str] = "verify"
 
     def failed(self, strict: bool = False) -> bool:
-        bad = ("error", "warning") if strict else ("error",)
-        return any(f.severity in bad for f in self.findings)
+        return fails(self.findings, strict)
 
     def passed(self) -> bool:
         """No error finding, and the subject is a DFlash drafter at all (a DSpark config never passes)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..findings import Finding
+from ..findings import Finding, fails
 
 
 @dataclass
@@ -28,8 +28,7 @@ class SmokeReport:
         return self.checkpoint
 
     def failed(self, strict: bool = False) -> bool:
-        bad = ("error", "warning") if strict else ("error",)
-        return any(f.severity in bad for f in self.findings)
+        return fails(self.findings, strict)
 
     @property
     def passed(self) -> bool:
