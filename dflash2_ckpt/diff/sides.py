@@ -8,6 +8,7 @@ format (the GGUF reader registers one).
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
@@ -64,10 +65,7 @@ class Side(Protocol):
 def _rows_of(shape: tuple[int, ...]) -> tuple[int, int]:
     if not shape:
         return 1, 1
-    cols = 1
-    for d in shape[1:]:
-        cols *= d
-    return shape[0], cols
+    return shape[0], math.prod(shape[1:])
 
 
 class SafetensorsSide:

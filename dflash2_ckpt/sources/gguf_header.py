@@ -12,6 +12,7 @@ HeaderError with the byte offset, never a traceback.
 """
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -72,10 +73,7 @@ class GGUFTensor:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for d in self.ne:
-            n *= d
-        return n
+        return math.prod(self.ne)
 
 
 @dataclass(frozen=True)
