@@ -51,11 +51,11 @@ class AuditResult:
         return not self.passed()
 
     def to_markdown(self) -> str:
-        from .render import to_markdown
+        from ..report.audit import to_markdown
         return to_markdown(self)
 
     def to_html(self) -> str:
-        from .render import to_html
+        from ..report.audit import to_html
         return to_html(self)
 
     @property
@@ -100,8 +100,8 @@ def _fingerprint() -> str:
 def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     """Header-level verify and compat of one opened source: never tensor data."""
     from ..checkpoint import open_checkpoint
-    from ..compat import compat
-    from ..verify import verify
+    from ..usecases.compat import compat
+    from ..usecases.verify import verify
 
     ckpt = open_checkpoint(source)
     report = verify(ckpt, engines=engines)
@@ -124,7 +124,7 @@ def _error_row(item: Item, e: BaseException) -> Row:
 def audit_one(item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str,
               token: str | None = None) -> Row:
     from ..sources.hub import HubSource
-    from ..sources.open import open_source
+    from ..checkpoint.open_source import open_source
     try:
         if item.kind == "local":
             return check_source(open_source(item.text), item, engines)

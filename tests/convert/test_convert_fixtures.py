@@ -10,7 +10,7 @@ from dflash2_ckpt.causality import all_engines, layer_causality
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 from convert_helpers import build, flat_config, tensor_bytes

@@ -15,8 +15,8 @@ from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.formats.detect import detect
-from dflash2_ckpt.synth import materialise
-from dflash2_ckpt.verify import inspect
+from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.usecases.verify import inspect
 
 from conftest import FIXTURES
 

@@ -15,8 +15,8 @@ from ..findings import Finding
 from ..formats.parse import load_config
 
 if TYPE_CHECKING:
-    from ..checkpoint import Checkpoint
-    from .context import CheckContext
+    from . import Checkpoint
+    from ..checks.context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF601", "DF602", "DF603", "DF604", "DF605", "DF606", "DF607", "DF608",
                                    "DF609", "DF912"})
