@@ -50,14 +50,6 @@ class AuditResult:
     def failed(self, strict: bool = False) -> bool:
         return not self.passed()
 
-    def to_markdown(self) -> str:
-        from ..report.audit import to_markdown
-        return to_markdown(self)
-
-    def to_html(self) -> str:
-        from ..report.audit import to_html
-        return to_html(self)
-
     @property
     def columns(self) -> list[str]:
         return columns(self.rows)
@@ -87,11 +79,15 @@ def _fingerprint() -> str:
     """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles
     (their source text: a stable stand-in for the profile data, which holds functions whose repr is not)."""
     import hashlib
+    from importlib.metadata import PackageNotFoundError, version
     from pathlib import Path
 
-    from .. import __version__
     from .. import engines
-    h = hashlib.sha256(__version__.encode())
+    try:
+        release = version("dflash2-ckpt")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        release = "0+unknown"
+    h = hashlib.sha256(release.encode())
     for path in sorted(Path(engines.__file__).parent.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]

@@ -5,10 +5,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..checks.config import unreadable
 from .files import INDEX, PICKLE_SUFFIXES, read_files
 from ..errors import HubError, SourceError
 from ..findings import Finding
+from ..formats.config_findings import unreadable
 from ..formats.detect import Detection, detect
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec

@@ -1,8 +1,8 @@
 """DF6xx: which files make up the checkpoint, the shard index, and every shard's header.
 
 Opening a checkpoint has to resolve its files before anything else can be judged, so
-`open_checkpoint` calls `read_files` once and keeps what it found on the Checkpoint; the family's
-`check` hands those findings to verify in its place in the order.
+`open_checkpoint` calls `read_files` once and keeps what it found on the Checkpoint; the files
+family (checks/files.py) hands those findings to verify in its place in the order.
 """
 from __future__ import annotations
 
@@ -16,17 +16,12 @@ from ..formats.parse import load_config
 
 if TYPE_CHECKING:
     from . import Checkpoint
-    from ..checks.context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF601", "DF602", "DF603", "DF604", "DF605", "DF606", "DF607", "DF608",
                                    "DF609", "DF912"})
 
 INDEX = "model.safetensors.index.json"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
-
-
-def check(ctx: CheckContext) -> list[Finding]:
-    return list(ctx.checkpoint.file_findings)
 
 
 def _safe_shard_name(name: Any) -> str | None:

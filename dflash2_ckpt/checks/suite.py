@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..checkpoint import files
 from ..findings import Finding
-from . import causality, config, content, engine_keys, gguf, identity, pairing, quant, tensors, vocab
+from . import causality, config, content, engine_keys, files, gguf, identity, pairing, quant, tensors, vocab
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
 from ..checks.pairing import pairing_findings, target_text_config
-from ..checks.context import read_target
+from ..checkpoint.target import read_target
 from ..errors import ConversionError, ConversionUsageError, SourceError, SourceFindingsError
 from ..findings import Finding, keep
 from ..usecases.verify import verify

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping
 
 from ..checkpoint import Checkpoint, open_checkpoint
-from ..checks.context import CheckContext, CheckOptions, read_target
+from ..checkpoint.target import read_target
+from ..checks.context import CheckContext, CheckOptions
 from ..checks.suite import OPENING, run_checks
 from .compat import drafter_of
 from ..engines import EngineRef, newest_supporting, resolve

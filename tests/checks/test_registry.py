@@ -73,7 +73,7 @@ def test_every_registered_code_is_produced(produced_codes: set[str]) -> None:
 
 def test_the_recorder_counts_package_findings_only(request: pytest.FixtureRequest) -> None:
     from conftest import PRODUCED
-    from dflash2_ckpt.checks.config import unknown_key
+    from dflash2_ckpt.formats.config_findings import unknown_key
     from dflash2_ckpt.findings import Finding
 
     produced = request.config.stash[PRODUCED]
