@@ -1,71 +1,22 @@
-"""Open a checkpoint from any Source: config, detection, DraftSpec and safetensors headers, never tensor data."""
+"""Open a checkpoint from any Source: config, detection, DraftSpec and safetensors headers, never tensor data.
+
+The opened checkpoint is a `Checkpoint` (model.py); the files, index and shards are read by files.py,
+a GGUF drafter by gguf.py.
+"""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from .files import INDEX, PICKLE_SUFFIXES, read_files
 from ..errors import HubError, SourceError
-from ..findings import Finding
 from ..formats.config_findings import unreadable
-from ..formats.detect import Detection, detect
+from ..formats.detect import detect
 from ..formats.parse import load_config, to_spec
-from ..formats.spec import DraftSpec
-from ..sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
-from ..sources import LocalSource, Source, read_small
-
-if TYPE_CHECKING:
-    from ..sources.gguf_header import GGUFHeader
+from ..sources import LocalSource, Source
+from .files import INDEX, PICKLE_SUFFIXES, read_files
+from .model import Checkpoint, read_header
 
 CONFIG = "config.json"
 __all__ = ["CONFIG", "INDEX", "PICKLE_SUFFIXES", "Checkpoint", "open_checkpoint", "read_header"]
-
-
-@dataclass
-class Checkpoint:
-    source: Source
-    config: dict[str, Any] | None = None
-    detection: Detection | None = None
-    spec: DraftSpec | None = None
-    headers: dict[str, Header] = field(default_factory=dict)
-    tensors: dict[str, TensorInfo] = field(default_factory=dict)
-    index: dict[str, Any] | None = None
-    config_findings: list[Finding] = field(default_factory=list)   # DF1xx from reading and parsing config.json
-    file_findings: list[Finding] = field(default_factory=list)     # DF6xx from the files, index and headers
-    bytes_read: int = 0
-    # tensors the index places in shards that could not be read (already reported as DF60x)
-    unavailable: set[str] = field(default_factory=set)
-    gguf: GGUFHeader | None = None      # a GGUF drafter (gguf_checkpoint.py): its header
-
-    @property
-    def label(self) -> str:
-        return self.source.label
-
-    def _read(self, name: str, start: int, length: int) -> bytes:
-        data = self.source.read_range(name, start, length)
-        self.bytes_read += len(data)
-        return data
-
-    def read_header(self, name: str) -> Header:
-        """Read and validate one file's header: two bounded reads, no tensor data."""
-        size = self.source.file_size(name)
-        n = parse_length(self._read(name, 0, 8) if size >= 8 else b"", size, file=name)
-        return parse_header(self._read(name, 8, n), header_len=n, file_size=size, file=name)
-
-    @property
-    def findings(self) -> list[Finding]:
-        """Everything found while opening: the config's parse findings, then the files'."""
-        return [*self.config_findings, *self.file_findings]
-
-    def read_small(self, name: str) -> bytes:
-        data = read_small(self.source, name)   # the one size cap for JSON files
-        self.bytes_read += len(data)
-        return data
-
-
-# function form, for callers that hold a Checkpoint (tests, benches)
-read_header = Checkpoint.read_header
 
 
 def gguf_file(source: Source, files: list[str]) -> str | None:

@@ -7,7 +7,7 @@ from .layout import COMPONENTS, bytes_by_component, component_of
 from .quant import build_view
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
 BF16_BYTES = 2
 

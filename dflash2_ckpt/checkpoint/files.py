@@ -15,7 +15,7 @@ from ..findings import Finding
 from ..formats.parse import load_config
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
 EMITS: frozenset[str] = frozenset({"DF601", "DF602", "DF603", "DF604", "DF605", "DF606", "DF607", "DF608",
                                    "DF609", "DF912"})

@@ -18,7 +18,7 @@ from ..quant.config import QuantConfig, QuantConfigError, Scheme, UnknownMethod,
 from ..quant.storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, main_suffix
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
 HF_QUANT_CONFIG = "hf_quant_config.json"
 
