@@ -1,4 +1,5 @@
-"""SmokeReport: what the smoke forward found, drafted and measured. Torch-free, so it renders anywhere."""
+"""SmokeReport: what the smoke forward found, drafted and measured. Torch-free, so it renders anywhere
+(report/text_smoke.py lays it out as text)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -50,7 +51,3 @@ class SmokeReport:
             "passed": self.passed,
             "findings": [f.to_json() for f in self.findings],
         }
-
-    def to_text(self) -> str:
-        from ..report.text_smoke import smoke_lines
-        return "\n".join(smoke_lines(self))
