@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..findings import Finding, fails
+from ..findings import Finding, Verdict
 
 
 @dataclass
-class SmokeReport:
+class SmokeReport(Verdict):
     checkpoint: str
     version: str
     device: str                                  # "cuda:0", "cpu"
@@ -27,13 +27,6 @@ class SmokeReport:
     @property
     def subject(self) -> str:
         return self.checkpoint
-
-    def failed(self, strict: bool = False) -> bool:
-        return fails(self.findings, strict)
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed()
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable
 
 from ..errors import MissingDependencyError
-from ..findings import Finding, fails, filter_findings
+from ..findings import Finding, Verdict, fails, filter_findings
 from ..sources import Source
 from .verify import Report, verify
 
@@ -34,7 +34,7 @@ def smoke_failed(result: Any, strict: bool = False) -> bool:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Verdict):
     verify: Report
     smoke: Any = None                          # what run_smoke returned, when the smoke ran
     smoke_findings: tuple[Finding, ...] = field(default=())
