@@ -1,7 +1,7 @@
 """Open a checkpoint from any Source: config, detection, DraftSpec and safetensors headers, never tensor data.
 
 The opened checkpoint is a `Checkpoint` (model.py); the files, index and shards are read by files.py,
-a GGUF drafter by gguf.py.
+a GGUF drafter by gguf.py, the quantization view by quant.py.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..formats.parse import load_config, to_spec
 from ..sources import LocalSource, Source
 from .files import INDEX, PICKLE_SUFFIXES, read_files
 from .model import Checkpoint, read_header
+from .quant import build_view
 
 CONFIG = "config.json"
 __all__ = ["CONFIG", "INDEX", "PICKLE_SUFFIXES", "Checkpoint", "open_checkpoint", "read_header"]
@@ -45,6 +46,7 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     if gguf_name is not None:
         from .gguf import open_gguf
         open_gguf(ckpt, gguf_name)
+        ckpt.quant = build_view(ckpt)
         return ckpt
     if CONFIG in files:
         try:
@@ -64,4 +66,5 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
         ckpt.detection = detect(ckpt.config, ckpt.tensors)
         ckpt.spec, found = to_spec(ckpt.config, ckpt.detection)
         ckpt.config_findings += found
+    ckpt.quant = build_view(ckpt)      # from the config and headers just read; hf_quant_config.json if present
     return ckpt
