@@ -140,7 +140,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         raise ValueError(f"to must be 'nested' or 'flat', not {to!r}")
     start = time.monotonic()
     ckpt = open_checkpoint(src)
-    src_root = Path(getattr(ckpt.source, "root", src))
+    src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
     _check_paths(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)

@@ -165,7 +165,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         errs = [f for f in gguf_findings(ckpt) if f.severity == "error"]
         raise ConversionError("the GGUF metadata does not describe a DFlash drafter: "
                               + "; ".join(f"{f.code} {f.message}" for f in errs[:3]), path=str(src))
-    root = Path(getattr(ckpt.source, "root", Path(src).parent))
+    root = ckpt.source.root or Path(src).parent
     notes: list[str] = []
     entries, pieces, rows = _tensors(ckpt, h, root, notes)
     dtypes = {d for _, d, s in entries if len(s) >= 2}

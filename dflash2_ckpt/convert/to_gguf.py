@@ -250,7 +250,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         target_cfg = t.config
         if target_cfg is None:
             raise ConversionError(f"target {t.label}: {t.error}")
-    src_root = Path(getattr(ckpt.source, "root", src))
+    src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
     if src_root.resolve() in dst_path.resolve().parents:
         raise ConversionUsageError(f"{dst} is inside the source {src_root}; the source is never modified",
