@@ -27,6 +27,8 @@ class Report(Verdict):
     findings: tuple[Finding, ...]
     bytes_read: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # the checkpoint as verify opened it, so what runs next (the smoke forward) does not open it again
+    checkpoint: Checkpoint | None = field(default=None, compare=False, repr=False)
     kind: ClassVar[str] = "verify"
 
     @property
@@ -102,7 +104,7 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     found = run_checks(ctx)
     extra = {**ckpt.source.report_extra(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
-                  extra=extra)
+                  extra=extra, checkpoint=ckpt)
 
 
 # file-level findings that mean the tensors could not be listed at all: inspect has nothing true to show
