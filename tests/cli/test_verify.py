@@ -12,7 +12,7 @@ from dflash2_ckpt.cli import codes_table, main
 
 from conftest import FIXTURES, ROOT
 
-from .clikit import one_json, run
+from _kit.cli import one_json, run
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
