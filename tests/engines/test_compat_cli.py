@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dflash2_ckpt.cli import main
+from _kit.cli import invoke
 from dflash2_ckpt.dev.engine_table import engines_table
 from dflash2_ckpt.usecases.verify import verify
 
@@ -21,8 +20,6 @@ GOOD = str(FIXTURES / "good" / "nested-v2")
 OFFICIAL = ("z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2")
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
