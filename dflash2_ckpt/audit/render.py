@@ -5,6 +5,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..report.safe import printable
 from .rows import Row, column
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ def summary_line(result: AuditResult) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    # a CR splits a table row as LF does; other control characters show as escapes
+    return printable(text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
 
 
 def to_markdown(result: AuditResult) -> str:
@@ -135,7 +137,7 @@ applyFilter();
 
 
 def _e(text: Any) -> str:
-    return html.escape("" if text is None else str(text))
+    return html.escape(printable("" if text is None else str(text)))
 
 
 def _details(n: int, r: Row) -> str:

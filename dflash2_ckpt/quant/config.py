@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+from pydantic import TypeAdapter, ValidationError
+
 from .match import MAX_REGEXES, compile_pattern
 
 # the config.json keys holding a quantization config (MLX writes `quantization`); top level in both dialects
@@ -187,6 +189,34 @@ def _int(v: Any, where: str, default: int | None = None) -> int | None:
     return v
 
 
+_BOOL: TypeAdapter[bool] = TypeAdapter(bool)
+_INT: TypeAdapter[int] = TypeAdapter(int)
+
+
+def _lib_bool(v: Any, where: str, default: bool) -> bool:
+    """A bool as compressed-tensors reads it (a pydantic field): "no" / "false" / 0 are False, and
+    what pydantic refuses ("maybe", a list) is refused here too, not read as Python's truthiness."""
+    if v is None:
+        return default
+    try:
+        return _BOOL.validate_python(v)
+    except ValidationError:
+        raise QuantConfigError(f"{where} = {v!r}: expected true or false") from None
+
+
+def _lib_int(v: Any, where: str, default: int | None = None) -> int | None:
+    """A positive int as compressed-tensors reads it (pydantic: 4 and "4", not "four" or 4.5)."""
+    if v is None:
+        return default
+    try:
+        n = _INT.validate_python(v)
+    except ValidationError:
+        n = 0
+    if isinstance(v, bool) or n <= 0:
+        raise QuantConfigError(f"{where} = {v!r}: expected a positive integer")
+    return n
+
+
 def _strs(v: Any, where: str) -> tuple[str, ...]:
     if v is None:
         return ()
@@ -218,14 +248,17 @@ def _ct(q: Mapping[str, Any], where: str) -> QuantConfig:
         family = CT_FORMATS.get(str(fmt))
         if family is None:
             raise QuantConfigError(f"{gw}: format {fmt!r} is not one of {sorted(CT_FORMATS)}")
-        bits = _int(w.get("num_bits"), f"{gw}.weights.num_bits")
+        bits = _lib_int(w.get("num_bits"), f"{gw}.weights.num_bits")
         assert bits is not None
         strategy = str(w.get("strategy") or "tensor")
-        gs = _int(w.get("group_size"), f"{gw}.weights.group_size")
+        gs = _lib_int(w.get("group_size"), f"{gw}.weights.group_size")
         if strategy in ("group", "tensor_group") and gs is None:
             raise QuantConfigError(f"{gw}.weights.group_size is required for strategy {strategy}")
-        static = isinstance(ia, dict) and not ia.get("dynamic", False)
-        scheme = Scheme(family, bits, str(w.get("type") or "int"), strategy, gs, bool(w.get("symmetric", True)),
+        dynamic = isinstance(ia, dict) and (ia.get("dynamic") == "local" or
+                                            _lib_bool(ia.get("dynamic"), f"{gw}.input_activations.dynamic", False))
+        static = isinstance(ia, dict) and not dynamic
+        symmetric = _lib_bool(w.get("symmetric"), f"{gw}.weights.symmetric", True)
+        scheme = Scheme(family, bits, str(w.get("type") or "int"), strategy, gs, symmetric,
                         static_input=static and family == "ct-float",
                         input_global=isinstance(ia, dict) and family == "ct-nvfp4")
         groups.append(Group(gname, _strs(g.get("targets"), f"{gw}.targets"), scheme))
