@@ -21,8 +21,9 @@ def escape_data(s: str) -> str:
 
 
 def plain_line(s: str) -> str:
-    """A line that is not a workflow command: escaped like command data, and a leading `::` broken."""
-    line = escape_data(s)
+    """A line that is not a workflow command: escaped like command data, a leading `::` broken, and the
+    legacy `##[command]` form (which the runner finds anywhere in a line) broken too."""
+    line = escape_data(s).replace("##[", "##%5B")
     stripped = line.lstrip()
     if stripped.startswith("::"):
         line = line[:len(line) - len(stripped)] + "%3A" + stripped[1:]
