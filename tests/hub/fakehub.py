@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 Content = Path | bytes
 LISTING_PAGE = 100          # repos per page of GET /api/models
@@ -457,7 +457,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             size, etag = _size(content), _etag(path, content)
             base = {"X-Repo-Commit": sha, "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}
             if not cdn and path.endswith(".safetensors"):
-                self._send(302, b"", {**base, "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{path}",
+                self._send(302, b"", {**base, "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{quote(path)}",
                                       "X-Linked-Size": str(size), "X-Linked-Etag": f'"{etag}"'})
                 return
             start, end = 0, size - 1

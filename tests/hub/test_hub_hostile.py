@@ -90,3 +90,35 @@ def test_a_bad_listed_size_is_the_hub_at_fault_not_the_checkpoint(hub: FakeHub, 
     assert code == 3 and report["error"]["type"] == "HubResponseError", report
     assert "model.safetensors" in report["error"]["message"] and "not a size" in report["error"]["message"]
     assert "findings" not in report["error"] or not report["error"]["findings"]
+
+
+# ---------------------------------------------------------------- subfolder discovery (item 12, item 5)
+
+def _target_with_subfolders(tmp: Path, ckpts: dict[str, Path], subs: list[str]) -> Path:
+    from .test_subfolder import layout
+    return layout(tmp, ckpts, subs)
+
+
+def test_a_network_error_ends_subfolder_discovery(hub: FakeHub, ckpts: dict[str, Path], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DFLASH2_CKPT_HUB_RETRIES", "1")
+    hub.add_commit("org/many", _target_with_subfolders(tmp_path, ckpts, ["a", "b", "c", "d"]))
+    hub.inject("503", "/config.json", times=10_000)        # every config.json, root's excepted below
+    hub.faults[-1].contains = "/a/config.json"
+    for sub in "bcd":
+        hub.inject("503", f"/{sub}/config.json", times=10_000)
+    code, report, _ = run("verify", "org/many")
+    assert code == 3 and report["error"]["type"] == "HubStatusError", report
+    asked = {sub for sub in "abcd" if hub.requests("GET", f"/{sub}/config.json")}
+    assert len(asked) == 1, asked                           # stopped at the first folder, not tried the rest
+
+
+def test_an_injected_subfolder_name_writes_no_workflow_command(hub: FakeHub, ckpts: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    name = "dflash\n::error file=evil.py::injected"
+    hub.add_commit("org/inject", _target_with_subfolders(tmp_path, ckpts, [name]))
+    r = CliRunner().invoke(main, ["verify", "org/inject", "--format", "github"], catch_exceptions=False)
+    lines = r.output.split("\n")
+    assert any("DF612" in x for x in lines), r.output
+    assert not [x for x in lines if x.lstrip().startswith("::error file=evil")], lines
+    assert all("\n" not in x for x in lines)
