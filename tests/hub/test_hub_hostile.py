@@ -122,3 +122,43 @@ def test_an_injected_subfolder_name_writes_no_workflow_command(hub: FakeHub, ckp
     assert any("DF612" in x for x in lines), r.output
     assert not [x for x in lines if x.lstrip().startswith("::error file=evil")], lines
     assert all("\n" not in x for x in lines)
+
+
+# ---------------------------------------------------------------- push and links (item 4)
+
+@pytest.mark.parametrize("link", ["etc", "beside", "dir", "nested"])
+def test_push_refuses_every_link_that_leaves_the_checkpoint(hub: FakeHub, ckpts: dict[str, Path], tmp_path: Path,
+                                                            link: str) -> None:
+    import os
+    import shutil
+    hub.add_commit("org/dest", {"README.md": b"# drafter\n"}, granted={"hf_granted"})
+    d = tmp_path / "ckpt"
+    shutil.copytree(ckpts["tiny"], d)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the Hub")
+    if link == "etc":
+        os.symlink("/etc/hostname", d / "notes.txt")
+    elif link == "beside":
+        os.symlink(secret, d / "README.md")
+    elif link == "dir":
+        os.symlink(tmp_path, d / "extras")
+    else:
+        (d / "docs").mkdir()
+        os.symlink("../../secret.txt", d / "docs" / "card.md")
+    os.symlink("config.json", d / "config-copy.json")        # a link that stays inside is fine
+    before = len(hub.log)
+    code, report, _ = run("push", str(d), "org/dest", "--token", "hf_granted")
+    assert code == 3 and report["error"]["type"] == "UnsafePathError", report
+    assert "leave the checkpoint" in report["error"]["message"] and "config-copy" not in report["error"]["message"]
+    assert hub.log[before:] == [] and hub.commit_requests == []
+
+
+def test_push_with_links_inside_the_checkpoint_uploads(hub: FakeHub, ckpts: dict[str, Path], tmp_path: Path) -> None:
+    import os
+    import shutil
+    hub.add_commit("org/dest", {"README.md": b"# drafter\n"}, granted={"hf_granted"})
+    d = tmp_path / "ckpt"
+    shutil.copytree(ckpts["tiny"], d)
+    os.symlink("config.json", d / "config-copy.json")
+    code, report, _ = run("push", str(d), "org/dest", "--token", "hf_granted")
+    assert code == 0 and report["uploaded"], report
