@@ -24,7 +24,7 @@ from ..verify import verify
 from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
-from .staging import claim_destination, install, staging_area
+from .staging import check_overlap, claim_destination, install, staging_area
 from .stream import WriteError, make_buffers, write_shard
 
 __all__ = ["convert", "ConversionReport", "WriteError"]
@@ -68,13 +68,6 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None, ar
     layers = target_text_config(cfg).get("num_hidden_layers")
     return (verifier_identity(target, cfg, verifier_name, archs),
             layers if isinstance(layers, int) and not isinstance(layers, bool) else None)
-
-
-def _check_paths(src: Path, dst: Path) -> None:
-    s, d = src.resolve(), dst.resolve()
-    if s == d or s in d.parents or d in s.parents:
-        raise ConversionUsageError(f"the destination {dst} overlaps the source {src}; the source is never modified",
-                              hint="write to a separate directory")
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -142,7 +135,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     ckpt = open_checkpoint(src)
     src_root = Path(getattr(ckpt.source, "root", src))
     dst_path = Path(dst).absolute()
-    _check_paths(src_root, dst_path)
+    check_overlap(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
     if dry_run:
