@@ -159,7 +159,7 @@ def install(tmp: Path, dst: Path, force: bool) -> None:
     fsync_dir(tmp)
     if os.path.lexists(dst):
         if not force:
-            raise FileExistsError(str(dst))
+            raise exists_error(dst)
         old = _name(dst, OLD)
         os.rename(dst, old)
         try:
