@@ -137,6 +137,6 @@ def test_sarif_uri_is_percent_encoded(tmp_path: Path) -> None:
 
 
 def test_markdown_cells_survive_carriage_returns() -> None:
-    from dflash2_ckpt.audit.render import _md_cell
+    from dflash2_ckpt.report.audit import _md_cell
     cell = _md_cell("a\rb\r\nc|d\x1b[2J")
     assert "\r" not in cell and "\n" not in cell and "\x1b" not in cell and "\\|" in cell

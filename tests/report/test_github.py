@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dflash2_ckpt.report import render
 from dflash2_ckpt.report.github import annotation, escape_data, escape_property
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 
@@ -20,7 +20,7 @@ def unescape(s: str) -> str:
     return s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
 
 
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\u061c\ufeff]")
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\u061c\ufeff]")
 
 
 @given(st.text())

@@ -5,11 +5,11 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..report.safe import printable
-from .rows import Row, column
+from ..audit.rows import Row, column
+from .safe import printable
 
 if TYPE_CHECKING:
-    from .run import AuditResult
+    from ..audit.run import AuditResult
 
 _VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
                  "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported"}
