@@ -91,6 +91,38 @@ QUANT_CLASSES: dict[str, Callable[[Path], Path]] = {
 }
 
 
+def _many_taps(n: int) -> Callable[[Path], Path]:
+    """A nested config whose target_layer_ids lists n taps (5M: a 44 MB config)."""
+    def build(tmp: Path) -> Path:
+        d = copy(GOOD / "nested-v2", tmp / "ckpt")
+        return edit_config(d, lambda c: c["dflash_config"].update(target_layer_ids=list(range(n))))
+    return build
+
+
+def _many_tensors(n: int) -> Callable[[Path], Path]:
+    """The good config beside a model.safetensors whose header describes n one-element tensors."""
+    def build(tmp: Path) -> Path:
+        import struct
+        d = copy(GOOD / "nested-v2", tmp / "ckpt")
+        parts = ",".join(f'"t{i}": {{"dtype": "F32", "shape": [1], "data_offsets": [{4 * i}, {4 * i + 4}]}}'
+                         for i in range(n))
+        raw = ("{" + parts + "}").encode()
+        raw += b" " * (-len(raw) % 8)
+        with open(d / "model.safetensors", "wb") as f:
+            f.write(struct.pack("<Q", len(raw)) + raw)
+            f.truncate(8 + len(raw) + 4 * n)
+        return d
+    return build
+
+
+# class -> builder: sizes under the byte caps that still ask for unbounded work (item 11)
+SIZE_CLASSES: dict[str, Callable[[Path], Path]] = {
+    "taps-5m": _many_taps(5_000_000),
+    "tensors-1m": _many_tensors(1_000_000),
+    "ignore-exact-1m": _many_ignores(1_000_000),
+}
+
+
 def named(tmp: Path, name: str) -> Path:
     """The good nested-v2 checkpoint in a directory with a hostile name."""
     return copy(GOOD / "nested-v2", tmp / name)
@@ -109,7 +141,7 @@ def extra_tensor(tmp: Path, name: str) -> Path:
 
 def main(out: str) -> None:
     root = Path(out)
-    for cid, build in QUANT_CLASSES.items():
+    for cid, build in {**QUANT_CLASSES, **SIZE_CLASSES}.items():
         (root / cid).mkdir(parents=True)
         print(cid, build(root / cid))
 

@@ -83,6 +83,30 @@ def test_diff_refuses_a_quantized_side_the_library_cannot_decompress(tmp_path: P
     assert report["error"]["type"] == "ConfigError"
 
 
+# ---------------------------------------------------------------- sizes under the caps (item 11)
+
+SIZE_EXPECT = {"taps-5m": ("DF101", "entries"), "tensors-1m": ("DF603", "tensors"), "ignore-exact-1m": ("DF101", "entries")}
+
+
+@pytest.mark.parametrize("cid", sorted(hostile.SIZE_CLASSES))
+def test_huge_lists_under_the_byte_caps_are_refused_in_bounded_time_and_memory(cid: str, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    import adv_harness
+    # the inputs are 30-60 MB; parsing them is allowed (memory proportional to the input), building
+    # objects per entry (gigabytes) is not
+    monkeypatch.setattr(adv_harness, "MEMORY_LIMIT", 1 << 30)
+    d = hostile.SIZE_CLASSES[cid](tmp_path)
+    t0 = time.monotonic()
+    # before: 6.1 GB / 59 s (5M taps), 2.8 GB / 67 s (1M tensors), 56 s (1M ignore entries)
+    code, report, err = run_limited(["verify", str(d)], timeout=60)
+    took = time.monotonic() - t0
+    code_, words = SIZE_EXPECT[cid]
+    hits = [f for f in report["findings"] if f["code"] == code_]
+    assert code == 1 and hits and any(words in f["message"] for f in hits), (cid, report.get("findings"))
+    assert took < 30, took
+
+
 # ---------------------------------------------------------------- output channels (items 5 and 6)
 
 COMMAND_LINE = re.compile(r"^::(error|warning|notice)( [^:]*)?::")
