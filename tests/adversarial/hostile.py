@@ -115,6 +115,16 @@ def _many_tensors(n: int) -> Callable[[Path], Path]:
     return build
 
 
+def indent_blowup(tmp: Path) -> Path:
+    """A config of about 2 MB that passes verify, with an unknown key whose 1.1M numbers sit 32 levels
+    deep: indented two spaces a level it would be over 64 MB, the cap every reader applies."""
+    d = copy(GOOD / "nested-v2", tmp / "ckpt")
+    junk: Any = [[0] * 55_000 for _ in range(20)]
+    for _ in range(30):
+        junk = [junk]
+    return edit_config(d, lambda c: c.update(junk=junk))
+
+
 # class -> builder: sizes under the byte caps that still ask for unbounded work (item 11)
 SIZE_CLASSES: dict[str, Callable[[Path], Path]] = {
     "taps-5m": _many_taps(5_000_000),

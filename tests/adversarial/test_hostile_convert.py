@@ -191,3 +191,17 @@ def test_gguf_to_flat_takes_the_verifier_architectures(gguf: Path, tmp_path: Pat
     assert code == 0, doc
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["speculators_config"]["verifier"]["architectures"] == ["MyTargetForCausalLM"]
+
+
+def test_a_config_that_indents_past_the_cap_still_converts(tmp_path: Path) -> None:
+    import hostile
+    src = hostile.indent_blowup(tmp_path)
+    assert (src / "config.json").stat().st_size < 16 << 20
+    code, doc = cli("verify", str(src))
+    assert code == 0, doc
+    out = tmp_path / "flat"
+    code, doc = cli("convert", str(src), "-o", str(out), *FLAT)
+    assert code == 0, doc                  # before: the indented output (> 64 MB) failed its own read-back
+    assert (out / "config.json").stat().st_size < 64 << 20
+    code, doc = cli("verify", str(out))
+    assert code == 0, doc
