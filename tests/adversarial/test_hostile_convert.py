@@ -17,10 +17,10 @@ from gguf import GGUFValueType
 
 from dflash2_ckpt.cli import main
 
+from _kit.gguf import FIXTURES, rewrite, to_gguf
+from dflash2_ckpt.formats import gguf_names as N
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "gguf"))
-from gguf_helpers import FIXTURES, rewrite, to_gguf  # noqa: E402
-from dflash2_ckpt.formats import gguf_names as N  # noqa: E402
 
 GOOD = FIXTURES / "good" / "nested-v2"
 FLAT = ("--to", "flat", "--verifier-name", "tiny/target", "--verifier-arch", "Qwen3ForCausalLM")

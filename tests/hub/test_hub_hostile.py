@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 
-from .fakehub import FakeHub, gzip_bomb
+from _kit.fakehub import FakeHub, gzip_bomb
 
 DEADLINE = 6.0
 LIMIT_MIB = 640
