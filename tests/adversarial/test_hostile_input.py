@@ -164,3 +164,18 @@ def test_markdown_cells_survive_carriage_returns() -> None:
     from dflash2_ckpt.report.audit import _md_cell
     cell = _md_cell("a\rb\r\nc|d\x1b[2J")
     assert "\r" not in cell and "\n" not in cell and "\x1b" not in cell and "\\|" in cell
+
+
+def test_audit_keeps_producing_rows_around_a_backtracking_pattern(tmp_path: Path) -> None:
+    # before: one such drafter stalled the whole audit (no table after 150 s)
+    import time
+    dirs = [str(hostile.QUANT_CLASSES[c](tmp_path / c)) for c in ("redos-alternation", "redos-lookahead-nested",
+                                                                   "redos-nested-plus")]
+    good = str(hostile.GOOD / "nested-v2")
+    t0 = time.monotonic()
+    code, report, err = run_limited(["audit", good, *dirs, good], timeout=60)
+    assert time.monotonic() - t0 < 45
+    assert code in (0, 1), (code, err[-800:])
+    rows = report["rows"]
+    assert len(rows) == 4 and all(r["error"] is None and r["dialect"] == "nested" for r in rows), rows
+    assert "DF234" in {f["code"] for f in rows[2]["findings"]}, rows[2]["findings"]
