@@ -9,6 +9,8 @@ import json
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, Mapping
 
+from urllib.parse import quote
+
 from ..codes import all_codes
 from .locate import locate_all, refusal
 
@@ -42,7 +44,7 @@ def _results(report: Any) -> list[dict[str, Any]]:
         result: dict[str, Any] = {
             "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVEL[f.severity or "info"],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": loc.uri}, **region}}]}
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}]}
         props = {k: v for k, v in (("field", f.field), ("tensor", f.tensor)) if v is not None}
         if props:
             result["properties"] = props
