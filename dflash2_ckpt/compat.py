@@ -9,11 +9,18 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Mapping
 
 from .checkpoint import Checkpoint, open_checkpoint
+from .checks.context import CheckContext
+from .checks.suite import run_checks
+from .convert.advice import converted_drafter
+from .engine_input import drafter_of
 from .engines import PROFILES, Drafter, EngineRef, Profile, resolve
-from .engines.judge import EngineVerdict, judge
+from .engines.judge import EngineVerdict, conversion_target, judge
+from .errors import Dflash2Error
 from .findings import Finding
-from .quant.view import quantized_modules as header_quantized_modules
 from .sources import Source
+
+__all__ = ["CompatReport", "compat", "drafter_of"]
+EMITS: frozenset[str] = frozenset({"DF814"})
 
 
 @dataclass(frozen=True)
@@ -44,20 +51,42 @@ class CompatReport:
                 "engines": [v.to_json() for v in self.verdicts]}
 
 
-def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
-               quantized_modules: Mapping[str, str] | None = None) -> Drafter:
-    det = ckpt.detection
-    modules = quantized_modules if quantized_modules is not None else header_quantized_modules(ckpt)
-    return Drafter(dialect=det.dialect if det else None, version=det.version if det else None, spec=ckpt.spec,
-                   config=ckpt.config or {}, tensors=frozenset(ckpt.tensors), quantized_modules=dict(modules or {}),
-                   path=ckpt.label, target=target)
+def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
+    """A needs-conversion verdict stands only when convert would do it and that engine loads the result;
+    otherwise the verdict is `fails` with convert's refusal, or with what still stops the converted drafter."""
+    if v.verdict != "needs-conversion":
+        return v
+    p, to = v.profile, conversion_target(v.profile)
+    reads = "/".join(sorted(p.reads))
+    try:
+        after = judge(p, converted_drafter(ckpt, to, target=d.target))
+    except Dflash2Error as e:
+        return EngineVerdict(p, "fails", (Finding(
+            "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and `dflash2-ckpt convert --to {to}` "
+            f"refuses this checkpoint: {e.message}", details={"to": to, "refusal": e.message}),), None)
+    if after.verdict in ("loads", "degraded"):
+        return v
+    why = "; ".join(f"{r.code} {r.message}" for r in after.reasons if r.severity == "error") or after.verdict
+    return EngineVerdict(p, "fails", (Finding(
+        "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and converted with `convert --to {to}` "
+        f"it would still not load: {why}", details={"to": to, "after": after.verdict}),) + after.reasons, None)
+
+
+def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:
+    """verify's header-level error findings (no tensor data, no target)."""
+    return [f for f in run_checks(CheckContext(ckpt)) if f.severity == "error"]
 
 
 def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
-           target: str | None = None, quantized_modules: Mapping[str, str] | None = None) -> CompatReport:
-    """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers."""
+           target: str | None = None, quantized_modules: Mapping[str, str] | None = None,
+           findings: Iterable[Finding] | None = None) -> CompatReport:
+    """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers.
+    `findings`: the checkpoint's verify findings when the caller has them (else they are computed); an
+    error an engine would hit makes that engine's verdict `fails`."""
     named = list(engines)
     profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
-    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d) for p in profiles), bool(named))
+    errors = checkpoint_errors(ckpt) if findings is None else [f for f in findings if f.severity == "error"]
+    verdicts = tuple(_advice_holds(judge(p, d, errors), ckpt, d) for p in profiles)
+    return CompatReport(ckpt.label, d.dialect, d.version, verdicts, bool(named))

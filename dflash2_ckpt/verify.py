@@ -8,7 +8,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from .checkpoint import Checkpoint, open_checkpoint
 from .checks.context import CheckContext, CheckOptions, read_target
 from .checks.suite import OPENING, run_checks
-from .compat import drafter_of
+from .engine_input import drafter_of
 from .engines import EngineRef, newest_supporting, resolve
 from .engines.effective import engine_views
 from .errors import HeaderError

@@ -105,7 +105,7 @@ def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
 
     ckpt = open_checkpoint(source)
     report = verify(ckpt, engines=engines)
-    verdicts = compat(ckpt, engines=engines)
+    verdicts = compat(ckpt, engines=engines, findings=report.findings)
     found = [f.to_json() for f in report.findings]
     summary = report.summary
     return Row(input=item.text, repo=str(getattr(source, "repo_id", None) or source.label),
