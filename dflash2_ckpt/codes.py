@@ -44,6 +44,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF117", "duplicate-key", "error", "a JSON object repeats a key; parsers silently keep the last"),
     Code("DF118", "head-geometry", "error", "attention geometry is inconsistent (kv heads must divide heads)"),
     Code("DF119", "unsupported-activation", "warning", "hidden_act is not silu; the engines build a SiLU MLP"),
+    Code("DF120", "vocab-size-borrowed", "warning", "no vocab_size (the assistant export borrows the target's embedding and head): judged with the target's, or the bound its token ids give"),
     Code("DF130", "speculators-unloadable", "error", "a flat config speculators cannot load (speculators_config.verifier missing: 'Field required')"),
     Code("DF131", "tap-keys-conflict", "warning", "dflash_config.layer_ids and target_layer_ids disagree; vLLM's DFlash reads layer_ids first"),
     Code("DF132", "swa-window-conflict", "warning", "dflash_config.use_swa with a swa_window_size that differs from sliding_window"),

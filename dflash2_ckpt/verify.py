@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 
 from .checkpoint import Checkpoint, open_checkpoint
 from .checks.context import CheckContext, CheckOptions, read_target
+from .checks.pairing import borrow_target_vocab
 from .checks.suite import OPENING, run_checks
 from .engine_input import drafter_of
 from .engines import EngineRef, newest_supporting, resolve
@@ -98,8 +99,9 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
-    ctx = CheckContext(ckpt, None if target is None else read_target(target),
-                       CheckOptions(scan=scan, engines=profiles))
+    t = None if target is None else read_target(target)
+    borrow_target_vocab(ckpt, t.config if t is not None else None)
+    ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles))
     found = run_checks(ctx)
     extra = {**getattr(ckpt.source, "report_extra", lambda: {})(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,

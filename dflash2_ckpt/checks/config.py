@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 EMITS: frozenset[str] = frozenset({"DF100", "DF101", "DF102", "DF103", "DF104", "DF105", "DF106", "DF107",
                                    "DF108", "DF109", "DF110", "DF111", "DF112", "DF113", "DF114", "DF115",
-                                   "DF116", "DF117", "DF118", "DF119"})
+                                   "DF116", "DF117", "DF118", "DF119", "DF120"})
 
 
 def check(ctx: CheckContext) -> list[Finding]:
@@ -28,7 +28,22 @@ def check(ctx: CheckContext) -> list[Finding]:
     out = list(ckpt.config_findings)
     if ckpt.spec is not None and ckpt.config is not None:
         out += spec_rules(ckpt.spec, ckpt.config)
+        out += _borrowed_vocab(ckpt.spec)
     return out
+
+
+def _borrowed_vocab(spec: Any) -> list[Finding]:
+    """DF120: no vocab_size (the assistant export borrows the target's embedding and head)."""
+    if spec.vocab_from == "target":
+        return [Finding("DF120", f"no vocab_size: the drafter borrows the target's embedding and head; judged "
+                        f"with the target's vocabulary ({spec.vocab_size})", severity="info", field="vocab_size",
+                        details={"vocab_size": spec.vocab_size, "from": "target"})]
+    if spec.vocab_from == "bound":
+        return [Finding("DF120", f"no vocab_size: the drafter borrows the target's embedding and head; judged "
+                        f"with the smallest vocabulary its mask and special token ids allow ({spec.vocab_size}). "
+                        "Pass --target for the target's own", field="vocab_size",
+                        details={"vocab_size": spec.vocab_size, "from": "bound"})]
+    return []
 
 
 # --- the parser's findings -------------------------------------------------------------------------
@@ -79,6 +94,11 @@ def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> l
                                details={"value": value if _jsonable(value) else repr(value),
                                         "rule": e["msg"], "type": e["type"]}))
     return out
+
+
+def missing(path: str, message: str) -> Finding:
+    """DF102 for a field no rule of the schema can supply."""
+    return Finding("DF102", message, field=path, details={"rule": "required"})
 
 
 def out_of_range(path: str, value: Any, why: str, rule: str) -> Finding:

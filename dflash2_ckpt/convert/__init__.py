@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
-from ..checks.pairing import pairing_findings, target_text_config
+from ..checks.pairing import borrow_target_vocab, pairing_findings, target_text_config
 from ..checks.context import read_target
 from ..errors import ConversionError, ConversionUsageError, SourceError, SourceFindingsError
 from ..findings import Finding, keep
@@ -61,6 +61,7 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None, ar
     cfg, label = t.config, t.label
     if cfg is None:
         raise SourceError(f"target {label}: {t.error}", path=str(target))
+    borrow_target_vocab(ckpt, cfg)
     bad = [f for f in pairing_findings(ckpt, cfg, label) if f.severity == "error"]
     if bad:
         raise ConversionError(f"the drafter does not fit the target {label}: {bad[0].code} {bad[0].message}",
@@ -68,6 +69,14 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None, ar
     layers = target_text_config(cfg).get("num_hidden_layers")
     return (verifier_identity(target, cfg, verifier_name, archs),
             layers if isinstance(layers, int) and not isinstance(layers, bool) else None)
+
+
+def needs_vocab(ckpt: Checkpoint) -> None:
+    """A drafter without vocab_size converts only with the target's: every written dialect records it."""
+    if ckpt.spec is not None and ckpt.spec.vocab_from == "bound":
+        raise ConversionUsageError("the drafter has no vocab_size (it borrows the target's embedding and head) "
+                                   "and the converted config must record the target's", path=ckpt.label,
+                                   hint="pass --target TARGET_DIR (its config.json gives vocab_size)")
 
 
 def _check_paths(src: Path, dst: Path) -> None:
@@ -144,6 +153,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     dst_path = Path(dst).absolute()
     _check_paths(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
+    needs_vocab(ckpt)
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
     if dry_run:
         extra = {"dst_exists": os.path.lexists(dst_path)}

@@ -249,6 +249,10 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         target_cfg = t.config
         if target_cfg is None:
             raise ConversionError(f"target {t.label}: {t.error}")
+        from ..checks.pairing import borrow_target_vocab
+        borrow_target_vocab(ckpt, target_cfg)
+    from . import needs_vocab
+    needs_vocab(ckpt)
     src_root = Path(getattr(ckpt.source, "root", src))
     dst_path = Path(dst).absolute()
     if src_root.resolve() in dst_path.resolve().parents:

@@ -41,7 +41,8 @@ def _layers(ids: list[int], n: int) -> str:
 def conversion_command(d: Drafter, to: str) -> str:
     out = "DRAFTER.gguf" if to == "gguf" else f"DRAFTER-{to}"
     cmd = f"dflash2-ckpt convert {d.path} --to {to} -o {out}"
-    if to == "gguf" or (to == "flat" and d.dialect != "flat"):
+    borrowed = d.spec is not None and d.spec.vocab_from == "bound"    # convert takes vocab_size from the target
+    if to in ("gguf", "flat") or borrowed:
         cmd += f" --target {d.target or 'TARGET'}"
     return cmd
 
