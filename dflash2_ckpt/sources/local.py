@@ -20,10 +20,6 @@ class Source(Protocol):
     label: str                      # what the user typed, for messages
 
     def list_files(self) -> list[str]: ...          # relative POSIX paths, sorted
-    def _cached_blob(self, real: Path) -> bool:
-        """In a Hugging Face cache snapshot every file is a link to a blob of the same cache repository."""
-        return self.blobs is not None and real.parent == self.blobs
-
     def file_size(self, name: str) -> int: ...
     def read_range(self, name: str, start: int, length: int) -> bytes: ...
     def local_path(self, name: str) -> Path | None: ...   # a real file on disk, when there is one
