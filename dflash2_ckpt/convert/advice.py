@@ -1,18 +1,29 @@
 """What `convert --to X` would make of a checkpoint, from its headers alone: the Drafter an engine would then
-judge, or the refusal convert itself would give. compat asks this before it advises a conversion, so the
-advice is only ever a command that works (and whose output that engine loads).
+judge, or the refusal convert itself would give. `compat` here is the use case's compat with every
+needs-conversion verdict checked this way, so the advice is only ever a command that works (and whose
+output that engine loads); otherwise the verdict is `fails` with the refusal (DF814).
 """
 from __future__ import annotations
 
-from ..checkpoint import Checkpoint
-from ..engines import Drafter
-from ..engine_input import drafter_of
-from ..errors import ConversionError
+import dataclasses
+import os
+from typing import Any, Iterable
+
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..engines import Drafter, EngineRef
+from ..engines.judge import EngineVerdict, conversion_target, judge
+from ..errors import ConversionError, Dflash2Error
+from ..findings import Finding
+from ..sources import Source
+from ..usecases.compat import CompatReport, drafter_of
+from ..usecases.compat import compat as judged
 from ..formats import gguf_names as N
 from ..formats.parse import to_spec
 from .configs import Verifier
 from .plan import make_plan
 from .quant import module_renames
+
+EMITS: frozenset[str] = frozenset({"DF814"})
 
 # the target named in the advised command stands in for the one the user passes: its architectures
 # only fill speculators_config.verifier, which no judgement reads
@@ -72,3 +83,33 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
         new = flat
     return Drafter(dialect=to, version=new.version, spec=new, config=cfg,
                    tensors=frozenset(hf for hf in names.values() if hf), path=out, target=d.target)
+
+
+def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
+    """A needs-conversion verdict stands only when convert would do it and that engine loads the result;
+    otherwise the verdict is `fails` with convert's refusal, or with what still stops the converted drafter."""
+    if v.verdict != "needs-conversion":
+        return v
+    p, to = v.profile, conversion_target(v.profile)
+    reads = "/".join(sorted(p.reads))
+    try:
+        after = judge(p, converted_drafter(ckpt, to, target=d.target))
+    except Dflash2Error as e:
+        return EngineVerdict(p, "fails", (Finding(
+            "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and `dflash2-ckpt convert --to {to}` "
+            f"refuses this checkpoint: {e.message}", details={"to": to, "refusal": e.message}),), None)
+    if after.verdict in ("loads", "degraded"):
+        return v
+    why = "; ".join(f"{r.code} {r.message}" for r in after.reasons if r.severity == "error") or after.verdict
+    return EngineVerdict(p, "fails", (Finding(
+        "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and converted with `convert --to {to}` "
+        f"it would still not load: {why}", details={"to": to, "after": after.verdict}),) + after.reasons, None)
+
+
+def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
+           target: str | None = None, findings: Iterable[Finding] | None = None, **kw: Any) -> CompatReport:
+    """The verdict per engine (usecases.compat.compat), each advised conversion checked against convert."""
+    ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    report = judged(ckpt, engines=engines, target=target, findings=findings, **kw)
+    d = drafter_of(ckpt, target=target)
+    return dataclasses.replace(report, verdicts=tuple(_advice_holds(v, ckpt, d) for v in report.verdicts))
