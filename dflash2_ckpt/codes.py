@@ -113,6 +113,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF610", "gguf-file", "info", "a GGUF file; this toolkit checks the safetensors checkpoint only",
          status="deprecated"),   # GGUF files are checked now: DF912 and the DF9xx family
     Code("DF611", "non-finite-weights", "error", "NaN or Inf values inside a weight (found by --scan)"),
+    Code("DF613", "drafter-unreadable", "error", "audit: a drafter could not be read at all; its message says why"),
     Code("DF612", "drafter-in-subfolder", "info", "the folder given is not a drafter; its one subfolder that is was checked"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),

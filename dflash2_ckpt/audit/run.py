@@ -17,6 +17,7 @@ from .ratelimit import RateLimiter, hub_rate_limit
 from .rows import SEVERITIES, Row, columns, target_of
 
 Progress = Callable[[int, int, Row], None]
+EMITS: frozenset[str] = frozenset({"DF613"})
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,14 @@ class AuditResult(Verdict):
 
     @property
     def parts(self) -> tuple[Part, ...]:
-        """One part per readable drafter, so sarif and github place each finding on its own drafter."""
-        return tuple(Part(r.repo, r.finding_objects()) for r in self.rows if r.readable)
+        """One part per drafter, so sarif and github place each finding on its own drafter (its directory,
+        or its repo id and subfolder); a drafter that could not be read is one DF613 error."""
+        return tuple(Part(_where(r), r.finding_objects() if r.readable else (_unreadable(r),)) for r in self.rows)
+
+    @property
+    def unreadable(self) -> tuple[str, ...]:
+        """The drafters the run could not check (sarif: the run did not complete for them)."""
+        return tuple(f"{r.input}: {(r.error or {}).get('message')}" for r in self.rows if not r.readable)
 
     @property
     def findings(self) -> tuple[Any, ...]:
@@ -72,6 +79,18 @@ class AuditResult(Verdict):
         return {"engines": list(self.engines), "columns": self.columns, "summary": self.summary(),
                 "passed": self.passed, "seconds": round(self.seconds, 3), "requests": self.requests,
                 "cache_hits": self.cache_hits, "rows": [r.to_json() for r in self.rows]}
+
+
+def _where(r: Row) -> str:
+    return f"{r.repo}/{r.subfolder}" if r.subfolder and not r.repo.endswith(r.subfolder) else r.repo
+
+
+def _unreadable(r: Row) -> Any:
+    from ..findings import Finding
+    err = r.error or {}
+    hint = f" ({err['hint']})" if err.get("hint") else ""
+    return Finding("DF613", f"{r.input}: could not be read: {err.get('message')}{hint}",
+                   details={"type": err.get("type")})
 
 
 def _fingerprint() -> str:
