@@ -153,6 +153,8 @@ def render_hook(run: Any, out: Console) -> None:
         if bad or part.findings:
             out.print(f"{part.subject}: {'FAILED' if bad else 'passed'} ({run.level} checks)", markup=False)
             render_findings(part, out)
+    for path, why in getattr(run, "skipped", ()):
+        out.print(f"{path}: {why}", markup=False)
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
