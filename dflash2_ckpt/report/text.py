@@ -141,6 +141,8 @@ def render_push(result: Any, out: Console) -> None:
     render_check(result.check, out)
     if result.uploaded:
         out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
+        for name in getattr(result, "excluded", ()):
+            out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
     else:
         out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
 
