@@ -17,7 +17,7 @@ from ..checkpoint import CONFIG, INDEX
 from ..findings import Verdict
 from ..formats.detect import detect
 from ..formats.parse import load_config
-from ..sources import LocalSource
+from ..sources import LocalSource, SourceBase
 from .verify import Report, verify
 
 Level = Literal["config", "headers"]
@@ -40,7 +40,7 @@ def checkpoint_dirs(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return list(out.values())
 
 
-class ConfigOnlySource:
+class ConfigOnlySource(SourceBase):
     """A checkpoint directory seen through config.json alone: the light hook never opens the weights."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 
-from hub.fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

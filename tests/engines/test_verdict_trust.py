@@ -19,7 +19,7 @@ from dflash2_ckpt.engines import PROFILES
 from dflash2_ckpt.formats.parse import to_spec
 
 from conftest import FIXTURES, real_config
-from engine_helpers import REAL_NAMES, real_checkpoint
+from _kit.engines import REAL_NAMES, real_checkpoint
 
 MANIFEST = json.loads((FIXTURES / "broken" / "MANIFEST.json").read_text())
 # fixtures built to carry a verify error (a diff fixture needs its reference to show its finding)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from dflash2_ckpt.cli import main
 
 from .conftest import FIXTURES
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 TARGET = FIXTURES / "targets" / "tiny-target"
 
