@@ -82,11 +82,23 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         out["engines"] = views
         out["layers"] = [
             {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
+             "type_text": _layer_type_text(spec, i),
              "causal": {v["engine"]: (v["causal"][i] if v["causal"] is not None and i < len(v["causal"]) else None)
                         for v in views}}
             for i in range(spec.num_hidden_layers)
         ]
     return out
+
+
+def _layer_type_text(spec: Any, i: int) -> str:
+    """What a layer is, for people: its layer_types entry, or what says more when the config has none."""
+    given = spec.layer_types[i] if i < len(spec.layer_types) else None
+    if given is not None:
+        return str(given)
+    if spec.drafter_extra.get("use_swa"):       # MiMo-style: the window comes from dflash_config
+        window = spec.drafter_extra.get("swa_window_size") or spec.sliding_window
+        return f"not in layer_types; dflash_config.use_swa (window {window})"
+    return "not in layer_types"
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,

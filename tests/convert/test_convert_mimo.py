@@ -51,3 +51,16 @@ def test_convert_takes_a_subfolder_like_verify(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["convert", str(repo), "--subfolder", "../x", "--to", "flat", "-o",
                                   str(tmp_path / "f2")], catch_exceptions=False)
     assert r.exit_code == 2
+
+
+def test_inspect_names_the_layer_type_it_has_instead_of_none(tmp_path: Path) -> None:
+    d = mimo(tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg.pop("layer_types", None)
+    (d / "config.json").write_text(json.dumps(cfg))
+    doc = json.loads(CliRunner().invoke(main, ["inspect", str(d), "--format", "json"],
+                                        catch_exceptions=False).output)
+    assert all("dflash_config.use_swa" in layer["type_text"] for layer in doc["summary"]["layers"])
+    r = CliRunner().invoke(main, ["inspect", str(d)], env={"COLUMNS": "250"}, catch_exceptions=False)
+    rows = [line for line in r.output.splitlines() if line.startswith("│ 0 ") or line.startswith("│ 1 ")]
+    assert rows and all("None" not in x and "not in layer_types" in x for x in rows), r.output
