@@ -64,3 +64,19 @@ def test_inspect_names_the_layer_type_it_has_instead_of_none(tmp_path: Path) -> 
     r = CliRunner().invoke(main, ["inspect", str(d)], env={"COLUMNS": "250"}, catch_exceptions=False)
     rows = [line for line in r.output.splitlines() if line.startswith("│ 0 ") or line.startswith("│ 1 ")]
     assert rows and all("None" not in x and "not in layer_types" in x for x in rows), r.output
+
+
+def test_declared_sink_tensors_are_not_unexpected(tmp_path: Path) -> None:
+    from _kit.convert import layout_of
+    from dflash2_ckpt.dev.synth import materialise
+    cfg = json.loads((mimo(tmp_path) / "config.json").read_text())
+    heads = cfg["num_attention_heads"]
+    sinks = [(f"layers.{i}.self_attn.attention_sink_bias", "F32", (heads,)) for i in range(cfg["num_hidden_layers"])]
+    d = materialise(tmp_path / "sinks", cfg, layout_of(cfg) + sinks)
+    doc = json.loads(CliRunner().invoke(main, ["verify", str(d), "--format", "json"], catch_exceptions=False).output)
+    assert "DF202" not in {f["code"] for f in doc["findings"]}, doc["findings"]
+    # undeclared, the same tensors are reported
+    cfg["dflash_config"]["attention_sink_bias"] = False
+    d2 = materialise(tmp_path / "undeclared", cfg, layout_of(cfg) + sinks)
+    doc = json.loads(CliRunner().invoke(main, ["verify", str(d2), "--format", "json"], catch_exceptions=False).output)
+    assert "DF202" in {f["code"] for f in doc["findings"]}
