@@ -44,6 +44,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF117", "duplicate-key", "error", "a JSON object repeats a key; parsers silently keep the last"),
     Code("DF118", "head-geometry", "error", "attention geometry is inconsistent (kv heads must divide heads)"),
     Code("DF119", "unsupported-activation", "warning", "hidden_act is not silu; the engines build a SiLU MLP"),
+    Code("DF120", "vocab-size-borrowed", "warning", "no vocab_size (the assistant export borrows the target's embedding and head): judged with the target's, or the bound its token ids give"),
     Code("DF130", "speculators-unloadable", "error", "a flat config speculators cannot load (speculators_config.verifier missing: 'Field required')"),
     Code("DF131", "tap-keys-conflict", "warning", "dflash_config.layer_ids and target_layer_ids disagree; vLLM's DFlash reads layer_ids first"),
     Code("DF132", "swa-window-conflict", "warning", "dflash_config.use_swa with a swa_window_size that differs from sliding_window"),
@@ -113,6 +114,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF610", "gguf-file", "info", "a GGUF file; this toolkit checks the safetensors checkpoint only",
          status="deprecated"),   # GGUF files are checked now: DF912 and the DF9xx family
     Code("DF611", "non-finite-weights", "error", "NaN or Inf values inside a weight (found by --scan)"),
+    Code("DF613", "drafter-unreadable", "error", "audit: a drafter could not be read at all; its message says why"),
     Code("DF612", "drafter-in-subfolder", "info", "the folder given is not a drafter; its one subfolder that is was checked"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
@@ -151,6 +153,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF810", "engine-note", "info", "what serving on this engine implies (draft-token convention, runner, logged defaults)"),
     Code("DF811", "format-not-read", "error", "the engine does not read this format and no conversion to one it reads exists"),
     Code("DF812", "quantized-module-must-be-dense", "error", "a module the engine builds unquantized is stored quantized"),
+    Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
+    Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
     Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
     Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),

@@ -24,11 +24,13 @@ def run(*args: str) -> tuple[int, dict]:
 
 @pytest.mark.parametrize("name", GOOD)
 def test_good_fixture_passes_clean(name: str) -> None:
-    code, report = run(str(FIXTURES / "good" / name), "--strict")
+    # the assistant export records no vocab_size: its target gives it (without one, DF120 warns)
+    target = ["--target", str(FIXTURES / "targets" / "tiny-target")] if name == "assistant-v1" else []
+    code, report = run(str(FIXTURES / "good" / name), "--strict", *target)
     assert code == 0, report["findings"]
-    # the assistant export is clean too, its one note says which engines load its encoder.* names; a
-    # reduced-vocabulary drafter's note names its own head
-    notes = {"assistant-v1": ["DF305"], "flat-v1-reduced-vocab": ["DF212"]}
+    # the assistant export is clean too, its notes say where its vocabulary came from and which engines
+    # load its encoder.* names; a reduced-vocabulary drafter's note names its own head
+    notes = {"assistant-v1": ["DF120", "DF305"], "flat-v1-reduced-vocab": ["DF212"]}
     assert [f["code"] for f in report["findings"]] == notes.get(name, [])
 
 

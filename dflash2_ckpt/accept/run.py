@@ -15,12 +15,30 @@ from .report import AcceptReport, PromptResult
 from .target import Target, load_target, resolve_target
 
 
+def _within_budget(drafter: Any, root: Path, device: str | None, max_memory: int | None) -> None:
+    """Refuse, before loading either model, a pair that would not fit (the kernel would kill the run)."""
+    import torch
+
+    from ..checkpoint import Checkpoint, open_checkpoint
+    from ..smoke.budget import machine_budget, runtime_bytes
+    from .budget import check_accept_budget
+    spec = (drafter if isinstance(drafter, Checkpoint) else open_checkpoint(drafter)).spec
+    if spec is None:
+        return                          # load_drafter says why
+    kind = (device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
+    budget = max_memory if max_memory is not None else machine_budget(kind)
+    check_accept_budget(spec, root, budget, device_type=kind, runtime=runtime_bytes())
+
+
 def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | None, kernels: str | None,
-          revision: str | None, token: str | None) -> tuple[Drafter, Target, Path | None]:
+          revision: str | None, token: str | None, max_memory: int | None = None
+          ) -> tuple[Drafter, Target, Path | None]:
     if isinstance(target, Target):
         root = None
     else:
         root = resolve_target(target, revision=revision, token=token)
+    if not isinstance(drafter, Drafter) and root is not None:
+        _within_budget(drafter, root, device, max_memory)
     if not isinstance(drafter, Drafter):
         if kernels not in (None, "torch", "triton"):
             raise ConfigError(f"kernels {kernels!r}: choose torch or triton", field="kernels")
@@ -41,12 +59,12 @@ def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | No
 
 def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[str] | None, max_new_tokens: int,
                block_size: int | None, expect: Any, device: str | None, kernels: str | None, limit: int | None,
-               revision: str | None, token: str | None) -> AcceptReport:
+               revision: str | None, token: str | None, max_memory: int | None = None) -> AcceptReport:
     if max_new_tokens < 1:
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
     want = checks.parse_expect(expect)
     drafter, target, root = _pair(drafter_in, target_in, block_size=block_size, device=device, kernels=kernels,
-                                  revision=revision, token=token)
+                                  revision=revision, token=token, max_memory=max_memory)
     plist, source = load_prompts(target.tokenizer, prompts, root, limit)
     target.forward(plist[0].ids[:4], taps=False)          # warm up before anything is timed
     results: list[PromptResult] = []

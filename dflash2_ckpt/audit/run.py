@@ -17,6 +17,7 @@ from .ratelimit import RateLimiter, hub_rate_limit
 from .rows import SEVERITIES, Row, columns, target_of
 
 Progress = Callable[[int, int, Row], None]
+EMITS: frozenset[str] = frozenset({"DF613"})
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,14 @@ class AuditResult(Verdict):
 
     @property
     def parts(self) -> tuple[Part, ...]:
-        """One part per readable drafter, so sarif and github place each finding on its own drafter."""
-        return tuple(Part(r.repo, r.finding_objects()) for r in self.rows if r.readable)
+        """One part per drafter, so sarif and github place each finding on its own drafter (its directory,
+        or its repo id and subfolder); a drafter that could not be read is one DF613 error."""
+        return tuple(Part(_where(r), r.finding_objects() if r.readable else (_unreadable(r),)) for r in self.rows)
+
+    @property
+    def unreadable(self) -> tuple[str, ...]:
+        """The drafters the run could not check (sarif: the run did not complete for them)."""
+        return tuple(f"{r.input}: {(r.error or {}).get('message')}" for r in self.rows if not r.readable)
 
     @property
     def findings(self) -> tuple[Any, ...]:
@@ -74,6 +81,18 @@ class AuditResult(Verdict):
                 "cache_hits": self.cache_hits, "rows": [r.to_json() for r in self.rows]}
 
 
+def _where(r: Row) -> str:
+    return f"{r.repo}/{r.subfolder}" if r.subfolder and not r.repo.endswith(r.subfolder) else r.repo
+
+
+def _unreadable(r: Row) -> Any:
+    from ..findings import Finding
+    err = r.error or {}
+    hint = f" ({err['hint']})" if err.get("hint") else ""
+    return Finding("DF613", f"{r.input}: could not be read: {err.get('message')}{hint}",
+                   details={"type": err.get("type")})
+
+
 def _fingerprint() -> str:
     """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles
     (their source text: a stable stand-in for the profile data, which holds functions whose repr is not)."""
@@ -95,12 +114,12 @@ def _fingerprint() -> str:
 def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     """Header-level verify and compat of one opened source: never tensor data."""
     from ..checkpoint import open_checkpoint
-    from ..usecases.compat import compat
+    from ..convert.advice import compat
     from ..usecases.verify import verify
 
     ckpt = open_checkpoint(source)
     report = verify(ckpt, engines=engines)
-    verdicts = compat(ckpt, engines=engines)
+    verdicts = compat(ckpt, engines=engines, findings=report.findings)
     found = [f.to_json() for f in report.findings]
     summary = report.summary
     return Row(input=item.text, repo=source.repo_id or source.label,

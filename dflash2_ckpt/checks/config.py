@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF103", "DF104", "DF105", "DF106", "DF107", "DF108", "DF109", "DF110",
-                                   "DF111", "DF112", "DF113", "DF114", "DF115", "DF118", "DF119"})
+                                   "DF111", "DF112", "DF113", "DF114", "DF115", "DF118", "DF119", "DF120"})
 
 
 def check(ctx: CheckContext) -> list[Finding]:
@@ -21,7 +21,22 @@ def check(ctx: CheckContext) -> list[Finding]:
     out = list(ckpt.config_findings)
     if ckpt.spec is not None and ckpt.config is not None:
         out += spec_rules(ckpt.spec, ckpt.config)
+        out += _borrowed_vocab(ckpt.spec)
     return out
+
+
+def _borrowed_vocab(spec: DraftSpec) -> list[Finding]:
+    """DF120: no vocab_size (the assistant export borrows the target's embedding and head)."""
+    if spec.vocab_from == "target":
+        return [Finding("DF120", f"no vocab_size: the drafter borrows the target's embedding and head; judged "
+                        f"with the target's vocabulary ({spec.vocab_size})", severity="info", field="vocab_size",
+                        details={"vocab_size": spec.vocab_size, "from": "target"})]
+    if spec.vocab_from == "bound":
+        return [Finding("DF120", f"no vocab_size: the drafter borrows the target's embedding and head; judged "
+                        f"with the smallest vocabulary its mask and special token ids allow ({spec.vocab_size}). "
+                        "Pass --target for the target's own", field="vocab_size",
+                        details={"vocab_size": spec.vocab_size, "from": "bound"})]
+    return []
 
 
 # --- cross-field rules on the DraftSpec --------------------------------------------------------------

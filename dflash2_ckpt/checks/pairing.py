@@ -35,6 +35,18 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def borrow_target_vocab(ckpt: Checkpoint, target: Mapping[str, Any] | None) -> None:
+    """A drafter without vocab_size (the assistant export) uses the target's vocabulary: take it from the
+    target's config when one is given (a target smaller than the drafter's own ids keeps the bound, so
+    DF505 reports it)."""
+    spec = ckpt.spec
+    if spec is None or spec.vocab_from != "bound" or target is None:
+        return
+    vocab = _int(target_text_config(target).get("vocab_size"))
+    if vocab is not None and vocab >= spec.vocab_size:
+        ckpt.spec = spec.with_(vocab_size=vocab, vocab_from="target")
+
+
 def _quantized_head(cfg: Mapping[str, Any]) -> str | None:
     q = cfg.get("quantization_config")
     if not isinstance(q, dict):

@@ -1,7 +1,9 @@
 """DF2xx: the stored tensors against the layout the config implies (CONTRACT §5)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+
+from typing import TYPE_CHECKING, Any
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
@@ -40,6 +42,17 @@ def _role_finding(t: TensorInfo, r: TensorRole) -> Finding | None:
     return None
 
 
+# MiMo-style attention sinks: one learned bias per attention head, which vLLM's DFlash builds when
+# dflash_config.attention_sink_bias is true (the MiMo attention's `attention_sink_bias` parameter)
+_SINK = re.compile(r"layers\.\d+\.self_attn\.(?:attention_sink_bias|sinks)")
+
+
+def declared_sink(spec: Any, name: str, t: TensorInfo) -> bool:
+    """A sink tensor the config declares (attention_sink_bias: true), one value per head: not unexpected."""
+    return (spec is not None and spec.drafter_extra.get("attention_sink_bias") is True
+            and _SINK.fullmatch(name) is not None and tuple(t.shape) == (spec.num_attention_heads,))
+
+
 def check(ctx: CheckContext) -> list[Finding]:
     """Only for a DFlash drafter whose headers were read (DF304 / DF60x report the other cases)."""
     ckpt = ctx.checkpoint
@@ -70,6 +83,8 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
             continue
         provided[r.canonical] = t
         said = found is not None and found.code == "DF202"     # an alias already said so
+        if declared_sink(ckpt.spec, r.canonical, t):
+            continue
         if r.canonical not in expected and expected and not said and r.component not in skip_components:
             out.append(Finding("DF202", f"{name} ({t.dtype} {list(t.shape)}) is not part of the drafter the "
                                "config describes; engines skip or reject it", tensor=name,

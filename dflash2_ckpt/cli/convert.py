@@ -32,6 +32,7 @@ from .options import format_option, parse_codes
 @click.option("--verifier-name", default=None, help="Verifier repo id written in speculators_config (flat).")
 @click.option("--verifier-arch", "verifier_archs", multiple=True,
               help="Verifier architecture class written in speculators_config (flat), when --target is not given.")
+@click.option("--subfolder", default=None, help="The drafter's folder inside SRC (as verify --subfolder).")
 @click.option("--dry-run", is_flag=True, help="Print the config diff and the tensor plan; write nothing.")
 @click.option("--force", is_flag=True, help="Replace an existing DST, only after the new one verified.")
 @click.option("--accept-findings", default=None,
@@ -39,12 +40,14 @@ from .options import format_option, parse_codes
 @format_option
 @guarded
 def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: str | None, target: str | None,
-            verifier_name: str | None, verifier_archs: tuple[str, ...], dry_run: bool, force: bool,
-            accept_findings: str | None, fmt: str) -> int:
+            verifier_name: str | None, verifier_archs: tuple[str, ...], subfolder: str | None, dry_run: bool,
+            force: bool, accept_findings: str | None, fmt: str) -> int:
     """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects and GGUF."""
     from ..convert import convert
     from ..report import render
     accept = parse_codes(accept_findings, "--accept-findings")
+    if subfolder:
+        src = _inside(src, subfolder)
     _sigterm_unwinds()
     if to == "gguf" or src.endswith(".gguf"):
         from ..convert.gguf import convert_gguf
@@ -59,6 +62,18 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
                    verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
                    accept_findings=accept), fmt)
     return EXIT_OK
+
+
+def _inside(src: str, subfolder: str) -> str:
+    """SRC/SUBFOLDER, refused when the subfolder is absolute or climbs out of SRC."""
+    import os
+    from pathlib import PurePosixPath
+
+    from ..errors import UsageError
+    parts = PurePosixPath(subfolder.replace("\\", "/")).parts
+    if not parts or os.path.isabs(subfolder) or ".." in parts:
+        raise UsageError(f"--subfolder {subfolder!r} must be a folder inside SRC", hint="e.g. --subfolder dflash")
+    return os.path.join(src, *parts)
 
 
 def _sigterm_unwinds() -> None:

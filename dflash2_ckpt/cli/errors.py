@@ -2,7 +2,8 @@
 
 Every command runs inside `guarded`. A typed error becomes one line (or, with a machine format, one
 document: `{"error": {"type", "message", "hint", ...attributes}}`) and the exit code of the first row
-of ERRORS whose type it is; Ctrl-C exits 130; DFLASH2_CKPT_DEBUG=1 also prints the traceback.
+of ERRORS whose type it is; Ctrl-C exits 130 (with its error document under a machine format, so a
+script reading stdout still gets one); DFLASH2_CKPT_DEBUG=1 also prints the traceback.
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class Outcome:
 
 # first matching row wins: subclasses before their bases
 ERRORS: list[tuple[type[BaseException], Outcome]] = [
+    (KeyboardInterrupt, Outcome(EXIT_INTERRUPTED, "interrupted",
+                                "run it again; a destination is only ever replaced once complete")),
     (ConversionUsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt convert --help`")),
     (UsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt COMMAND --help`")),
     (SourceFindingsError, Outcome(EXIT_FINDINGS, "refused",
@@ -78,6 +81,8 @@ def error_doc(e: BaseException) -> dict[str, Any]:
         message, hint, attrs = e.message, e.hint or o.next_step, e.attributes()
     elif isinstance(e, OSError):
         message, hint, attrs = e.strerror or str(e), o.next_step, ({"path": e.filename} if e.filename else {})
+    elif isinstance(e, KeyboardInterrupt):
+        message, hint, attrs = "interrupted (Ctrl-C) before the command finished", o.next_step, {}
     else:
         message, hint, attrs = f"{type(e).__name__}: {e}", o.next_step, {}
     return {"type": type(e).__name__, "message": message, "hint": hint or None, "label": o.label,
@@ -104,11 +109,8 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
         fmt = kwargs.get("fmt") or "text"
         try:
             code = fn(*args, **kwargs)
-        except KeyboardInterrupt:
-            if debug():
-                traceback.print_exc()
-            print("interrupted", file=sys.stderr)
-            sys.exit(EXIT_INTERRUPTED)
+        except KeyboardInterrupt as e:
+            fail(e, fmt)
         except (Dflash2Error, OSError) as e:
             fail(e, fmt)
         except Exception as e:  # noqa: BLE001 - a bug still ends in one line (and the traceback with DEBUG)

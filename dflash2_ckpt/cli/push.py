@@ -16,14 +16,16 @@ from .options import format_option, strict_option
 @strict_option
 @click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token with write access.")
 @click.option("--message", "-m", default=None, help="Commit message.")
+@click.option("--include-pickles", is_flag=True,
+              help="Also upload pickle files (.bin / .pt / .pth / .ckpt / .pkl); left out by default.")
 @format_option
 @guarded
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
-            token: str | None, message: str | None, fmt: str) -> int:
+            token: str | None, message: str | None, include_pickles: bool, fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     from ..usecases.push import push
     from ..report import render
     result = push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
-                  token=token, commit_message=message)
+                  token=token, commit_message=message, include_pickles=include_pickles)
     render(result, fmt)
     return EXIT_OK if result.uploaded else EXIT_FINDINGS

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from .regressions import refuse_new_errors
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
-from ..checks.pairing import pairing_findings, target_text_config
+from ..checks.pairing import borrow_target_vocab, pairing_findings, target_text_config
 from ..checkpoint.target import read_target
 from ..errors import ConversionError, ConversionUsageError, SourceError, SourceFindingsError
 from ..findings import Finding, keep
@@ -62,6 +62,7 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None, ar
     cfg, label = t.config, t.label
     if cfg is None:
         raise SourceError(f"target {label}: {t.error}", path=str(target))
+    borrow_target_vocab(ckpt, cfg)
     bad = [f for f in pairing_findings(ckpt, cfg, label) if f.severity == "error"]
     if bad:
         raise ConversionError(f"the drafter does not fit the target {label}: {bad[0].code} {bad[0].message}",
@@ -85,6 +86,14 @@ def _json_bytes(obj: Any, what: str) -> bytes:
                               "cap every reader of this toolkit applies", hint="shrink the config (unknown keys are "
                               "kept verbatim)")
     return data
+
+
+def needs_vocab(ckpt: Checkpoint) -> None:
+    """A drafter without vocab_size converts only with the target's: every written dialect records it."""
+    if ckpt.spec is not None and ckpt.spec.vocab_from == "bound":
+        raise ConversionUsageError("the drafter has no vocab_size (it borrows the target's embedding and head) "
+                                   "and the converted config must record the target's", path=ckpt.label,
+                                   hint="pass --target TARGET_DIR (its config.json gives vocab_size)")
 
 
 def _write_json(path: Path, data: bytes) -> None:
@@ -152,6 +161,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     dst_path = Path(dst).absolute()
     check_overlap(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
+    needs_vocab(ckpt)
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
     if dry_run:
         extra = {"dst_exists": os.path.lexists(dst_path)}

@@ -29,6 +29,9 @@ def assistant_to_nested(src: Mapping[str, Any], spec: DraftSpec) -> tuple[dict[s
             w.drop(k, v, "remote code of the assistant export, which is not carried over")
         else:
             root[k] = v
+    if "vocab_size" not in root:
+        w.add(root, "vocab_size", spec.vocab_size, "vocab_size", "the target's vocabulary, which the export borrows "
+              "without recording it")
     if "architectures" not in root:
         w.add(root, "architectures", [ARCH["v1"]], "architectures", "the nested engines route on it")
     intended = set(intended_causality(spec))

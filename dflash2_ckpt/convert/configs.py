@@ -88,6 +88,10 @@ def _only_value(src: Mapping[str, Any], dc: Mapping[str, Any], key: str) -> tupl
     return (top, key) if top is not None else (None, None)
 
 
+# MiMo-style dflash_config keys (formats/parse.py MIMO_KEYS) with no counterpart in the speculators config
+NO_FLAT_HOME = ("use_swa", "swa_window_size", "attention_sink_bias")
+
+
 def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier | None
                    ) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
     if verifier is None or not verifier.name_or_path:
@@ -108,6 +112,12 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
     if block is None:
         raise ConversionError("no block_size: the flat dialect derives speculative_tokens = block_size - 1 from it",
                               hint="set dflash_config.block_size to the block length the drafter was trained with")
+    swa = [k for k in NO_FLAT_HOME if dc.get(k) not in (None, False)]
+    if swa:
+        raise ConversionError(f"dflash_config carries {', '.join(swa)} (a MiMo-style sliding window with attention "
+                              "sinks, which vLLM's DFlash reads from the nested config); the flat dialect has no "
+                              "key for them and speculators builds no sink parameters, so the converted drafter "
+                              "would lose their meaning", hint="serve it from the nested dialect (vLLM)")
     swnc = nested_causality_for_flat(spec)
     for k, v in src.items():
         if k == "dflash_config":

@@ -9,12 +9,14 @@ the dialect conversion.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
@@ -139,9 +141,8 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
         entries.append((hf, dtype, t.shape))
         if exact:
             sources.append(Piece(hf, 0, root / h.file, t.begin, t.end))
-        else:
-            data = to_float32(ckpt.source.read_range(h.file, t.begin, t.nbytes), t.type_name, t.shape)
-            sources.append(Piece(hf, 0, None, data=data.tobytes()))
+        else:       # dequantized when written (never by a dry run), one tensor in memory at a time
+            sources.append(Piece(hf, 0, None, compute=_dequantizer(ckpt, h.file, t), length=4 * math.prod(t.shape)))
         rows.append({"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": exact,
                      "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)})
     lossy = [r for r in rows if not r["exact"]]
@@ -150,6 +151,12 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
         notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to F32: the values are "
                      "the quantized ones; the precision lost when the file was quantized cannot be recovered")
     return entries, sources, rows
+
+
+def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], bytes]:
+    def compute() -> bytes:
+        return bytes(to_float32(ckpt.source.read_range(file, t.begin, t.nbytes), t.type_name, t.shape).data)
+    return compute
 
 
 def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
@@ -182,8 +189,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
     cleaned = claim_destination(dst_path, dst, force)
     meta = _recorded_metadata(h.get(N.KEY_SOURCE_ST_META), report.notes)
     header, spans = build_header(entries, meta)
-    placed = [Piece(p.name, len(header) + b, p.src_file, p.src_begin, p.src_end, p.data)
-              for p, (b, _) in zip(pieces, spans)]
+    placed = [dataclasses.replace(p, out_begin=len(header) + b) for p, (b, _) in zip(pieces, spans)]
     with staging_area(dst_path, dst) as tmp:
         with open(tmp / "config.json", "xb") as f:
             f.write(config_bytes)

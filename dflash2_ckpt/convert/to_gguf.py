@@ -252,6 +252,10 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         target_cfg = t.config
         if target_cfg is None:
             raise ConversionError(f"target {t.label}: {t.error}")
+        from ..checks.pairing import borrow_target_vocab
+        borrow_target_vocab(ckpt, target_cfg)
+    from . import needs_vocab
+    needs_vocab(ckpt)
     src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
     check_overlap(src_root, dst_path)

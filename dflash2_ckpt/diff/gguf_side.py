@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checkpoint import open_checkpoint
+from ..checkpoint import gguf_file, open_checkpoint
+from ..sources import Source
 from ..sources.dense import to_float32
 from .sides import SafetensorsSide, TensorMeta
 
@@ -39,7 +40,7 @@ def _block_noise(values: np.ndarray[Any, Any], type_name: str) -> float:
 class GGUFSide(SafetensorsSide):
     """Reuses the safetensors side's file hashing and receipt; tensors come from the GGUF header."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str] | Source) -> None:
         self.ckpt = open_checkpoint(path)
         self.label = self.ckpt.label
         self._meta: dict[str, TensorMeta] = {}
@@ -65,6 +66,9 @@ class GGUFSide(SafetensorsSide):
         return torch.from_numpy(np.ascontiguousarray(part, dtype=np.float32)), share
 
 
-def open_gguf(path: str | os.PathLike[str]) -> GGUFSide | None:
-    """The diff opener for GGUF: a `.gguf` path (None for anything else, which falls through)."""
-    return GGUFSide(path) if str(path).endswith(".gguf") and os.path.isfile(path) else None
+def open_gguf(path: str | os.PathLike[str] | Source) -> GGUFSide | None:
+    """The diff opener for GGUF: a `.gguf` path, or a source (local, Hub) whose checkpoint is a GGUF file,
+    as the command line opens it (None for anything else, which falls through)."""
+    if isinstance(path, (str, os.PathLike)):
+        return GGUFSide(path) if str(path).endswith(".gguf") and os.path.isfile(path) else None
+    return GGUFSide(path) if gguf_file(path, path.list_files()) is not None else None

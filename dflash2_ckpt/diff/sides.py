@@ -151,7 +151,7 @@ class SafetensorsSide:
         return dict(getattr(self.ckpt.source, "report_extra", lambda: {})())
 
 
-Opener = Callable[[str | os.PathLike[str]], "Side | None"]
+Opener = Callable[[str | os.PathLike[str] | Source], "Side | None"]
 _OPENERS: list[Opener] = []
 
 
@@ -161,9 +161,9 @@ def register_opener(opener: Opener) -> None:
 
 
 def open_side(path: str | os.PathLike[str] | Source) -> Side:
-    if isinstance(path, (str, os.PathLike)):
-        for opener in _OPENERS:
-            side = opener(path)
-            if side is not None:
-                return side
+    """A path or an opened source (the command line passes sources): each opener decides by the format."""
+    for opener in _OPENERS:
+        side = opener(path)
+        if side is not None:
+            return side
     return SafetensorsSide(path)

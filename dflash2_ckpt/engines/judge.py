@@ -1,20 +1,21 @@
 """One profile x one drafter -> a verdict with its reasons (DF8xx findings) and, when it loads, the command.
 
-Order: unsupported (no such drafter in that release; a file it reads but cannot load is a quoted
-failure instead) > needs-conversion / unreadable format > known breakage > refusals (required keys, hard constraints, quantized modules) > silent divergence (causality,
-silent defaults, dropped modules) > loads.
+Order: verify errors this engine would hit (DF813: a checkpoint verify rejects never "loads") >
+unsupported (no such drafter in that release; a file it reads but cannot load is a quoted
+failure instead) > needs-conversion / unreadable format > known breakage > refusals (required keys, hard
+constraints, quantized modules) > silent divergence (causality, silent defaults, dropped modules) > loads.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from ..findings import Finding
 from . import causality as rules
 from .profile import Default, Drafter, Profile
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
-                                   "DF808", "DF809", "DF810", "DF811", "DF812"})
+                                   "DF808", "DF809", "DF810", "DF811", "DF812", "DF813"})
 
 Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported"]
 VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported")
@@ -40,20 +41,26 @@ def _layers(ids: list[int], n: int) -> str:
 def conversion_command(d: Drafter, to: str) -> str:
     out = "DRAFTER.gguf" if to == "gguf" else f"DRAFTER-{to}"
     cmd = f"dflash2-ckpt convert {d.path} --to {to} -o {out}"
-    if to == "gguf" or (to == "flat" and d.dialect != "flat"):
+    borrowed = d.spec is not None and d.spec.vocab_from == "bound"    # convert takes vocab_size from the target
+    if to in ("gguf", "flat") or borrowed:
         cmd += f" --target {d.target or 'TARGET'}"
     return cmd
+
+
+def conversion_target(p: Profile) -> str:
+    """The dialect `convert --to` writes for this engine."""
+    return "gguf" if "gguf" in p.reads else ("nested" if "nested" in p.reads else "flat")
 
 
 def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in p.reads:
         return None
     if d.dialect in ("nested", "flat", "gguf", "assistant"):   # convert reads all four, writes the first three
-        to = "gguf" if "gguf" in p.reads else ("nested" if "nested" in p.reads else "flat")
+        to = conversion_target(p)
         cmd = conversion_command(d, to)
         return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "
                                            f"{d.dialect} dialect: convert first with `{cmd}`",
-                                           details={"command": cmd, "source": p.sources[-1].source})
+                                           details={"command": cmd, "to": to, "source": p.sources[-1].source})
     return "fails", Finding("DF811", f"{p.title} reads {'/'.join(sorted(p.reads))} only; this drafter is "
                             f"{d.dialect or 'not a DFlash drafter'} and no conversion to it exists")
 
@@ -145,7 +152,43 @@ def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
     return out
 
 
-def judge(p: Profile, d: Drafter) -> EngineVerdict:
+# verify errors that only some engines hit; every other error code is one every engine hits (a file it
+# cannot read, a geometry no loader builds, a tensor set no loader fills)
+ONLY_FOR: dict[str, Callable[[Profile], bool]] = {
+    # speculators_config.verifier is read by speculators' own reload only (vLLM maps the flat keys itself)
+    "DF130": lambda p: p.engine == "speculators",
+    # another drafter (DSpark, EAGLE-3): every engine's verdict is `unsupported` (DF800) already
+    "DF304": lambda p: False,
+}
+
+
+def hits(p: Profile, f: Finding) -> bool:
+    """Whether a verify error stops this engine from loading the checkpoint."""
+    if f.severity != "error":
+        return False
+    only = ONLY_FOR.get(f.code)
+    return only is None or only(p)
+
+
+def blocked(p: Profile, d: Drafter, errors: Iterable[Finding]) -> Finding | None:
+    """DF813: the verify errors this engine would hit, as one reason naming their codes."""
+    hit = [f for f in errors if hits(p, f)]
+    if not hit:
+        return None
+    codes = sorted({f.code for f in hit})
+    first = hit[0]
+    where = first.field or first.tensor or first.file
+    return Finding("DF813", f"{p.title} cannot load it: verify reports {', '.join(codes)} "
+                   f"({first.code}{' ' + where if where else ''}: {first.message}). Fix these first "
+                   f"(`dflash2-ckpt verify {d.path}` lists them all)",
+                   details={"codes": codes})
+
+
+def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdict:
+    """`errors`: the checkpoint's verify findings; an error this engine would hit fails it before anything else."""
+    stop = blocked(p, d, errors)
+    if stop is not None:
+        return EngineVerdict(p, "fails", (stop,), None)
     if d.version is None:
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
     broken = [b for b in p.breakages if d.version in b.versions]

@@ -2,13 +2,25 @@
 from __future__ import annotations
 
 from . import causality, quant, serve
-from .profile import Breakage, DraftTokens, Fact, Profile
+from .profile import Breakage, Drafter, DraftTokens, Fact, Profile, Refusal
 from .versions import at_least, below
 
 TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1",
                      "ggml-org/llama.cpp#27342")
 GGUF_ONLY = Fact("reads GGUF only (general.architecture = 'dflash'); an HF checkpoint is converted first",
                  "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15; ENGINES.md §3")
+
+
+def _top_k_fits(d: Drafter) -> str | None:
+    """The loader packs the selector's K·(K + 1) candidate scores into one embedding-sized row (DF907)."""
+    spec = d.spec
+    k = spec.selector_top_k if spec is not None and spec.version == "v2" else None
+    if spec is None or not k or spec.hidden_size >= k * (k + 1):
+        return None
+    return f"embedding_length = {spec.hidden_size} < selector_top_k·(selector_top_k + 1) = {k * (k + 1)}"
+
+
+TOP_K = Refusal("selector top-k fits the embedding", _top_k_fits, "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15")
 TAPS = "GGUF dflash.target_layers = target_layer_ids + 1 (layer inputs)"
 
 OLD = Profile(
@@ -36,6 +48,7 @@ CURRENT = Profile(
                   "taps are layer inputs (z-lab id + 1)", "ggml-org/llama.cpp#27342, z-lab/dflash#170"),
              Fact("without a mask token every slot drafts id -1 and nothing is accepted", "ggml-org/llama.cpp#26761"),
              GGUF_ONLY),
+    constraints=(TOP_K,),
     notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )

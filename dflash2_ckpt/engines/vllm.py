@@ -15,6 +15,10 @@ SAMPLE = Default("sample_from_anchor", False, ALGOS, why="DFlash drafts from the
 FLAT_READS = Fact("reads the nested dialect and the speculators flat dialect (update_dflash maps "
                   "aux_hidden_state_layer_ids - 1 to dflash_config.target_layer_ids)", ALGOS)
 
+ASSISTANT_READS = Fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
+                       "qwen3_dflash, whose hf_to_vllm_mapper maps encoder.fc / encoder.output_norm_enc to fc / "
+                       "hidden_norm", "vllm-project/vllm:vllm/model_executor/models/qwen3_dflash.py@036a00d1")
+
 LEGACY = Profile(
     engine="vllm", label="vLLM", versions=below("0.28", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested", "flat"}),
@@ -46,7 +50,7 @@ BROKEN = Profile(
 
 CURRENT = Profile(
     engine="vllm", label="vLLM", versions=at_least("0.29", "release"),
-    drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "flat"}),
+    drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "flat", "assistant"}),
     version_by="architecture (DFlash2DraftModel; speculators_model_type 'dflash2' for flat)",
     causality=causality.zlab,
     causality_text="is_causal, else dflash_config.causal, else sliding => causal; flat: "
@@ -59,7 +63,7 @@ CURRENT = Profile(
              Fact("flat configs: dflash_config.causal = not config.get('sliding_window_non_causal', True), so an "
                   "absent key is bidirectional (vLLM test test_dflash_speculators_config_defaults_to_non_causal_swa)",
                   ALGOS),
-             FLAT_READS),
+             FLAT_READS, ASSISTANT_READS),
     notes=(Fact("needs the V2 model runner (forced when VLLM_USE_V2_MODEL_RUNNER is unset; with V1 forced it "
                 "drafts like DFlash v1) and an unquantized target lm_head", "vllm-project/vllm#52816, #53116"),),
     defaults=(ROPE, SAMPLE), quant=quant.vllm, serve=serve.vllm,

@@ -39,12 +39,25 @@ ENGINE_SUPPORT = ("vLLM routes MuseGlimmerAssistantModel to its DFlash model and
 class AssistantV1Config(TransformerFields):
     model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (assistant export dialect)"}
     architectures: Optional[list[str]] = None
+    # the published Muse-Glimmer export has none: its embedding and head are the target's
+    vocab_size: Optional[PosInt] = None  # type: ignore[assignment]
     target_layer_ids: Annotated[list[NonNegInt], Field(min_length=1)]
     block_size: Optional[PosInt] = None
     mask_token_id: Optional[NonNegInt] = None
     is_causal: Optional[bool] = None
     num_target_layers: Optional[PosInt] = None
     target_hidden_size: Optional[PosInt] = None
+
+
+def special_ids(config: Mapping[str, Any]) -> list[int]:
+    """The token ids the config names (mask, eos, pad, bos): each must be inside the vocabulary."""
+    out: list[int] = []
+    for k in ("mask_token_id", "eos_token_id", "pad_token_id", "bos_token_id"):
+        v = config.get(k)
+        for x in (v if isinstance(v, list) else [v]):
+            if isinstance(x, int) and not isinstance(x, bool) and x >= 0:
+                out.append(x)
+    return out
 
 
 def _names_assistant(config: Mapping[str, Any]) -> bool:

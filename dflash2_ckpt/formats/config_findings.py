@@ -62,6 +62,11 @@ def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> l
     return out
 
 
+def missing(path: str, message: str) -> Finding:
+    """DF102 for a field no rule of the schema can supply."""
+    return Finding("DF102", message, field=path, details={"rule": "required"})
+
+
 def out_of_range(path: str, value: Any, why: str, rule: str) -> Finding:
     """DF101 for a value the schema admits but the engines cannot hold (int64 overflow, absurd counts)."""
     # JSON readers of the report may hold numbers in 64 bits too: a huge integer travels as text

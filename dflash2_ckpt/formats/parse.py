@@ -10,9 +10,9 @@ from typing import Any, Mapping
 from pydantic import BaseModel, ValidationError
 
 from ..findings import Finding
-from .assistant import AssistantV1Config
+from .assistant import AssistantV1Config, special_ids
 from .common import STANDARD_HF_KEYS, TransformerFields
-from .config_findings import (duplicate_keys, json_path, out_of_range, unknown_key, unreadable,
+from .config_findings import (duplicate_keys, json_path, missing, out_of_range, unknown_key, unreadable,
                               validation_findings)
 from .detect import Detection, detect
 from .flat import FlatV1Config, FlatV2Config
@@ -257,12 +257,20 @@ _ASSISTANT_DRAFTER_KEYS = ("architectures", "target_layer_ids", "block_size", "m
                            "num_target_layers", "target_hidden_size")
 
 
-def _assistant_spec(cfg: AssistantV1Config) -> tuple[DraftSpec, list[Finding]]:
+def _assistant_spec(cfg: AssistantV1Config) -> tuple[DraftSpec | None, list[Finding]]:
     """One flat root: transformer and DFlash keys side by side; unknown keys stay at the root (transformer_extra)."""
     fields, paths, findings = _transformer_part(cfg, "")
     extra = dict(fields.pop("transformer_extra"))
+    vocab_from = "config"
+    if fields["vocab_size"] is None:
+        # the export borrows the target's embedding and head; judge with the bound its own ids give
+        ids = special_ids(cfg.model_dump())
+        if not ids:
+            return None, [missing("vocab_size", "vocab_size is absent and no mask / special token id bounds "
+                                  "the vocabulary; the assistant export borrows the target's: pass --target")]
+        fields["vocab_size"], vocab_from = max(ids) + 1, "bound"
     spec = DraftSpec(
-        version="v1", dialect="assistant", **fields,
+        version="v1", dialect="assistant", vocab_from=vocab_from, **fields,
         target_layer_ids=tuple(cfg.target_layer_ids),
         causality=CausalityKeys(is_causal=cfg.is_causal),
         target_hidden_size=cfg.target_hidden_size, num_target_layers=cfg.num_target_layers,

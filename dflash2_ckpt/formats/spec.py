@@ -62,6 +62,9 @@ class DraftSpec:
     # keys no field above models, kept verbatim so a conversion never loses them
     transformer_extra: Mapping[str, Any] = field(default_factory=dict)
     drafter_extra: Mapping[str, Any] = field(default_factory=dict)
+    # where vocab_size came from: "config", "bound" (no vocab_size: the smallest vocabulary the mask and
+    # special token ids allow) or "target" (the target's config); not part of identity
+    vocab_from: str = field(default="config", compare=False)
     # spec field -> JSON path in the config it came from, for messages; not part of identity
     paths: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 

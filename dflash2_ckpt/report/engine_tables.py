@@ -23,7 +23,7 @@ def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
         for row in layers:
             cells = ["-" if row["causal"].get(v["engine"]) is None else
                      ("causal" if row["causal"][v["engine"]] else "bidirectional") for v in views]
-            t.add_row(str(row["index"]), str(row["type"]), *cells)
+            t.add_row(str(row["index"]), escape(str(row.get("type_text") or row["type"])), *cells)
         out.print(t)
     filled = [(v, k, d) for v in views for k, d in v["defaults"].items()]
     if filled:

@@ -49,7 +49,9 @@ def render(report: Any, stream: IO[str]) -> None:
     findings = list(report.findings)
     _annotations(report, stream)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
-    verdict = "FAILED" if counts["error"] else "passed"
+    # the verdict the exit code gives (an audit fails on a drafter no engine loads, without an error finding)
+    failed = getattr(report, "failed", None)
+    verdict = "FAILED" if counts["error"] or (callable(failed) and failed()) else "passed"
     stream.write(plain_line(f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} "
                             f"warning(s), {counts['info']} info") + "\n")
 

@@ -71,9 +71,9 @@ def _local_dir(subject: str) -> Path | None:
     return p if p.is_dir() else None
 
 
-def _uri(root: Path | None, file: str) -> str:
-    if root is None:
-        return file
+def _uri(root: Path | None, file: str, subject: str = "") -> str:
+    if root is None:        # a Hub repo (org/name[/subfolder]): the file inside it, so drafters stay apart
+        return f"{subject.rstrip('/')}/{file}" if subject else file
     full = (root / file).absolute()
     try:
         return full.relative_to(Path.cwd()).as_posix()
@@ -103,7 +103,7 @@ def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Loc
     for f in findings:
         file = f.file or default
         line = key_line(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
-        out.append((f, Location(_uri(root, file), line)))
+        out.append((f, Location(_uri(root, file, subject), line)))
     return out
 
 

@@ -53,7 +53,17 @@ def _results(report: Any) -> list[dict[str, Any]]:
 
 
 def document(report: Any) -> dict[str, Any]:
-    return _log(_results(report), {"executionSuccessful": True, "properties": {"subject": str(report.subject)}})
+    """executionSuccessful: the tool checked everything it was given (findings are results, not failures);
+    a drafter it could not read (audit) makes it false, with one notification each. exitCode: the exit code
+    the findings give (1 when the report fails)."""
+    failed = getattr(report, "failed", None)
+    code = 1 if callable(failed) and failed() else 0
+    skipped = tuple(getattr(report, "unreadable", ()))
+    invocation: dict[str, Any] = {"executionSuccessful": not skipped, "exitCode": code,
+                                  "properties": {"subject": str(report.subject)}}
+    if skipped:
+        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": s}} for s in skipped]
+    return _log(_results(report), invocation)
 
 
 def render(report: Any, stream: IO[str]) -> None:

@@ -152,6 +152,8 @@ def render_push(result: Any, out: Console) -> None:
     render_check(result.check, out)
     if result.uploaded:
         out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
+        for name in getattr(result, "excluded", ()):
+            out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
     else:
         out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
 
@@ -164,6 +166,8 @@ def render_hook(run: Any, out: Console) -> None:
         if bad or part.findings:
             out.print(f"{part.subject}: {'FAILED' if bad else 'passed'} ({run.level} checks)", markup=False)
             render_findings(part, out)
+    for path, why in getattr(run, "skipped", ()):
+        out.print(f"{path}: {why}", markup=False)
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

@@ -13,8 +13,8 @@ def accept_lines(r: Any) -> list[str]:
     lines = [f"accept: {r.drafter} drafting for {r.target}",
              f"  device {r.device}, kernels {r.kernels}, blocks of {r.block_size} ({r.block_size - 1} drafted), "
              f"up to {r.max_new_tokens} new tokens, {len(r.prompts)} prompts ({r.prompts_source})",
-             f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}; committed tokens "
-             "per target verification step, bonus included)",
+             f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}, {t.method}; "
+             "committed tokens per target verification step, bonus included)",
              f"  acceptance rate (vLLM) {r.acceptance_rate:.3f}; per draft position: "
              + " ".join(f"{x:.2f}" for x in r.per_position),
              f"  tokens/s {r.tokens_per_s:.1f} with drafting, {r.baseline_tokens_per_s:.1f} without "

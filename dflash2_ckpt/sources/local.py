@@ -75,6 +75,7 @@ class LocalSource(SourceBase):
             raise SourceError("directory is not readable (permission denied)", path=str(path))
         self.root: Path = p.resolve()
         self.label = str(path)
+        self.blobs = cache_blobs(self.root)
 
     def list_files(self) -> list[str]:
         out = []
@@ -96,10 +97,14 @@ class LocalSource(SourceBase):
             real = p.resolve(strict=False)
         except (OSError, RuntimeError, ValueError) as e:
             raise SourceError(f"cannot resolve {name!r}: {e}", path=self.label) from None
-        if real != self.root and self.root not in real.parents:
+        if real != self.root and self.root not in real.parents and not self._cached_blob(real):
             raise UnsafePathError(f"{name!r} is a link that leaves the checkpoint directory (to {real})",
                               path=self.label, hint="copy the file into the checkpoint instead of linking it")
         return real
+
+    def _cached_blob(self, real: Path) -> bool:
+        """In a Hugging Face cache snapshot every file is a link to a blob of the same cache repository."""
+        return self.blobs is not None and real.parent == self.blobs
 
     def file_size(self, name: str) -> int:
         p = self.resolve(name)
@@ -122,6 +127,19 @@ class LocalSource(SourceBase):
 
     def local_path(self, name: str) -> Path | None:
         return self.resolve(name)
+
+
+def cache_blobs(root: Path) -> Path | None:
+    """The blobs/ folder of the Hugging Face cache repository whose snapshot holds `root`, if it is one:
+    `<cache>/models--org--name/snapshots/<revision>[/subfolder]`, as huggingface_hub lays it out
+    (huggingface_hub file_download.py: blobs/, snapshots/, refs/ under one repo folder)."""
+    for snapshot in (root, *root.parents):
+        snapshots = snapshot.parent
+        repo = snapshots.parent
+        if snapshots.name == "snapshots" and repo.name.startswith(("models--", "datasets--", "spaces--")):
+            blobs = repo / "blobs"
+            return blobs if blobs.is_dir() and not blobs.is_symlink() else None
+    return None
 
 
 def read_small(source: Source, name: str) -> bytes:

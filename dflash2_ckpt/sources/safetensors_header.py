@@ -65,11 +65,21 @@ class Header:
         return self.file_size - self.data_start
 
 
+# what a file checked out without its Git LFS object holds instead (git-lfs docs/spec.md: a pointer file
+# is "version https://git-lfs.github.com/spec/v1", an oid and a size, well under 1024 bytes)
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+MAX_LFS_POINTER = 1024
+
+
 def parse_length(prefix: bytes, file_size: int, *, file: str = "") -> int:
     """Header length from the first 8 bytes, refused when it cannot fit the file or the cap."""
     if file_size < 8 or len(prefix) < 8:
         raise HeaderError(f"file is {file_size} bytes, shorter than the 8-byte header length",
                           path=file, offset=0, hint="the file is truncated; download it again")
+    if prefix[:8] == LFS_POINTER[:8] and file_size <= MAX_LFS_POINTER:
+        raise HeaderError(f"a Git LFS pointer file ({file_size} bytes), not the weights: the repository was cloned "
+                          "without fetching its LFS objects. Run `git lfs pull`", path=file, offset=0,
+                          hint="`git lfs install` once, then `git lfs pull` in the repository")
     n: int = struct.unpack("<Q", prefix[:8])[0]
     if n > MAX_HEADER_BYTES:
         raise HeaderError(f"header length {n} exceeds the {MAX_HEADER_BYTES}-byte cap",

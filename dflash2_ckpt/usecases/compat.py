@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Mapping
 
 from ..checkpoint import Checkpoint, open_checkpoint
+from ..checks.context import CheckContext
+from ..checks.suite import run_checks
 from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from ..engines.judge import EngineVerdict, judge
 from ..findings import Finding, Verdict
@@ -53,11 +55,24 @@ def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
                    path=ckpt.label, target=target)
 
 
+def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:
+    """verify's header-level error findings (no tensor data, no target)."""
+    return [f for f in run_checks(CheckContext(ckpt)) if f.severity == "error"]
+
+
 def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
-           target: str | None = None, quantized_modules: Mapping[str, str] | None = None) -> CompatReport:
-    """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers."""
+           target: str | None = None, quantized_modules: Mapping[str, str] | None = None,
+           findings: Iterable[Finding] | None = None) -> CompatReport:
+    """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers.
+    `findings`: the checkpoint's verify findings when the caller has them (else they are computed); an
+    error an engine would hit makes that engine's verdict `fails` (DF813).
+
+    A needs-conversion verdict here says only that the engine reads another dialect; whether convert does
+    it and that engine loads the result is checked one layer up (dflash2_ckpt.convert.advice.compat, which
+    the command line and the package's `compat` use)."""
     named = list(engines)
     profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
-    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d) for p in profiles), bool(named))
+    errors = checkpoint_errors(ckpt) if findings is None else [f for f in findings if f.severity == "error"]
+    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d, errors) for p in profiles), bool(named))

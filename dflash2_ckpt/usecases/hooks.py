@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Iterable, Literal
 
 from ..checkpoint import CONFIG, INDEX
 from ..findings import Verdict
+from ..formats.detect import detect
+from ..formats.parse import load_config
 from ..sources import LocalSource, SourceBase
 from .verify import Report, verify
 
@@ -58,11 +60,37 @@ class ConfigOnlySource(SourceBase):
         return self._inner.local_path(name)
 
 
+def not_a_drafter(d: Path) -> str | None:
+    """Why the config.json of `d` is no drafter's (a target's, a tokenizer's, any model's), or None.
+
+    A repository that publishes a drafter often holds its target's or its tokenizer's config.json too; the
+    hook's file pattern matches them all, and only drafter configs are judged. A config that names another
+    drafter (DSpark, EAGLE-3) is still judged, so DF304 says what it is."""
+    if d.suffix == ".gguf" or not (d / CONFIG).is_file():
+        return None
+    try:
+        raw = (d / CONFIG).read_bytes()[: 64 << 20]
+    except OSError:
+        return None
+    cfg, _ = load_config(raw)
+    if cfg is None:
+        return None                 # unreadable JSON is a finding (DF100), not a reason to skip
+    det = detect(cfg)
+    if det.version is not None or det.other is not None:
+        return None
+    archs = cfg.get("architectures")
+    what = ", ".join(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else None
+    return f"not a drafter config ({what or cfg.get('model_type') or 'no DFlash architecture or keys'}); skipped"
+
+
 def check_dirs(dirs: Iterable[Path], level: Level, *, select: Iterable[str] = (), ignore: Iterable[str] = (),
                target: str | None = None) -> list[tuple[Path, Report]]:
-    """One Report per directory. At config level the file checks (DF6xx) are off: no weights are looked at."""
+    """One Report per drafter directory. At config level the file checks (DF6xx) are off: no weights are
+    looked at. Directories whose config.json is no drafter's are left to `skipped`."""
     out = []
     for d in dirs:
+        if not_a_drafter(d) is not None:
+            continue
         if level == "config":
             report = verify(ConfigOnlySource(d), target=target, select=select, ignore=[*ignore, "DF6"])
         else:
@@ -77,6 +105,7 @@ class HookRun(Verdict):
     level: Level
     strict: bool
     parts: tuple[Report, ...]
+    skipped: tuple[tuple[str, str], ...] = ()      # (directory, why): configs that are no drafter's
     kind: ClassVar[str] = "hook"
 
     @property
@@ -92,14 +121,17 @@ class HookRun(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {"level": self.level, "strict": self.strict, "passed": not self.failed(),
-                "checked": [p.to_json() for p in self.parts]}
+                "checked": [p.to_json() for p in self.parts],
+                "skipped": [{"path": d, "reason": why} for d, why in self.skipped]}
 
 
 def run_hook(files: Iterable[str | os.PathLike[str]], level: Level, *, strict: bool = False,
              select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None) -> HookRun:
     """What `dflash2-ckpt hook config|verify FILES` runs: each checkpoint directory of FILES checked once."""
-    found = check_dirs(checkpoint_dirs(files), level, select=select, ignore=ignore, target=target)
-    return HookRun(level, strict, tuple(r for _, r in found))
+    dirs = checkpoint_dirs(files)
+    skipped = tuple((str(d), why) for d in dirs if (why := not_a_drafter(d)) is not None)
+    found = check_dirs(dirs, level, select=select, ignore=ignore, target=target)
+    return HookRun(level, strict, tuple(r for _, r in found), skipped)
 
 
 def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError, UnsafePathError
+from ..checkpoint import PICKLE_SUFFIXES
+from ..errors import (HubAccessError, HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError,
+                      SourceError, UnsafePathError)
 from ..findings import Finding, Verdict
 from .verify_smoke import CheckResult, check, smoke_failed
 from ..sources import LocalSource
@@ -24,6 +26,8 @@ __all__ = ["PushResult", "push", "smoke_failed"]
 
 # never publish editor, VCS or cache droppings that sit beside a checkpoint
 IGNORE_PATTERNS = [".*", "**/.*", "__pycache__", "**/__pycache__/**", "*.pyc", "*.tmp", "*.incomplete"]
+# pickles (optimizer.pt, training_args.bin) run code when loaded: left out unless asked for by name
+PICKLE_PATTERNS = [p for s in PICKLE_SUFFIXES for p in (f"*{s}", f"**/*{s}")]
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class PushResult(Verdict):
     commit_url: str | None = None
     commit_sha: str | None = None
     pr_url: str | None = None
+    excluded: tuple[str, ...] = ()      # pickle files left out of the upload
     kind: ClassVar[str] = "push"
 
     @property
@@ -61,13 +66,15 @@ class PushResult(Verdict):
         smoke = checked.pop("smoke", None)
         return {"repo": self.repo, "uploaded": self.uploaded, "refused_by": self.refused_by,
                 "commit_url": self.commit_url, "commit_sha": self.commit_sha, "pr_url": self.pr_url,
-                "verify": checked, "smoke": smoke}
+                "excluded": list(self.excluded), "verify": checked, "smoke": smoke}
 
 
 def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None = None, create_pr: bool = False,
          smoke: bool = False, strict: bool = False, token: str | None = None, path_in_repo: str | None = None,
-         commit_message: str | None = None) -> PushResult:
-    """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes."""
+         commit_message: str | None = None, include_pickles: bool = False) -> PushResult:
+    """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes.
+    Pickle files (.bin / .pt / ...) are left out unless `include_pickles`; a push with no token found
+    (argument, HF_TOKEN, `hf auth login`) raises HubAccessError before any request."""
     settings = hub_settings()
     ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
@@ -87,8 +94,16 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     from huggingface_hub import HfApi
     endpoint = settings["endpoint"]
     where = Where(ref.repo_id, revision, endpoint, repo)
+    token = token or _stored_token()
+    if not token and not settings["offline"]:
+        raise HubAccessError("no Hugging Face token found: pushing needs one with write access (nothing was "
+                             "uploaded; the checks passed)", repo_id=ref.repo_id, path=repo,
+                             hint="run `hf auth login`, set HF_TOKEN, or pass --token")
     _preflight(where, token, offline=settings["offline"])
     api = HfApi(endpoint=endpoint, token=token)
+    excluded = () if include_pickles else tuple(
+        f.relative_to(src.root).as_posix() for f in sorted(src.root.rglob("*"))
+        if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
     counts = report.to_json()["counts"]
     message = commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
                                  f"{', smoke passed' if smoke else ''})")
@@ -96,11 +111,18 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         with quiet_hub_logs():
             info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
                                      revision=revision, create_pr=create_pr, commit_message=message,
-                                     ignore_patterns=IGNORE_PATTERNS)
+                                     ignore_patterns=IGNORE_PATTERNS + ([] if include_pickles else PICKLE_PATTERNS))
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
         raise _with_next_step(from_exception(e, where)) from None
     return PushResult(checked, repo, uploaded=True, commit_url=str(info.commit_url),
-                      commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None))
+                      commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None),
+                      excluded=excluded)
+
+
+def _stored_token() -> str | None:
+    """The token huggingface_hub would use: HF_TOKEN, or the one `hf auth login` stored."""
+    from huggingface_hub import get_token
+    return get_token()
 
 
 def _refuse_escaping_links(root: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checkpoint.target import read_target
 from ..checks.context import CheckContext, CheckOptions
+from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import OPENING, run_checks
 from .compat import drafter_of
 from ..engines import EngineRef, newest_supporting, resolve
@@ -81,11 +82,23 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         out["engines"] = views
         out["layers"] = [
             {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
+             "type_text": _layer_type_text(spec, i),
              "causal": {v["engine"]: (v["causal"][i] if v["causal"] is not None and i < len(v["causal"]) else None)
                         for v in views}}
             for i in range(spec.num_hidden_layers)
         ]
     return out
+
+
+def _layer_type_text(spec: Any, i: int) -> str:
+    """What a layer is, for people: its layer_types entry, or what says more when the config has none."""
+    given = spec.layer_types[i] if i < len(spec.layer_types) else None
+    if given is not None:
+        return str(given)
+    if spec.drafter_extra.get("use_swa"):       # MiMo-style: the window comes from dflash_config
+        window = spec.drafter_extra.get("swa_window_size") or spec.sliding_window
+        return f"not in layer_types; dflash_config.use_swa (window {window})"
+    return "not in layer_types"
 
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
@@ -99,8 +112,9 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
-    ctx = CheckContext(ckpt, None if target is None else read_target(target),
-                       CheckOptions(scan=scan, engines=profiles))
+    t = None if target is None else read_target(target)
+    borrow_target_vocab(ckpt, t.config if t is not None else None)
+    ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles))
     found = run_checks(ctx)
     extra = {**ckpt.source.report_extra(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,

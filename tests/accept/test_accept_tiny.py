@@ -85,6 +85,9 @@ def test_cli_expect_json_and_exit_codes():
     res = CliRunner().invoke(accept_command, base, catch_exceptions=False)
     doc = json.loads(res.output)
     assert res.exit_code == 0 and doc["passed"] and doc["tau"]["mean"] >= 2.0
+    assert doc["tau"]["ci95_method"] == "t, 1 df (prompts as clusters)"        # two prompts: 12.7, not 1.96
+    text = CliRunner().invoke(accept_command, base[:-2], catch_exceptions=False).output
+    assert "t, 1 df (prompts as clusters)" in text
     assert doc["prompts_source"] == "target's prompts.jsonl" and len(doc["acceptance_per_position"]) == 7
     tau = doc["tau"]["mean"]
     res = CliRunner().invoke(accept_command, base + ["--expect", f"{tau + 1:.2f}+-0.1"], catch_exceptions=False)

@@ -42,3 +42,23 @@ def test_constant_steps_have_no_spread_and_empty_is_nan():
     assert t.low == t.mean == t.high == 4.0
     assert math.isnan(step_tau([]).mean)
     assert pooled_tau([[2, 2], [2]]).mean == 3.0
+
+
+def test_three_prompts_use_the_t_quantile_of_two_degrees_of_freedom():
+    """The half-width over k prompts is t(0.975, k - 1) standard errors; for k = 3 that is 4.303 (Student's
+    table), not 1.96. The standard error is computed here by hand from the ratio estimator."""
+    prompts = [[1, 2, 3], [4, 5], [0, 0, 1, 2]]
+    committed = [sum(a + 1 for a in p) for p in prompts]
+    steps = [len(p) for p in prompts]
+    tau = sum(committed) / sum(steps)
+    mean_s = sum(steps) / 3
+    se = math.sqrt(sum(((c - tau * s) / mean_s) ** 2 for c, s in zip(committed, steps)) / (3 * 2))
+    t = pooled_tau(prompts)
+    assert math.isclose(t.high - t.mean, 4.302653 * se, rel_tol=1e-6)
+    assert t.to_json()["ci95_method"] == "t, 2 df (prompts as clusters)"
+
+
+def test_many_samples_approach_the_normal_quantile():
+    from dflash2_ckpt.accept.stats import t975
+    assert math.isclose(t975(1000), 1.962339, rel_tol=1e-5)       # Student's t, 1000 df
+    assert math.isclose(t975(31), 2.039513, rel_tol=1e-5)

@@ -125,6 +125,20 @@ def test_ctrl_c_exits_130(monkeypatch) -> None:
     assert code == 130 and "interrupted" in err and "Traceback" not in err
 
 
+def test_ctrl_c_under_json_prints_the_error_document(monkeypatch) -> None:
+    import dflash2_ckpt.usecases.verify_smoke as gate
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(gate, "verify", interrupted)
+    code, out, err = run("verify", GOOD, "--format", "json")
+    doc = one_json(out)["error"]
+    assert code == 130 and doc["type"] == "KeyboardInterrupt" and doc["exit_code"] == 130
+    assert "interrupted" in doc["message"] and doc["hint"]
+    code, out, _ = run("verify", GOOD, "--format", "sarif")
+    assert code == 130 and json.loads(out)["runs"]
+
+
 def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
     """verify --smoke --target org/name opens the repo once and hands that Source to the smoke."""
     import types

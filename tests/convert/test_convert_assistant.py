@@ -3,6 +3,7 @@ same drafter (every semantic field, causality per layer), with the same tensor b
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from _kit.convert import build, nested_config, tensor_bytes
+from _kit.convert import TARGET_LAYERS, build, nested_config, tensor_bytes
 from test_convert_roundtrip import drafters
 
 from dflash2_ckpt.checkpoint import open_checkpoint
@@ -40,11 +41,16 @@ def test_assistant_to_nested_is_the_same_drafter(p: dict[str, Any], seed: int) -
         materialise(work / "asst", cfg, layout, data=lambda n, k: data[n])
         src = open_checkpoint(work / "asst")
         assert src.detection is not None and src.detection.dialect == "assistant"
-        r = convert(work / "asst", work / "out", to="nested")
+        # the export records no vocab_size (it borrows the target's): the target gives it
+        (work / "target").mkdir()
+        (work / "target" / "config.json").write_text(json.dumps({"vocab_size": p["V"],
+                                                                 "num_hidden_layers": TARGET_LAYERS}))
+        r = convert(work / "asst", work / "out", to="nested", target=work / "target")
         assert r.written and r.counts()["rename"] == 2 and r.counts()["drop"] == 0
         out = open_checkpoint(work / "out")
         assert src.spec is not None and out.spec is not None
-        assert drafter_differences(src.spec, out.spec) == []
+        assert out.spec.vocab_size == p["V"]
+        assert drafter_differences(src.spec.with_(vocab_size=p["V"]), out.spec) == []
         ref = open_checkpoint(plain).spec
         assert ref is not None and drafter_differences(ref, out.spec) == []
         assert tensor_bytes(work / "out") == tensor_bytes(plain)

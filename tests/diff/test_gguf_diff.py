@@ -42,3 +42,20 @@ def test_a_damaged_gguf_tensor_is_different(tmp_path: Path) -> None:
     g.write_bytes(bytes(raw))
     r = diff(str(g), str(SRC))
     assert r.failed() and _verdicts(r)["fc.weight"] == "different"
+
+
+def test_the_command_diffs_a_quantized_gguf(tmp_path: Path) -> None:
+    """Through the CLI (which opens both sides as sources), not only the library call with path strings."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dflash2_ckpt.cli import main
+    g = to_gguf(SRC, tmp_path / "q8.gguf", outtype="q8_0")
+    r = CliRunner().invoke(main, ["diff", str(g), "-r", str(SRC), "--format", "json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    verdicts = {t["name"]: t["verdict"] for t in json.loads(r.stdout)["tensors"]}
+    assert "quantization-noise" in verdicts.values() and "different" not in verdicts.values()
+    # and the GGUF as the reference side: a verdict for every tensor, not an internal error (exit 3)
+    r = CliRunner().invoke(main, ["diff", str(SRC), "-r", str(g), "--format", "json"], catch_exceptions=False)
+    assert r.exit_code in (0, 1) and len(json.loads(r.stdout)["tensors"]) == len(verdicts), r.output

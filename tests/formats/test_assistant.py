@@ -107,7 +107,7 @@ def test_assistant_checks_catch_a_bad_fc(tmp_path: Path) -> None:
 
 
 def test_convert_to_nested_is_bit_exact_with_renamed_tensors(tmp_path: Path) -> None:
-    r = convert(TINY, tmp_path / "nested", to="nested")
+    r = convert(TINY, tmp_path / "nested", to="nested", target=TARGET)
     assert r.written
     out = json.loads((tmp_path / "nested" / "config.json").read_text())
     assert out["architectures"] == ["DFlashDraftModel"] and out["model_type"] == "qwen3"
@@ -135,7 +135,7 @@ def test_convert_to_flat_writes_speculators_v1(tmp_path: Path) -> None:
     assert not verify(tmp_path / "flat").failed(strict=True)
     # and back: the nested form equals the direct conversion's drafter
     convert(tmp_path / "flat", tmp_path / "back", to="nested", target=TARGET)
-    convert(TINY, tmp_path / "direct", to="nested")
+    convert(TINY, tmp_path / "direct", to="nested", target=TARGET)
     a, b = open_checkpoint(tmp_path / "back").spec, open_checkpoint(tmp_path / "direct").spec
     assert a is not None and b is not None
     from dflash2_ckpt.convert.exactness import drafter_differences
@@ -143,7 +143,12 @@ def test_convert_to_flat_writes_speculators_v1(tmp_path: Path) -> None:
 
 
 def test_real_shape_converts_sparse(real_shape: Path, tmp_path: Path) -> None:
-    r = convert(real_shape, tmp_path / "nested", to="nested")
+    glimmer = json.loads((FIXTURES / "real" / "z-lab_Muse-Glimmer-30B-DFlash2.config.json").read_text())
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps({"vocab_size": glimmer["vocab_size"],
+                                                    "num_hidden_layers": glimmer["num_target_layers"]}))
+    r = convert(real_shape, tmp_path / "nested", to="nested", target=target)
     assert r.counts()["rename"] == 2 and r.bytes_copied == sum(
         t.nbytes for t in open_checkpoint(real_shape).tensors.values())
     assert (tmp_path / "nested" / "model.safetensors").stat().st_blocks * 512 < 1 << 20   # still holes
@@ -168,7 +173,8 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
     cfg = json.loads((TARGET / "config.json").read_text())
     (wrong / "config.json").write_text(json.dumps(dict(cfg, hidden_size=48, vocab_size=100)))
     codes = [f.code for f in verify(TINY, target=wrong).findings]
-    assert "DF501" in codes and "DF502" in codes
+    assert "DF502" in codes
+    assert "DF501" not in codes         # no vocab_size of its own: the drafter takes the target's
     # causality: a sliding layer without is_causal resolves causal in vLLM, the only engine that routes it
     c = dict(json.loads((TINY / "config.json").read_text()), layer_types=["sliding_attention"] * 2,
              sliding_window=16)
@@ -178,3 +184,53 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
     assert spec is not None and spec.dialect == "assistant"
     from dflash2_ckpt.engines.causality import all_engines
     assert all_engines(spec) == {"vllm": (True, True), "vllm-legacy": None, "speculators": None, "sglang": None}
+
+
+# ---- the published export has no vocab_size: the target's vocabulary, or the bound its ids give
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_the_fixture_records_no_vocab_size_like_the_published_export() -> None:
+    assert "vocab_size" not in json.loads((TINY / "config.json").read_text())
+    assert "vocab_size" not in build.real_assistant_config()
+
+
+def test_verify_without_a_target_warns_and_judges_with_the_bound_of_its_ids() -> None:
+    r = cli("verify", str(TINY), "--format", "json")
+    doc = json.loads(r.output)
+    assert r.exit_code == 0
+    [note] = [f for f in doc["findings"] if f["code"] == "DF120"]
+    assert note["severity"] == "warning" and "--target" in note["message"]
+    cfg = json.loads((TINY / "config.json").read_text())
+    assert doc["summary"]["geometry"]["vocab_size"] == max(cfg["mask_token_id"], cfg["eos_token_id"]) + 1
+    assert cli("verify", str(TINY), "--strict").exit_code == 1
+
+
+def test_verify_with_a_target_takes_its_vocabulary(tmp_path: Path) -> None:
+    big = tmp_path / "t"
+    big.mkdir()
+    (big / "config.json").write_text(json.dumps(dict(json.loads((TARGET / "config.json").read_text()),
+                                                     vocab_size=100)))
+    doc = json.loads(cli("verify", str(TINY), "--target", str(big), "--format", "json").output)
+    assert doc["summary"]["geometry"]["vocab_size"] == 100
+    assert [f["severity"] for f in doc["findings"] if f["code"] == "DF120"] == ["info"]
+
+
+def test_compat_judges_the_published_layout() -> None:
+    doc = json.loads(cli("compat", str(TINY), "--format", "json").output)
+    verdicts = {(e["engine"], e["versions"]): e["verdict"] for e in doc["engines"]}
+    assert verdicts[("vllm", ">=0.29")] == "loads"
+    advice = [r["message"] for e in doc["engines"] for r in e["reasons"] if r["code"] == "DF801"]
+    assert advice and all("--target" in m for m in advice)
+
+
+def test_convert_asks_for_the_target_and_writes_its_vocab_size(tmp_path: Path) -> None:
+    r = cli("convert", str(TINY), "--to", "nested", "-o", str(tmp_path / "n"))
+    assert r.exit_code == 2 and "--target" in r.output and not (tmp_path / "n").exists()
+    r = cli("convert", str(TINY), "--to", "nested", "-o", str(tmp_path / "n"), "--target", str(TARGET))
+    assert r.exit_code == 0, r.output
+    out = json.loads((tmp_path / "n" / "config.json").read_text())
+    assert out["vocab_size"] == json.loads((TARGET / "config.json").read_text())["vocab_size"]
+    assert cli("verify", str(tmp_path / "n"), "--strict", "--target", str(TARGET)).exit_code == 0

@@ -247,3 +247,45 @@ def test_a_source_with_error_findings_needs_accepting(tmp_path: Path) -> None:
     to_gguf(src, tmp_path / "a.gguf", accept_findings=["DF104"])
     from dflash2_ckpt.usecases.verify import verify
     assert "DF104" in {f.code for f in verify(tmp_path / "a.gguf").findings}     # carried over, as accepted
+
+
+def test_dry_run_of_a_quantized_gguf_reads_the_header_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`convert FILE.gguf --dry-run` plans from the header: no tensor is read or dequantized."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    import dflash2_ckpt.convert.from_gguf as fg
+    from dflash2_ckpt.cli import main
+    g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "q.gguf", outtype="q8_0")
+
+    def no_data(*a: Any, **k: Any) -> Any:
+        raise AssertionError("a dry run dequantized a tensor")
+    monkeypatch.setattr(fg, "to_float32", no_data)
+    r = CliRunner().invoke(main, ["convert", str(g), "--to", "nested", "-o", str(tmp_path / "out"), "--dry-run",
+                                  "--format", "json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    doc = _json.loads(r.stdout)
+    assert doc["dequantized_tensors"] > 0 and not (tmp_path / "out").exists()
+
+
+def test_the_conversion_holds_one_dequantized_tensor_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each quantized tensor is dequantized, written and compared before the next: when one is made, every
+    earlier one has been released (peak memory is one tensor, not the file)."""
+    import gc
+    import weakref
+
+    import dflash2_ckpt.convert.from_gguf as fg
+    g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "q.gguf", outtype="q8_0")
+    alive: list[weakref.ref[Any]] = []
+    real = fg.to_float32
+
+    def tracked(*a: Any, **k: Any) -> Any:
+        gc.collect()
+        assert all(r() is None for r in alive), "an earlier dequantized tensor is still held"
+        out = real(*a, **k)
+        alive.append(weakref.ref(out))
+        return out
+    monkeypatch.setattr(fg, "to_float32", tracked)
+    r = convert_from_gguf(g, tmp_path / "back", to="nested")
+    assert r.written and len(alive) == sum(not t["exact"] for t in r.tensors) > 1

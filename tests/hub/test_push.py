@@ -148,3 +148,27 @@ def test_library_logs_are_restored_after_a_request(hub: FakeHub, ckpts: dict[str
     hub.inject("503", "/api/models/", times=1)
     open_source("org/tiny")
     assert logger.level == before
+
+
+def test_pickles_stay_home_unless_included(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path) -> None:
+    import shutil
+    d = tmp_path / "d"
+    shutil.copytree(ckpts["tiny"], d)
+    (d / "optimizer.pt").write_bytes(b"\x80\x04pickle")
+    code, out = run("push", str(d), dest, "--token", "hf_granted", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["uploaded"] and doc["excluded"] == ["optimizer.pt"]
+    assert "optimizer.pt" not in hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+    code, out = run("push", str(d), dest, "--token", "hf_granted")
+    assert "left out: optimizer.pt" in out
+    code, out = run("push", str(d), dest, "--token", "hf_granted", "--include-pickles")
+    assert code == 0 and "optimizer.pt" in hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+
+
+def test_no_token_says_none_was_found_and_how_to_log_in(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    before = len(hub.requests())
+    code, out = run("push", str(ckpts["tiny"]), dest, "--format", "json")
+    err = json.loads(out)["error"]
+    assert code == 3 and "no Hugging Face token found" in err["message"] and "rejected" not in err["message"]
+    assert "hf auth login" in err["hint"] and "HF_TOKEN" in err["hint"]
+    assert len(hub.requests()) == before           # nothing was sent

@@ -1,0 +1,115 @@
+"""What `convert --to X` would make of a checkpoint, from its headers alone: the Drafter an engine would then
+judge, or the refusal convert itself would give. `compat` here is the use case's compat with every
+needs-conversion verdict checked this way, so the advice is only ever a command that works (and whose
+output that engine loads); otherwise the verdict is `fails` with the refusal (DF814).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Iterable
+
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..engines import Drafter, EngineRef
+from ..engines.judge import EngineVerdict, conversion_target, judge
+from ..errors import ConversionError, Dflash2Error
+from ..findings import Finding
+from ..sources import Source
+from ..usecases.compat import CompatReport, drafter_of
+from ..usecases.compat import compat as judged
+from ..formats import gguf_names as N
+from ..formats.parse import to_spec
+from .configs import Verifier
+from .plan import make_plan
+from .quant import module_renames
+
+EMITS: frozenset[str] = frozenset({"DF814"})
+
+# the target named in the advised command stands in for the one the user passes: its architectures
+# only fill speculators_config.verifier, which no judgement reads
+_STAND_IN = ("TargetForCausalLM",)
+
+
+def converted_drafter(ckpt: Checkpoint, to: str, *, target: str | None = None, out: str = "DRAFTER") -> Drafter:
+    """The drafter `convert --to {to}` would write. Raises ConversionError (or ConversionUsageError,
+    SourceError) exactly where convert would refuse, before anything is written."""
+    d = drafter_of(ckpt, target=target)
+    if ckpt.gguf is not None:
+        return _from_gguf(ckpt, d, to, out)
+    if to == "gguf":
+        from .to_gguf import plan_tensors
+        from .plan import _refuse_source
+        _refuse_source(ckpt)
+        tensors, _ = plan_tensors(ckpt, None)
+        return Drafter(dialect="gguf", version=d.version, spec=d.spec, config=d.config,
+                       tensors=frozenset(t.gguf_name for t in tensors), quantized_modules=d.quantized_modules,
+                       path=out, target=target)
+    if to not in ("nested", "flat"):
+        raise ConversionError(f"convert writes nested, flat or gguf, not {to}")
+    verifier = Verifier(target or "TARGET", _STAND_IN) if to == "flat" else None
+    plan = make_plan(ckpt, out, to, verifier=verifier)   # type: ignore[arg-type]
+    renames = module_renames((t.name, t.dst_name) for t in plan.tensors if t.dst_name)
+    quant = {renames.get(m, m): s for m, s in d.quantized_modules.items()}
+    return Drafter(dialect=to, version=plan.new_spec.version, spec=plan.new_spec, config=plan.config,
+                   tensors=frozenset(t.dst_name for t in plan.tensors if t.dst_name), quantized_modules=quant,
+                   path=out, target=target)
+
+
+def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
+    from .from_gguf import nested_config
+    if to not in ("nested", "flat"):
+        raise ConversionError("the source is already GGUF; convert it to nested or flat")
+    spec = ckpt.spec
+    if ckpt.gguf is None or spec is None:
+        raise ConversionError("the GGUF metadata does not describe a DFlash drafter")
+    names = {t.name: N.gguf_to_hf(t.name) for t in ckpt.gguf.tensors}
+    lost = [g for g, hf in names.items() if hf is None]
+    if lost:
+        raise ConversionError(f"{lost[0]} is not a DFlash tensor llama.cpp names; converting would lose it")
+    cfg = nested_config(spec, "float32")
+    new, _ = to_spec(cfg)
+    if new is None:
+        raise ConversionError("the GGUF metadata does not give a nested config that parses")
+    if to == "flat":    # convert goes through the nested form, then the dialect conversion
+        from .configs import nested_to_flat
+        from .exactness import drafter_differences
+        cfg, _, _ = nested_to_flat(cfg, new, Verifier(d.target or "TARGET", _STAND_IN))
+        flat, _ = to_spec(cfg)
+        if flat is None:
+            raise ConversionError("internal: the flat form does not parse")
+        diffs = drafter_differences(new, flat)
+        if diffs:
+            raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
+        new = flat
+    return Drafter(dialect=to, version=new.version, spec=new, config=cfg,
+                   tensors=frozenset(hf for hf in names.values() if hf), path=out, target=d.target)
+
+
+def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
+    """A needs-conversion verdict stands only when convert would do it and that engine loads the result;
+    otherwise the verdict is `fails` with convert's refusal, or with what still stops the converted drafter."""
+    if v.verdict != "needs-conversion":
+        return v
+    p, to = v.profile, conversion_target(v.profile)
+    reads = "/".join(sorted(p.reads))
+    try:
+        after = judge(p, converted_drafter(ckpt, to, target=d.target))
+    except Dflash2Error as e:
+        return EngineVerdict(p, "fails", (Finding(
+            "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and `dflash2-ckpt convert --to {to}` "
+            f"refuses this checkpoint: {e.message}", details={"to": to, "refusal": e.message}),), None)
+    if after.verdict in ("loads", "degraded"):
+        return v
+    why = "; ".join(f"{r.code} {r.message}" for r in after.reasons if r.severity == "error") or after.verdict
+    return EngineVerdict(p, "fails", (Finding(
+        "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and converted with `convert --to {to}` "
+        f"it would still not load: {why}", details={"to": to, "after": after.verdict}),) + after.reasons, None)
+
+
+def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
+           target: str | None = None, findings: Iterable[Finding] | None = None, **kw: Any) -> CompatReport:
+    """The verdict per engine (usecases.compat.compat), each advised conversion checked against convert."""
+    ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    report = judged(ckpt, engines=engines, target=target, findings=findings, **kw)
+    d = drafter_of(ckpt, target=target)
+    return dataclasses.replace(report, verdicts=tuple(_advice_holds(v, ckpt, d) for v in report.verdicts))
