@@ -69,6 +69,7 @@ class Default:
     source: str
     reads: tuple[str, ...] = ()
     why: str = ""
+    only: DrafterVersion | None = None          # the default applies to drafters of this DFlash version only
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class Profile:
     breakages: tuple[Breakage, ...] = ()
     quant: Callable[[Mapping[str, str]], list[QuantOutcome]] | None = None
     notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
+    advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
     serve: Callable[["Drafter", int | None], str | None] | None = None
 
     @property

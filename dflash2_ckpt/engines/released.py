@@ -44,6 +44,10 @@ VLLM_V1_RUNNER_MIXED = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, 'unsupported
 VLLM_V1_REFUSES = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, 'f"Model Runner V1 does not support: ')
 VLLM_V2_DEFAULT = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, "use_v2_model_runner = envs.VLLM_USE_V2_MODEL_RUNNER")
 VLLM_DRAFT_QUANT = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, "self.quant_config = get_draft_quant_config(vllm_config)")
+# the draft's quant config is a fresh copy; nothing in vllm/config/vllm.py gives it packed_modules_mapping
+# (model_loader/utils.py configure_quant_config sets that on the target's): the #51581 failure, 0.28-0.33
+VLLM_DRAFT_QUANT_FRESH = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "return VllmConfig._get_quantization_config(")
+VLLM_DRAFT_QUANT_NO_PACKED = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "packed_modules_mapping", absent=True)
 VLLM_CONV_DENSE = Cite("vllm", ("0.28.0", "0.30.0"), V_DFLASH2,
                        'quant_config=None,\n            prefix=maybe_prefix(prefix, "kernel_projection"),')
 VLLM_CONV_QUANT = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH2,
@@ -102,6 +106,12 @@ MLXVLM_BLOCK_TOP_ONLY = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, 'dflash_cfg["
 MLXVLM_MASK = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "mask_token_id: int = 248070")
 MLXVLM_TAPS = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1,
                    "target_layer_ids: List[int] = field(default_factory=lambda: [1, 8, 15, 22, 29])")
+MLXVLM_ROPE = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "rope_theta: float = 10000000.0")
+MLXVLM_V1_NONCAUSAL = Cite("mlx-vlm", ("0.6.0", "0.6.17"), "mlx_vlm/speculative/drafters/qwen3_dflash/dflash.py",
+                           "self-attention is intentionally non-causal")
+MLXVLM_LAYER_CAUSAL = Cite("mlx-vlm", ("0.7.0", "0.7.10"), "mlx_vlm/speculative/drafters/qwen3_dflash/dflash.py",
+                           'self.is_causal = bool(getattr(config, "is_causal", self.is_sliding))')
+MLXVLM_IS_CAUSAL_FIELD = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, "is_causal: bool = False")
 MLXVLM_CAUSAL_KEY = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, 'flat["is_causal"] = bool(dflash_cfg["causal"])')
 MLXVLM_NO_CAUSAL_KEY = Cite("mlx-vlm", ("0.6.17",), M_V1, 'dflash_cfg["causal"]', absent=True)
 MLXVLM_V2_NESTED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, 'for key in (\n            "block_size",')
@@ -120,6 +130,8 @@ DFLASHMLX_TAPS = Cite("dflash-mlx", ("0.1.8",), D_MODEL,
                       'target_layer_ids = list((args.dflash_config or {}).get("target_layer_ids") or ())')
 DFLASHMLX_MASK = Cite("dflash-mlx", ("0.1.8",), D_MODEL,
                       'self.mask_token_id = int((args.dflash_config or {}).get("mask_token_id", 0) or 0)')
+DFLASHMLX_REQUIRED = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "    num_target_layers: int\n    block_size: int\n")
+DFLASHMLX_FROM_DICT = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "**{key: value for key, value in data.items() if key in cls.__annotations__}")
 DFLASHMLX_BLOCK = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "self.block_size = int(args.block_size)")
 
 # --- z-lab reference (PyPI `dflash`) -----------------------------------------------------------------
@@ -139,6 +151,9 @@ SPEC_V2_SWNC = Cite("speculators", ("0.9.0",), SPEC_V2_CFG,
                     "sliding_window_non_causal: bool = Field(\n        default=True,")
 SPEC_V1_SWNC = Cite("speculators", ("0.9.0",), SPEC_V1_CFG,
                     "sliding_window_non_causal: bool = Field(\n        default=False,")
+# no default: a speculators_config without verifier fails validation ("Field required")
+SPEC_VERIFIER = Cite("speculators", ("0.9.0",), "speculators/config.py",
+                     'verifier: VerifierConfig = Field(\n        description=(')
 SPEC_V2_GEOMETRY = Cite("speculators", ("0.9.0",), SPEC_V2_CFG, "selector_top_k: int = Field(\n        default=16,")
 
 

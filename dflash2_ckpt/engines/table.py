@@ -1,9 +1,11 @@
 """The README's engine table, generated from the profiles (a test keeps the README in step).
 
-Regenerate: `python -m dflash2_ckpt.engines.table` and paste between the engines markers.
+Regenerate: `python -m dflash2_ckpt.engines.table --write README.md` rewrites the part between the engines
+markers (without --write it prints the table).
 """
 from __future__ import annotations
 
+from .profile import Profile
 from .registry import PROFILES
 
 
@@ -11,17 +13,41 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _sources(p: Profile) -> str:
+    """The released files the profile's facts cite (anchors: engines/released.py), else the fact sources."""
+    cites = [c for f in p.sources + p.notes for c in f.cites]
+    if not cites:
+        return "; ".join(dict.fromkeys(f.source for f in p.sources))
+    read = sorted({v for c in cites for v in c.versions}, key=lambda v: tuple(int(x) for x in v.split(".")))
+    files = ", ".join(f"`{path}`" for path in dict.fromkeys(c.path for c in cites))
+    return f"{cites[0].dist} {', '.join(read)}: {files}"
+
+
 def engines_table() -> str:
     rows = ["| engine | versions | DFlash | reads | causality | taps | draft tokens | sources |",
             "|---|---|---|---|---|---|---|---|"]
     for p in PROFILES:
         tokens = f"`{p.draft_tokens.flag}` = {p.draft_tokens.text}" if p.draft_tokens else "-"
-        sources = "; ".join(dict.fromkeys(f.source for f in p.sources))
+        sources = _sources(p)
         rows.append("| " + " | ".join(_cell(c) for c in (
             f"`{p.engine}`", p.versions.label, ", ".join(sorted(p.drafts)), ", ".join(sorted(p.reads)),
             p.causality_text, p.taps, tokens, sources)) + " |")
     return "\n".join(rows)
 
 
+START, END = "<!-- engines:start -->", "<!-- engines:end -->"
+
+
+def write(path: str) -> None:
+    text = open(path, encoding="utf-8").read()
+    a, b = text.index(START) + len(START), text.index(END)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text[:a] + "\n" + engines_table() + "\n" + text[b:])
+
+
 if __name__ == "__main__":
-    print(engines_table())
+    import sys
+    if sys.argv[1:2] == ["--write"] and len(sys.argv) == 3:
+        write(sys.argv[2])
+    else:
+        print(engines_table())
