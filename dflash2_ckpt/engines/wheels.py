@@ -6,6 +6,7 @@ directory named by DFLASH2_WHEELS (default ~/.cache/dflash2-ckpt/wheels).
 
 Maintainer commands:
   python -m dflash2_ckpt.engines.wheels requirements          # the `dist==version` every citation needs
+  python -m dflash2_ckpt.engines.wheels have vllm==0.33.0      # exit 0 when that wheel is downloaded
   python -m dflash2_ckpt.engines.wheels review vllm==0.34.0 [--since 0.33.0]
       # the DFlash-related files of a release, marked new / changed / same against an earlier one
 """
@@ -90,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("requirements", help="print the dist==version of every cited release")
+    hv = sub.add_parser("have", help="exit 0 when the dist==version wheel is downloaded")
+    hv.add_argument("release")
+    hv.add_argument("--dir", type=Path, default=None)
     rv = sub.add_parser("review", help="list a release's DFlash-related files")
     rv.add_argument("release", help="dist==version, e.g. vllm==0.34.0")
     rv.add_argument("--since", help="an earlier version of the same dist to compare against")
@@ -103,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not sep or not version:
         print(f"error: name the release as dist==version (got {args.release!r})", file=sys.stderr)
         return 2
+    if args.cmd == "have":
+        return 0 if find_wheel(dist, version, args.dir or wheel_dir()) else 1
     try:
         print("\n".join(review(dist, version, args.since, args.dir or wheel_dir())))
     except FileNotFoundError as e:
