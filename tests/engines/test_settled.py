@@ -11,9 +11,9 @@ from dflash2_ckpt.engines import Drafter, resolve
 from dflash2_ckpt.engines import released as r
 from dflash2_ckpt.engines.judge import judge
 from dflash2_ckpt.formats.parse import to_spec
-from dflash2_ckpt.layout import expected_tensors
-from dflash2_ckpt.synth import materialise
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.layout import expected_tensors
+from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES, real_config
 

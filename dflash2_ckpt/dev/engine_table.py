@@ -1,12 +1,12 @@
 """The README's engine table, generated from the profiles (a test keeps the README in step).
 
-Regenerate: `python -m dflash2_ckpt.engines.table --write README.md` rewrites the part between the engines
+Regenerate: `python -m dflash2_ckpt.dev.engine_table --write README.md` rewrites the part between the engines
 markers (without --write it prints the table).
 """
 from __future__ import annotations
 
-from .profile import Profile
-from .registry import PROFILES
+from ..engines.profile import Profile
+from ..engines.registry import PROFILES
 
 
 def _cell(text: str) -> str:
