@@ -48,7 +48,8 @@ def conversion_command(d: Drafter, to: str) -> str:
 def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in p.reads:
         return None
-    if d.dialect in ("nested", "flat", "gguf", "assistant"):   # convert reads all four, writes the first three
+    writable = p.reads & {"gguf", "nested", "flat"}            # convert reads all four, writes the first three
+    if d.dialect in ("nested", "flat", "gguf", "assistant") and writable:
         to = "gguf" if "gguf" in p.reads else ("nested" if "nested" in p.reads else "flat")
         cmd = conversion_command(d, to)
         return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "

@@ -12,7 +12,7 @@ from typing import Any, Callable, Literal, Mapping
 from ..formats.spec import DraftSpec
 from .versions import VersionRange
 
-Format = Literal["nested", "flat", "gguf"]
+Format = Literal["nested", "flat", "gguf", "assistant"]
 DrafterVersion = Literal["v1", "v2"]
 Causality = tuple[bool, ...]
 

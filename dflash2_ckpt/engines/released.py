@@ -157,6 +157,24 @@ SPEC_VERIFIER = Cite("speculators", ("0.9.0",), "speculators/config.py",
 SPEC_V2_GEOMETRY = Cite("speculators", ("0.9.0",), SPEC_V2_CFG, "selector_top_k: int = Field(\n        default=16,")
 
 
+# --- transformers (DFlash assisted generation, the assistant dialect) ---------------------------------------
+T_GEN = "transformers/generation/utils.py"
+T_CAND = "transformers/generation/candidate_generator.py"
+T_CFG = "transformers/models/muse_glimmer_assistant/configuration_muse_glimmer_assistant.py"
+T_MODEL = "transformers/models/muse_glimmer_assistant/modeling_muse_glimmer_assistant.py"
+TF_DFLASH = Cite("transformers", ("5.24.0",), T_GEN, 'elif generation_config.speculation_type == "dflash":')
+TF_TAPS = Cite("transformers", ("5.24.0",), T_CAND, "self.target_layer_ids = assistant_model.config.target_layer_ids")
+TF_TOKENS = Cite("transformers", ("5.24.0",), T_CAND,
+                 "self.noise_ids_mask = torch.tensor([self.mask_token_id] * (self.block_size - 1))[None, ...]")
+TF_DEFAULT_TAPS = Cite("transformers", ("5.24.0",), T_CFG, "self.target_layer_ids = [1, 13, 25, 37, 49]")
+TF_DEFAULT_MASK = Cite("transformers", ("5.24.0",), T_CFG, "mask_token_id: int = 201818")
+TF_DEFAULT_BLOCK = Cite("transformers", ("5.24.0",), T_CFG, "block_size: int = 16")
+TF_DEFAULT_SLIDING = Cite("transformers", ("5.24.0",), T_CFG,
+                          'self.layer_types = ["sliding_attention"] * self.num_hidden_layers')
+TF_BIDIRECTIONAL = Cite("transformers", ("5.24.0",), T_MODEL, "self.is_causal = False")
+TF_NO_SELECTOR = Cite("transformers", ("5.24.0",), T_MODEL, "codebook", absent=True)
+
+
 def all_cites() -> tuple[Cite, ...]:
     """Every Cite defined here (the released tests check each one)."""
     return tuple(v for v in globals().values() if isinstance(v, Cite))

@@ -135,3 +135,24 @@ def test_vllm_weight_quantized_projections_still_fail_at_every_release(ref: str)
     assert v.verdict == "fails" and "packed_modules_mapping" in v.reasons[0].message
     if not ref.endswith("0.27.1"):
         assert r.VLLM_DRAFT_QUANT_NO_PACKED in cited(ref)
+
+
+# --- transformers: DFlash v1 in the assistant dialect only -------------------------------------------------
+
+def test_compat_with_transformers_loads_an_assistant_export_and_refuses_dflash2() -> None:
+    from click.testing import CliRunner
+
+    from dflash2_ckpt.cli import main
+
+    ok = CliRunner().invoke(main, ["compat", str(FIXTURES / "good" / "assistant-v1"), "--engine", "transformers",
+                                   "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    import json
+    [e] = json.loads(ok.output)["engines"]
+    assert e["verdict"] == "loads" and any("block_size - 1" in x["message"] for x in e["reasons"])
+    v2 = CliRunner().invoke(main, ["compat", str(FIXTURES / "good" / "nested-v2"), "--engine", "transformers@5.24.0",
+                                   "--format", "json"])
+    assert v2.exit_code == 1
+    [e] = json.loads(v2.output)["engines"]
+    assert e["verdict"] == "unsupported" and "only DFlash v1" in e["reasons"][0]["message"]
+    assert r.TF_NO_SELECTOR in cited("transformers")
