@@ -12,20 +12,19 @@ from ..formats.config_findings import unreadable
 from ..formats.detect import detect
 from ..formats.parse import load_config, to_spec
 from ..sources import LocalSource, Source
-from .files import INDEX, PICKLE_SUFFIXES, read_files
+from ..sources.names import CONFIG, INDEX, PICKLE_SUFFIXES
+from .files import read_files
 from .model import Checkpoint, read_header
 from .quant import build_view
 
-CONFIG = "config.json"
 __all__ = ["CONFIG", "INDEX", "PICKLE_SUFFIXES", "Checkpoint", "open_checkpoint", "read_header"]
 
 
 def gguf_file(source: Source, files: list[str]) -> str | None:
     """The GGUF file to check: the one named (a path to it, org/name/file.gguf), or the only .gguf of a
     folder without safetensors weights (GGUF repos often carry a config.json too)."""
-    named = getattr(source, "file", None)
-    if isinstance(named, str) and named.endswith(".gguf"):
-        return named
+    if source.file is not None and source.file.endswith(".gguf"):
+        return source.file
     ggufs = [f for f in files if f.endswith(".gguf")]
     if not ggufs or INDEX in files or any(f.endswith(".safetensors") for f in files):
         return None
@@ -41,7 +40,7 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     files = source.list_files()
     ckpt = Checkpoint(source)
-    ckpt.file_findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
+    ckpt.file_findings += source.notes     # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
         from .gguf import open_gguf

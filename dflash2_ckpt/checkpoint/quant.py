@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Mapping
 from ..errors import SourceError
 from ..formats.parse import load_config
 from .layout import expected_tensors
+from ..sources.names import HF_QUANT_CONFIG
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from ..quant.config import QuantConfig, QuantConfigError, Scheme, UnknownMethod, parse_quant_config
 from ..quant.logical import QuantModule, QuantView
@@ -21,7 +22,6 @@ from ..quant.storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, m
 if TYPE_CHECKING:
     from .model import Checkpoint
 
-HF_QUANT_CONFIG = "hf_quant_config.json"
 
 
 def module_classes(ckpt: Checkpoint) -> dict[str, str | None]:
