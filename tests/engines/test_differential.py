@@ -20,7 +20,7 @@ from dflash2_ckpt.engines.sglang import guessed_taps
 from dflash2_ckpt.formats.parse import to_spec
 from dflash2_ckpt.formats.spec import DraftSpec
 
-from released_code import configs, extract, hf_config, released_source
+from _kit.released_code import configs, extract, hf_config, released_source
 
 pytestmark = pytest.mark.released
 

@@ -94,7 +94,7 @@ def hf_config(cfg: Mapping[str, Any]) -> HFConfig:
 def configs() -> list[tuple[str, dict[str, Any]]]:
     """Every readable config.json under fixtures/ (real ones included) and ../shared/real/."""
     import json
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[2]      # tests/_kit/ -> the repository root
     paths = sorted(root.glob("fixtures/**/config.json")) + sorted(root.glob("fixtures/real/*.config.json"))
     shared = root.parent / "shared" / "real"
     if shared.is_dir():
