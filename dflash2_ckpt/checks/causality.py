@@ -82,11 +82,17 @@ def causality_findings(spec: DraftSpec, profiles: Sequence[Profile]) -> list[Fin
     unstated = keys.is_causal is None and keys.dflash_causal is None and keys.sliding_window_non_causal is None
     if spec.version == "v2" and spec.dialect == "nested" and unstated and sliding:
         causal_on = [p for p, v in resolved if any(v[i] for i in sliding)]
+        # engines that default the other way (mlx-vlm 0.7: is_causal defaults to false) are named here rather
+        # than in a DF401 whose fix would contradict this one: the missing key is the one problem
+        bidir = [p for p, v in resolved if not any(v[i] for i in sliding)]
         out.append(Finding("DF403", f"no is_causal and no dflash_config.causal: {_names(causal_on)} run "
-                           f"{_layers(sliding, n)} causal inside the block (sliding => causal), while DFlash2 "
+                           f"{_layers(sliding, n)} causal inside the block (sliding => causal)"
+                           + (f", {_names(bidir)} bidirectional" if bidir else "") + ", while DFlash2 "
                            "drafters are trained bidirectional (speculators' dflash2 default; every z-lab release "
                            "states is_causal: false). Set is_causal to the value the drafter was trained with",
-                           field="is_causal", details={"layers": sliding, "engines": [p.id for p in causal_on]}))
+                           field="is_causal", details={"layers": sliding, "engines": [p.id for p in causal_on],
+                                                       "bidirectional_engines": [p.id for p in bidir]}))
+        return out
     reader = "speculators" if spec.dialect == "flat" else "the z-lab reference"
     for p, values in resolved:
         diff = [i for i, (a, b) in enumerate(zip(values, want)) if a != b]

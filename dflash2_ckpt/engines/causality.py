@@ -45,18 +45,34 @@ def zlab_nested_only(spec: DraftSpec) -> Causality | None:
 
 
 def vllm_legacy(spec: DraftSpec) -> Causality | None:
-    """vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default."""
-    if spec.dialect in ("flat", "assistant"):
-        return None     # its flat loader is not modelled; the assistant export is routed by newer vLLM only
+    """vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default. Its
+    speculators loader already set dflash_config.causal = not sliding_window_non_causal (vllm==0.27.1 algos.py)."""
+    if spec.dialect == "flat":
+        return vllm_flat(spec)
+    if spec.dialect == "assistant":
+        return None     # the assistant export is routed by newer vLLM only
     if spec.causality.dflash_causal is not None:
         return _all(spec, spec.causality.dflash_causal)
     return sliding_default(spec)
 
 
 def sglang(spec: DraftSpec) -> Causality | None:
-    """SGLang: explicit is_causal, else sliding default; reads the nested dialect only (its DFlash loader
+    """SGLang: explicit is_causal, else sliding default, but with no layer_types at all every layer is
+    bidirectional whatever is_causal says; dflash_config.causal is never read; reads the nested dialect only (its DFlash loader
     does not load the assistant export's encoder.* names, formats/assistant.py)."""
     if spec.dialect in ("flat", "assistant"):
+        return None
+    if all(t is None for t in spec.layer_types):
+        return _all(spec, False)    # no layer_types: every layer ENCODER_ONLY, is_causal not consulted
+    if spec.causality.is_causal is not None:
+        return _all(spec, spec.causality.is_causal)
+    return sliding_default(spec)
+
+
+def zlab_reference(spec: DraftSpec) -> Causality | None:
+    """The published z-lab reference (PyPI dflash 0.1.0): is_causal, else sliding => causal; it does not read
+    dflash_config.causal. Nested dialect only."""
+    if spec.dialect == "flat":
         return None
     if spec.causality.is_causal is not None:
         return _all(spec, spec.causality.is_causal)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .causality import intended
-from .judge import effective_value, own_value
+from .judge import applies, effective_value, own_value
 from .profile import Default, Drafter, Profile
 
 KEYS = ("target_layer_ids", "block_size", "mask_token_id", "rope_theta", "sample_from_anchor")
@@ -26,7 +26,7 @@ def _words(values: Sequence[bool] | None) -> str | None:
 def engine_view(p: Profile, d: Drafter) -> dict[str, Any]:
     spec = d.spec
     causal = p.causality(spec) if spec is not None and p.causality is not None else None
-    declared = {df.key: df for df in p.defaults}
+    declared = {df.key: df for df in p.defaults if applies(df, d)}
     keys: dict[str, Any] = {}
     for key in KEYS:
         df = declared.get(key, Default(key, None, "reads the checkpoint's value"))

@@ -55,7 +55,8 @@ def conversion_target(p: Profile) -> str:
 def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in p.reads:
         return None
-    if d.dialect in ("nested", "flat", "gguf", "assistant"):   # convert reads all four, writes the first three
+    writable = p.reads & {"gguf", "nested", "flat"}            # convert reads all four, writes the first three
+    if d.dialect in ("nested", "flat", "gguf", "assistant") and writable:
         to = conversion_target(p)
         cmd = conversion_command(d, to)
         return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "
@@ -65,18 +66,36 @@ def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
                             f"{d.dialect or 'not a DFlash drafter'} and no conversion to it exists")
 
 
+def _lookup(config: Any, path: str) -> Any:
+    node = config
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def own_value(d: Drafter, default: Default) -> Any:
-    """The checkpoint's value for a key the engine defaults, or None when the engine would not see one."""
+    """The checkpoint's value for a key the engine defaults, or None when the engine would not see one.
+    With `reads`, the value at the first of those config paths that holds one (what the engine reads)."""
     spec = d.spec
     if spec is None:
         return None
-    if default.reads and spec.path(default.key) not in default.reads:
+    if default.reads:
+        for path in default.reads:
+            value = _lookup(d.config, path)
+            if value is not None:
+                return tuple(value) if isinstance(value, list) else value
         return None
     if default.key == "sample_from_anchor":
         return spec.drafter_extra.get("sample_from_anchor")
     if default.key == "rope_theta":
         return spec.rope_theta if _has_rope(d) else None
     return getattr(spec, default.key, None)
+
+
+def applies(default: Default, d: Drafter) -> bool:
+    return default.only is None or default.only == d.version
 
 
 def _has_rope(d: Drafter) -> bool:
@@ -100,17 +119,31 @@ def effective_value(d: Drafter, default: Default) -> Any:
 def _silent_defaults(p: Profile, d: Drafter) -> list[Finding]:
     out = []
     for df in p.defaults:
-        if d.spec is None or own_value(d, df) is not None:
+        if d.spec is None or not applies(df, d):
+            continue
+        own = own_value(d, df)
+        ours = getattr(d.spec, df.key, None)
+        if own is not None:
+            # the engine reads another path than the one the checkpoint's value came from, and they disagree
+            if df.reads and ours is not None and own != ours:
+                out.append(Finding("DF809", f"{p.title} reads {df.reads[0]} = {_plain(own)}, not "
+                                   f"{d.spec.path(df.key)} = {_plain(ours)}: make them agree",
+                                   field=df.reads[0], details={"key": df.key, "engine_value": _plain(own),
+                                                               "source": df.source}))
             continue
         value = effective_value(d, df)
         baseline = REFERENCE_DEFAULTS.get(df.key)
         if value is not None and value == baseline:
             continue
-        where = d.spec.path(df.key)
+        where = df.reads[0] if df.reads else d.spec.path(df.key)
         out.append(Finding("DF809", f"{p.title} finds no {where} it reads and silently uses {df.key} = {value}"
                            f"{': ' + df.why if df.why else ''}. Set {where} explicitly",
                            field=where, details={"key": df.key, "engine_value": value, "source": df.source}))
     return out
+
+
+def _plain(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
 
 
 def _causality(p: Profile, d: Drafter) -> list[Finding]:
@@ -145,6 +178,10 @@ def _quant(p: Profile, d: Drafter) -> list[Finding]:
 
 def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
     out = [Finding("DF810", f"{p.title}: {n.text} ({n.source})") for n in p.notes]
+    for a in p.advisories:
+        text = a.check(d)
+        if text:
+            out.append(Finding("DF810", f"{p.title}: {text} ({a.source})"))
     if p.draft_tokens is not None and block is not None:
         t = p.draft_tokens
         out.append(Finding("DF810", f"{p.title}: {t.flag} = {t.count(block)} ({t.text}, block_size = {block}; "

@@ -1,87 +1,170 @@
-"""MLX engines: dflash-mlx (DFlash2) and mlx-vlm before its DFlash2 support (DFlash v1)."""
+"""MLX engines, as their released wheels read a drafter (released.py cites each fact; MLX runs on Apple
+hardware only, but the Python source is in the wheels).
+
+dflash-mlx 0.1.0-0.1.8: DFlash v1 only (its DFlash2 loader is on the main branch, unreleased).
+mlx-vlm: DFlash v1 from its qwen3_dflash config; DFlash2 from 0.6.16; from 0.7.0 the v1 config also
+reads dflash_config.causal. Read from 0.6.0; older releases have a different config reader.
+"""
 from __future__ import annotations
 
-from . import causality
-from .profile import Default, Drafter, Fact, Profile, Refusal
-from .versions import unversioned
+from typing import Any
 
-DFLASH_MLX = "bstnxbt/dflash-mlx:dflash_mlx/draft/dflash2.py@1fe76ec9"
-MLX_VLM = "Blaizzy/mlx-vlm@9b13f522"
-SEVEN_KEYS = ("block_size", "conv_group_size", "conv_kernel_size", "mask_token_id", "selector_rank",
-              "selector_top_k", "target_layer_ids")
-FIXED = {"conv_kernel_size": 2, "conv_group_size": 16, "selector_rank": 256, "selector_top_k": 16}
-CODEBOOKS = ("candidate_selector.predecessor_codebook", "candidate_selector.successor_codebook")
+from ..formats.spec import DraftSpec
+from . import released as r
+from .profile import Causality, Cite, Default, Drafter, Fact, Profile, Refusal
+from .sglang import guessed_taps
+from .versions import at_least, between
 
 
-def _seven_keys(d: Drafter) -> str | None:
-    dc = d.config.get("dflash_config")
-    missing = [k for k in SEVEN_KEYS if not isinstance(dc, dict) or k not in dc]
-    return f"dflash_config lacks {', '.join(missing)}" if missing else None
+def _fact(text: str, *cites: Cite) -> Fact:
+    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
-def _is_causal_false(d: Drafter) -> str | None:
-    return None if d.config.get("is_causal") is False else \
-        f"is_causal must be literally false (found {d.config.get('is_causal', 'no key')!r})"
+# --- dflash-mlx -------------------------------------------------------------------------------------------
+DFLASH_MLX_REQUIRED = ("model_type", "hidden_size", "num_hidden_layers", "intermediate_size", "num_attention_heads",
+                       "rms_norm_eps", "vocab_size", "num_key_value_heads", "max_position_embeddings", "rope_theta",
+                       "head_dim", "tie_word_embeddings", "num_target_layers", "block_size")
 
 
-def _all_sliding(d: Drafter) -> str | None:
-    if d.spec is None or all(t == "sliding_attention" for t in d.spec.layer_types):
-        return None
-    return f"every layer must be sliding_attention (layer_types = {list(d.spec.layer_types)})"
-
-
-def _fixed_geometry(d: Drafter) -> str | None:
-    if d.spec is None:
-        return None
-    bad = [f"{k} = {getattr(d.spec, k)} (needs {v})" for k, v in FIXED.items() if getattr(d.spec, k) != v]
-    return "fixed geometry T=2, group 16, rank 256, top-k 16: " + ", ".join(bad) if bad else None
-
-
-def _no_lm_head(d: Drafter) -> str | None:
-    heads = sorted(t for t in d.tensors if t.startswith("lm_head."))
-    return f"refuses a draft lm_head ({', '.join(heads)})" if heads else None
-
-
-def _codebook_forms(d: Drafter) -> str | None:
-    both = [c for c in CODEBOOKS if c in d.tensors and c + ".weight" in d.tensors]
-    return f"renames the bare codebooks to ....weight and fails when both exist ({', '.join(both)})" if both else None
+def _dflash_mlx_keys(d: Drafter) -> str | None:
+    missing = [k for k in DFLASH_MLX_REQUIRED if k not in d.config]
+    return f"its model args need top-level {', '.join(missing)} (a missing one is a TypeError)" if missing else None
 
 
 DFLASH_MLX_PROFILE = Profile(
-    engine="dflash-mlx", label="dflash-mlx", versions=unversioned(">= #56"),
-    drafts=frozenset({"v2"}), reads=frozenset({"nested"}),
-    version_by="architecture (needs DFlash2DraftModel)",
-    causality=causality.all_bidirectional,
-    causality_text="bidirectional; loads only is_causal: false with every layer sliding",
-    taps="dflash_config.target_layer_ids (0-based)",
-    draft_tokens=None,
-    sources=(Fact("needs DFlash2DraftModel, seven dflash_config keys, is_causal literally false, every layer "
-                  "sliding, exactly T=2, group 16, rank 256, top-k 16; refuses any draft lm_head.*; renames the "
-                  "bare codebooks to ....weight and fails if both forms exist", DFLASH_MLX),),
-    requires=(Refusal("dflash_config keys", _seven_keys, DFLASH_MLX, "DF803"),),
-    constraints=(Refusal("is_causal false", _is_causal_false, DFLASH_MLX),
-                 Refusal("all layers sliding", _all_sliding, DFLASH_MLX),
-                 Refusal("fixed conv / selector geometry", _fixed_geometry, DFLASH_MLX),
-                 Refusal("no draft lm_head", _no_lm_head, DFLASH_MLX, "DF805"),
-                 Refusal("one codebook form", _codebook_forms, DFLASH_MLX, "DF805")),
-    notes=(Fact("drafts at most min(5, block_size) tokens per step", DFLASH_MLX),),
-)
-
-MLX_VLM_PROFILE = Profile(
-    engine="mlx-vlm", label="mlx-vlm", versions=unversioned("before DFlash2 support"),
+    engine="dflash-mlx", label="dflash-mlx", versions=at_least("0.1.0", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
-    version_by="no DFlash2",
+    version_by="no DFlash2 (no conv / selector in any release)",
     causality=None,
-    causality_text="not documented (not modelled)",
-    taps="dflash_config.target_layer_ids (0-based); defaulted when missing",
+    causality_text="not modelled (no causality key is read)",
+    taps="dflash_config.target_layer_ids (0-based); guessed evenly when missing",
     draft_tokens=None,
-    sources=(Fact("silently defaults mask_token_id=248070, target_layer_ids=[1,8,15,22,29], block_size=16; "
-                  "ignores a nested dflash_config.block_size", MLX_VLM),),
-    defaults=(Default("mask_token_id", 248070, MLX_VLM, why="a wrong mask id drafts from the wrong embedding"),
-              Default("target_layer_ids", (1, 8, 15, 22, 29), MLX_VLM,
-                      why="fc is fed hidden states it was not trained on"),
-              Default("block_size", 16, MLX_VLM, reads=("block_size",),
-                      why="it ignores dflash_config.block_size and drafts blocks of 16")),
+    sources=(_fact("DFlash v1 only: no candidate selector or conv in any release", r.DFLASHMLX_V1_ONLY, r.DFLASHMLX_ARGS),
+             _fact("model args are the top-level config keys; block_size and num_target_layers are required there",
+                   r.DFLASHMLX_REQUIRED, r.DFLASHMLX_FROM_DICT, r.DFLASHMLX_BLOCK),
+             _fact("mask_token_id is read from dflash_config only, default 0; taps from dflash_config.target_layer_ids, "
+                   "else guessed evenly", r.DFLASHMLX_MASK, r.DFLASHMLX_TAPS)),
+    requires=(Refusal("top-level model args", _dflash_mlx_keys, str(r.DFLASHMLX_REQUIRED), "DF803"),),
+    defaults=(Default("mask_token_id", 0, str(r.DFLASHMLX_MASK), reads=("dflash_config.mask_token_id",),
+                      why="a wrong mask id drafts from the wrong embedding"),
+              Default("target_layer_ids", guessed_taps, str(r.DFLASHMLX_TAPS), reads=("dflash_config.target_layer_ids",),
+                      why="fc is fed hidden states it was not trained on")),
 )
 
-PROFILES = (DFLASH_MLX_PROFILE, MLX_VLM_PROFILE)
+
+# --- mlx-vlm ----------------------------------------------------------------------------------------------
+def mlx_vlm_bidirectional(spec: DraftSpec) -> Causality | None:
+    """mlx-vlm before 0.7: draft-block attention has no mask at all (every layer bidirectional); a DFlash2
+    config with is_causal: true is refused (runs nothing)."""
+    if spec.dialect != "nested" or (spec.version == "v2" and spec.causality.is_causal is True):
+        return None
+    return (False,) * spec.num_hidden_layers
+
+
+def mlx_vlm_causality(spec: DraftSpec) -> Causality | None:
+    """mlx-vlm 0.7: each layer is causal iff the config's is_causal, a field defaulting to false; the DFlash v1
+    config sets it from dflash_config.causal, else the top-level is_causal; DFlash2 refuses is_causal: true."""
+    if spec.dialect != "nested" or (spec.version == "v2" and spec.causality.is_causal is True):
+        return None
+    keys = spec.causality
+    value = keys.is_causal if spec.version == "v2" else \
+        (keys.dflash_causal if keys.dflash_causal is not None else keys.is_causal)
+    return (bool(value),) * spec.num_hidden_layers
+
+
+def _v2_not_causal(d: Drafter) -> str | None:
+    if d.version == "v2" and d.config.get("is_causal") is True:
+        return "is_causal: true - 'DFlash2 causal draft blocks are not currently supported.'"
+    return None
+
+
+def _v2_window(d: Drafter) -> str | None:
+    lt = d.config.get("layer_types")
+    if d.version == "v2" and isinstance(lt, list) and "sliding_attention" in lt and d.config.get("sliding_window") is None:
+        return "sliding_attention layers without sliding_window ('DFlash2 requires sliding_window ...')"
+    return None
+
+
+def _v2_taps(d: Drafter) -> str | None:
+    dc: Any = d.config.get("dflash_config")
+    taps = dc.get("target_layer_ids") if isinstance(dc, dict) else None
+    if d.version != "v2" or taps is None:
+        return None
+    if not isinstance(taps, list) or not taps or any(not isinstance(t, int) for t in taps) or \
+            any(b <= a for a, b in zip(taps, taps[1:])):
+        return f"dflash_config.target_layer_ids = {taps!r} must be unique, increasing layer indices"
+    return None
+
+
+V1_DEFAULTS = (
+    Default("mask_token_id", 248070, str(r.MLXVLM_MASK), only="v1",
+            why="a wrong mask id drafts from the wrong embedding"),
+    Default("target_layer_ids", (1, 8, 15, 22, 29), str(r.MLXVLM_TAPS), only="v1",
+            why="fc is fed hidden states it was not trained on"),
+    Default("block_size", 16, f"{r.MLXVLM_BLOCK}; {r.MLXVLM_BLOCK_TOP_ONLY}", reads=("block_size",), only="v1",
+            why="its DFlash v1 config reads the top-level block_size only"),
+    Default("rope_theta", 10_000_000.0, str(r.MLXVLM_ROPE), only="v1",
+            why="the drafter's RoPE base"),
+)
+V1_FACTS = (
+    _fact("DFlash v1 config: block_size from the top level only (default 16); mask_token_id and target_layer_ids from "
+          "dflash_config, else the top level, else 248070 and [1, 8, 15, 22, 29]",
+          r.MLXVLM_V1, r.MLXVLM_BLOCK, r.MLXVLM_BLOCK_TOP_ONLY, r.MLXVLM_MASK, r.MLXVLM_TAPS, r.MLXVLM_ROPE),
+)
+V2_FACTS = (
+    _fact("DFlash2 config (model type dflash2): block_size and the conv / selector keys from dflash_config, else the "
+          "top level; every conv / selector key must be a positive integer; causal blocks are refused; drafts "
+          "runtime_block_size = min(5, block_size) tokens unless set", r.MLXVLM_DFLASH2, r.MLXVLM_V2_NESTED,
+          r.MLXVLM_V2_REQUIRED, r.MLXVLM_V2_NOT_CAUSAL, r.MLXVLM_V2_RUNTIME),
+)
+V2_RULES = (Refusal("not causal", _v2_not_causal, str(r.MLXVLM_V2_NOT_CAUSAL)),
+            Refusal("sliding window", _v2_window, str(r.MLXVLM_V2_REQUIRED)),
+            Refusal("increasing taps", _v2_taps, str(r.MLXVLM_V2_REQUIRED)))
+
+
+def _runtime_note(d: Drafter) -> str | None:
+    return "drafts min(5, block_size) tokens per step unless dflash_config.runtime_block_size is set" \
+        if d.version == "v2" else None
+
+
+RUNTIME = Refusal("runtime block", _runtime_note, str(r.MLXVLM_V2_RUNTIME), "DF810")
+
+MLX_VLM_V1_ONLY = Profile(
+    engine="mlx-vlm", label="mlx-vlm", versions=between("0.6.0", "0.6.16", "release"),
+    drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
+    version_by="no DFlash2", causality=mlx_vlm_bidirectional,
+    causality_text="bidirectional: draft-block attention has no mask",
+    taps="dflash_config.target_layer_ids, else top-level, else [1, 8, 15, 22, 29]", draft_tokens=None,
+    sources=(_fact("no DFlash2 drafter", r.MLXVLM_NO_DFLASH2),
+             _fact("draft-block self-attention is unmasked (bidirectional)", r.MLXVLM_V1_NONCAUSAL)) + V1_FACTS,
+    defaults=V1_DEFAULTS,
+)
+
+MLX_VLM_DFLASH2 = Profile(
+    engine="mlx-vlm", label="mlx-vlm", versions=between("0.6.16", "0.7.0", "release"),
+    drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
+    version_by="architecture / model type (a dflash2 config class)",
+    causality=mlx_vlm_bidirectional,
+    causality_text="bidirectional: draft-block attention has no mask (DFlash2 refuses is_causal: true)",
+    taps="dflash_config.target_layer_ids, else top-level (v1: else [1, 8, 15, 22, 29])", draft_tokens=None,
+    sources=V2_FACTS + V1_FACTS + (_fact("the DFlash v1 config reads no causality key and draft-block "
+                                         "self-attention is unmasked (bidirectional)", r.MLXVLM_NO_CAUSAL_KEY,
+                                         r.MLXVLM_V1_NONCAUSAL),),
+    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,),
+)
+
+MLX_VLM_CURRENT = Profile(
+    engine="mlx-vlm", label="mlx-vlm", versions=at_least("0.7.0", "release"),
+    drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
+    version_by="architecture / model type (a dflash2 config class)",
+    causality=mlx_vlm_causality,
+    causality_text="every layer causal iff is_causal (default false); DFlash v1: dflash_config.causal, else "
+                   "is_causal; DFlash2 refuses is_causal: true",
+    taps="dflash_config.target_layer_ids, else top-level (v1: else [1, 8, 15, 22, 29])", draft_tokens=None,
+    sources=V2_FACTS + V1_FACTS + (_fact("a layer is causal iff the config's is_causal (default false); the DFlash v1 "
+                                         "config maps dflash_config.causal to is_causal", r.MLXVLM_CAUSAL_KEY,
+                                         r.MLXVLM_LAYER_CAUSAL, r.MLXVLM_IS_CAUSAL_FIELD),),
+    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,),
+)
+
+PROFILES = (DFLASH_MLX_PROFILE, MLX_VLM_V1_ONLY, MLX_VLM_DFLASH2, MLX_VLM_CURRENT)

@@ -33,9 +33,29 @@ class Drafter:
 
 
 @dataclass(frozen=True)
+class Cite:
+    """A released file and a string in it on which a fact rests (checked by tests/engines/test_released.py).
+
+    `versions`: the releases the anchor was read in, the first and last of the range the fact covers.
+    `absent`: the fact is that something is missing, so the anchor must NOT be in the file."""
+
+    dist: str                                    # pip distribution: vllm, sglang, mlx-vlm, dflash, ...
+    versions: tuple[str, ...]
+    path: str                                    # file inside the wheel
+    anchor: str
+    absent: bool = False
+
+    def __str__(self) -> str:
+        span = self.versions[0] if len(self.versions) == 1 else f"{self.versions[0]}..{self.versions[-1]}"
+        short = self.anchor.strip().splitlines()[0].strip()
+        return f"{self.dist}=={span}:{self.path} {'lacks' if self.absent else 'has'} `{short}`"
+
+
+@dataclass(frozen=True)
 class Fact:
     text: str
     source: str
+    cites: tuple[Cite, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +69,7 @@ class Default:
     source: str
     reads: tuple[str, ...] = ()
     why: str = ""
+    only: DrafterVersion | None = None          # the default applies to drafters of this DFlash version only
 
 
 @dataclass(frozen=True)
@@ -106,6 +127,7 @@ class Profile:
     breakages: tuple[Breakage, ...] = ()
     quant: Callable[[Mapping[str, str]], list[QuantOutcome]] | None = None
     notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
+    advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
     serve: Callable[["Drafter", int | None], str | None] | None = None
 
     @property

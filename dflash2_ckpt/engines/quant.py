@@ -10,33 +10,41 @@ from typing import Callable, Mapping
 
 from .profile import QuantOutcome
 
-# vLLM builds these with quant_config=None; the selector codebooks are bare parameters.
-DENSE_FOR_VLLM = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.(kernel_projection|base_kernel)$|"
+# vLLM builds these unquantized: the selector's hidden_projection (quant_config=None) and the bare
+# parameters (codebooks, conv base_kernel); before 0.31 the conv kernel_projection too.
+DENSE_FOR_VLLM = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.base_kernel$|"
                             r"(^|\.)candidate_selector\.(hidden_projection|predecessor_codebook|successor_codebook)$")
+CONV_PROJECTION = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.kernel_projection$")
 # Drafter projections a weight-quantized checkpoint carries: fc plus the attention and MLP linears.
 PROJECTION = re.compile(r"^fc$|(^|\.)(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)$")
 
-VLLM_DENSE_SOURCE = "vllm-project/vllm#52816 (conv kernel_projection, selector hidden_projection, codebooks: quant_config=None)"
-VLLM_QUANT_SOURCE = "vllm-project/vllm#51581 (open at 0.29.0), #53116"
-SGLANG_FC_SOURCE = "sgl-project/sglang#39087 (fix #39254 open)"
+VLLM_QUANT_SOURCE = "vllm-project/vllm#51581, #53116 (thread; the released code builds these linears with the " \
+                    "draft quant config: vllm==0.28.0..0.33.0 qwen3_dflash.py get_draft_quant_config)"
+SGLANG_FC_SOURCE = "sglang==0.5.18..0.5.23:sglang/srt/models/dflash.py `self.fc = nn.Linear(` and " \
+                   "`# Ignore unexpected weights`; sgl-project/sglang#39087"
 
 
-def vllm(modules: Mapping[str, str]) -> list[QuantOutcome]:
-    """vLLM <= 0.29.0: the draft quant config never reaches packed_modules_mapping, so any weight-quantized
-    drafter projection fails to load; the conv / selector modules must be dense whatever the scheme."""
-    out = []
-    for module, scheme in sorted(modules.items()):
-        if DENSE_FOR_VLLM.search(module):
-            out.append(QuantOutcome(module, scheme, "dense-required",
-                                    f"{module} is {scheme} but vLLM builds it unquantized (quant_config=None): "
-                                    "the quantized tensors match no parameter", VLLM_DENSE_SOURCE))
-        elif PROJECTION.search(module):
-            out.append(QuantOutcome(module, scheme, "fails",
-                                    f"{module} is {scheme}: the draft quant config never reaches "
-                                    "packed_modules_mapping -> AttributeError: 'QKVParallelLinear' object has no "
-                                    "attribute 'weight' (or a dtype mismatch, or silent corruption)",
-                                    VLLM_QUANT_SOURCE))
-    return out
+def vllm_rule(conv_quantizable: bool, dense_source: str) -> Callable[[Mapping[str, str]], list[QuantOutcome]]:
+    """vLLM: the draft quant config never reaches packed_modules_mapping (#51581), so a weight-quantized
+    drafter projection fails to load; modules vLLM builds unquantized must be dense. From 0.31 the conv
+    kernel_projection is built with the draft quant config and may be quantized."""
+    dense = DENSE_FOR_VLLM if conv_quantizable else re.compile(DENSE_FOR_VLLM.pattern + "|" + CONV_PROJECTION.pattern)
+
+    def rule(modules: Mapping[str, str]) -> list[QuantOutcome]:
+        out = []
+        for module, scheme in sorted(modules.items()):
+            if dense.search(module):
+                out.append(QuantOutcome(module, scheme, "dense-required",
+                                        f"{module} is {scheme} but vLLM builds it unquantized: the quantized "
+                                        "tensors match no parameter", dense_source))
+            elif PROJECTION.search(module) or (conv_quantizable and CONV_PROJECTION.search(module)):
+                out.append(QuantOutcome(module, scheme, "fails",
+                                        f"{module} is {scheme}: the draft quant config never reaches "
+                                        "packed_modules_mapping -> AttributeError: 'QKVParallelLinear' object has no "
+                                        "attribute 'weight' (or a dtype mismatch, or silent corruption)",
+                                        VLLM_QUANT_SOURCE))
+        return out
+    return rule
 
 
 def sglang(modules: Mapping[str, str]) -> list[QuantOutcome]:

@@ -1,18 +1,20 @@
-"""The z-lab HF reference implementation and speculators 0.9 (reloading a drafter for fine-tuning)."""
+"""The z-lab reference implementation as released on PyPI (`dflash` 0.1.0) and speculators 0.9.0 (reloading a
+drafter for fine-tuning); released.py cites each fact.
+
+The z-lab profile used to cite z-lab/dflash@10129599, a commit that cannot be found, and said the reference
+raises when target_layer_ids is missing; the released dflash 0.1.0 computes default taps instead
+(build_target_layer_ids) and resolves causality from is_causal and the layer types only.
+"""
 from __future__ import annotations
 
-from . import causality
-from .profile import Drafter, Fact, Profile, Refusal
-from .versions import between, unversioned
-
-ZLAB = "z-lab/dflash:dflash/model.py@10129599"
-SPECULATORS = "vllm-project/speculators (0.9.0)"
+from . import causality, released as r
+from .profile import Cite, Default, Drafter, Fact, Profile, Refusal
+from .sglang import guessed_taps
+from .versions import at_least, between
 
 
-def _taps_present(d: Drafter) -> str | None:
-    dc = d.config.get("dflash_config")
-    return None if isinstance(dc, dict) and "target_layer_ids" in dc else \
-        "raises: dflash_config.target_layer_ids is missing"
+def _fact(text: str, *cites: Cite) -> Fact:
+    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 def _verifier_present(d: Drafter) -> str | None:
@@ -23,16 +25,20 @@ def _verifier_present(d: Drafter) -> str | None:
 
 
 ZLAB_PROFILE = Profile(
-    engine="z-lab", label="z-lab reference", versions=unversioned("dflash@10129599"),
+    engine="z-lab", label="z-lab reference (dflash)", versions=at_least("0.1.0", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="architecture (DFlash2DraftModel)",
-    causality=causality.zlab_nested_only,
-    causality_text="is_causal, else dflash_config.causal, else sliding => causal; window q - k < window per row",
-    taps="dflash_config.target_layer_ids (0-based, output of that layer)",
+    causality=causality.zlab_reference,
+    causality_text="is_causal, else sliding => causal (dflash_config.causal not read); window q - k < window per row",
+    taps="dflash_config.target_layer_ids, else top-level, else guessed evenly (0-based, output of that layer)",
     draft_tokens=None,
-    sources=(Fact("DFlash2DraftModel; raises when target_layer_ids is missing; per-row sliding window q - k < "
-                  "window", ZLAB), Fact("causality rule shared with vLLM >= 0.29", "CONTRACT §4")),
-    requires=(Refusal("target_layer_ids", _taps_present, ZLAB, "DF803"),),
+    sources=(_fact("DFlash2DraftModel; per-row sliding window q - k < window", r.ZLAB_DFLASH2, r.ZLAB_WINDOW),
+             _fact("a config without target_layer_ids gets evenly spaced default taps (no error); block_size "
+                   "defaults to 16", r.ZLAB_TAPS, r.ZLAB_BLOCK),
+             _fact("causality per layer: is_causal, else sliding => causal", r.ZLAB_CAUSAL)),
+    defaults=(Default("target_layer_ids", guessed_taps, str(r.ZLAB_TAPS),
+                      why="fc is fed hidden states it was not trained on"),
+              Default("block_size", 16, str(r.ZLAB_BLOCK), why="drafts blocks of a length it was not trained on")),
 )
 
 SPECULATORS_PROFILE = Profile(
@@ -44,11 +50,11 @@ SPECULATORS_PROFILE = Profile(
                    "false for dflash); full layers always bidirectional",
     taps="aux_hidden_state_layer_ids = target_layer_ids + 1",
     draft_tokens=None,
-    sources=(Fact("flat dialect only; speculators_config.verifier is REQUIRED ('Field required' otherwise); trains "
-                  "with an anchor-relative sliding window", SPECULATORS),
-             Fact("DFlash2SpeculatorConfig.sliding_window_non_causal defaults to true", SPECULATORS
-                  + ": DFlash2SpeculatorConfig")),
-    requires=(Refusal("speculators_config.verifier", _verifier_present, SPECULATORS, "DF803"),),
+    sources=(_fact("flat dialect only; speculators_config.verifier is required ('Field required' otherwise)",
+                   r.SPEC_VERIFIER),
+             _fact("sliding_window_non_causal defaults to true for dflash2 and false for dflash; dflash2 geometry "
+                   "defaults T=2, group 16, rank 256, top-k 16", r.SPEC_V2_SWNC, r.SPEC_V1_SWNC, r.SPEC_V2_GEOMETRY)),
+    requires=(Refusal("speculators_config.verifier", _verifier_present, str(r.SPEC_VERIFIER), "DF803"),),
 )
 
 PROFILES = (ZLAB_PROFILE, SPECULATORS_PROFILE)

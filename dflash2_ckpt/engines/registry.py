@@ -1,13 +1,13 @@
 """All profiles, oldest first within each engine, and how a name or `engine@version` picks one."""
 from __future__ import annotations
 
-from . import llamacpp, mlx, reference, sglang, vllm
+from . import llamacpp, mlx, reference, sglang, transformers, vllm
 from ..errors import UsageError
 from .profile import DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
 
 PROFILES: tuple[Profile, ...] = (vllm.PROFILES + sglang.PROFILES + llamacpp.PROFILES + mlx.PROFILES
-                                 + reference.PROFILES)
+                                 + reference.PROFILES + transformers.PROFILES)
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
 
 

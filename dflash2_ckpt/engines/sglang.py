@@ -1,19 +1,20 @@
-"""SGLang: DFlash v1 only before 0.5.19; DFlash2 from 0.5.19 (sgl-project/sglang#35371)."""
+"""SGLang, by release range, as its released code reads (released.py cites each fact): DFlash v1 only
+up to 0.5.18; DFlash2 from 0.5.19. Through 0.5.23 the causality, tap and block-size resolution and the
+handling of quantized modules are the same in every release."""
 from __future__ import annotations
 
 from ..formats.spec import DraftSpec
-from . import causality, quant, serve
-from .profile import Default, DraftTokens, Fact, Profile
+from . import causality, quant, released as r, serve
+from .profile import Cite, Default, DraftTokens, Fact, Profile
 from .versions import at_least, below
 
-TOKENS = DraftTokens("--speculative-num-draft-tokens", lambda b: b, "block_size",
-                     "sgl-project/sglang#35371 (speculative_num_draft_tokens = block_size: 8 where vLLM takes 7)")
+TOKENS = DraftTokens("--speculative-num-draft-tokens", lambda b: b, "block_size", str(r.SGLANG_TOKENS))
 
 
 def guessed_taps(spec: DraftSpec) -> tuple[int, ...] | None:
-    """The fallback when a config names no taps: evenly spaced from layer 1 to num_target_layers - 3
-    ([1, 16, 31, 46, 61] for 5 draft layers on a 64-layer target, where Qwen3.8 was trained on
-    [5, 19, 33, 47, 61])."""
+    """The fallback when a config names no taps (sglang dflash_utils.build_target_layer_ids, also the z-lab
+    reference's): evenly spaced from layer 1 to num_target_layers - 3 ([1, 16, 31, 46, 61] for 5 draft
+    layers on a 64-layer target, where Qwen3.8 was trained on [5, 19, 33, 47, 61])."""
     n, k = spec.num_target_layers, spec.num_hidden_layers
     if n is None or n < 4 or k < 1:
         return None
@@ -23,21 +24,35 @@ def guessed_taps(spec: DraftSpec) -> tuple[int, ...] | None:
     return tuple(int(round(1 + i * span / (k - 1))) for i in range(k))
 
 
-TAPS = Default("target_layer_ids", guessed_taps, "sgl-project/sglang#37475; z-lab/dflash#156",
+def _fact(text: str, *cites: Cite) -> Fact:
+    return Fact(text, "; ".join(str(c) for c in cites), cites)
+
+
+TAPS = Default("target_layer_ids", guessed_taps, f"{r.SGLANG_TAPS}; sgl-project/sglang#37475",
                why="a guessed tap set feeds fc hidden states it was not trained on")
-BLOCK = Default("block_size", 16, "ENGINES.md §1 (silent defaults: block_size 16)",
+BLOCK = Default("block_size", 16, str(r.SGLANG_BLOCK_DEFAULT),
                 why="drafts a block of a length the drafter was not trained on")
-NESTED_ONLY = Fact("reads the nested dialect only; a flat config must be converted", "ENGINES.md §1; CONTRACT §4")
+NESTED_ONLY = _fact("reads the nested dialect (dflash_config keys, else the same key at the top level); a flat "
+                    "config must be converted", r.SGLANG_BLOCK)
+CAUSAL = _fact("causality: is_causal, else sliding layers causal; with no layer_types every layer is bidirectional "
+               "and is_causal is not consulted; dflash_config.causal is never read",
+               r.SGLANG_CAUSAL, r.SGLANG_NO_LAYER_TYPES, r.SGLANG_NO_DFLASH_CAUSAL)
+DEFAULTS = _fact("block_size defaults to 16 and missing taps are guessed evenly", r.SGLANG_BLOCK_DEFAULT, r.SGLANG_TAPS)
+FC = _fact("fc is a plain torch Linear for DFlash drafters (quant-aware only for Nemotron 3.5 drafts), and weights "
+           "that match no parameter are skipped: a quantized fc's packed tensors are dropped, fc stays at random init "
+           "(sgl-project/sglang#39087)", r.SGLANG_FC_PLAIN, r.SGLANG_IGNORE, r.SGLANG_FC_QUANTIZABLE)
 
 OLD = Profile(
     engine="sglang", label="SGLang", versions=below("0.5.19", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
     version_by="no DFlash2 (v1 only)",
     causality=causality.sglang,
-    causality_text="explicit is_causal, else sliding => causal",
+    causality_text="is_causal, else sliding => causal; no layer_types => bidirectional",
     taps="dflash_config.target_layer_ids (0-based); guessed when missing",
     draft_tokens=TOKENS,
-    sources=(Fact("no DFlash2 in any tag up to 0.5.18 (v1 only)", "verl-SpeCo#78"), NESTED_ONLY),
+    sources=(_fact("no DFlash2 (no conv / selector keys): DFlash v1 only", r.SGLANG_NO_DFLASH2), CAUSAL, DEFAULTS,
+             _fact("q/k/v are built as one QKVParallelLinear with the quant config (prefix 'qkv_proj' without the "
+                   "layer path)", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_018), FC, NESTED_ONLY),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
 )
 
@@ -46,15 +61,14 @@ CURRENT = Profile(
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="fields: the conv and selector switch on from the dflash_config keys, not the architecture",
     causality=causality.sglang,
-    causality_text="explicit is_causal, else sliding => causal",
+    causality_text="is_causal, else sliding => causal; no layer_types => bidirectional",
     taps="dflash_config.target_layer_ids (0-based); guessed when missing",
     draft_tokens=TOKENS,
-    sources=(Fact("DFlash2 via #35371; conv and selector switch on from the dflash_config FIELDS; "
-                  "speculative_num_draft_tokens = block_size", "sgl-project/sglang#35371"),
-             Fact("a quantized target lm_head was refused until #35496", "sgl-project/sglang#35496"),
-             Fact("a compressed-tensors W4A16 drafter loads but fc.weight_packed/_scale/_shape are dropped "
-                  "silently; acceptance length 1.00, no error", "sgl-project/sglang#39087, #39254, #35534"),
-             NESTED_ONLY),
+    sources=(_fact("DFlash2 from the dflash_config FIELDS (conv_kernel_size / conv_group_size, selector_rank / "
+                   "selector_top_k); speculative_num_draft_tokens = block_size", r.SGLANG_DFLASH2, r.SGLANG_TOKENS),
+             CAUSAL, DEFAULTS,
+             _fact("q/k/v are built as one QKVParallelLinear that receives the quant config, so quantized q/k/v "
+                   "load", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_ARG), FC, NESTED_ONLY),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
 )
 

@@ -1,72 +1,173 @@
-"""vLLM, three eras: before DFlash2 (<0.28), the broken 0.28.0, and DFlash2 that loads (>=0.29)."""
+"""vLLM, by release range, as its released code reads (released.py cites each fact):
+
+<0.28: DFlash v1 only, top-level is_causal ignored; ==0.28.0: DFlash2 registered but every DFlash2
+checkpoint fails to load; 0.29-0.30: DFlash2 loads, the conv kernel_projection is built unquantized;
+>=0.31: the conv kernel_projection takes the draft quant config (the selector stays dense).
+"""
 from __future__ import annotations
 
-from . import causality, quant, serve
-from .profile import Breakage, Default, DraftTokens, Fact, Profile
-from .versions import at_least, below, exactly
+from typing import Any
 
-ALGOS = "vllm-project/vllm:vllm/transformers_utils/configs/speculators/algos.py (update_dflash)"
-TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", "vllm-project/vllm#52816")
-ROPE = Default("rope_theta", 1_000_000.0, "vllm model_executor/models/qwen3_dflash.py "
-               "(set_default_rope_theta(config, default_theta=1000000)); lucebox#447",
+from . import causality, quant, released as r, serve
+from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
+from .versions import VersionRange, at_least, below, between, exactly
+
+TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", str(r.VLLM_FLAT_SAMPLE))
+ROPE = Default("rope_theta", 1_000_000.0, str(r.VLLM_ROPE) + "; lucebox#447",
                why="the drafter's RoPE base; the transformers Qwen3 default is 10000")
-SAMPLE = Default("sample_from_anchor", False, ALGOS, why="DFlash drafts from the mask slots only "
-                 "(default_sample_from_anchor = algorithm == 'dspark')")
-FLAT_READS = Fact("reads the nested dialect and the speculators flat dialect (update_dflash maps "
-                  "aux_hidden_state_layer_ids - 1 to dflash_config.target_layer_ids)", ALGOS)
+SAMPLE = Default("sample_from_anchor", False, str(r.VLLM_FLAT_SAMPLE),
+                 why="DFlash drafts from the mask slots only")
 
-ASSISTANT_READS = Fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
-                       "qwen3_dflash, whose hf_to_vllm_mapper maps encoder.fc / encoder.output_norm_enc to fc / "
-                       "hidden_norm", "vllm-project/vllm:vllm/model_executor/models/qwen3_dflash.py@036a00d1")
 
-LEGACY = Profile(
-    engine="vllm", label="vLLM", versions=below("0.28", "release"),
-    drafts=frozenset({"v1"}), reads=frozenset({"nested", "flat"}),
+def _fact(text: str, *cites: Cite) -> Fact:
+    return Fact(text, "; ".join(str(c) for c in cites), cites)
+
+
+FLAT_READS = _fact("reads the nested dialect and the speculators flat dialect (update_dflash maps "
+                   "aux_hidden_state_layer_ids - 1 to dflash_config.target_layer_ids and sets dflash_config.causal = "
+                   "not sliding_window_non_causal, absent = bidirectional)", r.VLLM_FLAT_TAPS, r.VLLM_FLAT_CAUSAL)
+EMBED = _fact("a shipped embed_tokens copy is loaded into the drafter's own embedding and used for drafting; "
+              "without one the drafter shares the target's", r.VLLM_EMBED)
+ASSISTANT_READS = _fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
+                        "qwen3_dflash, whose weight mapper maps encoder.fc / encoder.output_norm_enc to fc / hidden_norm",
+                        r.VLLM_ASSISTANT)
+DRAFT_QUANT = _fact("drafter linears are built with the draft's own quant config, a fresh copy that is never given "
+                    "packed_modules_mapping: weight-quantized projections fail to load (vllm-project/vllm#51581 "
+                    "still reproduces from this code path)", r.VLLM_DRAFT_QUANT, r.VLLM_DRAFT_QUANT_FRESH,
+                    r.VLLM_DRAFT_QUANT_NO_PACKED)
+
+
+def _dflash_config(d: Drafter) -> dict[str, Any]:
+    dc = d.config.get("dflash_config")
+    return dc if isinstance(dc, dict) else {}
+
+
+def _layer_types(d: Drafter) -> list[Any] | None:
+    lt = d.config.get("layer_types")
+    return lt if isinstance(lt, list) else None
+
+
+def _mixed(d: Drafter) -> bool:
+    lt = _layer_types(d)
+    return lt is not None and 0 < sum(t == "sliding_attention" for t in lt) < len(lt)
+
+
+def _swa_everywhere(d: Drafter) -> bool:
+    """dflash_config.use_swa turns every layer sliding when layer_types has no sliding layer (or is absent)."""
+    lt = _layer_types(d)
+    return bool(_dflash_config(d).get("use_swa")) and (lt is None or "sliding_attention" not in lt)
+
+
+def _window_missing(d: Drafter) -> str | None:
+    if d.dialect != "nested":
+        return None
+    lt = _layer_types(d) or []
+    sliding = _swa_everywhere(d) or "sliding_attention" in lt
+    if sliding and _dflash_config(d).get("swa_window_size") is None and d.config.get("sliding_window") is None:
+        return ("sliding attention needs a window: neither dflash_config.swa_window_size nor sliding_window is set "
+                "(ValueError 'DFlash sliding attention requires a window size')")
+    return None
+
+
+def _use_swa_note(d: Drafter) -> str | None:
+    if d.dialect == "nested" and _swa_everywhere(d):
+        return ("dflash_config.use_swa makes vLLM run every layer with a sliding window although layer_types names "
+                "none; causality still follows layer_types / is_causal")
+    return None
+
+
+def _mixed_note(d: Drafter) -> str | None:
+    if d.dialect == "nested" and _mixed(d):
+        return ("mixed sliding / full layers need the V2 model runner (the default while VLLM_USE_V2_MODEL_RUNNER "
+                "is unset); on the V1 runner loading raises NotImplementedError")
+    return None
+
+
+def _v2_runner_note(d: Drafter) -> str | None:
+    if d.version == "v2":
+        return ("a DFlash2 drafter needs the V2 model runner, the default while VLLM_USE_V2_MODEL_RUNNER is unset; "
+                "VLLM_USE_V2_MODEL_RUNNER=0 is refused ('Model Runner V1 does not support: ...')")
+    return None
+
+
+WINDOW = Refusal("sliding window size", _window_missing, str(r.VLLM_WINDOW))
+USE_SWA = Refusal("use_swa", _use_swa_note, str(r.VLLM_USE_SWA), "DF810")
+MIXED = Refusal("mixed sliding / full", _mixed_note, str(r.VLLM_MIXED), "DF810")
+V2_RUNNER = Refusal("V2 model runner", _v2_runner_note, f"{r.VLLM_V1_RUNNER}; {r.VLLM_V2_DEFAULT}", "DF810")
+
+
+def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact, ...], **kw: Any) -> Profile:
+    base: dict[str, Any] = dict(
+        engine="vllm", label="vLLM", versions=versions, drafts=drafts, reads=frozenset({"nested", "flat"}),
+        version_by="architecture (DFlash2DraftModel; speculators_model_type 'dflash2' for flat)",
+        causality=causality.zlab,
+        causality_text="is_causal, else dflash_config.causal, else sliding => causal; flat: "
+                       "not sliding_window_non_causal for every layer, absent = bidirectional",
+        taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
+        draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
+        constraints=(WINDOW,), advisories=(USE_SWA, MIXED))
+    base.update(kw)
+    return Profile(**base)
+
+
+LEGACY = _profile(
+    below("0.28", "release"), frozenset({"v1"}),
+    (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2, r.VLLM_DFLASH1),
+     _fact("causality: dflash_config.causal overrides every layer, else sliding layers causal; the top-level "
+           "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
+     EMBED, FLAT_READS),
     version_by="architecture (DFlash2DraftModel is not registered)",
     causality=causality.vllm_legacy,
-    causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: not modelled",
-    taps="dflash_config.target_layer_ids (0-based, output of that layer)",
-    draft_tokens=TOKENS,
-    sources=(Fact("no DFlash2: DFlash2DraftModel is not registered; a speculators 'dflash2' config is rejected "
-                  "('Expected one of ...')", "vllm-project/vllm#52816; CONTRACT §4"),
-             Fact("DFlash v1 served with the pre-DFlash2 causality rule", "CONTRACT §4"), FLAT_READS),
-    defaults=(ROPE, SAMPLE), quant=quant.vllm, serve=serve.vllm,
+    causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
+                   "not sliding_window_non_causal, absent = bidirectional",
+    quant=quant.vllm_rule(False, str(r.VLLM_SELECTOR_DENSE)),
+    constraints=(), advisories=(),
 )
 
-BROKEN = Profile(
-    engine="vllm", label="vLLM", versions=exactly("0.28.0", "release"),
-    drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "flat"}),
-    version_by="architecture",
-    causality=causality.zlab,
-    causality_text="is_causal, else dflash_config.causal, else sliding => causal",
-    taps="dflash_config.target_layer_ids (0-based, output of that layer)",
-    draft_tokens=TOKENS,
-    sources=(Fact("contains DFlash2 (#52816) but every DFlash2DraftModel checkpoint fails to load; fixed on main "
-                  "by #53435 after the release", "vllm-project/vllm#53428, #53612"), FLAT_READS),
+BROKEN = _profile(
+    exactly("0.28.0", "release"), frozenset({"v1", "v2"}),
+    (_fact("registers DFlash2DraftModel, but every DFlash2 checkpoint fails to load (vllm-project/vllm#53428, "
+           "#53612; its loader skips names by substring, replaced in 0.29.0 by a WeightsMapper)",
+           r.VLLM_DFLASH2, r.VLLM_LOADER_028),
+     _fact("no speculators 'dflash2' flat config yet", r.VLLM_FLAT_NO_DFLASH2),
+     _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL),
+     EMBED, FLAT_READS),
     breakages=(Breakage(frozenset({"v2"}), "There is no module or parameter named 'layers.0.attention_conv'",
-                        "vllm-project/vllm#53428, #53612 (fixed by #53435, after 0.28.0)"),),
-    defaults=(ROPE, SAMPLE), quant=quant.vllm, serve=serve.vllm,
+                        f"vllm-project/vllm#53428, #53612; {r.VLLM_LOADER_028}"),),
+    quant=quant.vllm_rule(False, str(r.VLLM_CONV_DENSE)),
 )
 
-CURRENT = Profile(
-    engine="vllm", label="vLLM", versions=at_least("0.29", "release"),
-    drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "flat", "assistant"}),
-    version_by="architecture (DFlash2DraftModel; speculators_model_type 'dflash2' for flat)",
-    causality=causality.zlab,
-    causality_text="is_causal, else dflash_config.causal, else sliding => causal; flat: "
-                   "not sliding_window_non_causal for every layer, absent = bidirectional",
-    taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
-    draft_tokens=TOKENS,
-    sources=(Fact("DFlash2 loads (nested; speculators flat 'dflash2' via #53797, first released in 0.29, "
-                  "inferred); method 'dflash', num_speculative_tokens = block_size - 1",
-                  "vllm-project/vllm#52816, #53797"),
-             Fact("flat configs: dflash_config.causal = not config.get('sliding_window_non_causal', True), so an "
-                  "absent key is bidirectional (vLLM test test_dflash_speculators_config_defaults_to_non_causal_swa)",
-                  ALGOS),
-             FLAT_READS, ASSISTANT_READS),
-    notes=(Fact("needs the V2 model runner (forced when VLLM_USE_V2_MODEL_RUNNER is unset; with V1 forced it "
-                "drafts like DFlash v1) and an unquantized target lm_head", "vllm-project/vllm#52816, #53116"),),
-    defaults=(ROPE, SAMPLE), quant=quant.vllm, serve=serve.vllm,
+READS_ASSISTANT = frozenset({"nested", "flat", "assistant"})
+
+_LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflash2' flat configs mapped; method "
+                "'dflash', num_speculative_tokens = block_size - 1", r.VLLM_DFLASH2, r.VLLM_FLAT_DFLASH2,
+                r.VLLM_LOADER_029),
+          _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL,
+                r.VLLM_CAUSAL_FN),
+          _fact("dflash_config.use_swa forces a sliding window on every layer of an all-full layer_types; a sliding "
+                "layer without dflash_config.swa_window_size or sliding_window raises", r.VLLM_USE_SWA, r.VLLM_WINDOW),
+          _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
+          _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
+                "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
+          EMBED, DRAFT_QUANT, FLAT_READS)
+
+DENSE_CONV = _profile(
+    between("0.29", "0.31", "release"), frozenset({"v1", "v2"}),
+    _LOADS + (_fact("the conv kernel_projection, the selector hidden_projection and the codebooks are built "
+                    "unquantized", r.VLLM_CONV_DENSE, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),),
+    quant=quant.vllm_rule(False, f"{r.VLLM_CONV_DENSE}; {r.VLLM_SELECTOR_DENSE}"),
+    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT,
 )
 
-PROFILES = (LEGACY, BROKEN, CURRENT)
+CURRENT = _profile(
+    at_least("0.31", "release"), frozenset({"v1", "v2"}),
+    _LOADS + (_fact("the conv kernel_projection takes the draft quant config; the selector hidden_projection and "
+                    "the codebooks stay unquantized", r.VLLM_CONV_QUANT, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),
+              _fact("draft quant exclusions are re-addressed to the runtime layer numbers (0.31-0.32 for "
+                    "exclude_modules lists, 0.33 through map_draft_quant_config for ModelOpt)",
+                    r.VLLM_EXCLUDE_ALIASES, r.VLLM_MODELOPT_MAP, r.VLLM_MODELOPT_MAP_ABSENT)),
+    quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
+    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT,
+)
+
+PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT)

@@ -21,51 +21,67 @@ GOLDEN = [
     # --- Qwen3.8-27B-DFlash2: nested v2, all sliding, is_causal false, block 8 ---
     (Q27, "vllm<0.28", "unsupported", ["DF800"]),            # §1 vLLM <= 0.27: DFlash2DraftModel not registered
     (Q27, "vllm==0.28.0", "fails", ["DF802"]),               # §1 vLLM 0.28.0: 'no module ... layers.0.attention_conv'
-    (Q27, "vllm>=0.29", "loads", ["DF810", "DF810"]),        # §1 vLLM >= 0.29 loads; notes: V2 runner, 7 tokens
+    (Q27, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # 0.29 registry + algos: loads; notes: V2 runner, 7 tokens
+    (Q27, "vllm>=0.31", "loads", ["DF810", "DF810"]),        # 0.31-0.33 the same for a dense drafter
     (Q27, "sglang<0.5.19", "unsupported", ["DF800"]),        # §1 SGLang <= 0.5.18: v1 only
     (Q27, "sglang>=0.5.19", "loads", ["DF810"]),             # §1 SGLang 0.5.19: DFlash2; honours is_causal; 8 tokens
     (Q27, "llama.cpp<b10658", "unsupported", ["DF800"]),     # §1 no DFlash2 before b10658 (HF input: nothing to run)
     (Q27, "llama.cpp>=b10658", "needs-conversion", ["DF801"]),  # §1/§3 GGUF only: convert --to gguf
-    (Q27, "dflash-mlx", "loads", ["DF810"]),                 # §1 is_causal false, all sliding, T2/G16/R256/K16, no lm_head
-    (Q27, "mlx-vlm", "unsupported", ["DF800"]),              # §1 mlx-vlm before its DFlash2 support
-    (Q27, "z-lab", "loads", []),                             # §1 z-lab reference: DFlash2DraftModel, taps present
+    (Q27, "dflash-mlx>=0.1.0", "unsupported", ["DF800"]),    # dflash-mlx 0.1.0-0.1.8 model.py: no selector, v1 only
+    (Q27, "mlx-vlm>=0.6.0,<0.6.16", "unsupported", ["DF800"]),  # mlx-vlm 0.6.15 has no dflash2/config.py
+    (Q27, "mlx-vlm>=0.6.16,<0.7.0", "loads", ["DF810"]),     # DFlash2Config: is_causal false; note min(5, block) drafted
+    (Q27, "mlx-vlm>=0.7.0", "loads", ["DF810"]),             # same config class through 0.7.10
+    (Q27, "z-lab>=0.1.0", "loads", []),                      # dflash 0.1.0: DFlash2DraftModel, taps present
+    (Q27, "transformers>=5.24.0", "unsupported", ["DF800"]),  # transformers 5.24: assistant model, no DFlash2 selector
     (Q27, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 speculators: flat dialect only
     # --- Muse-Glimmer-30B-DFlash2: nested v2, block 16, output_multiplier / softcapping ---
     (MUSE, "vllm<0.28", "unsupported", ["DF800"]),           # §1 vLLM <= 0.27: no DFlash2
     (MUSE, "vllm==0.28.0", "fails", ["DF802"]),              # §1 vLLM 0.28.0 regression
-    (MUSE, "vllm>=0.29", "loads", ["DF810", "DF810"]),       # §1 vLLM >= 0.29; 15 speculative tokens
+    (MUSE, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # V2 runner note; 15 speculative tokens
+    (MUSE, "vllm>=0.31", "loads", ["DF810", "DF810"]),       # same
     (MUSE, "sglang<0.5.19", "unsupported", ["DF800"]),       # §1 SGLang <= 0.5.18
     (MUSE, "sglang>=0.5.19", "loads", ["DF810"]),            # §1 SGLang 0.5.19
     (MUSE, "llama.cpp<b10658", "unsupported", ["DF800"]),    # §1 llama.cpp < b10658
     (MUSE, "llama.cpp>=b10658", "needs-conversion", ["DF801"]),  # §3 GGUF only
-    (MUSE, "dflash-mlx", "loads", ["DF810"]),                # §1 geometry fits; drafts min(5, 16) tokens
-    (MUSE, "mlx-vlm", "unsupported", ["DF800"]),             # §1 no DFlash2
-    (MUSE, "z-lab", "loads", []),                            # §1 reference
+    (MUSE, "dflash-mlx>=0.1.0", "unsupported", ["DF800"]),   # released dflash-mlx: v1 only
+    (MUSE, "mlx-vlm>=0.6.0,<0.6.16", "unsupported", ["DF800"]),  # no DFlash2 before 0.6.16
+    (MUSE, "mlx-vlm>=0.6.16,<0.7.0", "loads", ["DF810"]),    # drafts min(5, 16) tokens unless runtime_block_size
+    (MUSE, "mlx-vlm>=0.7.0", "loads", ["DF810"]),            # same
+    (MUSE, "z-lab>=0.1.0", "loads", []),                     # reference
+    (MUSE, "transformers>=5.24.0", "unsupported", ["DF800"]),  # no DFlash2
     (MUSE, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
     # --- Qwen3-4B-DFlash-b16: nested v1, old dialect (top-level block_size / rope_theta), full attention ---
     (Q4B, "vllm<0.28", "loads", ["DF810"]),                  # §1 v1 served with the pre-DFlash2 rule: full => bidirectional
     (Q4B, "vllm==0.28.0", "loads", ["DF810"]),               # §1 the 0.28.0 regression is DFlash2 only
-    (Q4B, "vllm>=0.29", "loads", ["DF810", "DF810"]),        # §1
+    (Q4B, "vllm>=0.29,<0.31", "loads", ["DF810"]),           # tokens only: the V2-runner note is for DFlash2 drafters
+    (Q4B, "vllm>=0.31", "loads", ["DF810"]),                 # same
     (Q4B, "sglang<0.5.19", "loads", ["DF810"]),              # §1 SGLang v1
     (Q4B, "sglang>=0.5.19", "loads", ["DF810"]),             # §1
     (Q4B, "llama.cpp<b10658", "needs-conversion", ["DF801"]),   # §3 GGUF only
     (Q4B, "llama.cpp>=b10658", "needs-conversion", ["DF801"]),  # §3 GGUF only
-    (Q4B, "dflash-mlx", "unsupported", ["DF800"]),           # §1 dflash-mlx needs DFlash2DraftModel
-    (Q4B, "mlx-vlm", "loads", []),                           # §1 reads the top-level block_size; mask and taps given
-    (Q4B, "z-lab", "loads", []),                             # §1 reference
+    (Q4B, "dflash-mlx>=0.1.0", "loads", []),                 # v1; top-level model args present; mask and taps nested
+    (Q4B, "mlx-vlm>=0.6.0,<0.6.16", "loads", []),            # reads the top-level block_size; mask and taps given
+    (Q4B, "mlx-vlm>=0.6.16,<0.7.0", "loads", []),            # same v1 config reader
+    (Q4B, "mlx-vlm>=0.7.0", "loads", []),                    # same (plus dflash_config.causal, absent here)
+    (Q4B, "z-lab>=0.1.0", "loads", []),                      # reference
+    (Q4B, "transformers>=5.24.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
     (Q4B, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
     # --- speculators 0.9.0 tiny DFlash2 save: flat v2, sliding_window_non_causal true, verifier present ---
     (SPEC, "vllm<0.28", "unsupported", ["DF800"]),           # §1 'dflash2' rejected before DFlash2
     (SPEC, "vllm==0.28.0", "fails", ["DF802"]),              # §1 0.28.0 regression
-    (SPEC, "vllm>=0.29", "loads", ["DF810", "DF810"]),       # §1 flat 'dflash2' via #53797
+    (SPEC, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # algos.py @register_speculator("dflash2") from 0.29
+    (SPEC, "vllm>=0.31", "loads", ["DF810", "DF810"]),       # same
     (SPEC, "sglang<0.5.19", "unsupported", ["DF800"]),       # §1 v1 only
     (SPEC, "sglang>=0.5.19", "needs-conversion", ["DF801"]),  # §1 SGLang reads the nested dialect
     (SPEC, "llama.cpp<b10658", "unsupported", ["DF800"]),    # §1
     # §3: converted it would run its layers causal, and its 64-wide embedding cannot hold top-k 16's 272 scores
     (SPEC, "llama.cpp>=b10658", "fails", ["DF814", "DF804", "DF808"]),
-    (SPEC, "dflash-mlx", "needs-conversion", ["DF801"]),     # §1 dflash-mlx reads the nested dialect
-    (SPEC, "mlx-vlm", "unsupported", ["DF800"]),             # §1 no DFlash2
-    (SPEC, "z-lab", "needs-conversion", ["DF801"]),          # §1 reference reads nested
+    (SPEC, "dflash-mlx>=0.1.0", "unsupported", ["DF800"]),   # v1 only
+    (SPEC, "mlx-vlm>=0.6.0,<0.6.16", "unsupported", ["DF800"]),  # no DFlash2
+    (SPEC, "mlx-vlm>=0.6.16,<0.7.0", "needs-conversion", ["DF801"]),  # reads the nested dialect
+    (SPEC, "mlx-vlm>=0.7.0", "needs-conversion", ["DF801"]),  # reads the nested dialect
+    (SPEC, "z-lab>=0.1.0", "needs-conversion", ["DF801"]),   # reference reads nested
+    (SPEC, "transformers>=5.24.0", "unsupported", ["DF800"]),  # no DFlash2
     (SPEC, "speculators>=0.9,<0.10", "loads", []),           # §1 its own save, verifier present
 ] + [
     # --- DSpark: not a DFlash drafter, no engine profile runs it ---
@@ -92,11 +108,11 @@ def test_golden(reports: dict, name: str, profile: str, verdict: str, codes: lis
 
 def test_serve_commands_follow_each_engines_draft_token_convention(reports: dict) -> None:
     by = {v.profile.id: v.serve for v in reports[Q27].verdicts}
-    assert '"method": "dflash"' in by["vllm>=0.29"] and '"num_speculative_tokens": 7' in by["vllm>=0.29"]
+    assert '"method": "dflash"' in by["vllm>=0.31"] and '"num_speculative_tokens": 7' in by["vllm>=0.31"]
     assert "--speculative-algorithm DFLASH" in by["sglang>=0.5.19"]
     assert "--speculative-num-draft-tokens 8" in by["sglang>=0.5.19"]
     muse = {v.profile.id: v.serve for v in reports[MUSE].verdicts}
-    assert '"num_speculative_tokens": 15' in muse["vllm>=0.29"]
+    assert '"num_speculative_tokens": 15' in muse["vllm>=0.31"]
 
 
 def test_gguf_conversion_command_is_given(reports: dict) -> None:

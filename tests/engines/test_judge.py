@@ -52,13 +52,24 @@ def test_vllm_fails_on_weight_quantized_projections(engine: str) -> None:
     assert any("AttributeError: 'QKVParallelLinear' object has no attribute 'weight'" in r.message for r in v.reasons)
 
 
-@pytest.mark.parametrize("module", ["layers.0.attention_conv.kernel_projection", "layers.3.mlp_conv.base_kernel",
-                                    "candidate_selector.hidden_projection", "candidate_selector.predecessor_codebook",
-                                    "candidate_selector.successor_codebook"])
-def test_vllm_needs_conv_and_selector_dense(module: str) -> None:
-    # vllm#52816: kernel_projection, hidden_projection and both codebooks are built with quant_config=None
+@pytest.mark.parametrize("module", ["layers.3.mlp_conv.base_kernel", "candidate_selector.hidden_projection",
+                                    "candidate_selector.predecessor_codebook", "candidate_selector.successor_codebook"])
+def test_vllm_needs_conv_base_and_selector_dense(module: str) -> None:
+    # vllm==0.28.0..0.33.0 qwen3_dflash2.py: hidden_projection quant_config=None; codebooks, base_kernel bare
     assert DENSE_FOR_VLLM.search(module)
-    assert verdict("vllm", drafter(quantized={module: "nvfp4"})) == ("fails", ["DF812"])
+    for engine in ("vllm@0.29.0", "vllm@0.33.0"):
+        assert verdict(engine, drafter(quantized={module: "nvfp4"})) == ("fails", ["DF812"])
+
+
+def test_vllm_conv_kernel_projection_is_built_quant_aware_from_031() -> None:
+    # 0.29-0.30 build it with quant_config=None (dense required); 0.31+ pass the draft quant config, so the
+    # quantized module is consumed like the other drafter linears (and shares their #51581 failure)
+    module = "layers.0.attention_conv.kernel_projection"
+    v29 = judge(resolve("vllm@0.30.0"), drafter(quantized={module: "w4a16"}))
+    v31 = judge(resolve("vllm@0.31.0"), drafter(quantized={module: "w4a16"}))
+    assert [r.details["effect"] for r in v29.reasons if r.code in ("DF806", "DF812")] == ["dense-required"]
+    assert [r.details["effect"] for r in v31.reasons if r.code in ("DF806", "DF812")] == ["fails"]
+    assert "quant_config=None" in v29.reasons[0].details["source"] or "kernel_projection" in v29.reasons[0].details["source"]
 
 
 def test_no_quantized_modules_means_no_quant_reason() -> None:
@@ -66,7 +77,7 @@ def test_no_quantized_modules_means_no_quant_reason() -> None:
 
 
 def test_an_engine_without_a_quant_rule_says_so() -> None:
-    v = judge(resolve("dflash-mlx"), drafter(quantized={"fc": "mlx-q4"}))
+    v = judge(resolve("mlx-vlm"), drafter(quantized={"fc": "mlx-q4"}))
     assert v.verdict == "loads" and "not modelled" in v.reasons[0].message
 
 
@@ -90,7 +101,7 @@ def test_dflash2_gguf_fails_in_old_llamacpp_with_the_quoted_error() -> None:
 
 
 def test_gguf_is_not_read_by_the_safetensors_engines_and_converts_back() -> None:
-    for engine in ("vllm", "sglang", "dflash-mlx", "z-lab"):
+    for engine in ("vllm", "sglang", "mlx-vlm", "z-lab"):
         assert verdict(engine, drafter(dialect="gguf")) == ("needs-conversion", [])   # DF801 is info
     v = judge(resolve("vllm"), drafter(dialect="gguf"))
     assert "--to nested" in v.reasons[0].details["command"]
@@ -106,25 +117,44 @@ def test_hf_checkpoint_for_llamacpp_needs_the_gguf_conversion() -> None:
 
 # --- hard refusals ---
 
-def test_dflash_mlx_refuses_a_draft_lm_head_and_both_codebook_forms() -> None:
-    d = drafter(extra_tensors=("lm_head.weight", "candidate_selector.successor_codebook.weight"))
-    v, codes = verdict("dflash-mlx", d)
-    assert v == "fails" and codes == ["DF805", "DF805"]
+def test_released_dflash_mlx_has_no_dflash2() -> None:
+    # dflash-mlx 0.1.0-0.1.8 on PyPI: no selector / conv anywhere in dflash_mlx/model.py
+    v, codes = verdict("dflash-mlx@0.1.8", drafter())
+    assert v == "unsupported" and codes == []     # DF800 is info
 
 
-def test_dflash_mlx_needs_its_seven_keys_and_literal_is_causal_false() -> None:
-    cfg = copy.deepcopy(Q27)
-    cfg["dflash_config"].pop("block_size")
-    del cfg["is_causal"]
+def test_dflash_mlx_needs_top_level_model_args_and_fills_mask_zero() -> None:
+    cfg = copy.deepcopy(real_config("z-lab_Qwen3-4B-DFlash-b16"))
+    assert verdict("dflash-mlx", drafter(cfg))[0] in ("loads", "degraded")
+    del cfg["dflash_config"]["mask_token_id"]
+    v = judge(resolve("dflash-mlx"), drafter(cfg))
+    assert {r.details["key"]: r.details["engine_value"] for r in v.reasons if r.code == "DF809"} == {"mask_token_id": 0}
+    cfg.pop("block_size")
+    cfg["dflash_config"]["block_size"] = 16
     v, codes = verdict("dflash-mlx", drafter(cfg))
-    assert v == "fails" and codes == ["DF803", "DF804"]
+    assert v == "fails" and "DF803" in codes
 
 
-def test_zlab_reference_raises_without_taps() -> None:
+def test_mlx_vlm_refuses_a_causal_dflash2_and_takes_its_nested_block_size() -> None:
+    cfg = copy.deepcopy(Q27)
+    assert verdict("mlx-vlm@0.7.10", drafter(cfg))[0] == "loads"
+    assert verdict("mlx-vlm@0.6.15", drafter(cfg)) == ("unsupported", [])    # before DFlash2 (DF800, info)
+    cfg["is_causal"] = True
+    v, codes = verdict("mlx-vlm@0.7.10", drafter(cfg))
+    assert v == "fails" and "not currently supported" in judge(resolve("mlx-vlm"), drafter(cfg)).reasons[0].message
+
+
+def test_zlab_reference_guesses_taps_instead_of_raising() -> None:
+    # dflash==0.1.0 model.py: target_layer_ids default = build_target_layer_ids(num_target_layers, layers)
     cfg = copy.deepcopy(Q27)
     d = drafter(cfg)
     cfg["dflash_config"].pop("target_layer_ids")
-    assert verdict("z-lab", Drafter(d.dialect, d.version, d.spec, cfg, d.tensors)) == ("fails", ["DF803"])
+    v = judge(resolve("z-lab"), Drafter(d.dialect, d.version, d.spec, cfg, d.tensors))
+    assert v.verdict == "loads"      # the parsed spec keeps its taps, so nothing is filled here
+    spec = d.spec
+    assert spec is not None
+    from dflash2_ckpt.engines.sglang import guessed_taps
+    assert guessed_taps(spec.with_(num_target_layers=64, num_hidden_layers=5)) == (1, 16, 31, 46, 61)
 
 
 def test_speculators_refuses_a_flat_config_without_verifier() -> None:
@@ -144,6 +174,21 @@ def test_mlx_vlm_ignores_a_nested_block_size_and_guesses_missing_keys() -> None:
     assert v.verdict == "degraded"
     filled = {r.details["key"]: r.details["engine_value"] for r in v.reasons if r.code == "DF809"}
     assert filled == {"mask_token_id": 248070, "block_size": 16}
+    [block] = [r for r in v.reasons if r.code == "DF809" and r.details["key"] == "block_size"]
+    assert "finds no block_size it reads" in block.message and "Set block_size explicitly" in block.message
+
+
+def test_mlx_vlm_reads_the_top_level_block_size_when_both_are_set() -> None:
+    # the reported backwards advice: both keys set used to give "finds no dflash_config.block_size ... set
+    # dflash_config.block_size"; mlx-vlm's DFlashConfig reads the top-level key (qwen3_dflash/config.py)
+    cfg = copy.deepcopy(real_config("z-lab_Qwen3-4B-DFlash-b16"))
+    cfg["dflash_config"]["block_size"] = cfg["block_size"]
+    v = judge(resolve("mlx-vlm@0.7.10"), drafter(cfg))
+    assert [r for r in v.reasons if r.code == "DF809"] == [] and v.verdict == "loads"
+    cfg["dflash_config"]["block_size"] = cfg["block_size"] // 2         # they disagree: it runs the top-level one
+    v = judge(resolve("mlx-vlm@0.7.10"), drafter(cfg))
+    [f] = [r for r in v.reasons if r.code == "DF809"]
+    assert f.message.startswith(f"mlx-vlm >=0.7.0 reads block_size = {cfg['block_size']}, not dflash_config.block_size")
 
 
 def test_vllm_fills_a_missing_rope_theta_with_1e6() -> None:

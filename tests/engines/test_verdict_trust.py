@@ -89,7 +89,7 @@ def test_an_error_only_speculators_hits_fails_speculators_only(tmp_path: Path) -
     spec = [e for (engine, _), e in by.items() if engine == "speculators"]
     assert spec and all(e["verdict"] == "fails" and "DF130" in e["reasons"][0]["message"] for e in spec)
     vllm = [e for (engine, v), e in by.items() if engine == "vllm" and v.startswith(">=")]
-    assert [e["verdict"] for e in vllm] == ["loads"]
+    assert vllm and all(e["verdict"] == "loads" for e in vllm)
     assert rc == 0
 
 
@@ -186,7 +186,7 @@ def test_mixed_causality_is_not_advised_to_speculators(tmp_path: Path) -> None:
 
 def test_vllm_loads_the_assistant_dialect_it_remaps() -> None:
     _, doc = compat_json(str(FIXTURES / "good" / "assistant-v1"), "--target", "org/target")
-    e = _entry(doc, "vllm", ">=0.29")
+    e = _entry(doc, "vllm", ">=0.31")
     assert e["verdict"] == "loads"
     assert e["serve"].startswith("vllm serve org/target")
     assert _entry(doc, "sglang", ">=0.5.19")["verdict"] == "needs-conversion"

@@ -48,7 +48,7 @@ def test_verify_inspect_and_compat_read_a_cache_snapshot(snapshot: Path) -> None
     assert "DF607" not in codes
     assert cli("inspect", str(snapshot)).exit_code == 0
     doc = json.loads(cli("compat", str(snapshot), "--format", "json").output)
-    assert ("vllm", ">=0.29", "loads") in {(e["engine"], e["versions"], e["verdict"]) for e in doc["engines"]}
+    assert ("vllm", ">=0.31", "loads") in {(e["engine"], e["versions"], e["verdict"]) for e in doc["engines"]}
 
 
 def test_convert_reads_a_cache_snapshot(snapshot: Path, tmp_path: Path) -> None:

@@ -1,0 +1,187 @@
+"""Where each engine fact is written in the released code: one Cite per fact, read from the wheels.
+
+Each Cite names the releases it was read in (the first and last of the range the fact covers, and the
+release just outside it where the fact is that something is missing). tests/engines/test_released.py
+opens every cited wheel and asserts each anchor is (or, for `absent`, is not) in the cited file, so a
+citation cannot rot silently; `python -m dflash2_ckpt.engines.wheels requirements` lists the wheels.
+"""
+from __future__ import annotations
+
+from .profile import Cite
+
+# --- vLLM --------------------------------------------------------------------------------------------
+V_MODELS = "vllm/model_executor/models/"
+V_REGISTRY = V_MODELS + "registry.py"
+V_DFLASH = V_MODELS + "qwen3_dflash.py"
+V_DFLASH2 = V_MODELS + "qwen3_dflash2.py"
+V_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
+V_CONFIG = "vllm/config/vllm.py"
+
+VLLM_NO_DFLASH2 = Cite("vllm", ("0.27.1",), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
+VLLM_DFLASH1 = Cite("vllm", ("0.27.1", "0.33.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
+VLLM_DFLASH2 = Cite("vllm", ("0.28.0", "0.33.0"), V_REGISTRY,
+                    '"DFlash2DraftModel": ("qwen3_dflash2", "DFlash2Qwen3ForCausalLM")')
+# before 0.28 the top-level is_causal is not read: dflash_config.causal, else sliding layers causal
+VLLM_CAUSAL_LEGACY = Cite("vllm", ("0.27.1",), V_DFLASH,
+                          '"""``dflash_config.causal`` overrides all layers; else only SWA layers causal."""')
+VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL = Cite("vllm", ("0.27.1",), V_DFLASH, 'getattr(config, "is_causal", None)', absent=True)
+VLLM_CAUSAL = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, 'is_causal = getattr(config, "is_causal", None)')
+VLLM_CAUSAL_FN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "def _dflash_layer_causal(config: Qwen3Config, layer_idx: int) -> bool:")
+# 0.28.0's loader skipped names by substring; 0.29 maps them (the 0.28.0 DFlash2 load failure, #53428)
+VLLM_LOADER_028 = Cite("vllm", ("0.28.0",), V_DFLASH, 'skip_substrs.append("embed_tokens")')
+VLLM_LOADER_029 = Cite("vllm", ("0.29.0", "0.33.0"), V_DFLASH, 'orig_to_new_substr["embed_tokens"] = None')
+# the Muse-Glimmer assistant export is read as it is: its encoder.* names are mapped onto fc / hidden_norm
+VLLM_ASSISTANT = Cite("vllm", ("0.29.0", "0.33.0"), V_DFLASH, "`encoder.fc` / `encoder.output_norm_enc`; this head calls them")
+# a shipped embed_tokens copy is loaded into the drafter's own embedding; without one it is skipped
+VLLM_EMBED = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "includes_embed_tokens = True")
+VLLM_USE_SWA = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
+                    "# ``use_swa`` forces SWA on every layer, even an all-full ``layer_types``.")
+VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
+                   '"DFlash sliding attention requires a window size configured in "')
+VLLM_MIXED = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
+                  '"DFlash drafters with mixed sliding/full attention require "')
+# V1-runner refusals: a DFlash2 selector draft (it would otherwise degrade to DFlash v1) and mixed layers
+VLLM_V1_RUNNER = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, "calls it, so the draft would degrade to DFlash1 silently.")
+VLLM_V1_RUNNER_MIXED = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, 'unsupported.append("mixed sliding/full dflash drafts")')
+VLLM_V1_REFUSES = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, 'f"Model Runner V1 does not support: ')
+VLLM_V2_DEFAULT = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, "use_v2_model_runner = envs.VLLM_USE_V2_MODEL_RUNNER")
+VLLM_DRAFT_QUANT = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, "self.quant_config = get_draft_quant_config(vllm_config)")
+# the draft's quant config is a fresh copy; nothing in vllm/config/vllm.py gives it packed_modules_mapping
+# (model_loader/utils.py configure_quant_config sets that on the target's): the #51581 failure, 0.28-0.33
+VLLM_DRAFT_QUANT_FRESH = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "return VllmConfig._get_quantization_config(")
+VLLM_DRAFT_QUANT_NO_PACKED = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "packed_modules_mapping", absent=True)
+VLLM_CONV_DENSE = Cite("vllm", ("0.28.0", "0.30.0"), V_DFLASH2,
+                       'quant_config=None,\n            prefix=maybe_prefix(prefix, "kernel_projection"),')
+VLLM_CONV_QUANT = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH2,
+                       'quant_config=quant_config,\n            prefix=maybe_prefix(prefix, "kernel_projection"),')
+VLLM_SELECTOR_DENSE = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2,
+                           'quant_config=None,\n            prefix=maybe_prefix(prefix, "hidden_projection"),')
+VLLM_CODEBOOKS = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2,
+                      "self.predecessor_codebook = nn.Parameter(")
+VLLM_EXCLUDE_ALIASES = Cite("vllm", ("0.31.0", "0.32.0"), V_DFLASH, "def _add_global_draft_layer_exclusions(")
+VLLM_MODELOPT_MAP = Cite("vllm", ("0.33.0",), V_MODELS + "utils.py", "def map_draft_quant_config(")
+VLLM_MODELOPT_MAP_ABSENT = Cite("vllm", ("0.32.0",), V_MODELS + "utils.py", "def map_draft_quant_config(", absent=True)
+VLLM_ROPE = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "set_default_rope_theta(config, default_theta=1000000)")
+VLLM_FLAT_TAPS = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"target_layer_ids": [i - 1 for i in aux_layer_ids],')
+VLLM_FLAT_CAUSAL = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS,
+                        'pre_trained_config["dflash_config"]["causal"] = not config_dict.get(\n        "sliding_window_non_causal", True')
+VLLM_FLAT_SAMPLE = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"sample_from_anchor": config_dict.get("sample_from_anchor", False),')
+VLLM_FLAT_DFLASH2 = Cite("vllm", ("0.29.0", "0.33.0"), V_ALGOS, '@register_speculator("dflash2")')
+VLLM_FLAT_NO_DFLASH2 = Cite("vllm", ("0.28.0",), V_ALGOS, '@register_speculator("dflash2")', absent=True)
+
+# --- SGLang ------------------------------------------------------------------------------------------
+S_MODEL = "sglang/srt/models/dflash.py"
+S_UTILS = "sglang/srt/speculative/dflash_utils.py"
+S_WORKER = "sglang/srt/speculative/dflash_worker_v2.py"
+
+SGLANG_NO_DFLASH2 = Cite("sglang", ("0.5.18",), S_MODEL, "selector_top_k", absent=True)
+SGLANG_DFLASH2 = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS, "selector_top_k = _parse_optional_int(")
+SGLANG_CAUSAL = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, 'is_causal = getattr(text_config, "is_causal", None)')
+# with no layer_types every layer is ENCODER_ONLY (bidirectional) before is_causal is looked at
+SGLANG_NO_LAYER_TYPES = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+                             "if layer_types is None:\n        return -1, AttentionType.ENCODER_ONLY")
+SGLANG_NO_DFLASH_CAUSAL = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS, "causal", absent=True)
+SGLANG_QKV_QUANT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "QKVParallelLinear(")
+SGLANG_QKV_QUANT_018 = Cite("sglang", ("0.5.18",), S_MODEL, 'quant_config=quant_config,\n            prefix="qkv_proj",')
+SGLANG_QKV_QUANT_ARG = Cite("sglang", ("0.5.19", "0.5.23"), S_MODEL,
+                            'quant_config=quant_config,\n            prefix=f"{prefix}.qkv_proj" if prefix else "qkv_proj",')
+SGLANG_FC_PLAIN = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "self.fc = nn.Linear(")
+SGLANG_FC_QUANTIZABLE = Cite("sglang", ("0.5.22", "0.5.23"), S_MODEL,
+                             "self.quantizable = self.supports_quantization or self.is_nemotron_35_draft")
+SGLANG_IGNORE = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
+SGLANG_BLOCK = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+                    "# Keep support for current checkpoints where block_size is top-level.")
+SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")
+SGLANG_TAPS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+                   "def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> List[int]:")
+SGLANG_TOKENS = Cite("sglang", ("0.5.19", "0.5.23"), S_WORKER, "self.speculative_num_draft_tokens = int(self.block_size)")
+
+# --- mlx-vlm -----------------------------------------------------------------------------------------
+M_V1 = "mlx_vlm/speculative/drafters/qwen3_dflash/config.py"
+M_V2 = "mlx_vlm/speculative/drafters/dflash2/config.py"
+
+MLXVLM_NO_DFLASH2 = Cite("mlx-vlm", ("0.6.15",), M_V2, "class DFlash2Config(DFlashConfig):", absent=True)
+MLXVLM_DFLASH2 = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, "class DFlash2Config(DFlashConfig):")
+MLXVLM_V1 = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "class DFlashConfig(BaseModelConfig):")
+MLXVLM_BLOCK = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "block_size: int = 16")
+MLXVLM_BLOCK_TOP_ONLY = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, 'dflash_cfg["block_size"]', absent=True)
+MLXVLM_MASK = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "mask_token_id: int = 248070")
+MLXVLM_TAPS = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1,
+                   "target_layer_ids: List[int] = field(default_factory=lambda: [1, 8, 15, 22, 29])")
+MLXVLM_ROPE = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "rope_theta: float = 10000000.0")
+MLXVLM_V1_NONCAUSAL = Cite("mlx-vlm", ("0.6.0", "0.6.17"), "mlx_vlm/speculative/drafters/qwen3_dflash/dflash.py",
+                           "self-attention is intentionally non-causal")
+MLXVLM_LAYER_CAUSAL = Cite("mlx-vlm", ("0.7.0", "0.7.10"), "mlx_vlm/speculative/drafters/qwen3_dflash/dflash.py",
+                           'self.is_causal = bool(getattr(config, "is_causal", self.is_sliding))')
+MLXVLM_IS_CAUSAL_FIELD = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, "is_causal: bool = False")
+MLXVLM_CAUSAL_KEY = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, 'flat["is_causal"] = bool(dflash_cfg["causal"])')
+MLXVLM_NO_CAUSAL_KEY = Cite("mlx-vlm", ("0.6.17",), M_V1, 'dflash_cfg["causal"]', absent=True)
+MLXVLM_V2_NESTED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, 'for key in (\n            "block_size",')
+MLXVLM_V2_NOT_CAUSAL = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2,
+                            'raise ValueError("DFlash2 causal draft blocks are not currently supported.")')
+MLXVLM_V2_RUNTIME = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2,
+                         'flat["runtime_block_size"] = min(5, int(flat["block_size"]))')
+MLXVLM_V2_REQUIRED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2,
+                          'raise ValueError(f"DFlash2 requires a positive integer {key}.")')
+
+# --- dflash-mlx --------------------------------------------------------------------------------------
+D_MODEL = "dflash_mlx/model.py"
+DFLASHMLX_V1_ONLY = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "selector", absent=True)
+DFLASHMLX_ARGS = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "class DFlashDraftModelArgs:")
+DFLASHMLX_TAPS = Cite("dflash-mlx", ("0.1.8",), D_MODEL,
+                      'target_layer_ids = list((args.dflash_config or {}).get("target_layer_ids") or ())')
+DFLASHMLX_MASK = Cite("dflash-mlx", ("0.1.8",), D_MODEL,
+                      'self.mask_token_id = int((args.dflash_config or {}).get("mask_token_id", 0) or 0)')
+DFLASHMLX_REQUIRED = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "    num_target_layers: int\n    block_size: int\n")
+DFLASHMLX_FROM_DICT = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "**{key: value for key, value in data.items() if key in cls.__annotations__}")
+DFLASHMLX_BLOCK = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "self.block_size = int(args.block_size)")
+
+# --- z-lab reference (PyPI `dflash`) -----------------------------------------------------------------
+Z_MODEL = "dflash/model.py"
+ZLAB_DFLASH2 = Cite("dflash", ("0.1.0",), Z_MODEL, "class DFlash2DraftModel(DFlashDraftModel):")
+ZLAB_TAPS = Cite("dflash", ("0.1.0",), Z_MODEL,
+                 "build_target_layer_ids(config.num_target_layers, config.num_hidden_layers),")
+ZLAB_CAUSAL = Cite("dflash", ("0.1.0",), Z_MODEL,
+                   'self.is_causal = layer_type == "sliding_attention" if is_causal is None else bool(is_causal)')
+ZLAB_WINDOW = Cite("dflash", ("0.1.0",), Z_MODEL, "visible &= query_position - key_position < sliding_window")
+ZLAB_BLOCK = Cite("dflash", ("0.1.0",), Z_MODEL, 'self.block_size = int(_draft_value(config, "block_size", 16))')
+
+# --- speculators -------------------------------------------------------------------------------------
+SPEC_V2_CFG = "speculators/models/dflash2/config.py"
+SPEC_V1_CFG = "speculators/models/dflash/config.py"
+SPEC_V2_SWNC = Cite("speculators", ("0.9.0",), SPEC_V2_CFG,
+                    "sliding_window_non_causal: bool = Field(\n        default=True,")
+SPEC_V1_SWNC = Cite("speculators", ("0.9.0",), SPEC_V1_CFG,
+                    "sliding_window_non_causal: bool = Field(\n        default=False,")
+# no default: a speculators_config without verifier fails validation ("Field required")
+SPEC_VERIFIER = Cite("speculators", ("0.9.0",), "speculators/config.py",
+                     'verifier: VerifierConfig = Field(\n        description=(')
+SPEC_V2_GEOMETRY = Cite("speculators", ("0.9.0",), SPEC_V2_CFG, "selector_top_k: int = Field(\n        default=16,")
+
+
+# --- transformers (DFlash assisted generation, the assistant dialect) ---------------------------------------
+T_GEN = "transformers/generation/utils.py"
+T_CAND = "transformers/generation/candidate_generator.py"
+T_CFG = "transformers/models/muse_glimmer_assistant/configuration_muse_glimmer_assistant.py"
+T_MODEL = "transformers/models/muse_glimmer_assistant/modeling_muse_glimmer_assistant.py"
+TF_DFLASH = Cite("transformers", ("5.24.0",), T_GEN, 'elif generation_config.speculation_type == "dflash":')
+TF_TAPS = Cite("transformers", ("5.24.0",), T_CAND, "self.target_layer_ids = assistant_model.config.target_layer_ids")
+TF_TOKENS = Cite("transformers", ("5.24.0",), T_CAND,
+                 "self.noise_ids_mask = torch.tensor([self.mask_token_id] * (self.block_size - 1))[None, ...]")
+TF_DEFAULT_TAPS = Cite("transformers", ("5.24.0",), T_CFG, "self.target_layer_ids = [1, 13, 25, 37, 49]")
+TF_DEFAULT_MASK = Cite("transformers", ("5.24.0",), T_CFG, "mask_token_id: int = 201818")
+TF_DEFAULT_BLOCK = Cite("transformers", ("5.24.0",), T_CFG, "block_size: int = 16")
+TF_DEFAULT_SLIDING = Cite("transformers", ("5.24.0",), T_CFG,
+                          'self.layer_types = ["sliding_attention"] * self.num_hidden_layers')
+TF_BIDIRECTIONAL = Cite("transformers", ("5.24.0",), T_MODEL, "self.is_causal = False")
+TF_NO_SELECTOR = Cite("transformers", ("5.24.0",), T_MODEL, "codebook", absent=True)
+
+
+def all_cites() -> tuple[Cite, ...]:
+    """Every Cite defined here (the released tests check each one)."""
+    return tuple(v for v in globals().values() if isinstance(v, Cite))
+
+
+def requirements() -> list[str]:
+    """`dist==version` of every wheel a citation reads, for `pip download --no-deps`."""
+    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions})

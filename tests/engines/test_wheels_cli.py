@@ -1,0 +1,34 @@
+"""The maintainer command that lists a release's DFlash-related files, on small wheels built here."""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from dflash2_ckpt.engines.wheels import main
+
+
+def _wheel(root: Path, version: str, files: dict[str, str]) -> None:
+    with zipfile.ZipFile(root / f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl", "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+
+
+def test_review_marks_new_changed_and_removed_dflash_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _wheel(tmp_path, "0.33.0", {"vllm/model_executor/models/qwen3_dflash.py": "a", "vllm/v1/spec_decode/old.py": "x",
+                                "vllm/other.py": "o"})
+    _wheel(tmp_path, "0.34.0", {"vllm/model_executor/models/qwen3_dflash.py": "b",
+                                "vllm/model_executor/models/qwen3_dflash3.py": "c", "vllm/other.py": "p"})
+    assert main(["review", "vllm==0.34.0", "--since", "0.33.0", "--dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "changed vllm/model_executor/models/qwen3_dflash.py", "new     vllm/model_executor/models/qwen3_dflash3.py",
+        "removed vllm/v1/spec_decode/old.py"]
+    assert main(["have", "vllm==0.34.0", "--dir", str(tmp_path)]) == 0
+    assert main(["have", "vllm==0.35.0", "--dir", str(tmp_path)]) == 1
+
+
+def test_review_of_a_missing_wheel_says_how_to_fetch_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["review", "sglang==0.5.24", "--dir", str(tmp_path)]) == 2
+    assert "pip download --no-deps" in capsys.readouterr().err
+    assert main(["review", "sglang-0.5.24"]) == 2
