@@ -179,3 +179,12 @@ def test_audit_keeps_producing_rows_around_a_backtracking_pattern(tmp_path: Path
     rows = report["rows"]
     assert len(rows) == 4 and all(r["error"] is None and r["dialect"] == "nested" for r in rows), rows
     assert "DF234" in {f["code"] for f in rows[2]["findings"]}, rows[2]["findings"]
+
+
+def test_the_library_reports_an_unevaluated_pattern_in_process(tmp_path: Path) -> None:
+    # the child-process runs above prove the bound; this one is the library call a runtime author makes
+    import dflash2_ckpt
+    d = hostile.QUANT_CLASSES["redos-lookahead-nested"](tmp_path)
+    report = dflash2_ckpt.verify(str(d))
+    hit = [f for f in report.findings if f.code == "DF234"]
+    assert len(hit) == 1 and report.failed()
