@@ -19,7 +19,7 @@ import click
 
 from ..report import render_error
 from .codes import codes_table
-from .errors import EXIT_USAGE
+from .errors import EXIT_USAGE, write_error_outputs
 
 __all__ = ["main", "codes_table", "COMMANDS"]
 
@@ -39,6 +39,14 @@ def _format_in(argv: list[str]) -> str:
     return "text"
 
 
+def _outputs_in(argv: list[str]) -> list[tuple[str, str]]:
+    """The --output FORMAT=FILE pairs of a command line that click refused (so its files get the error too)."""
+    values = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--output", "-o")]
+    values += [a.split("=", 1)[1] for a in argv if a.startswith("--output=")]
+    pairs = [v.partition("=") for v in values]
+    return [(f, p) for f, sep, p in pairs if sep and f in (*MACHINE_FORMATS, "text") and p]
+
+
 class FrontDoor(click.Group):
     """A click group that keeps the machine-output contract for usage mistakes too: with a machine
     `--format`, a bad option or argument prints one error document on stdout (and exits 2)."""
@@ -51,10 +59,13 @@ class FrontDoor(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
-            fmt = _format_in(ctx.meta.get("dflash2.argv", []))
+            argv = ctx.meta.get("dflash2.argv", [])
+            fmt = _format_in(argv)
+            doc = {"type": "UsageError", "message": e.format_message(), "hint": "see --help", "label": "usage",
+                   "exit_code": EXIT_USAGE}
+            write_error_outputs(doc, _outputs_in(argv))
             if fmt in MACHINE_FORMATS:
-                render_error({"type": "UsageError", "message": e.format_message(), "hint": "see --help",
-                              "label": "usage", "exit_code": EXIT_USAGE}, fmt)
+                render_error(doc, fmt)
                 e.show()
                 sys.exit(EXIT_USAGE)
             raise

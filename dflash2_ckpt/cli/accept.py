@@ -8,7 +8,7 @@ import click
 
 from ..errors import Dflash2Error
 from .errors import guarded
-from .options import emit, format_option, hub_options, open_source, strict_option
+from .options import emit, format_option, hub_options, open_source, output_option, strict_option
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -37,20 +37,21 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
               help="Drafter conv and walk kernels (default: triton on CUDA, torch on the CPU).")
 @click.option("--target-revision", default=None, help="Revision of a Hub target (or org/name@rev).")
 @format_option
+@output_option
 @strict_option
 @hub_options
 @guarded
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
             target_revision: str | None, fmt: str, strict: bool, revision: str | None, subfolder: str | None,
-            token: str | None) -> int:
+            token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
     from ..accept import accept, require_accept_deps
     require_accept_deps()            # say "install the extra" before touching the sources
     report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
                     max_new_tokens=max_new_tokens, block_size=block_size, expect=expect, device=device,
                     kernels=kernels, limit=limit, revision=target_revision, token=token)
-    return emit(report, fmt, strict)
+    return emit(report, fmt, strict, outputs)
 
 
 accept_command = command      # the name the accept tests import

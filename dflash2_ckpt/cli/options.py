@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
@@ -18,6 +18,47 @@ def format_option(fn: F) -> F:
     return click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
                         help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
                              "github (workflow annotations).")(fn)
+
+
+Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
+
+
+def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Output:
+    """`FORMAT=FILE` -> (format, file); with `bare`, a plain FILE -> ("", FILE): the --format of the run
+    (audit's older `-o FILE`)."""
+    fmt, sep, path = value.partition("=")
+    if sep and fmt in formats and path:
+        return fmt, path
+    if bare and not (sep and fmt.isalpha()):
+        return "", value
+    raise click.BadParameter(f"{value!r} is not FORMAT=FILE with FORMAT one of {', '.join(sorted(formats))}",
+                             param_hint="--output")
+
+
+def output_option(fn: F) -> F:
+    """--output FORMAT=FILE, repeatable: the same report in more formats, one file each, in the same run."""
+    return outputs_option()(fn)
+
+
+def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> Callable[[F], F]:
+    """--output over other formats (audit's tables); with `bare`, also `-o FILE` for the --format output."""
+    names = sorted(formats or FORMATS)
+
+    def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[Output, ...]:
+        return tuple(parse_output(v, names, bare) for v in values)
+
+    decls = ["-o", "--output"] if bare else ["--output"]
+    return click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
+                        help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
+                             "--output sarif=r.sarif --output json=r.json. An error document goes there too."
+                             + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
+
+
+def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
+    """Each --output file gets the whole report in its format (the machine-output contract, per file)."""
+    for fmt, path in outputs:
+        with open(path, "w", encoding="utf-8") as f:
+            render(report, fmt, f)
 
 
 def strict_option(fn: F) -> F:
@@ -84,7 +125,8 @@ def open_target(target: str | None, token: str | None) -> str | Source | None:
     return open_source(target, token=token, require_weights=False)
 
 
-def emit(report: Any, fmt: str, strict: bool = False) -> int:
-    """Render `report` in `fmt` on stdout; the exit code its findings call for."""
+def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] = ()) -> int:
+    """Render `report` in `fmt` on stdout and in each --output file; the exit code its findings call for."""
+    write_outputs(report, outputs)
     render(report, fmt)
     return EXIT_FINDINGS if report.failed(strict) else EXIT_OK
