@@ -24,8 +24,8 @@ from .errors import EXIT_USAGE, write_error_outputs
 __all__ = ["main", "codes_table", "COMMANDS"]
 
 # one line per command, in `--help` order; each names the module cli/<name>.py
-COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "schema",
-            "codes"]
+COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "config",
+            "schema", "codes"]
 
 MACHINE_FORMATS = ("json", "sarif", "github")
 

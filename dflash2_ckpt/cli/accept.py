@@ -8,7 +8,7 @@ import click
 
 from ..errors import Dflash2Error
 from .errors import guarded
-from .options import emit, format_option, hub_options, open_source, output_option, strict_option
+from .options import configured, emit, format_option, hub_options, open_source, output_option, strict_option
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -41,6 +41,7 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @strict_option
 @hub_options
 @guarded
+@configured("drafter")
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
             target_revision: str | None, fmt: str, strict: bool, revision: str | None, subfolder: str | None,

@@ -109,7 +109,8 @@ def run(env: Mapping[str, str]) -> int:
             if compat:
                 cj = Path(tmp, f"{i}.compat.json")
                 engines = [x for e in _words(_input(env, "engines")) for x in ("--engine", e)]
-                extra = [x for name in ("target", "revision") if (v := _input(env, name)) for x in (f"--{name}", v)]
+                extra = [x for name in ("target", "revision", "config") if (v := _input(env, name))
+                         for x in (f"--{name}", v)]
                 code = _cli(["compat", path, *engines, *extra, "--format", "github", "--output", f"json={cj}"],
                             child_env)
                 doc = _read_json(cj)

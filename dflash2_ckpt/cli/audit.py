@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import outputs_option
+from .options import configured, outputs_option
 
 AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
 
@@ -43,6 +43,7 @@ def _progress(enabled: bool) -> Any:
 @outputs_option(AUDIT_FORMATS, bare=True)
 @click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token.")
 @guarded
+@configured()
 def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | None, engines: tuple[str, ...],
             jobs: int, rate: float, cache_dir: str | None, fmt: str, outputs: tuple[tuple[str, str], ...], token: str | None) -> int:
     """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).

@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import engine_option, format_option, hub_options, open_source, output_option, write_outputs
+from .options import configured, engine_option, format_option, hub_options, open_source, output_option, write_outputs
 
 
 @click.command("compat")
@@ -19,6 +19,7 @@ from .options import engine_option, format_option, hub_options, open_source, out
 @output_option
 @hub_options
 @guarded
+@configured("path")
 def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, revision: str | None,
             subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Will this drafter load in the engine you run, and with which command?"""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from .errors import guarded
-from .options import emit, format_option, output_option, parse_codes, select_options, strict_option
+from .options import configured, emit, format_option, output_option, parse_codes, select_options, strict_option
 
 
 @click.group("hook")
@@ -28,6 +28,7 @@ def _level_command(level: str, name: str, doc: str) -> None:
     @format_option
     @output_option
     @guarded
+    @configured()
     def run(files: tuple[str, ...], strict: bool, select: str | None, ignore: str | None, target: str | None,
             fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
         return _run(files, level, strict, select, ignore, target, fmt, outputs)

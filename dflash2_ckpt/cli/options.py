@@ -1,6 +1,7 @@
 """Options shared by the commands, and the few steps every command takes the same way."""
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable, Iterable
 
@@ -130,3 +131,45 @@ def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] 
     write_outputs(report, outputs)
     render(report, fmt)
     return EXIT_FINDINGS if report.failed(strict) else EXIT_OK
+
+
+# settings key -> (the command's parameter, how the file's value becomes the parameter's value)
+_SETTING_PARAMS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "select": ("select", lambda v: ",".join(v) or None), "ignore": ("ignore", lambda v: ",".join(v) or None),
+    "strict": ("strict", bool), "engines": ("engines", tuple), "target": ("target", lambda v: v)}
+
+
+def _settings_engines(values: tuple[str, ...], origin: str) -> None:
+    from ..engines import UnknownEngine, resolve
+    from ..errors import UsageError
+    for v in values:
+        try:
+            resolve(v)
+        except UnknownEngine as e:
+            raise UsageError(f"engines: {e.message} (from {origin})", hint="see `dflash2-ckpt compat --help`") from None
+
+
+def configured(subject: str | None = None) -> Callable[[F], F]:
+    """Add --config FILE and fill the parameters the command line left at their defaults from
+    [tool.dflash2-ckpt] (found from the working directory upward), per-path entries matched against the
+    `subject` argument. Goes under @guarded, so a bad settings file is a usage error (exit 2)."""
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, config: str | None = None, **kwargs: Any) -> Any:
+            from ..settings import resolve
+            ctx = click.get_current_context()
+            settings = resolve(config, kwargs.get(subject) if subject else None)
+            for key, (param, convert) in _SETTING_PARAMS.items():
+                if param not in kwargs or settings.origins[key] == "default":
+                    continue
+                source = ctx.get_parameter_source(param)
+                if source in (None, click.core.ParameterSource.DEFAULT):
+                    value = convert(settings.values[key])
+                    if param == "engines":
+                        _settings_engines(value, settings.origins[key])
+                    kwargs[param] = value
+            return fn(*args, **kwargs)
+        return click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                            help="Settings file (default: the nearest pyproject.toml with [tool.dflash2-ckpt]).")(
+            wrapper)
+    return deco

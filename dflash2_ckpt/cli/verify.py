@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from .errors import guarded
-from .options import emit, engine_option, format_option, hub_options, open_source, open_target, output_option, \
+from .options import configured, emit, engine_option, format_option, hub_options, open_source, open_target, output_option, \
     parse_codes, select_options, strict_option, target_option
 
 
@@ -23,6 +23,7 @@ from .options import emit, engine_option, format_option, hub_options, open_sourc
                "newest of each engine that supports this drafter's version).")
 @hub_options
 @guarded
+@configured("path")
 def command(path: str, target: str | None, fmt: str, strict: bool, select: str | None, ignore: str | None,
             with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
             token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
