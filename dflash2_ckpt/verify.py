@@ -13,7 +13,6 @@ from .engines import EngineRef, newest_supporting, resolve
 from .engines.effective import engine_views
 from .errors import HeaderError
 from .findings import Finding, fails, filter_findings
-from .gguf_checkpoint import gguf_summary
 from .layout import bytes_by_component
 from .quant.accounting import quant_summary
 from .sources import Source
@@ -60,6 +59,7 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
     }
     if ckpt.gguf is not None:
+        from .gguf_checkpoint import gguf_summary   # gguf + numpy load only for a GGUF file
         out.update(gguf_summary(ckpt.gguf))
     quant = quant_summary(ckpt)
     if quant is not None:

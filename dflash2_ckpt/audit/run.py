@@ -89,9 +89,9 @@ def _fingerprint() -> str:
     import hashlib
     from pathlib import Path
 
-    from .. import __version__
+    from ..version import package_version
     from .. import engines
-    h = hashlib.sha256(__version__.encode())
+    h = hashlib.sha256(package_version().encode())
     for path in sorted(Path(engines.__file__).parent.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]

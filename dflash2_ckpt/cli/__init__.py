@@ -17,11 +17,16 @@ from typing import Any
 
 import click
 
-from ..report import render_error
-from .codes import codes_table
 from .errors import EXIT_USAGE, write_error_outputs
 
 __all__ = ["main", "codes_table", "COMMANDS"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "codes_table":                 # library API kept; the codes module loads on first use
+        from .codes import codes_table
+        return codes_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # one line per command, in `--help` order; each names the module cli/<name>.py
 COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "config",
@@ -49,7 +54,20 @@ def _outputs_in(argv: list[str]) -> list[tuple[str, str]]:
 
 class FrontDoor(click.Group):
     """A click group that keeps the machine-output contract for usage mistakes too: with a machine
-    `--format`, a bad option or argument prints one error document on stdout (and exits 2)."""
+    `--format`, a bad option or argument prints one error document on stdout (and exits 2).
+
+    Commands load lazily: cli/<name>.py is imported when its command runs (or `--help` lists them), so
+    `--version` and a header verify do not pay for every command's imports."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            self.add_command(importlib.import_module(f".{cmd_name}", __name__).command, cmd_name)
+        return self.commands[cmd_name]
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["dflash2.argv"] = list(args)
@@ -65,6 +83,7 @@ class FrontDoor(click.Group):
                    "exit_code": EXIT_USAGE}
             write_error_outputs(doc, _outputs_in(argv))
             if fmt in MACHINE_FORMATS:
+                from ..report import render_error
                 render_error(doc, fmt)
                 e.show()
                 sys.exit(EXIT_USAGE)
@@ -76,6 +95,3 @@ class FrontDoor(click.Group):
 def main() -> None:
     """Validate and convert DFlash / DFlash2 draft checkpoints."""
 
-
-for _name in COMMANDS:
-    main.add_command(importlib.import_module(f".{_name}", __name__).command, _name)

@@ -18,7 +18,6 @@ from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, Convers
                       HubStatusError, HubUnreachableError, MissingDependencyError, OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
                       UnsafePathError, UsageError, VersionMismatchError)
-from ..report import render_error
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -90,6 +89,7 @@ def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) ->
     """Render `e` in `fmt` (and in each --output file) and exit with its code."""
     if debug():
         traceback.print_exception(e)
+    from ..report import render_error
     doc = error_doc(e)
     write_error_outputs(doc, [(o or fmt, path) for o, path in outputs])
     render_error(doc, fmt)
@@ -99,6 +99,7 @@ def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) ->
 def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str]]) -> None:
     """An --output file holds the error document when the run could not finish (best effort: a file that
     cannot be written is the error being reported, not a second one)."""
+    from ..report import render_error
     for ofmt, path in outputs:
         try:
             with open(path, "w", encoding="utf-8") as f:

@@ -6,7 +6,6 @@ file it names. An error that stopped the run is a failed invocation with one not
 from __future__ import annotations
 
 import json
-from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, Mapping
 
 from ..codes import all_codes
@@ -17,10 +16,8 @@ LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _version() -> str:
-    try:
-        return version("dflash2-ckpt")
-    except PackageNotFoundError:
-        return "0+unknown"
+    from ..version import package_version
+    return package_version()
 
 
 def _driver() -> dict[str, Any]:
