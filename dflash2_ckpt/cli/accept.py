@@ -8,7 +8,9 @@ import click
 
 from ..errors import Dflash2Error
 from .errors import guarded
-from .options import configured, emit, format_option, hub_options, open_source, output_option, strict_option
+from .options import configured, emit, hub_options, open_source, outputs_option, strict_option
+
+ACCEPT_FORMATS = ("text", "json", "sarif", "github", "markdown", "html")
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -36,8 +38,10 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--kernels", type=click.Choice(["torch", "triton"]), default=None,
               help="Drafter conv and walk kernels (default: triton on CUDA, torch on the CPU).")
 @click.option("--target-revision", default=None, help="Revision of a Hub target (or org/name@rev).")
-@format_option
-@output_option
+@click.option("--format", "fmt", type=click.Choice(ACCEPT_FORMATS), default="text", show_default=True,
+              help="markdown: a card-ready τ table with the per-position chart (for push --accept-table); "
+                   "html: a page with the chart; json, sarif, github as everywhere.")
+@outputs_option(ACCEPT_FORMATS)
 @strict_option
 @hub_options
 @guarded

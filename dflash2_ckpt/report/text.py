@@ -139,6 +139,10 @@ def render_check(result: Any, out: Console) -> None:
 @text_renderer("push")
 def render_push(result: Any, out: Console) -> None:
     render_check(result.check, out)
+    for f in getattr(result, "card", ()):
+        out.print(f"{f.severity:<7} {f.code} {f.name}: {escape(f.message)}")
+    if getattr(result, "created", False):
+        out.print(f"created {escape(result.repo)}")
     if result.uploaded:
         out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
     else:

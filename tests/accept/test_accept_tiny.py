@@ -94,3 +94,19 @@ def test_cli_expect_json_and_exit_codes():
     res = CliRunner().invoke(accept_command, [str(DRAFTER), "--target", str(PAIR / "nowhere"), "--format", "json"],
                              catch_exceptions=False)
     assert res.exit_code == 3 and json.loads(res.output)["error"]["type"] == "SourceError"
+
+
+def test_markdown_is_a_card_table_with_the_chart(trained):
+    import base64
+    import re
+    md = trained.to_markdown()
+    lines = md.splitlines()
+    assert lines[0].startswith("| drafter | target | τ") and f"| {trained.tau.mean:.2f} |" in lines[2]
+    assert lines[6] == "| accepted | " + " | ".join(f"{x:.2f}" for x in trained.per_position) + " |"
+    svg = base64.b64decode(re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', md).group(1)).decode()
+    heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', svg)]
+    assert heights == [round(x * 80, 1) for x in trained.per_position]           # one bar per draft position
+    page = trained.to_html()
+    assert page.count("<rect ") == len(trained.per_position)
+    text = "\n".join(__import__("dflash2_ckpt.report.text_accept", fromlist=["x"]).accept_lines(trained))
+    assert text.count("    draft ") == len(trained.per_position)               # the terminal bars
