@@ -12,7 +12,8 @@ from .accept import AcceptReport, accept
 
 # verify / inspect / Report / require_version load on first use (PEP 562): `dflash2-ckpt --version` and the
 # commands that never verify do not pay for the check suite
-_LAZY = {"verify": "verify", "inspect": "verify", "Report": "verify", "require_version": "guard"}
+_LAZY = {"verify": "usecases.verify", "inspect": "usecases.verify", "Report": "usecases.verify",
+         "require_version": "usecases.guard"}
 
 
 def __getattr__(name: str) -> object:

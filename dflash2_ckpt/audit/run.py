@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Sequence
 
 from ..errors import Dflash2Error
+from ..findings import Verdict
 from .cache import AuditCache, cache_key
 from .inputs import Item, classify
 from .ratelimit import RateLimiter, hub_rate_limit
-from .rows import SEVERITIES, Row, columns, target_of
+from ..usecases.model_card import target_of
+from .rows import SEVERITIES, Row, columns
 
 Progress = Callable[[int, int, Row], None]
 
@@ -25,7 +27,7 @@ class Part:
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(Verdict):
     rows: tuple[Row, ...]
     engines: tuple[str, ...] = ()          # the engines asked for (empty: every profile)
     seconds: float = 0.0
@@ -48,15 +50,8 @@ class AuditResult:
         return tuple(f for p in self.parts for f in p.findings)
 
     def failed(self, strict: bool = False) -> bool:
-        return not self.passed()
-
-    def to_markdown(self) -> str:
-        from .render import to_markdown
-        return to_markdown(self)
-
-    def to_html(self) -> str:
-        from .render import to_html
-        return to_html(self)
+        """Some drafter does not load cleanly (an unreadable one included)."""
+        return not all(self.clean(r) for r in self.rows)
 
     @property
     def columns(self) -> list[str]:
@@ -64,9 +59,6 @@ class AuditResult:
 
     def clean(self, row: Row) -> bool:
         return row.loads_cleanly(engines_named=bool(self.engines))
-
-    def passed(self) -> bool:
-        return all(self.clean(r) for r in self.rows)
 
     def nothing_audited(self) -> bool:
         return not any(r.readable for r in self.rows)
@@ -79,7 +71,7 @@ class AuditResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"engines": list(self.engines), "columns": self.columns, "summary": self.summary(),
-                "passed": self.passed(), "seconds": round(self.seconds, 3), "requests": self.requests,
+                "passed": self.passed, "seconds": round(self.seconds, 3), "requests": self.requests,
                 "cache_hits": self.cache_hits, "rows": [r.to_json() for r in self.rows]}
 
 
@@ -100,8 +92,8 @@ def _fingerprint() -> str:
 def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     """Header-level verify and compat of one opened source: never tensor data."""
     from ..checkpoint import open_checkpoint
-    from ..compat import compat
-    from ..verify import verify
+    from ..usecases.compat import compat
+    from ..usecases.verify import verify
 
     ckpt = open_checkpoint(source)
     report = verify(ckpt, engines=engines)
@@ -124,7 +116,7 @@ def _error_row(item: Item, e: BaseException) -> Row:
 def audit_one(item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str,
               token: str | None = None) -> Row:
     from ..sources.hub import HubSource
-    from ..sources.open import open_source
+    from ..checkpoint.open_source import open_source
     try:
         if item.kind == "local":
             return check_source(open_source(item.text), item, engines)

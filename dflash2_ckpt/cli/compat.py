@@ -23,7 +23,7 @@ from .options import configured, engine_option, format_option, hub_options, open
 def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, revision: str | None,
             subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Will this drafter load in the engine you run, and with which command?"""
-    from ..compat import compat
+    from ..usecases.compat import compat
     from ..report import render
     report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target)
     write_outputs(report, outputs)

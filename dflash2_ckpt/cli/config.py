@@ -21,7 +21,7 @@ def command(path: str | None, config: str | None, select: str | None, ignore: st
             engines: tuple[str, ...], target: str | None, fmt: str) -> int:
     """Show the settings a command on PATH would use: defaults < [tool.dflash2-ckpt] < its per-path
     entries < the command line (give the same options here to see them win)."""
-    from ..settings import resolve
+    from .settings import resolve
     settings = resolve(config, path)
     ctx = click.get_current_context()
     given = {"select": parse_codes(select, "--select") or None, "ignore": parse_codes(ignore, "--ignore") or None,

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from dflash2_ckpt.sources.open import open_source
-from dflash2_ckpt.push import smoke_failed
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.open_source import open_source
+from dflash2_ckpt.usecases.push import smoke_failed
+from dflash2_ckpt.usecases.verify import verify
 
 from .fakehub import FakeHub
 
@@ -131,7 +131,7 @@ def test_push_with_no_network_fails_fast_without_library_logs(hub: FakeHub, ckpt
 
 def test_push_to_a_missing_branch_says_how_to_create_it(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
     from dflash2_ckpt.errors import RevisionNotFoundError
-    from dflash2_ckpt.push import push
+    from dflash2_ckpt.usecases.push import push
     with pytest.raises(RevisionNotFoundError) as e:
         push(ckpts["tiny"], dest, revision="nope", token="hf_granted")
     assert e.value.repo_id == "org/dest" and e.value.revision == "nope"
@@ -195,7 +195,7 @@ def test_a_card_naming_another_base_model_refuses_the_push(hub: FakeHub, drafter
 
 
 def test_a_card_tagged_with_the_other_version_is_a_contradiction(drafter: Path) -> None:
-    from dflash2_ckpt.model_card import plan_card
+    from dflash2_ckpt.usecases.model_card import plan_card
     (drafter / "README.md").write_text("---\ntags: [dflash-v1]\n---\n")
     plan = plan_card(drafter, "v2", "flat")
     assert [(f.code, f.field) for f in plan.findings if f.code == "DF620"] == [("DF620", "tags")]

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Literal
 
-from .checkpoint import CONFIG, INDEX
-from .sources import LocalSource
+from ..checkpoint import CONFIG, INDEX
+from ..findings import Verdict
+from ..sources import LocalSource
 from .verify import Report, verify
 
 Level = Literal["config", "headers"]
@@ -71,7 +72,7 @@ def check_dirs(dirs: Iterable[Path], level: Level, *, select: Iterable[str] = ()
 
 
 @dataclass(frozen=True)
-class HookRun:
+class HookRun(Verdict):
     """One hook run: a verify report per checkpoint directory (its `parts`, rendered one by one)."""
     level: Level
     strict: bool

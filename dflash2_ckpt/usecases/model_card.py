@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .findings import Finding
+from ..findings import Finding
 
 EMITS: frozenset[str] = frozenset({"DF620", "DF621"})
 CARD = "README.md"
@@ -36,7 +36,6 @@ class CardPlan:
 def expected_metadata(config: Mapping[str, Any] | None, version: str | None, dialect: str | None,
                       target: str | None = None) -> dict[str, Any]:
     """The front matter the config calls for (base_model only when the config or --target names one)."""
-    from .audit.rows import target_of
     tags = ["dflash", *([VERSION_TAGS[version]] if version in VERSION_TAGS else []), "speculative-decoding"]
     out: dict[str, Any] = {"tags": tags, "library_name": "speculators" if dialect == "flat" else "transformers",
                            "pipeline_tag": PIPELINE_TAG}
@@ -44,6 +43,21 @@ def expected_metadata(config: Mapping[str, Any] | None, version: str | None, dia
     if base:
         out["base_model"] = base
     return out
+
+
+def target_of(config: Mapping[str, Any] | None) -> str | None:
+    """The target a drafter names: the speculators verifier, else a recorded base model."""
+    if not isinstance(config, Mapping):
+        return None
+    spec_cfg = config.get("speculators_config")
+    if isinstance(spec_cfg, Mapping) and isinstance(spec_cfg.get("verifier"), Mapping):
+        name = spec_cfg["verifier"].get("name_or_path")
+        if isinstance(name, str) and name:
+            return name
+    for key in ("base_model", "target_model", "target_model_name_or_path"):
+        if isinstance(config.get(key), str):
+            return str(config[key])
+    return None
 
 
 def _as_list(v: Any) -> list[str]:

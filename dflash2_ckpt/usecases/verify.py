@@ -5,21 +5,22 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping
 
-from .checkpoint import Checkpoint, open_checkpoint
-from .checks.context import CheckContext, CheckOptions, read_target
-from .checks.suite import OPENING, run_checks
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.target import read_target
+from ..checks.context import CheckContext, CheckOptions
+from ..checks.suite import OPENING, run_checks
 from .compat import drafter_of
-from .engines import EngineRef, newest_supporting, resolve
-from .engines.effective import engine_views
-from .errors import HeaderError
-from .findings import Finding, fails, filter_findings
-from .layout import bytes_by_component
-from .quant.accounting import quant_summary
-from .sources import Source
+from ..engines import EngineRef, newest_supporting, resolve
+from ..engines.effective import engine_views
+from ..errors import HeaderError
+from ..findings import Finding, Verdict, filter_findings
+from ..checkpoint.layout import bytes_by_component
+from ..checkpoint.accounting import quant_summary
+from ..sources import Source
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Verdict):
     subject: str
     summary: Mapping[str, Any]
     findings: tuple[Finding, ...]
@@ -27,16 +28,14 @@ class Report:
     extra: Mapping[str, Any] = field(default_factory=dict)
     kind: ClassVar[str] = "verify"
 
-    def failed(self, strict: bool = False) -> bool:
-        return fails(self.findings, strict)
-
+    @property
     def passed(self) -> bool:
         """No error finding, and the subject is a DFlash drafter at all (a DSpark config never passes)."""
         return not self.failed() and self.summary.get("version") is not None
 
     def to_json(self) -> dict[str, Any]:
         counts = {s: sum(f.severity == s for f in self.findings) for s in ("error", "warning", "info")}
-        return {"subject": self.subject, "passed": self.passed(), "counts": counts,
+        return {"subject": self.subject, "passed": self.passed, "counts": counts,
                 "summary": dict(self.summary), "bytes_read": self.bytes_read,
                 "findings": [f.to_json() for f in self.findings], **dict(self.extra)}
 
@@ -59,7 +58,7 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
     }
     if ckpt.gguf is not None:
-        from .gguf_checkpoint import gguf_summary   # gguf + numpy load only for a GGUF file
+        from ..checkpoint.gguf import gguf_summary   # gguf + numpy load only for a GGUF file
         out.update(gguf_summary(ckpt.gguf))
     quant = quant_summary(ckpt)
     if quant is not None:

@@ -1,0 +1,63 @@
+"""compat: for each engine profile (or the named ones) a verdict on one checkpoint, as one immutable report.
+
+Header-level like verify: reads config.json and safetensors headers, never tensor data, never torch.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterable, Mapping
+
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
+from ..engines.judge import EngineVerdict, judge
+from ..findings import Finding, Verdict
+from ..checkpoint.quant import quantized_modules as header_quantized_modules
+from ..sources import Source
+
+
+@dataclass(frozen=True)
+class CompatReport(Verdict):
+    path: str
+    dialect: str | None
+    version: str | None
+    verdicts: tuple[EngineVerdict, ...]
+    named: bool                      # the engines were named (--engine): every one must load
+    kind: ClassVar[str] = "compat"   # a report kind (dflash2_ckpt.report): text layout in report/text_engines.py
+
+    @property
+    def subject(self) -> str:
+        return self.path
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        """Every verdict's reasons, for the sarif / github reporters (each message names its engine)."""
+        return tuple(r for v in self.verdicts for r in v.reasons)
+
+    def failed(self, strict: bool = False) -> bool:
+        """Named engines: any that does not load. Otherwise: none loads it."""
+        loads = [v.verdict == "loads" for v in self.verdicts]
+        return not all(loads) if self.named else not any(loads)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "dialect": self.dialect, "version": self.version,
+                "engines": [v.to_json() for v in self.verdicts]}
+
+
+def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
+               quantized_modules: Mapping[str, str] | None = None) -> Drafter:
+    det = ckpt.detection
+    modules = quantized_modules if quantized_modules is not None else header_quantized_modules(ckpt)
+    return Drafter(dialect=det.dialect if det else None, version=det.version if det else None, spec=ckpt.spec,
+                   config=ckpt.config or {}, tensors=frozenset(ckpt.tensors), quantized_modules=dict(modules or {}),
+                   path=ckpt.label, target=target)
+
+
+def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
+           target: str | None = None, quantized_modules: Mapping[str, str] | None = None) -> CompatReport:
+    """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers."""
+    named = list(engines)
+    profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
+    ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
+    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d) for p in profiles), bool(named))
