@@ -149,16 +149,6 @@ def render_push(result: Any, out: Console) -> None:
         out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
 
 
-@text_renderer("hook")
-def render_hook(run: Any, out: Console) -> None:
-    """Quiet for pre-commit: only the directories that failed or have findings."""
-    for part in run.parts:
-        bad = part.failed(run.strict)
-        if bad or part.findings:
-            out.print(f"{part.subject}: {'FAILED' if bad else 'passed'} ({run.level} checks)", markup=False)
-            render_findings(part, out)
-
-
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
     err = console(err_stream)
     where = f"{error['path']}: " if error.get("path") else ""
