@@ -56,15 +56,6 @@ class AcceptReport(Verdict):
     def speedup(self) -> float:
         return self.tokens_per_s / self.baseline_tokens_per_s if self.baseline_tokens_per_s else 0.0
 
-    def to_markdown(self) -> str:
-        """A card-ready τ table with the per-position chart (`accept --format markdown`)."""
-        from .tables import markdown
-        return markdown(self)
-
-    def to_html(self) -> str:
-        from .tables import page
-        return page(self)
-
     def to_json(self, *, timings: bool = True) -> dict[str, Any]:
         """timings=False leaves out the wall-clock figures, so two runs give the same document."""
         doc: dict[str, Any] = {

@@ -80,10 +80,12 @@ def test_json_report_is_stable(drafter, trained):
     assert "tokens_per_s" in trained.to_json() and "tokens_per_s" not in a
 
 
-def test_cli_expect_json_and_exit_codes():
+def test_cli_expect_json_and_exit_codes(tmp_path):
     base = [str(DRAFTER), "--target", str(TARGET), "--max-new-tokens", "16", "--limit", "2", "--format", "json"]
-    res = CliRunner().invoke(accept_command, base, catch_exceptions=False)
+    card = tmp_path / "tau.md"
+    res = CliRunner().invoke(accept_command, base + ["--output", f"markdown={card}"], catch_exceptions=False)
     doc = json.loads(res.output)
+    assert f"| {doc['tau']['mean']:.2f} |" in card.read_text().splitlines()[2]     # the card table, same run
     assert res.exit_code == 0 and doc["passed"] and doc["tau"]["mean"] >= 2.0
     assert doc["prompts_source"] == "target's prompts.jsonl" and len(doc["acceptance_per_position"]) == 7
     tau = doc["tau"]["mean"]
@@ -99,14 +101,15 @@ def test_cli_expect_json_and_exit_codes():
 def test_markdown_is_a_card_table_with_the_chart(trained):
     import base64
     import re
-    md = trained.to_markdown()
+    from dflash2_ckpt.report.accept_tables import markdown, page as html_page
+    md = markdown(trained)
     lines = md.splitlines()
     assert lines[0].startswith("| drafter | target | τ") and f"| {trained.tau.mean:.2f} |" in lines[2]
     assert lines[6] == "| accepted | " + " | ".join(f"{x:.2f}" for x in trained.per_position) + " |"
     svg = base64.b64decode(re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', md).group(1)).decode()
     heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', svg)]
     assert heights == [round(x * 80, 1) for x in trained.per_position]           # one bar per draft position
-    page = trained.to_html()
+    page = html_page(trained)
     assert page.count("<rect ") == len(trained.per_position)
     text = "\n".join(__import__("dflash2_ckpt.report.text_accept", fromlist=["x"]).accept_lines(trained))
     assert text.count("    draft ") == len(trained.per_position)               # the terminal bars

@@ -1,4 +1,4 @@
-"""accept as a model-card table (markdown) or a small page (html), each with a per-position acceptance chart.
+"""An accept report as a model-card table (markdown) or a small page (html), each with a per-position acceptance chart.
 
 The markdown is what `push --accept-table` puts in README.md: τ with its interval, the acceptance rate,
 the pair and the settings, so a reader can reproduce the figure; the chart is an inline SVG (the Hub and
