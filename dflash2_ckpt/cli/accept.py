@@ -4,6 +4,10 @@ torch and transformers load only inside the body.
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+from typing import Callable, Iterator
+
 import click
 
 from ..errors import Dflash2Error
@@ -11,6 +15,23 @@ from .errors import guarded
 from .options import configured, emit, hub_options, open_source, outputs_option, strict_option
 
 ACCEPT_FORMATS = ("text", "json", "sarif", "github", "markdown", "html")
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
+    """A transient bar over the prompts on stderr when it is a terminal (a long run says where it is);
+    nothing in pipes, CI logs and --format json runs captured by a script."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("accept: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("loading", total=None)
+        yield lambda done, total, label: bar.update(task, completed=done, total=total,
+                                                    description=escape(label[-40:]))
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -53,9 +74,10 @@ def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int,
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
     from ..accept import accept, require_accept_deps
     require_accept_deps()            # say "install the extra" before touching the sources
-    report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
-                    max_new_tokens=max_new_tokens, block_size=block_size, expect=expect, device=device,
-                    kernels=kernels, limit=limit, revision=target_revision, token=token)
+    with _progress() as progress:
+        report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
+                        max_new_tokens=max_new_tokens, block_size=block_size, expect=expect, device=device,
+                        kernels=kernels, limit=limit, revision=target_revision, token=token, progress=progress)
     return emit(report, fmt, strict, outputs)
 
 

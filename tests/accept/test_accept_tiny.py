@@ -113,3 +113,10 @@ def test_markdown_is_a_card_table_with_the_chart(trained):
     assert page.count("<rect ") == len(trained.per_position)
     text = "\n".join(__import__("dflash2_ckpt.report.text_accept", fromlist=["x"]).accept_lines(trained))
     assert text.count("    draft ") == len(trained.per_position)               # the terminal bars
+
+
+def test_progress_is_reported_per_prompt(drafter):
+    seen = []
+    dflash2_ckpt.accept(drafter, TARGET, max_new_tokens=4, limit=2, device="cpu",
+                        progress=lambda done, total, label: seen.append((done, total)))
+    assert seen == [(0, 2), (1, 2), (2, 2)]
