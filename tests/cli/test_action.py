@@ -90,3 +90,10 @@ def test_an_unreadable_repo_is_one_error_annotation_and_exit_3(tmp_path: Path) -
 def test_empty_paths_is_a_usage_error(tmp_path: Path) -> None:
     code, out, _, _ = run_action(tmp_path, paths=" ")
     assert code == 2 and out.startswith("::error ")
+
+
+def test_settings_file_input_reaches_verify(tmp_path: Path) -> None:
+    settings = tmp_path / "ci.toml"
+    settings.write_text('ignore = ["DF203"]\n')            # the broken drafter's only error
+    code, out, outputs, _ = run_action(tmp_path, paths=BROKEN, config=str(settings))
+    assert code == 0 and outputs["exit-code"] == "0" and f"--config {settings}" in out
