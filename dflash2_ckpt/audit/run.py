@@ -100,8 +100,8 @@ def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     verdicts = compat(ckpt, engines=engines)
     found = [f.to_json() for f in report.findings]
     summary = report.summary
-    return Row(input=item.text, repo=str(getattr(source, "repo_id", None) or source.label),
-               revision=getattr(source, "sha", None) or None, subfolder=getattr(source, "subfolder", None),
+    return Row(input=item.text, repo=source.repo_id or source.label,
+               revision=source.sha or None, subfolder=source.subfolder,
                dialect=summary.get("dialect"), version=summary.get("version"), target=target_of(ckpt.config),
                counts={s: sum(f["severity"] == s for f in found) for s in SEVERITIES}, findings=tuple(found),
                engines=tuple(verdicts.to_json()["engines"]))

@@ -1,7 +1,7 @@
 """Open a checkpoint from any Source: config, detection, DraftSpec and safetensors headers, never tensor data.
 
 The opened checkpoint is a `Checkpoint` (model.py); the files, index and shards are read by files.py,
-a GGUF drafter by gguf.py.
+a GGUF drafter by gguf.py, the quantization view by quant.py.
 """
 from __future__ import annotations
 
@@ -12,19 +12,19 @@ from ..formats.config_findings import unreadable
 from ..formats.detect import detect
 from ..formats.parse import load_config, to_spec
 from ..sources import LocalSource, Source
-from .files import INDEX, PICKLE_SUFFIXES, read_files
+from ..sources.names import CONFIG, INDEX, PICKLE_SUFFIXES
+from .files import read_files
 from .model import Checkpoint, read_header
+from .quant import build_view
 
-CONFIG = "config.json"
 __all__ = ["CONFIG", "INDEX", "PICKLE_SUFFIXES", "Checkpoint", "open_checkpoint", "read_header"]
 
 
 def gguf_file(source: Source, files: list[str]) -> str | None:
     """The GGUF file to check: the one named (a path to it, org/name/file.gguf), or the only .gguf of a
     folder without safetensors weights (GGUF repos often carry a config.json too)."""
-    named = getattr(source, "file", None)
-    if isinstance(named, str) and named.endswith(".gguf"):
-        return named
+    if source.file is not None and source.file.endswith(".gguf"):
+        return source.file
     ggufs = [f for f in files if f.endswith(".gguf")]
     if not ggufs or INDEX in files or any(f.endswith(".safetensors") for f in files):
         return None
@@ -40,11 +40,12 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     files = source.list_files()
     ckpt = Checkpoint(source)
-    ckpt.file_findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
+    ckpt.file_findings += source.notes     # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
         from .gguf import open_gguf
         open_gguf(ckpt, gguf_name)
+        ckpt.quant = build_view(ckpt)
         return ckpt
     if CONFIG in files:
         try:
@@ -64,4 +65,5 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
         ckpt.detection = detect(ckpt.config, ckpt.tensors)
         ckpt.spec, found = to_spec(ckpt.config, ckpt.detection)
         ckpt.config_findings += found
+    ckpt.quant = build_view(ckpt)      # from the config and headers just read; hf_quant_config.json if present
     return ckpt

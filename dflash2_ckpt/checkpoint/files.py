@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import HeaderError, HubError, SourceError, UnsafePathError
 from ..findings import Finding
 from ..formats.parse import load_config
+from ..sources.names import INDEX, PICKLE_SUFFIXES
 
 if TYPE_CHECKING:
     from .model import Checkpoint
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
 EMITS: frozenset[str] = frozenset({"DF601", "DF602", "DF603", "DF604", "DF605", "DF606", "DF607", "DF608",
                                    "DF609", "DF912"})
 
-INDEX = "model.safetensors.index.json"
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 
 
 def _safe_shard_name(name: Any) -> str | None:

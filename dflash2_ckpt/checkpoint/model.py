@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..findings import Finding
 from ..formats.detect import Detection
 from ..formats.spec import DraftSpec
+from ..quant.logical import QuantView
 from ..sources import Source, read_small
 from ..sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
 
@@ -29,6 +30,8 @@ class Checkpoint:
     # tensors the index places in shards that could not be read (already reported as DF60x)
     unavailable: set[str] = field(default_factory=set)
     gguf: GGUFHeader | None = None      # a GGUF drafter (gguf.py): its header
+    # the quantized modules and the dense tensors they stand for (quant.py), filled at open
+    quant: QuantView = field(default_factory=QuantView)
 
     @property
     def label(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Iterable, Literal
 
 from ..checkpoint import CONFIG, INDEX
 from ..findings import Verdict
-from ..sources import LocalSource
+from ..sources import LocalSource, SourceBase
 from .verify import Report, verify
 
 Level = Literal["config", "headers"]
@@ -38,7 +38,7 @@ def checkpoint_dirs(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return list(out.values())
 
 
-class ConfigOnlySource:
+class ConfigOnlySource(SourceBase):
     """A checkpoint directory seen through config.json alone: the light hook never opens the weights."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:

@@ -26,6 +26,8 @@ class Report(Verdict):
     findings: tuple[Finding, ...]
     bytes_read: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # the checkpoint as verify opened it, so what runs next (the smoke forward) does not open it again
+    checkpoint: Checkpoint | None = field(default=None, compare=False, repr=False)
     kind: ClassVar[str] = "verify"
 
     @property
@@ -100,9 +102,9 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     ctx = CheckContext(ckpt, None if target is None else read_target(target),
                        CheckOptions(scan=scan, engines=profiles))
     found = run_checks(ctx)
-    extra = {**getattr(ckpt.source, "report_extra", lambda: {})(), **ctx.extra}
+    extra = {**ckpt.source.report_extra(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
-                  extra=extra)
+                  extra=extra, checkpoint=ckpt)
 
 
 # file-level findings that mean the tensors could not be listed at all: inspect has nothing true to show
@@ -119,4 +121,4 @@ def inspect(path: str | os.PathLike[str] | Source) -> InspectReport:
         raise HeaderError(f"{bad[0].code} {bad[0].message}", path=ckpt.label, tensor=bad[0].tensor,
                           hint="run `dflash2-ckpt verify` for every finding; re-download or re-save the file")
     return InspectReport(ckpt.label, summarize(ckpt), tuple(found), ckpt.bytes_read,
-                  extra=getattr(ckpt.source, "report_extra", lambda: {})())
+                  extra=ckpt.source.report_extra())

@@ -86,6 +86,6 @@ def check(source: Any, *, target: Target = None, select: Iterable[str] = (), ign
     report = verify(source, target=target, select=select, ignore=ignore, scan=scan, engines=engines)
     if not smoke or report.failed(strict):
         return CheckResult(report)
-    result = _run_smoke(source, target)
+    result = _run_smoke(report.checkpoint or source, target)     # the checkpoint verify opened, not a second open
     found = filter_findings(getattr(result, "findings", ()), select, ignore)
     return CheckResult(report, result, tuple(found))

@@ -15,7 +15,7 @@ from dflash2_ckpt.dev.engine_table import engines_table
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES, ROOT
-from engine_helpers import real_checkpoint
+from _kit.engines import real_checkpoint
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 OFFICIAL = ("z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 
 def run(*args: str) -> tuple[int, str]:

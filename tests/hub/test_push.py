@@ -12,7 +12,7 @@ from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.usecases.push import smoke_failed
 from dflash2_ckpt.usecases.verify import verify
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 
 def run(*args: str) -> tuple[int, str]:
