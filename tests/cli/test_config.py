@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FIXTURES
 
-from .clikit import one_json, run
+from _kit.cli import one_json, run
 
 BROKEN = FIXTURES / "broken" / "fc-wrong-shape"      # one DF203 error
 
