@@ -33,7 +33,8 @@ def test_version_comes_from_the_metadata_alone() -> None:
 
 def test_documented_tags_name_this_version() -> None:
     tag = f"v{VERSION}"
-    docs = {p: p.read_text() for p in [ROOT / "README.md", ROOT / ".pre-commit-hooks.yaml", ROOT / "action.yml",
+    docs = {p: p.read_text() for p in [ROOT / "docs" / "hooks-and-push.md", ROOT / ".pre-commit-hooks.yaml",
+                                       ROOT / "action.yml",
                                        ROOT / "docs" / "hub.md", ROOT / "docs" / "github-actions-verify.yml"]}
     revs = {(p.name, r) for p, t in docs.items() for r in re.findall(r"rev: (v[\w.]+)", t)}
     refs = {(p.name, r) for p, t in docs.items() for r in re.findall(r"dflash2-ckpt@(v[\w.]+)", t)}
@@ -53,4 +54,4 @@ def test_shell_completion_lists_the_commands() -> None:
     assert res.output.splitlines() == ["plain,verify"]
     res = CliRunner().invoke(main, [], prog_name="dflash2-ckpt", env={"_DFLASH2_CKPT_COMPLETE": "bash_source"})
     assert "_dflash2_ckpt_completion" in res.output
-    assert "_DFLASH2_CKPT_COMPLETE=bash_source dflash2-ckpt" in (ROOT / "README.md").read_text()
+    assert "_DFLASH2_CKPT_COMPLETE=bash_source dflash2-ckpt" in (ROOT / "docs" / "commands.md").read_text()

@@ -14,8 +14,8 @@ from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-# where a rule's documentation lives (code scanning links each alert's rule here); the README's code table
-DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/README.md"
+# where a rule's documentation lives (code scanning links each alert's rule here): docs/codes.md
+DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
 FAMILIES = {"DF1": "config schema", "DF2": "tensors", "DF3": "v1/v2 identity", "DF4": "causality",
             "DF5": "pairing with the target", "DF6": "files, shards and the model card", "DF75": "acceptance",
             "DF7": "smoke forward", "DF8": "engine compatibility", "DF9": "GGUF"}
