@@ -80,6 +80,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF231", "derived-tensor-missing", "error", "diff: a reference tensor is absent from the derived checkpoint"),
     Code("DF232", "derived-tensor-extra", "info", "diff: a derived tensor the reference does not have"),
     Code("DF233", "derived-tensor-noise", "info", "diff: tensors differ within the quantization noise their scheme predicts"),
+    Code("DF234", "quant-pattern-not-evaluated", "error", "a quantization_config pattern was not evaluated (exponential backtracking, too long, too many); it is treated as matching nothing"),
     # DF3xx v1 / v2 identity
     Code("DF301", "v2-tensors-under-v1", "error", "a v1 architecture over a file carrying conv / selector tensors: a v1 loader drops them"),
     Code("DF302", "v2-tensors-missing", "error", "a v2 architecture whose file lacks the conv / selector tensors"),

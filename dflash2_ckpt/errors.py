@@ -178,6 +178,11 @@ class HubStatusError(HubError):
         self.attempts = attempts
 
 
+class HubResponseError(HubError):
+    """The Hub (or what answers as it) sent something unusable: too large, too deep, a file size that
+    is not a size. The repo's files were never read, so nothing is said about the checkpoint."""
+
+
 class RateLimitedError(HubStatusError):
     """HTTP 429 beyond what the retry budget allows; `retry_after` is the server's wait in seconds, if given."""
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, TypeVar
 
-from ..errors import AmbiguousSubfolderError, SourceError
+from ..errors import AmbiguousSubfolderError, HubError, SourceError
 from ..findings import Finding
 from ..formats.detect import detect
 from ..formats.parse import load_config
@@ -34,6 +34,9 @@ def _drafter_config(source: Source) -> tuple[bool, str]:
         return False, "no config.json"
     try:
         cfg, _ = load_config(read_small(source, CONFIG))
+    except HubError:
+        # the network, not the folder: trying the next folder would only spend the deadline again
+        raise
     except SourceError:
         return False, "config.json unreadable"
     if cfg is None:

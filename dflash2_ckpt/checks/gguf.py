@@ -57,6 +57,9 @@ def check(ctx: CheckContext) -> list[Finding]:
     return gguf_findings(ctx.checkpoint, target_layers=layers)
 
 
+_MAX_TAPS = 4096        # tap ids looked at: no target has more layers (formats.parse.MAX_DRAFT_LAYERS)
+
+
 def gguf_findings(ckpt: Checkpoint, *, target_layers: int | None = None, reference: DraftSpec | None = None,
                   reference_tensors: Iterable[str] = ()) -> list[Finding]:
     """GGUF rules; `reference` / `reference_tensors` are the HF drafter it was converted from, when known."""
@@ -68,7 +71,16 @@ def gguf_findings(ckpt: Checkpoint, *, target_layers: int | None = None, referen
     read = read_spec(h)
     if not fork:
         _keys(h, read.bad_keys, read.v2_tensors, out)
-    taps = [int(v) for v in h.get(N.KEY_TARGET_LAYERS) or [] if isinstance(v, int)]
+    raw_taps = h.get(N.KEY_TARGET_LAYERS)
+    if raw_taps is not None and not isinstance(raw_taps, list):
+        # a scalar, bool or float where llama.cpp reads an array: it refuses the file as if it were absent
+        if not any(f.code == "DF902" for f in out):
+            out.append(Finding("DF902", f"{N.KEY_TARGET_LAYERS} = {raw_taps!r} is not an array of layer ids: the "
+                               "llama.cpp loader stops with \"DFlash model requires 'target_layers' in GGUF "
+                               "metadata\". Write the z-lab target_layer_ids + 1 as an array",
+                               field=N.KEY_TARGET_LAYERS, details={"value": repr(raw_taps)[:80]}))
+        raw_taps = []
+    taps = [int(v) for v in raw_taps or [] if isinstance(v, int) and not isinstance(v, bool)][:_MAX_TAPS]
     _taps(taps, target_layers, reference, out)
     _mask(h, reference, out)
     spec = read.spec

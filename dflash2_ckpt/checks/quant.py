@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..findings import Finding
-from ..quant.config import QuantConfig, ct_match
+from ..quant.config import QuantConfig
 from ..quant.storage import MAIN_DTYPE, expected_aux, main_suffix, stored_main_shape
 from ..quant.logical import QuantModule, QuantView
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .context import CheckContext
 
 EMITS: frozenset[str] = frozenset({"DF220", "DF221", "DF222", "DF223", "DF224", "DF225", "DF226", "DF227",
-                                   "DF228", "DF229"})
+                                   "DF228", "DF229", "DF234"})
 # must stay dense (ENGINES §2): vLLM builds these unquantized
 _DENSE_ONLY = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.(kernel_projection|base_kernel)$|"
                          r"(^|\.)candidate_selector\.(hidden_projection|predecessor_codebook|successor_codebook)$")
@@ -61,15 +61,33 @@ def _module_findings(m: QuantModule, ckpt: Checkpoint) -> list[Finding]:
 
 
 def _unmatched_ignores(cfg: QuantConfig, classes: dict[str, str | None]) -> list[str]:
+    # module paths as the drafter class names them, and as a model.-wrapped export would
+    paths = [(p + mod, cls) for mod, cls in classes.items() for p in ("", "model.")]
+    # exact names and class names by set lookup: an ignore list may be long, the drafter is small
+    exact = {n for n, _ in paths} | {c for _, c in paths if c is not None} | ({"Module"} if paths else set())
     out = []
     for pat in cfg.ignore:
         if pat in _TARGET_MODULES:
             continue
-        # module paths as the drafter class names them, and as a model.-wrapped export would
-        hit = any((cfg.ignored_by(p + mod, cls) == pat) if cfg.library == "modelopt" else ct_match(p + mod, cls, pat)
-                  for mod, cls in classes.items() for p in ("", "model."))
+        if cfg.library == "compressed-tensors" and not pat.startswith("re:"):
+            hit = pat in exact
+        else:
+            hit = any(cfg.matches(n, cls, pat) for n, cls in paths)
         if not hit:
             out.append(pat)
+    return out
+
+
+def _skipped_findings(cfg: QuantConfig) -> list[Finding]:
+    """DF234: one finding per pattern that was not evaluated (a few named, the rest counted)."""
+    items = sorted(cfg.skipped.items())
+    out = [Finding("DF234", f"{cfg.where}: the pattern {pat!r} was not evaluated: {why}. It is treated as matching "
+                   "no module, so the verdicts on the modules it names may be wrong; rewrite it as plain "
+                   "alternatives or exact module names", field=cfg.where, details={"pattern": pat, "why": why})
+           for pat, why in items[:20]]
+    if len(items) > 20:
+        out.append(Finding("DF234", f"{cfg.where}: {len(items) - 20} more patterns were not evaluated",
+                           field=cfg.where, details={"count": len(items) - 20}))
     return out
 
 
@@ -150,4 +168,6 @@ def quant_findings(ckpt: Checkpoint) -> list[Finding]:
                            f"{', '.join(f'{k} x{v}' for k, v in sorted(counts.items()))}, {cfg.library}); whether "
                            "an engine serves them is judged per engine", details={"modules": schemes,
                                                                                    "library": cfg.library}))
+    if cfg is not None:
+        out += _skipped_findings(cfg)
     return out

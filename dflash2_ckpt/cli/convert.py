@@ -50,7 +50,7 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
         from ..convert.gguf import convert_gguf
         render(convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
                             tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
-                            accept_findings=accept), fmt)
+                            accept_findings=accept, verifier_architectures=verifier_archs), fmt)
         return EXIT_OK
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError

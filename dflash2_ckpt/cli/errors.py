@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
                       Dflash2Error, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError, HubError,
-                      HubStatusError, HubUnreachableError, MissingDependencyError, OfflineNotCachedError, RateLimitedError,
+                      HubResponseError, HubStatusError, HubUnreachableError, MissingDependencyError,
+                      OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
                       UnsafePathError, UsageError, VersionMismatchError)
 
@@ -53,6 +54,7 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
     (HubUnreachableError, Outcome(EXIT_CANNOT_RUN, "unreachable", "check the connection or proxy (HF_ENDPOINT)")),
     (RateLimitedError, Outcome(EXIT_CANNOT_RUN, "rate limited", "wait and retry, or pass a token (higher limits)")),
     (HubStatusError, Outcome(EXIT_CANNOT_RUN, "Hub error", "retry later; see https://status.huggingface.co")),
+    (HubResponseError, Outcome(EXIT_CANNOT_RUN, "unusable Hub answer", "check HF_ENDPOINT; retry later")),
     (HubError, Outcome(EXIT_CANNOT_RUN, "Hub error", "check the repo id, the token and the network")),
     (AmbiguousSubfolderError, Outcome(EXIT_CANNOT_RUN, "several drafters", "name one with --subfolder")),
     (UnsafePathError, Outcome(EXIT_CANNOT_RUN, "unsafe path", "a file links or climbs outside the checkpoint")),

@@ -25,7 +25,7 @@ from ..usecases.verify import verify
 from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
-from .staging import claim_destination, install, staging_area
+from .staging import check_overlap, claim_destination, install, staging_area
 from .stream import WriteError, make_buffers, write_shard
 
 __all__ = ["convert", "ConversionReport", "WriteError"]
@@ -71,16 +71,25 @@ def _target(target: str | os.PathLike[str] | None, verifier_name: str | None, ar
             layers if isinstance(layers, int) and not isinstance(layers, bool) else None)
 
 
-def _check_paths(src: Path, dst: Path) -> None:
-    s, d = src.resolve(), dst.resolve()
-    if s == d or s in d.parents or d in s.parents:
-        raise ConversionUsageError(f"the destination {dst} overlaps the source {src}; the source is never modified",
-                              hint="write to a separate directory")
+def _json_bytes(obj: Any, what: str) -> bytes:
+    """Indented JSON, or compact when indenting would take it past the cap readers apply (a 60 MB
+    config indents to 78 MB, which verify would then refuse); refused before any write when even the
+    compact form is over."""
+    from ..sources import MAX_JSON_BYTES
+    text = json.dumps(obj, indent=2, sort_keys=True) + "\n"
+    if len(text) > MAX_JSON_BYTES:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
+    data = text.encode()
+    if len(data) > MAX_JSON_BYTES:
+        raise ConversionError(f"the converted {what} would be {len(data):,} bytes, over the {MAX_JSON_BYTES:,}-byte "
+                              "cap every reader of this toolkit applies", hint="shrink the config (unknown keys are "
+                              "kept verbatim)")
+    return data
 
 
-def _write_json(path: Path, obj: Any) -> None:
-    with open(path, "x") as f:
-        f.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+def _write_json(path: Path, data: bytes) -> None:
+    with open(path, "xb") as f:
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
 
@@ -88,13 +97,15 @@ def _write_json(path: Path, obj: Any) -> None:
 def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
     """Write everything into the staging directory, every tensor compared with the source; returns that count."""
     checked = 0
+    config = _json_bytes(plan.config, "config.json")        # before the tensors: a refusal costs nothing
+    index = _json_bytes(plan.index(), INDEX) if plan.sharded else None
     with ThreadPoolExecutor(1) as pool:
         bufs = make_buffers(pool)
         for shard in plan.shards:
             checked += write_shard(bufs, str(src_root / shard.source), str(tmp / shard.name), shard)
-    _write_json(tmp / "config.json", plan.config)
-    if plan.sharded:
-        _write_json(tmp / INDEX, plan.index())
+    _write_json(tmp / "config.json", config)
+    if index is not None:
+        _write_json(tmp / INDEX, index)
     for f in plan.copy_files:
         shutil.copyfile(src_root / f, tmp / f)
     return checked
@@ -139,7 +150,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     ckpt = open_checkpoint(src)
     src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
-    _check_paths(src_root, dst_path)
+    check_overlap(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
     if dry_run:

@@ -14,14 +14,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
-from ..errors import ConversionError, SourceError
-from ..findings import Finding
+from ..errors import ConversionError, SourceError, SourceFindingsError
+from ..findings import Finding, keep
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
@@ -32,7 +32,7 @@ from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
-from .staging import claim_destination, install, staging_area
+from .staging import check_overlap, claim_destination, install, staging_area
 
 _DENSE = ("F32", "F16", "BF16")
 _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
@@ -154,8 +154,11 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
 
 def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
                       target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
-                      force: bool = False, dry_run: bool = False) -> FromGGUFReport:
+                      force: bool = False, dry_run: bool = False, verifier_architectures: tuple[str, ...] = (),
+                      accept_findings: Iterable[str] = ()) -> FromGGUFReport:
     start = time.monotonic()
+    if os.path.lexists(src):
+        check_overlap(Path(src), Path(dst).absolute())
     ckpt = open_checkpoint(src)
     h, spec = ckpt.gguf, ckpt.spec
     if h is None:
@@ -177,8 +180,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         return report
     dst_path = Path(dst).absolute()
     cleaned = claim_destination(dst_path, dst, force)
-    meta_raw = h.get(N.KEY_SOURCE_ST_META)
-    meta = json.loads(meta_raw) if isinstance(meta_raw, str) and meta_raw.startswith("{") else None
+    meta = _recorded_metadata(h.get(N.KEY_SOURCE_ST_META), report.notes)
     header, spans = build_header(entries, meta)
     placed = [Piece(p.name, len(header) + b, p.src_file, p.src_begin, p.src_end, p.data)
               for p, (b, _) in zip(pieces, spans)]
@@ -192,16 +194,52 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         staged = _check_staged(tmp, ckpt, spec)
         if staged.detection is not None and staged.detection.dialect == to:
             report.findings = tuple(run_checks(CheckContext(staged)))
+            _refuse_broken(report.findings, ckpt.label, list(accept_findings))
             install(tmp, dst_path, force)
         else:
             from . import convert
-            inner = convert(tmp, dst_path, to=to, target=target, verifier_name=verifier_name, force=force)
+            inner = convert(tmp, dst_path, to=to, target=target, verifier_name=verifier_name, force=force,
+                            verifier_architectures=verifier_architectures, accept_findings=accept_findings)
             report.findings = inner.verify_findings
             report.notes.append(f"then converted {staged.detection.dialect if staged.detection else '?'} -> {to}")
     report.written = True
     report.notes += cleaned
     report.seconds = time.monotonic() - start
     return report
+
+
+def _refuse_broken(findings: tuple[Finding, ...], label: str, accept: list[str]) -> None:
+    """What the safetensors path refuses up front (a source with error findings) is seen here on the
+    drafter the GGUF describes, staged: zero dimensions, 0 KV heads and the like fail verify there, and
+    nothing is installed unless the caller accepts those codes by name."""
+
+    left = [f for f in findings if f.severity == "error" and not (accept and keep(f.code, accept))]
+    if left:
+        codes = ",".join(sorted({f.code for f in left}))
+        raise SourceFindingsError(f"the drafter this GGUF describes has {len(left)} error finding(s) ({codes}); "
+                                  "nothing was converted", path=label, findings=[f.to_json() for f in left],
+                                  hint=f"fix the GGUF, or accept these with --accept-findings {codes}")
+
+
+_MAX_META = 1 << 20       # bytes of recorded safetensors metadata; real ones are a few hundred
+
+
+def _recorded_metadata(raw: Any, notes: list[str]) -> dict[str, str] | None:
+    """The source's safetensors __metadata__ recorded in the GGUF, when it is what safetensors allows
+    (a flat object of strings); anything else (not JSON, 100k levels deep, a 100k-digit number) is
+    dropped with a note, never a crash."""
+    if raw is None:
+        return None
+    meta: Any = None
+    if isinstance(raw, str) and len(raw) <= _MAX_META and raw.lstrip().startswith("{"):
+        try:
+            meta = json.loads(raw)
+        except (ValueError, RecursionError):
+            meta = None
+    if isinstance(meta, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
+        return meta
+    notes.append(f"{N.KEY_SOURCE_ST_META} is not a JSON object of strings; the safetensors metadata was not restored")
+    return None
 
 
 def _check_staged(tmp: Path, source: Checkpoint, spec: DraftSpec) -> Checkpoint:

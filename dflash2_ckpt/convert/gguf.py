@@ -12,13 +12,18 @@ from .to_gguf import GGUFConversionReport, convert_to_gguf
 def convert_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: str,
                  target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
                  outtype: str | None = None, tokenizer_from: str | os.PathLike[str] | None = None,
-                 dry_run: bool = False, force: bool = False,
-                 accept_findings: Iterable[str] = ()) -> GGUFConversionReport | FromGGUFReport:
+                 dry_run: bool = False, force: bool = False, accept_findings: Iterable[str] = (),
+                 verifier_architectures: tuple[str, ...] = ()) -> GGUFConversionReport | FromGGUFReport:
     """HF -> GGUF with to="gguf"; a .gguf SRC -> the HF dialect `to`. Raises as convert() does."""
     from_gguf = os.fspath(src).endswith(".gguf")
     if to == "gguf":
         if from_gguf:
             raise ConversionUsageError("the source is already GGUF; convert it to nested or flat")
+        if not os.fspath(dst).endswith(".gguf"):
+            # refused before any work: the written file is read back by its name, and llama.cpp users
+            # look for the suffix
+            raise ConversionUsageError(f"the GGUF destination {os.fspath(dst)!r} does not end in .gguf",
+                                       hint=f"name it {os.fspath(dst).rstrip('/')}.gguf")
         return convert_to_gguf(src, dst, target=target, outtype=outtype, tokenizer_from=tokenizer_from,
                                force=force, dry_run=dry_run, accept_findings=accept_findings)
     if outtype or tokenizer_from:
@@ -26,4 +31,5 @@ def convert_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to
     if to not in ("nested", "flat"):
         raise ValueError(f"to must be 'nested', 'flat' or 'gguf', not {to!r}")
     return convert_from_gguf(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
-                             force=force, dry_run=dry_run)
+                             verifier_architectures=verifier_architectures, force=force, dry_run=dry_run,
+                             accept_findings=accept_findings)

@@ -2,15 +2,22 @@
 
 Names carry the writer's pid, so a later run can tell a dead run's leftovers from a live one's:
   .DST.dflash2-tmp-<pid>-<token>   output being written; removed when its writer is dead
+  .DST.dflash2-tmp-<pid>-<token>.owner   beside it: pid, process start time and host of the writer, so a
+                                   recycled pid does not keep a dead run's staging alive for ever
   .DST.dflash2-old-<pid>-<token>   the previous DST moved aside by --force; if the writer died before the
                                    new DST was in place, it is moved back (the user's data is never lost)
+Every conversion cleans the dead runs' staging of *any* destination in DST's parent, not only its own
+(a killed run to another name would otherwise keep up to a checkpoint's size on disk), and says so.
 """
 from __future__ import annotations
 
+import errno
+import json
 import os
 import re
 import secrets
 import shutil
+import socket
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -22,16 +29,47 @@ def _name(dst: Path, tag: str) -> Path:
     return dst.parent / f".{dst.name}{tag}{os.getpid()}-{secrets.token_hex(4)}"
 
 
-def _alive(pid: int) -> bool:
+OWNER = ".owner"
+# any run's staging or aside name, with its pid and, for staging, the owner record beside it
+_ANY = re.compile(r"^\.(?P<dst>.+?)(?P<tag>" + re.escape(TMP) + "|" + re.escape(OLD) + r")(?P<pid>\d+)-[0-9a-f]+"
+                  r"(?P<owner>" + re.escape(OWNER) + ")?$")
+
+
+def _started(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux /proc), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except (PermissionError, OverflowError):
+        return pid < 1 << 31
     return True
+
+
+def _alive(pid: int, owner: Path | None = None) -> bool:
+    """Is the run that made this entry still running? Its owner record, when there, must match the live
+    process (same host, same start time); a recycled pid is not the writer."""
+    if not _pid_alive(pid):
+        return False
+    if owner is None or pid == os.getpid():
+        return True
+    try:
+        rec = json.loads(owner.read_text())
+    except (OSError, ValueError):
+        return True                         # unreadable: being written, or not ours to judge
+    if not isinstance(rec, dict) or rec.get("host") != socket.gethostname():
+        return True                         # another machine's run on a shared disk: leave it
+    return rec.get("start") is None or rec.get("start") == _started(pid)
 
 
 def _remove(path: Path) -> None:
@@ -45,30 +83,67 @@ def _remove(path: Path) -> None:
 
 
 def clean_stale(dst: Path) -> list[str]:
-    """Remove staging left by dead runs for this DST; restore a DST a dead --force run moved aside."""
+    """Remove staging left by dead runs beside DST (for any destination in its folder); restore a DST a
+    dead --force run moved aside. Returns what was done, one sentence each, for the report."""
     actions: list[str] = []
     if not dst.parent.is_dir():
         return actions
-    tags = re.escape(TMP) + "|" + re.escape(OLD)
-    pattern = re.compile(re.escape(f".{dst.name}") + f"({tags})" + r"(\d+)-[0-9a-f]+$")
     for entry in sorted(dst.parent.iterdir()):
-        m = pattern.match(entry.name)
-        if not m or _alive(int(m.group(2))):
+        m = _ANY.match(entry.name)
+        if not m or m.group("owner"):
             continue
-        if m.group(1) == OLD and not os.path.lexists(dst):
-            os.rename(entry, dst)
-            actions.append(f"restored {dst} from {entry.name}, left aside by an interrupted run")
+        owner = entry.with_name(entry.name + OWNER)
+        if _alive(int(m.group("pid")), owner if m.group("tag") == TMP and os.path.lexists(owner) else None):
+            continue
+        target = entry.parent / m.group("dst")
+        if m.group("tag") == OLD and not os.path.lexists(target):
+            os.rename(entry, target)
+            actions.append(f"restored {target} from {entry.name}, left aside by an interrupted run")
         else:
+            size = _size(entry)
             _remove(entry)
-            actions.append(f"removed {entry.name}, left by an interrupted run")
+            actions.append(f"removed {entry.name} ({size:,} bytes), left by an interrupted run (pid "
+                           f"{m.group('pid')}, no longer running)")
+        if os.path.lexists(owner):
+            _remove(owner)
+    for entry in sorted(dst.parent.iterdir()):     # an owner record whose staging is gone
+        m = _ANY.match(entry.name)
+        if m and m.group("owner") and not os.path.lexists(entry.with_name(entry.name[:-len(OWNER)])):
+            _remove(entry)
     return actions
+
+
+def _size(path: Path) -> int:
+    if path.is_file() or path.is_symlink():
+        return path.lstat().st_size
+    total = 0
+    for here, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(here, f)).st_size
+            except OSError:
+                pass
+    return total
 
 
 def make_staging(dst: Path) -> Path:
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = _name(dst, TMP)
-    tmp.mkdir()
+    owner = tmp.with_name(tmp.name + OWNER)
+    with open(owner, "x") as f:                    # written first: a staging directory never lacks one
+        json.dump({"pid": os.getpid(), "start": _started(os.getpid()), "host": socket.gethostname()}, f)
+    try:
+        tmp.mkdir()
+    except BaseException:
+        _remove(owner)
+        raise
     return tmp
+
+
+def exists_error(dst: str | os.PathLike[str]) -> Exception:
+    from ..errors import ConversionUsageError
+    return ConversionUsageError(f"{dst} already exists: another conversion put it there first",
+                                hint="pass --force to replace it once the new one verified")
 
 
 def fsync_dir(path: Path) -> None:
@@ -84,7 +159,7 @@ def install(tmp: Path, dst: Path, force: bool) -> None:
     fsync_dir(tmp)
     if os.path.lexists(dst):
         if not force:
-            raise FileExistsError(str(dst))
+            raise exists_error(dst)
         old = _name(dst, OLD)
         os.rename(dst, old)
         try:
@@ -95,7 +170,13 @@ def install(tmp: Path, dst: Path, force: bool) -> None:
         fsync_dir(dst.parent)
         _remove(old)
     else:
-        os.rename(tmp, dst)
+        try:
+            os.rename(tmp, dst)
+        except OSError as e:
+            # DST appeared since it was claimed: a concurrent conversion to the same place won the race
+            if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                raise exists_error(dst) from None
+            raise
     fsync_dir(dst.parent)
 
 
@@ -123,5 +204,20 @@ def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
         raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
                          hint="nothing was left behind; free space or fix permissions and run again") from e
     finally:
-        if tmp is not None and os.path.lexists(tmp):
-            _remove(tmp)
+        if tmp is not None:
+            if os.path.lexists(tmp):
+                _remove(tmp)
+            _remove(tmp.with_name(tmp.name + OWNER))
+
+
+def check_overlap(src: Path, dst: Path) -> None:
+    """The one destination / source check of every conversion kind (dialect, to GGUF, from GGUF): DST
+    may not be SRC, lie inside it, or contain it. --force replaces DST wholesale, so a DST holding the
+    source (a GGUF file's folder, a checkpoint's parent) would delete the source and its neighbours."""
+    from ..errors import ConversionUsageError
+    s, d = src.resolve(), dst.resolve()
+    if s == d or s in d.parents or d in s.parents:
+        what = "is" if s == d else "is inside" if s in d.parents else "contains"
+        raise ConversionUsageError(f"the destination {dst} overlaps the source {src}: it {what} the source, "
+                                   "which is never modified",
+                                   hint="write to a path outside the source and its folders")

@@ -39,7 +39,7 @@ from .gguf_exact import gguf_differences
 from .gguf_tokenizer import from_gguf, from_target_dir
 from .pieces import Piece, write_pieces
 from .plan import _refuse_source, _tensor_fate
-from .staging import claim_destination, staging_area
+from .staging import check_overlap, claim_destination, exists_error, staging_area
 
 OUTTYPES = ("bf16", "f16", "f32", "q8_0")
 _TYPE = {"bf16": GGMLQuantizationType.BF16, "f16": GGMLQuantizationType.F16, "f32": GGMLQuantizationType.F32,
@@ -254,9 +254,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
             raise ConversionError(f"target {t.label}: {t.error}")
     src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
-    if src_root.resolve() in dst_path.resolve().parents:
-        raise ConversionUsageError(f"{dst} is inside the source {src_root}; the source is never modified",
-                              hint="write the GGUF file outside the checkpoint directory")
+    check_overlap(src_root, dst_path)
     tensors, notes = plan_tensors(ckpt, outtype)
     report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
                                   outtype or "source dtype", tensors, 0, notes)
@@ -314,6 +312,9 @@ def _install_file(tmp: Path, dst: Path, force: bool) -> None:
     if force:
         os.replace(tmp, dst)            # atomic: the old file stays until the new one is in place
     else:
-        os.link(tmp, dst)               # fails if DST appeared meanwhile: never clobber without --force
+        try:
+            os.link(tmp, dst)           # fails if DST appeared meanwhile: never clobber without --force
+        except FileExistsError:
+            raise exists_error(dst) from None
         tmp.unlink()
     fsync_dir(dst.parent)

@@ -17,7 +17,7 @@ import torch
 
 from ..checkpoint import open_checkpoint
 from ..checkpoint.layout import role_of
-from ..errors import SourceError
+from ..errors import ConfigError, SourceError
 from ..sources import Source
 from ..sources.safetensors_header import DTYPE_BITS, TensorInfo
 from .dequant import dequantize_rows
@@ -61,6 +61,10 @@ class Side(Protocol):
         ...
 
 
+# quant findings after which the library cannot decompress the side
+_UNREADABLE = frozenset({"DF222", "DF223", "DF227", "DF229", "DF234"})
+
+
 def _rows_of(shape: tuple[int, ...]) -> tuple[int, int]:
     if not shape:
         return 1, 1
@@ -72,6 +76,7 @@ class SafetensorsSide:
         self.ckpt = open_checkpoint(path)
         self.label = self.ckpt.label
         self.view = self.ckpt.quant
+        self._refuse_unreadable_quant()
         raw = self.ckpt.config or {}
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}
@@ -90,6 +95,18 @@ class SafetensorsSide:
                 rows, cols = _rows_of(t.shape)
                 self._meta[canon] = TensorMeta(canon, t.shape, t.dtype, None, max(1, t.nbytes // max(rows, 1)))
                 self._dense[canon] = t
+
+    def _refuse_unreadable_quant(self) -> None:
+        """A quantized side whose config or tensors the library cannot decompress (a missing zero point,
+        a malformed config) is refused up front with verify's findings, not halfway through."""
+        if not self.view.modules and self.view.config is None and not self.view.config_error:
+            return
+        from ..checks.quant import quant_findings
+        bad = [f for f in quant_findings(self.ckpt) if f.code in _UNREADABLE and f.severity == "error"]
+        if bad:
+            listed = "; ".join(f"{f.code} {f.message}" for f in bad[:3])
+            raise ConfigError(f"cannot dequantize: {listed}{f' (and {len(bad) - 3} more)' if len(bad) > 3 else ''}",
+                              path=self.label, hint=f"run `dflash2-ckpt verify {self.label}`")
 
     def tensors(self) -> dict[str, TensorMeta]:
         return self._meta
@@ -110,8 +127,12 @@ class SafetensorsSide:
             return self._read(self._dense[name].name, r0, r1).float(), 0.0
         mod = self.view.modules[self._quant[name]]
         assert self.view.config is not None and mod.scheme is not None and mod.logical is not None
-        return dequantize_rows(mod.scheme, self.view.config, self.raw_quant, mod.module, self._read,
-                               mod.logical, r0, r1)
+        try:
+            return dequantize_rows(mod.scheme, self.view.config, self.raw_quant, mod.module, self._read,
+                                   mod.logical, r0, r1)
+        except (KeyError, ValueError, TypeError) as e:     # the library's validation errors are ValueErrors
+            raise SourceError(f"cannot dequantize {mod.module} ({mod.label}): {type(e).__name__}: {e}",
+                              path=self.label, tensor=name) from None
 
     def files(self) -> Iterator[tuple[str, Callable[[], Iterator[bytes]]]]:
         src = self.ckpt.source

@@ -108,6 +108,9 @@ def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any]
 
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# entries of any one list in a config: taps and layer_types are at most one per layer (MAX_DRAFT_LAYERS,
+# and no target has more), so a 5M-entry tap list is refused before validation builds objects for it
+MAX_CONFIG_LIST = 1 << 16
 
 
 def _oversized_ints(config: Mapping[str, Any]) -> list[Finding]:
@@ -118,13 +121,18 @@ def _oversized_ints(config: Mapping[str, Any]) -> list[Finding]:
     stack: list[tuple[tuple[Any, ...], Any]] = [((), config)]
     while stack:
         loc, node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend((loc + (k,), v) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((loc + (i,), v) for i, v in enumerate(node))
-        elif isinstance(node, int) and not isinstance(node, bool) and not INT64_MIN <= node <= INT64_MAX:
-            out.append(out_of_range(json_path(loc), node, "does not fit in a 64-bit integer, which is "
-                                    "what every engine stores config integers in", "int64"))
+        if isinstance(node, list) and len(node) > MAX_CONFIG_LIST:
+            out.append(out_of_range(json_path(loc), f"a list of {len(node):,} entries", "is longer than any "
+                                    "drafter needs (one entry per layer at most)", f"<= {MAX_CONFIG_LIST:,} entries"))
+            continue
+        # scalars are checked in place: only containers are queued, so the walk holds one entry per
+        # container, not one per number (a config may hold millions)
+        for k, v in (node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(v, (dict, list)):
+                stack.append((loc + (k,), v))
+            elif isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+                out.append(out_of_range(json_path(loc + (k,)), v, "does not fit in a 64-bit integer, which is "
+                                        "what every engine stores config integers in", "int64"))
     return sorted(out, key=lambda f: f.field or "")
 
 

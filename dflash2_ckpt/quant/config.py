@@ -21,10 +21,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+from pydantic import TypeAdapter, ValidationError
+
+from .match import MAX_REGEXES, compile_pattern
+
 # the config.json keys holding a quantization config (MLX writes `quantization`); top level in both dialects
 CONFIG_KEYS = ("quantization_config", "quantization")
 Library = Literal["compressed-tensors", "modelopt", "mlx"]
 Family = Literal["ct-pack", "ct-float", "ct-nvfp4", "modelopt-fp8", "modelopt-nvfp4", "mlx-affine"]
+# entries of one ignore / targets list: a drafter has a few dozen modules; real lists stay far below
+MAX_ENTRIES = 10_000
 CT_FORMATS: dict[str, Family] = {"pack-quantized": "ct-pack", "float-quantized": "ct-float",
                                  "naive-quantized": "ct-float", "nvfp4-pack-quantized": "ct-nvfp4"}
 
@@ -64,6 +70,23 @@ class Group:
 
 
 @dataclass(frozen=True)
+class _Patterns:
+    """One ignore / targets list split for lookup: exact names and class names in a set, the rest in
+    order (`re:` for compressed-tensors, globs for ModelOpt)."""
+    exact: frozenset[str]
+    ordered: tuple[str, ...]
+
+    @staticmethod
+    def of(entries: tuple[str, ...], library: str) -> _Patterns:
+        if library == "modelopt":
+            is_exact = [not any(c in p for c in "*?[") for p in entries]
+        else:
+            is_exact = [not p.startswith("re:") for p in entries]
+        return _Patterns(frozenset(p for p, e in zip(entries, is_exact) if e),
+                         tuple(p for p, e in zip(entries, is_exact) if not e))
+
+
+@dataclass(frozen=True)
 class QuantConfig:
     library: Library
     where: str                            # JSON path / file the config was read from
@@ -71,16 +94,54 @@ class QuantConfig:
     ignore: tuple[str, ...] = ()
     ignore_key: str = "ignore"
     overrides: Mapping[str, Any] = field(default_factory=dict)   # MLX per-module entries
+    # `re:` entries that were not evaluated (pattern -> why): they matched nothing; checks report them
+    skipped: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
-    def ignored_by(self, module: str, cls: str | None) -> str | None:
-        """The ignore / exclude entry that keeps `module` dense, or None."""
-        for pat in self.ignore:
-            if self.library == "modelopt":
-                if fnmatch.fnmatchcase(module, pat):
-                    return pat
-            elif ct_match(module, cls, pat):
+    def __post_init__(self) -> None:
+        lib = self.library
+        object.__setattr__(self, "_ignore", _Patterns.of(self.ignore, lib))
+        object.__setattr__(self, "_targets", tuple(_Patterns.of(g.targets, lib) for g in self.groups))
+        regexes = [p for p in (*self.ignore, *(t for g in self.groups for t in g.targets)) if p.startswith("re:")]
+        over = dict.fromkeys(regexes[MAX_REGEXES:]) if lib == "compressed-tensors" else {}
+        for p in over:
+            self.skipped[p] = f"the config has {len(regexes)} regular expressions; the first {MAX_REGEXES} are evaluated"
+        object.__setattr__(self, "_over_budget", frozenset(over))
+
+    def _hit(self, module: str, cls: str | None, pat: str) -> bool:
+        if self.library == "modelopt":
+            return fnmatch.fnmatchcase(module, pat)
+        if pat in self._over_budget:           # type: ignore[attr-defined]
+            return False
+        m = compile_pattern(pat[3:])          # validated by _strs
+        hit = m.match(module)
+        if hit is None:
+            self.skipped.setdefault(pat, m.why)
+        return bool(hit)
+
+    def _find(self, pats: _Patterns, module: str, cls: str | None) -> str | None:
+        if module in pats.exact:
+            return module
+        if self.library != "modelopt" and cls is not None:
+            # class targets match anywhere in the class hierarchy; every module is a torch nn.Module
+            for c in (cls, "Module"):
+                if c in pats.exact:
+                    return c
+        for pat in pats.ordered:
+            if self._hit(module, cls, pat):
                 return pat
         return None
+
+    def ignored_by(self, module: str, cls: str | None) -> str | None:
+        """An ignore / exclude entry that keeps `module` dense, or None."""
+        return self._find(self._ignore, module, cls)      # type: ignore[attr-defined]
+
+    def matches(self, module: str, cls: str | None, entry: str) -> bool:
+        """Does one ignore / targets entry match `module`, as the library matches it."""
+        if self.library == "modelopt":
+            return fnmatch.fnmatchcase(module, entry)
+        if not entry.startswith("re:"):
+            return entry == module or (cls is not None and entry in (cls, "Module"))
+        return self._hit(module, cls, entry)
 
     def scheme_for(self, module: str, cls: str | None = "Linear") -> Scheme | None:
         """What the library would quantize `module` (class `cls`; None for a bare parameter) with."""
@@ -89,9 +150,9 @@ class QuantConfig:
             if o is False:
                 return None
             base = self.groups[0].scheme
-            if isinstance(o, dict):
-                return Scheme("mlx-affine", int(o.get("bits", base.bits)), group_size=int(o.get("group_size",
-                              base.group_size or 64)))
+            if isinstance(o, dict):         # validated by _mlx
+                return Scheme("mlx-affine", o.get("bits") or base.bits,
+                              group_size=o.get("group_size") or base.group_size or 64)
             return base
         g = self.group_for(module, cls)
         return g.scheme if g else None
@@ -102,17 +163,20 @@ class QuantConfig:
         (apply_quantization_config)."""
         if cls not in ("Linear", "Embedding") or self.ignored_by(module, cls):
             return None
-        for g in self.groups:
-            if any(ct_match(module, cls, t) if self.library == "compressed-tensors" else
-                   fnmatch.fnmatchcase(module, t) for t in g.targets):
+        for g, pats in zip(self.groups, self._targets):    # type: ignore[attr-defined]
+            if self._find(pats, module, cls) is not None:
                 return g
         return None
 
 
 def ct_match(name: str, cls: str | None, target: str) -> bool:
-    """compressed-tensors' is_match for one target: regex, exact name, or class name."""
+    """compressed-tensors' is_match for one target: regex (bounded, quant/match.py), exact name, or
+    class name. A regex that is not evaluated matches nothing."""
     if target.startswith("re:"):
-        return re.match(target[3:], name) is not None
+        try:
+            return compile_pattern(target[3:]).match(name) is True
+        except re.error:
+            return False
     # class targets match anywhere in the class hierarchy; every module is a torch nn.Module
     return target == name or (cls is not None and target in (cls, "Module"))
 
@@ -125,16 +189,47 @@ def _int(v: Any, where: str, default: int | None = None) -> int | None:
     return v
 
 
+_BOOL: TypeAdapter[bool] = TypeAdapter(bool)
+_INT: TypeAdapter[int] = TypeAdapter(int)
+
+
+def _lib_bool(v: Any, where: str, default: bool) -> bool:
+    """A bool as compressed-tensors reads it (a pydantic field): "no" / "false" / 0 are False, and
+    what pydantic refuses ("maybe", a list) is refused here too, not read as Python's truthiness."""
+    if v is None:
+        return default
+    try:
+        return _BOOL.validate_python(v)
+    except ValidationError:
+        raise QuantConfigError(f"{where} = {v!r}: expected true or false") from None
+
+
+def _lib_int(v: Any, where: str, default: int | None = None) -> int | None:
+    """A positive int as compressed-tensors reads it (pydantic: 4 and "4", not "four" or 4.5)."""
+    if v is None:
+        return default
+    try:
+        n = _INT.validate_python(v)
+    except ValidationError:
+        n = 0
+    if isinstance(v, bool) or n <= 0:
+        raise QuantConfigError(f"{where} = {v!r}: expected a positive integer")
+    return n
+
+
 def _strs(v: Any, where: str) -> tuple[str, ...]:
     if v is None:
         return ()
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise QuantConfigError(f"{where} must be a list of strings")
+    if len(v) > MAX_ENTRIES:
+        raise QuantConfigError(f"{where} has {len(v)} entries; no drafter has that many modules "
+                               f"(at most {MAX_ENTRIES} are read)")
     for x in v:
         if x.startswith("re:"):
             try:
-                re.compile(x[3:])
-            except re.error as e:
+                compile_pattern(x[3:])
+            except (re.error, RecursionError, OverflowError) as e:
                 raise QuantConfigError(f"{where}: {x!r} is not a valid regular expression ({e})") from None
     return tuple(v)
 
@@ -153,14 +248,17 @@ def _ct(q: Mapping[str, Any], where: str) -> QuantConfig:
         family = CT_FORMATS.get(str(fmt))
         if family is None:
             raise QuantConfigError(f"{gw}: format {fmt!r} is not one of {sorted(CT_FORMATS)}")
-        bits = _int(w.get("num_bits"), f"{gw}.weights.num_bits")
+        bits = _lib_int(w.get("num_bits"), f"{gw}.weights.num_bits")
         assert bits is not None
         strategy = str(w.get("strategy") or "tensor")
-        gs = _int(w.get("group_size"), f"{gw}.weights.group_size")
+        gs = _lib_int(w.get("group_size"), f"{gw}.weights.group_size")
         if strategy in ("group", "tensor_group") and gs is None:
             raise QuantConfigError(f"{gw}.weights.group_size is required for strategy {strategy}")
-        static = isinstance(ia, dict) and not ia.get("dynamic", False)
-        scheme = Scheme(family, bits, str(w.get("type") or "int"), strategy, gs, bool(w.get("symmetric", True)),
+        dynamic = isinstance(ia, dict) and (ia.get("dynamic") == "local" or
+                                            _lib_bool(ia.get("dynamic"), f"{gw}.input_activations.dynamic", False))
+        static = isinstance(ia, dict) and not dynamic
+        symmetric = _lib_bool(w.get("symmetric"), f"{gw}.weights.symmetric", True)
+        scheme = Scheme(family, bits, str(w.get("type") or "int"), strategy, gs, symmetric,
                         static_input=static and family == "ct-float",
                         input_global=isinstance(ia, dict) and family == "ct-nvfp4")
         groups.append(Group(gname, _strs(g.get("targets"), f"{gw}.targets"), scheme))
@@ -191,6 +289,9 @@ def _mlx(q: Mapping[str, Any], where: str) -> QuantConfig:
     for k, v in overrides.items():
         if v is not False and not isinstance(v, dict):
             raise QuantConfigError(f"{where}.{k} = {v!r}: a per-module entry is false or an object")
+        if isinstance(v, dict):
+            _int(v.get("bits"), f"{where}.{k}.bits")
+            _int(v.get("group_size"), f"{where}.{k}.group_size")
     return QuantConfig("mlx", where, (Group("all", ("*",), Scheme("mlx-affine", bits, group_size=gs)),),
                        overrides=overrides)
 

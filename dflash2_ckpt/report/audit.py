@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..audit.rows import Row, column
+from .safe import printable
 
 if TYPE_CHECKING:
     from ..audit.run import AuditResult
@@ -33,7 +34,8 @@ def summary_line(result: AuditResult) -> str:
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    # a CR splits a table row as LF does; other control characters show as escapes
+    return printable(text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
 
 
 def to_markdown(result: AuditResult) -> str:
@@ -146,7 +148,7 @@ applyFilter();
 
 
 def _e(text: Any) -> str:
-    return html.escape("" if text is None else str(text))
+    return html.escape(printable("" if text is None else str(text)))
 
 
 _TICKS = re.compile(r"`([^`]+)`")

@@ -2,19 +2,32 @@
 
 `::error file=F,line=N,title=DF201 tensor-missing::message`; warnings as `::warning`, info as `::notice`.
 Escaping follows the runner's workflow-command rules (actions/toolkit, command.ts): % CR LF in the
-message; also : and , in property values.
+message; also : and , in property values. Every line written goes through the same escaping, the
+closing verdict line included, and none may start with `::`: a directory or Hub subfolder named
+`x\n::error ...` or `::stop-commands::...` must print, not run. Control characters show as escapes.
 """
 from __future__ import annotations
 
 from typing import IO, Any, Mapping
 
 from .locate import locate_all, refusal
+from .safe import printable
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(s, keep_cr_lf=True).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def plain_line(s: str) -> str:
+    """A line that is not a workflow command: escaped like command data, a leading `::` broken, and the
+    legacy `##[command]` form (which the runner finds anywhere in a line) broken too."""
+    line = escape_data(s).replace("##[", "##%5B")
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        line = line[:len(line) - len(stripped)] + "%3A" + stripped[1:]
+    return line
 
 
 def escape_property(s: str) -> str:
@@ -37,8 +50,8 @@ def render(report: Any, stream: IO[str]) -> None:
     _annotations(report, stream)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     verdict = "FAILED" if counts["error"] else "passed"
-    stream.write(f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
-                 f"{counts['info']} info\n")
+    stream.write(plain_line(f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} "
+                            f"warning(s), {counts['info']} info") + "\n")
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

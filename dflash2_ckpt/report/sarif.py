@@ -9,6 +9,8 @@ import hashlib
 import json
 from typing import IO, Any, Mapping
 
+from urllib.parse import quote
+
 from ..codes import all_codes
 from .locate import locate_all, refusal
 
@@ -66,7 +68,7 @@ def _results(report: Any) -> list[dict[str, Any]]:
         result: dict[str, Any] = {
             "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVEL[f.severity or "info"],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": loc.uri}, **region}}],
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}],
             "partialFingerprints": {FINGERPRINT: fingerprint(f, loc.uri)}}
         props = {k: v for k, v in (("field", f.field), ("tensor", f.tensor)) if v is not None}
         if props:

@@ -5,9 +5,11 @@ from typing import IO, Any, Callable, Mapping
 
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
 
 from .engine_tables import render_engine_tables
+from .safe import printable
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 TextRenderer = Callable[[Any, Console], None]
@@ -22,9 +24,18 @@ def text_renderer(kind: str) -> Callable[[TextRenderer], TextRenderer]:
     return register
 
 
+class SafeConsole(Console):
+    """A console that shows control characters in printed text as escapes (report/safe.py); rich's
+    own style codes travel as separate segments and pass."""
+
+    def _render_buffer(self, buffer: Any) -> str:
+        return super()._render_buffer(s if s.control else Segment(printable(s.text), s.style, s.control)
+                                      for s in buffer)
+
+
 def console(stream: IO[str]) -> Console:
     tty = stream.isatty() if hasattr(stream, "isatty") else False
-    return Console(file=stream, highlight=False, soft_wrap=True, width=None if tty else 160)
+    return SafeConsole(file=stream, highlight=False, soft_wrap=True, width=None if tty else 160)
 
 
 def render(report: Any, stream: IO[str]) -> None:

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from ..errors import SourceError
 from ..findings import Finding
 from .hub_cache import cached_file, cached_snapshot, download
-from .hub_errors import Where, from_exception, offline_not_cached
+from .hub_errors import Where, bad_answer, from_exception, offline_not_cached
 from .hub_ref import RepoRef, parse_repo_ref
 from .hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .local import MAX_JSON_BYTES, SourceBase
@@ -28,6 +28,14 @@ __all__ = ["HubSource", "RepoRef", "RetryPolicy", "hub_settings", "parse_repo_re
 
 # first ranged read of a file: enough for a typical drafter header (the 27B one is 8.9 KiB)
 _READAHEAD = 16 * 1024
+
+
+def _size(src: HubSource, name: str, size: Any) -> int | None:
+    """A listed file size: a non-negative int, or None (asked for with HEAD). Anything else is the
+    Hub's answer at fault, not the checkpoint."""
+    if size is None or (isinstance(size, int) and not isinstance(size, bool) and 0 <= size < 1 << 53):
+        return size
+    raise bad_answer(src.where, f"model info lists {name} with size {str(size)[:40]!r}, which is not a size")
 
 
 def _is_true(value: str | None) -> bool:
@@ -121,7 +129,9 @@ class HubSource(SourceBase):
             raise SourceError("the Hub did not say which commit the revision resolves to", path=self.label)
         self.sha = sha
         siblings = info.get("siblings") or []
-        self._repo_sizes = {s["rfilename"]: s.get("size") for s in siblings
+        if not isinstance(siblings, list):
+            raise bad_answer(self.where, "model info lists its files as something other than a list")
+        self._repo_sizes = {s["rfilename"]: _size(self, s["rfilename"], s.get("size")) for s in siblings
                             if isinstance(s, dict) and isinstance(s.get("rfilename"), str)}
         self.repo_files = sorted(self._repo_sizes)
 

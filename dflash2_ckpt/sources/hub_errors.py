@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import (EntryNotFoundError, GatedRepoError, HubAccessError, HubError, HubStatusError,
+from ..errors import (EntryNotFoundError, GatedRepoError, HubAccessError, HubError, HubResponseError, HubStatusError,
                       HubUnreachableError, OfflineNotCachedError, RateLimitedError, RepositoryNotFoundError,
                       RevisionNotFoundError, SourceError)
 
@@ -35,6 +35,12 @@ def connection_errors() -> tuple[type[BaseException], ...]:
         except (ImportError, AttributeError):
             pass
     return tuple(out)
+
+
+def bad_answer(w: Where, why: str) -> HubResponseError:
+    return HubResponseError(f"unusable answer from {w.endpoint or 'the Hub'}: {why}", repo_id=w.repo_id,
+                            revision=w.revision, path=w.path,
+                            hint="check HF_ENDPOINT points at the Hub (or a mirror you trust); retry later")
 
 
 def unreachable(w: Where, cause: BaseException | str, attempts: int = 0) -> HubUnreachableError:

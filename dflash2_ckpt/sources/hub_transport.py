@@ -14,17 +14,23 @@ one typed error instead), unless HF_HUB_VERBOSITY or DFLASH2_CKPT_DEBUG asks for
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
+import zlib
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..errors import HubError
-from .hub_errors import Where, connection_errors, from_exception, offline_not_cached, status_error, unreachable
+from .hub_body import ACCEPT, BodyTooLarge, DeadlinePassed, UnknownEncoding, deadline_chunks, read_capped
+from .hub_errors import (Where, bad_answer, connection_errors, from_exception, offline_not_cached, status_error,
+                         unreachable)
 
 _RETRY_STATUS = (408, 500, 502, 503, 504)     # 429 is handled here, with the deadline
+MAX_API_BYTES = 64 * 1024 * 1024               # an API answer (model info), compressed or inflated: local configs' cap
+MAX_JSON_DEPTH = 512                           # nesting of an API answer; model info is a few levels deep
 
 
 @dataclass(frozen=True)
@@ -139,26 +145,34 @@ class HubTransport:
             yield r
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
-        import json
-
+        """The JSON answer, read within MAX_API_BYTES (compressed and inflated) and the deadline."""
         import httpx2
-        started, broken = time.monotonic(), 0
+        p, started, broken = self.policy, time.monotonic(), 0
         while True:
-            with self.open(url, params=params, started=started) as r:
+            with self.open(url, params=params, started=started, headers={"Accept-Encoding": ACCEPT}) as r:
                 try:
-                    body = r.read()
+                    body = read_capped(r, MAX_API_BYTES, started, p.deadline)
                 except (httpx2.TransportError, OSError) as e:   # broke off mid-body: ask again
                     body, why = None, e
+                except DeadlinePassed as e:
+                    raise unreachable(self.where, str(e), self.attempts) from None
+                except (BodyTooLarge, UnknownEncoding, zlib.error) as e:
+                    raise bad_answer(self.where, str(e)) from None
             if body is not None:
                 break
             broken += 1
-            if broken > self.policy.max_retries or time.monotonic() - started > self.policy.deadline:
+            if broken > p.max_retries or time.monotonic() - started > p.deadline:
                 raise unreachable(self.where, why, broken) from None
-            time.sleep(self.policy.wait(broken))
+            time.sleep(p.wait(broken))
         try:
-            return json.loads(body)
+            doc = json.loads(body)
+        except RecursionError:
+            raise bad_answer(self.where, f"the answer nests deeper than {MAX_JSON_DEPTH} levels") from None
         except ValueError as e:
             raise status_error(self.where, r.status_code, f"the answer is not JSON ({e})") from None
+        if _depth(doc) > MAX_JSON_DEPTH:
+            raise bad_answer(self.where, f"the answer nests deeper than {MAX_JSON_DEPTH} levels")
+        return doc
 
     def get_range(self, url: str, start: int, length: int, counter: list[int] | None = None) -> bytes:
         """`length` bytes at `start`: ranged GETs until they are all here (a short answer is continued).
@@ -176,7 +190,7 @@ class HubTransport:
             with self.open(url, headers=rng, started=started) as r:
                 skip = pos if r.status_code == 200 else 0
                 try:
-                    for chunk in r.iter_bytes():
+                    for chunk in deadline_chunks(r.iter_bytes(), started, p.deadline):
                         if counter is not None:
                             counter[0] += len(chunk)
                         if skip:
@@ -185,6 +199,8 @@ class HubTransport:
                         out += chunk
                         if len(out) >= length:
                             break
+                except DeadlinePassed as e:
+                    raise unreachable(self.where, f"reading {length:,} bytes at {start:,}: {e}", self.attempts) from None
                 except (httpx2.TransportError, OSError) as e:
                     # the body broke off: caught here, inside the response, so that the library's
                     # retry generator is closed normally rather than handed the error mid-stream
@@ -198,6 +214,21 @@ class HubTransport:
                 raise unreachable(self.where, f"short read at byte {start + len(out)}: {why}", short) from None
             time.sleep(p.wait(short))
         return bytes(out[:length])
+
+
+def _depth(doc: Any) -> int:
+    """Nesting depth of a parsed JSON document, without recursion."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > MAX_JSON_DEPTH:
+            break
+        if isinstance(node, dict):
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, d + 1) for v in node)
+    return deepest
 
 
 def _raise_for_status(r: Any, w: Where) -> None:

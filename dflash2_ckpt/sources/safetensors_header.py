@@ -17,6 +17,9 @@ from ..errors import HeaderError
 
 # safetensors refuses headers over 100 MB; a drafter's header is a few KiB, so this is generous.
 MAX_HEADER_BYTES = 100_000_000
+# tensors in one file: a drafter has a few hundred; parsing a million costs gigabytes and a minute, so
+# the count is taken from the text (one linear scan) before the JSON is parsed (as the GGUF reader does)
+MAX_TENSORS = 1 << 16
 # bits per element
 DTYPE_BITS: dict[str, int] = {
     "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
@@ -104,6 +107,10 @@ def parse_header(raw: bytes, *, header_len: int, file_size: int, file: str = "")
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise HeaderError(f"header is not UTF-8 (byte {8 + e.start})", path=file, offset=8 + e.start) from None
+    count = text.count('"data_offsets"')
+    if count > MAX_TENSORS:
+        raise HeaderError(f"header describes about {count:,} tensors; a drafter has a few hundred (at most "
+                          f"{MAX_TENSORS:,} are read)", path=file, offset=8)
     try:
         obj = json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as e:

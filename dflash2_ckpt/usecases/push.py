@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError
+from ..errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError, UnsafePathError
 from ..findings import Finding, Verdict
 from .verify_smoke import CheckResult, check, smoke_failed
 from ..sources import LocalSource
@@ -87,6 +88,7 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     revision = ref.revision or revision
     path_in_repo = ref.subfolder or path_in_repo
     src = LocalSource(directory)
+    _refuse_escaping_links(Path(src.root))
     checked = check(src.root, smoke=smoke, strict=strict)
     if checked.failed(strict):
         refused_by = "verify" if checked.verify.failed(strict) else "smoke"
@@ -147,6 +149,27 @@ def _write_card(root: str | os.PathLike[str], text: str) -> None:
     tmp = path.with_name(".README.md.dflash2-ckpt.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _refuse_escaping_links(root: Path) -> None:
+    """Every link anywhere under `root` must stay inside it. upload_folder follows links, so one to
+    /etc/hostname or to a file beside the checkpoint would publish what it points at, although verify
+    (which reads only config, index and weights) passed; nothing is uploaded while one exists."""
+    top = root.resolve()
+    bad: list[str] = []
+    for here, dirs, files in os.walk(top):          # links to directories are listed, not followed
+        for name in (*dirs, *files):
+            p = Path(here) / name
+            if not p.is_symlink():
+                continue
+            target = p.resolve()
+            if target != top and top not in target.parents:
+                bad.append(f"{p.relative_to(top).as_posix()} -> {os.readlink(p)}")
+    if bad:
+        raise UnsafePathError(f"{len(bad)} link(s) leave the checkpoint directory: {', '.join(sorted(bad)[:5])}"
+                              f"{', ...' if len(bad) > 5 else ''}; push would upload what they point at",
+                              path=str(root), hint="replace them with the files themselves, or remove them "
+                                                   "(nothing was uploaded)")
 
 
 def _with_next_step(err: SourceError) -> SourceError:

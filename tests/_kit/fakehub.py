@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 Content = Path | bytes
 LISTING_PAGE = 100          # repos per page of GET /api/models
@@ -52,7 +52,8 @@ class Repo:
 
 @dataclass
 class Fault:
-    kind: str                   # "429", "503", "reset", "short", "partial"
+    kind: str                   # "429", "503", "reset", "short", "partial"; hostile: "trickle", "gzip-bomb",
+    #                             "oversized", "deep-json"
     contains: str = ""          # only requests whose path contains this
     times: int = 1              # how many matching requests fail
     retry_after: str | None = None
@@ -65,6 +66,23 @@ class Logged:
     status: int
     sent: int                   # body bytes sent
     range: str | None
+
+
+_BOMB: list[bytes] = []
+
+
+def gzip_bomb() -> bytes:
+    """gzip of `{"pad": "` and 256 MiB of spaces (made once, about 260 KiB: a ratio of 1000)."""
+    if not _BOMB:
+        import zlib
+        z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        out = [z.compress(b'{"pad": "')]
+        block = b" " * (16 << 20)
+        for _ in range(16):
+            out.append(z.compress(block))
+        out.append(z.compress(b'"}') + z.flush())
+        _BOMB.append(b"".join(out))
+    return _BOMB[0]
 
 
 def _size(c: Content) -> int:
@@ -102,6 +120,9 @@ class FakeHub:
         self.faults: list[Fault] = []
         self.created: list[dict[str, Any]] = []     # POST /api/repos/create bodies
         self.validated: list[str] = []              # README.md contents sent to /api/validate-yaml
+        self.trickle_s = 3.0                # seconds between the bytes of a "trickle" answer
+        self.stopping = threading.Event()   # ends a trickle when the server shuts down
+        self.sizes: dict[str, Any] = {}     # path -> the size model info lists instead of the real one
         self._lock = threading.Lock()
         self._n = 0
         self._server = _Server(("127.0.0.1", 0), _handler(self))
@@ -115,6 +136,7 @@ class FakeHub:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -227,6 +249,43 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.close_connection = True
                 self.connection.close()
+            elif fault.kind == "trickle":       # a 4 KiB promise, then one byte every hub.trickle_s
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "4096")
+                self.end_headers()
+                sent = 0
+                try:
+                    while sent < 4096 and not hub.stopping.is_set():
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        sent += 1
+                        hub.stopping.wait(hub.trickle_s)
+                except OSError:
+                    pass                        # the client gave up: what a deadline is for
+                self._logged(200, sent)
+                self.close_connection = True
+            elif fault.kind == "gzip-bomb":     # 260 KiB of gzip that inflates to 256 MiB
+                self._send(200, gzip_bomb(), {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+            elif fault.kind == "oversized":     # valid JSON of 80 MB, streamed in pieces
+                pad = 80 << 20
+                head, tail = b'{"id": "big", "pad": "', b'"}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(head) + pad + len(tail)))
+                self.end_headers()
+                try:
+                    self.wfile.write(head)
+                    block = b"a" * (1 << 20)
+                    for _ in range(pad >> 20):
+                        self.wfile.write(block)
+                    self.wfile.write(tail)
+                except OSError:
+                    pass
+                self._logged(200, pad)
+                self.close_connection = True
+            elif fault.kind == "deep-json":
+                self._send(200, b"[" * 200_000 + b"]" * 200_000, {"Content-Type": "application/json"})
             elif fault.kind == "429":
                 self._error(429, None, "Too Many Requests",
                             {"Retry-After": fault.retry_after} if fault.retry_after is not None else None)
@@ -249,7 +308,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             if hub.down:
                 self._send(503, b"down")
                 return
-            fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset", "cut"))
+            fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset", "cut", "trickle", "gzip-bomb",
+                                                              "oversized", "deep-json"))
             if fault is not None:
                 self._fail(fault)
                 return
@@ -336,7 +396,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 if sha is None:
                     return
                 blobs = query.get("blobs", ["false"])[0].lower() == "true"
-                sib = [{"rfilename": p, **({"size": _size(c)} if blobs else {})}
+                sib = [{"rfilename": p, **({"size": hub.sizes.get(p, _size(c))} if blobs else {})}
                        for p, c in sorted(repo.commits[sha].items())]
                 self._json(200, {"id": repo_id, "modelId": repo_id, "sha": sha, "private": repo.private,
                                  "gated": "auto" if repo.gated else False, "siblings": sib})
@@ -432,7 +492,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             size, etag = _size(content), _etag(path, content)
             base = {"X-Repo-Commit": sha, "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}
             if not cdn and path.endswith(".safetensors"):
-                self._send(302, b"", {**base, "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{path}",
+                self._send(302, b"", {**base, "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{quote(path)}",
                                       "X-Linked-Size": str(size), "X-Linked-Etag": f'"{etag}"'})
                 return
             start, end = 0, size - 1

@@ -138,7 +138,7 @@ def test_refusals(tmp_path: Path) -> None:
     assert g.read_bytes() != before and header_of(g).get(N.KEY_SEL_TOP_K) is None
     with pytest.raises(ConversionError, match="only BF16 / F16 / F32"):
         to_gguf(FIXTURES / "broken" / "quantized-tensors", tmp_path / "q.gguf")
-    with pytest.raises(ConversionError, match="already exists"):
+    with pytest.raises(ConversionError, match="contains the source"):     # --force would delete the source
         convert_from_gguf(g, tmp_path, to="nested")
     inside = tmp_path / "src"
     shutil.copytree(src, inside)

@@ -20,11 +20,16 @@ def unescape(s: str) -> str:
     return s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
 
 
+CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\u061c\ufeff]")
+
+
 @given(st.text())
 def test_escaping_round_trips_and_stays_on_one_line(s: str) -> None:
     for esc in (escape_data, escape_property):
         e = esc(s)
-        assert "\n" not in e and "\r" not in e and unescape(e) == s
+        assert "\n" not in e and "\r" not in e and not CONTROL.search(e)
+        if not CONTROL.search(s.replace("\n", "").replace("\r", "")):
+            assert unescape(e) == s
     assert "," not in escape_property(s) and ":" not in escape_property(s)
 
 

@@ -1,0 +1,102 @@
+"""compressed-tensors' `re:` patterns, matched in bounded time.
+
+The library matches `re:` targets and ignore entries with Python's `re.match`, which backtracks: a
+pattern such as `([a-z.]|[a-z.])*!` takes exponential time on an ordinary module name, and a
+drafter from the Hub is untrusted input that `audit` reads unattended. So:
+
+- a pattern RE2 accepts (no lookaround, no backreference) runs on RE2, which is linear in the name
+  and gives the same answer as `re.match` on the ASCII module names drafters have;
+- a pattern only Python's `re` accepts runs there when it has no repetition over a repetition or an
+  alternation (the shapes that backtrack exponentially), on names of at most MAX_NAME characters;
+- anything else is not evaluated: it matches nothing, and `unevaluated` says why, so the caller
+  reports it (DF234) instead of hanging.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+import re2  # type: ignore[import-untyped,unused-ignore]
+
+if sys.version_info >= (3, 11):
+    from re import _constants as sre_c, _parser as sre_parse  # type: ignore[attr-defined,unused-ignore]
+else:
+    import sre_constants as sre_c
+    import sre_parse
+
+MAX_PATTERN = 2048        # characters of one pattern; real ones are a few dozen
+MAX_NAME = 1024           # characters of a name the backtracking fallback runs on
+MAX_REGEXES = 1024        # `re:` entries per config that are evaluated
+
+_OPTS = re2.Options()
+_OPTS.log_errors = False   # RE2 otherwise logs every pattern it refuses to stderr
+
+
+@dataclass(frozen=True)
+class Matcher:
+    pattern: str                                   # without the `re:` prefix
+    run: Callable[[str], bool] | None               # None: not evaluated
+    why: str = ""                                  # why it is not evaluated, or when it is not
+    fallback: bool = False                         # runs on Python's backtracking engine
+
+    def match(self, name: str) -> bool | None:
+        """True / False as `re.match` answers; None when this name was not evaluated."""
+        if self.run is None or (self.fallback and len(name) > MAX_NAME):
+            return None
+        return self.run(name)
+
+
+def _repeats(node: Any) -> bool:
+    """Does this parsed sub-pattern contain a repetition (max > 1) or an alternation?"""
+    for op, av in node:
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            if av[1] > 1 or _repeats(av[2]):
+                return True
+        elif op is sre_c.BRANCH:
+            return True
+        elif op is sre_c.SUBPATTERN and _repeats(av[3]):
+            return True
+        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT) and _repeats(av[1]):
+            return True
+        elif op is getattr(sre_c, "ATOMIC_GROUP", None) and _repeats(av):
+            return True
+    return False
+
+
+def _nested(node: Any) -> bool:
+    """A repetition over a sub-pattern that itself repeats or alternates: exponential backtracking."""
+    for op, av in node:
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            if (av[1] > 1 and _repeats(av[2])) or _nested(av[2]):
+                return True
+        elif op is sre_c.BRANCH and any(_nested(b) for b in av[1]):
+            return True
+        elif op is sre_c.SUBPATTERN and _nested(av[3]):
+            return True
+        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT) and _nested(av[1]):
+            return True
+        elif op is getattr(sre_c, "ATOMIC_GROUP", None) and _nested(av):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def compile_pattern(pattern: str) -> Matcher:
+    """Raises re.error when Python's `re` (and so the library) refuses the pattern."""
+    if len(pattern) > MAX_PATTERN:
+        return Matcher(pattern, None, f"it is {len(pattern)} characters long (limit {MAX_PATTERN})")
+    compiled = re.compile(pattern)                  # the library's own verdict on validity
+    try:
+        r = re2.compile(pattern, options=_OPTS)
+        return Matcher(pattern, lambda name: r.match(name) is not None)
+    except re2.error:
+        pass
+    if _nested(sre_parse.parse(pattern)):
+        return Matcher(pattern, None, "it nests a repetition inside a repetition and uses a construct "
+                       "(lookaround or backreference) the linear-time engine lacks, so Python's re may "
+                       "take exponential time on it")
+    return Matcher(pattern, lambda name: compiled.match(name) is not None,
+                   f"names over {MAX_NAME} characters are not evaluated", fallback=True)
