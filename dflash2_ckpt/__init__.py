@@ -6,13 +6,33 @@ accept() loads torch and transformers only when called (the `[accept]` extra).
 """
 from .errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2Error, HeaderError,
                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
-from .usecases.guard import require_version
 # the accept() function shadows the accept subpackage as an attribute, so `dflash2_ckpt.accept(...)`
 # works; import submodules with `from dflash2_ckpt.accept.report import ...` (torch loads only when it runs)
 from .accept import AcceptReport, accept
-from .usecases.verify import Report, inspect, verify
+
+# verify / inspect / Report / require_version load on first use (PEP 562): `dflash2-ckpt --version` and the
+# commands that never verify do not pay for the check suite
+_LAZY = {"verify": "usecases.verify", "inspect": "usecases.verify", "Report": "usecases.verify",
+         "require_version": "usecases.guard"}
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":
+        from .version import package_version
+        return package_version()
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["verify", "inspect", "accept", "require_version", "Report", "AcceptReport", "Dflash2Error", "SourceError",
            "HeaderError", "ConfigError", "VersionMismatchError", "ConversionError", "MissingDependencyError",
            "UsageError", "ConversionUsageError", "SourceFindingsError"]
-__version__ = "0.1.0"
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+

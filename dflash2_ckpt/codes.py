@@ -116,6 +116,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF611", "non-finite-weights", "error", "NaN or Inf values inside a weight (found by --scan)"),
     Code("DF613", "drafter-unreadable", "error", "audit: a drafter could not be read at all; its message says why"),
     Code("DF612", "drafter-in-subfolder", "info", "the folder given is not a drafter; its one subfolder that is was checked"),
+    Code("DF620", "card-contradicts-config", "error", "README.md front matter names another base_model or DFlash version than config.json"),
+    Code("DF621", "card-completed", "info", "push added the missing model card metadata (base_model, tags, library_name, pipeline_tag)"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
     Code("DF702", "parameter-not-filled", "error", "a drafter parameter that no tensor in the file fills; it would stay uninitialised"),

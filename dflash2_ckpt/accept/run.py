@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import ConfigError
 from ..smoke.device import pick_device
@@ -59,7 +59,8 @@ def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | No
 
 def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[str] | None, max_new_tokens: int,
                block_size: int | None, expect: Any, device: str | None, kernels: str | None, limit: int | None,
-               revision: str | None, token: str | None, max_memory: int | None = None) -> AcceptReport:
+               revision: str | None, token: str | None, max_memory: int | None = None,
+               progress: Callable[[int, int, str], None] | None = None) -> AcceptReport:
     if max_new_tokens < 1:
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
     want = checks.parse_expect(expect)
@@ -71,7 +72,9 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
     findings = list(drafter.findings)
     spec_s = base_s = 0.0
     spec_tok = base_tok = spec_fw = base_fw = 0
-    for p in plist:
+    for i, p in enumerate(plist):
+        if progress is not None:
+            progress(i, len(plist), p.label)
         ref = greedy(target, p.ids, max_new_tokens)
         run = speculative(target, drafter, p.ids, max_new_tokens)
         at = checks.first_difference(ref.tokens, run.tokens)
@@ -85,6 +88,8 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
         spec_s, base_s = spec_s + run.seconds, base_s + ref.seconds
         spec_tok, base_tok = spec_tok + len(run.tokens), base_tok + len(ref.tokens)
         spec_fw, base_fw = spec_fw + run.forwards, base_fw + ref.forwards
+    if progress is not None:
+        progress(len(plist), len(plist), "done")
     per_prompt = [r.accepted for r in results]
     every = [a for r in per_prompt for a in r]
     drafts = drafter.block_size - 1

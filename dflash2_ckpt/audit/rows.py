@@ -74,18 +74,3 @@ def columns(rows: Iterable[Row]) -> list[str]:
             if c not in out:
                 out.append(c)
     return out
-
-
-def target_of(config: Mapping[str, Any] | None) -> str | None:
-    """The target a drafter names: the speculators verifier, else a recorded base model."""
-    if not isinstance(config, Mapping):
-        return None
-    spec_cfg = config.get("speculators_config")
-    if isinstance(spec_cfg, Mapping) and isinstance(spec_cfg.get("verifier"), Mapping):
-        name = spec_cfg["verifier"].get("name_or_path")
-        if isinstance(name, str) and name:
-            return name
-    for key in ("base_model", "target_model", "target_model_name_or_path"):
-        if isinstance(config.get(key), str):
-            return str(config[key])
-    return None

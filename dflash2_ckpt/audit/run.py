@@ -14,7 +14,8 @@ from ..findings import Verdict
 from .cache import AuditCache, cache_key
 from .inputs import Item, classify
 from .ratelimit import RateLimiter, hub_rate_limit
-from .rows import SEVERITIES, Row, columns, target_of
+from ..usecases.model_card import target_of
+from .rows import SEVERITIES, Row, columns
 
 Progress = Callable[[int, int, Row], None]
 EMITS: frozenset[str] = frozenset({"DF613"})
@@ -97,15 +98,11 @@ def _fingerprint() -> str:
     """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles
     (their source text: a stable stand-in for the profile data, which holds functions whose repr is not)."""
     import hashlib
-    from importlib.metadata import PackageNotFoundError, version
     from pathlib import Path
 
+    from ..version import package_version
     from .. import engines
-    try:
-        release = version("dflash2-ckpt")
-    except PackageNotFoundError:      # run from a source tree that was never installed
-        release = "0+unknown"
-    h = hashlib.sha256(release.encode())
+    h = hashlib.sha256(package_version().encode())
     for path in sorted(Path(engines.__file__).parent.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]

@@ -4,10 +4,20 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, files, gguf, identity, pairing, quant, tensors, vocab
+from . import causality, config, content, engine_keys, files, identity, pairing, quant, tensors, vocab
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
+
+
+def _gguf(ctx: CheckContext) -> list[Finding]:
+    """The GGUF family, imported only for a GGUF file: it needs the gguf package (and numpy), which a
+    safetensors verify never touches (start-up time)."""
+    if ctx.checkpoint.gguf is None:
+        return []
+    from . import gguf
+    return gguf.check(ctx)
+
 
 FAMILIES: tuple[tuple[str, Family], ...] = (
     ("config", config.check),
@@ -20,7 +30,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("engine-keys", engine_keys.check),
     ("pairing", pairing.check),
     ("content", content.check),
-    ("gguf", gguf.check),
+    ("gguf", _gguf),
 )
 # what opening a checkpoint can tell without judging it against a layout (inspect, convert's refusals)
 OPENING = ("config", "files")
@@ -34,5 +44,6 @@ def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Fin
         if wanted is None or name in wanted:
             out += family(ctx)
     if ctx.checkpoint.gguf is not None:     # what the GGUF family says better about a GGUF file
-        out = [f for f in out if f.code not in gguf.SUPERSEDED]
+        from .gguf import SUPERSEDED
+        out = [f for f in out if f.code not in SUPERSEDED]
     return out

@@ -17,15 +17,20 @@ from typing import Any
 
 import click
 
-from ..report import render_error
-from .codes import codes_table
-from .errors import EXIT_USAGE
+from .errors import EXIT_USAGE, write_error_outputs
 
 __all__ = ["main", "codes_table", "COMMANDS"]
 
+
+def __getattr__(name: str) -> object:
+    if name == "codes_table":                 # library API kept; the codes module loads on first use
+        from .codes import codes_table
+        return codes_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 # one line per command, in `--help` order; each names the module cli/<name>.py
-COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "schema",
-            "codes"]
+COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "config",
+            "schema", "codes"]
 
 MACHINE_FORMATS = ("json", "sarif", "github")
 
@@ -39,9 +44,30 @@ def _format_in(argv: list[str]) -> str:
     return "text"
 
 
+def _outputs_in(argv: list[str]) -> list[tuple[str, str]]:
+    """The --output FORMAT=FILE pairs of a command line that click refused (so its files get the error too)."""
+    values = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--output", "-o")]
+    values += [a.split("=", 1)[1] for a in argv if a.startswith("--output=")]
+    pairs = [v.partition("=") for v in values]
+    return [(f, p) for f, sep, p in pairs if sep and f in (*MACHINE_FORMATS, "text") and p]
+
+
 class FrontDoor(click.Group):
     """A click group that keeps the machine-output contract for usage mistakes too: with a machine
-    `--format`, a bad option or argument prints one error document on stdout (and exits 2)."""
+    `--format`, a bad option or argument prints one error document on stdout (and exits 2).
+
+    Commands load lazily: cli/<name>.py is imported when its command runs (or `--help` lists them), so
+    `--version` and a header verify do not pay for every command's imports."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            self.add_command(importlib.import_module(f".{cmd_name}", __name__).command, cmd_name)
+        return self.commands[cmd_name]
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["dflash2.argv"] = list(args)
@@ -51,10 +77,14 @@ class FrontDoor(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
-            fmt = _format_in(ctx.meta.get("dflash2.argv", []))
+            argv = ctx.meta.get("dflash2.argv", [])
+            fmt = _format_in(argv)
+            doc = {"type": "UsageError", "message": e.format_message(), "hint": "see --help", "label": "usage",
+                   "exit_code": EXIT_USAGE}
+            write_error_outputs(doc, _outputs_in(argv))
             if fmt in MACHINE_FORMATS:
-                render_error({"type": "UsageError", "message": e.format_message(), "hint": "see --help",
-                              "label": "usage", "exit_code": EXIT_USAGE}, fmt)
+                from ..report import render_error
+                render_error(doc, fmt)
                 e.show()
                 sys.exit(EXIT_USAGE)
             raise
@@ -65,6 +95,3 @@ class FrontDoor(click.Group):
 def main() -> None:
     """Validate and convert DFlash / DFlash2 draft checkpoints."""
 
-
-for _name in COMMANDS:
-    main.add_command(importlib.import_module(f".{_name}", __name__).command, _name)

@@ -4,12 +4,35 @@ torch and transformers load only inside the body.
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+from typing import Callable, Iterator
+
 import click
 
 from ..errors import Dflash2Error
 from .errors import guarded
-from .options import emit, format_option, hub_options, open_source, strict_option
+from .options import configured, emit, hub_options, open_source, outputs_option, strict_option
 from .smoke import parse_size
+
+ACCEPT_FORMATS = ("text", "json", "sarif", "github", "markdown", "html")
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
+    """A transient bar over the prompts on stderr when it is a terminal (a long run says where it is);
+    nothing in pipes, CI logs and --format json runs captured by a script."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("accept: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("loading", total=None)
+        yield lambda done, total, label: bar.update(task, completed=done, total=total,
+                                                    description=escape(label[-40:]))
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -40,22 +63,27 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Memory the pair may take, e.g. 16G (default: half the RAM, or 90% of the GPU's); refused "
                    "before loading above it.")
-@format_option
+@click.option("--format", "fmt", type=click.Choice(ACCEPT_FORMATS), default="text", show_default=True,
+              help="markdown: a card-ready τ table with the per-position chart (for push --accept-table); "
+                   "html: a page with the chart; json, sarif, github as everywhere.")
+@outputs_option(ACCEPT_FORMATS)
 @strict_option
 @hub_options
 @guarded
+@configured("drafter")
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
             target_revision: str | None, max_memory: str | None, fmt: str, strict: bool, revision: str | None,
-            subfolder: str | None, token: str | None) -> int:
+            subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
     from ..accept import accept, require_accept_deps
     require_accept_deps()            # say "install the extra" before touching the sources
-    report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
-                    max_new_tokens=max_new_tokens, block_size=block_size, expect=expect, device=device,
-                    kernels=kernels, limit=limit, revision=target_revision, token=token,
-                    max_memory=parse_size(max_memory))
-    return emit(report, fmt, strict)
+    with _progress() as progress:
+        report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
+                        max_new_tokens=max_new_tokens, block_size=block_size, expect=expect, device=device,
+                        kernels=kernels, limit=limit, revision=target_revision, token=token,
+                        max_memory=parse_size(max_memory), progress=progress)
+    return emit(report, fmt, strict, outputs)
 
 
 accept_command = command      # the name the accept tests import

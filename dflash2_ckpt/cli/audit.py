@@ -7,6 +7,9 @@ from typing import Any
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
+from .options import configured, outputs_option
+
+AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
 
 
 def _progress(enabled: bool) -> Any:
@@ -33,16 +36,16 @@ def _progress(enabled: bool) -> Any:
               help="Hub requests per second, at most (every request counts: metadata, Range reads, retries).")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
               help="Keep one row per repo + commit sha here; a re-run reads only what changed.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html", "sarif", "github"]),
+@click.option("--format", "fmt", type=click.Choice(AUDIT_FORMATS),
               default="text", show_default=True,
               help="markdown: for a model card; html: one self-contained page, sortable and filterable; "
                    "sarif / github: every drafter's findings.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the table here instead of stdout.")
+@outputs_option(AUDIT_FORMATS, bare=True)
 @click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token.")
 @guarded
+@configured()
 def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | None, engines: tuple[str, ...],
-            jobs: int, rate: float, cache_dir: str | None, fmt: str, output: str | None, token: str | None) -> int:
+            jobs: int, rate: float, cache_dir: str | None, fmt: str, outputs: tuple[tuple[str, str], ...], token: str | None) -> int:
     """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).
 
     Exit 0 when every drafter loads cleanly on the engines asked for, 1 otherwise, 3 when none could be read."""
@@ -66,10 +69,12 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
         raise SourceError(f"none of the {len(result.rows)} drafter(s) could be read ({reasons}"
                           f"{'; ...' if len(result.rows) > 5 else ''})",
                           hint=str((result.rows[0].error or {}).get("hint") or "check the repo ids and the network"))
-    if output:
-        with open(output, "w", encoding="utf-8") as f:
-            render(result, fmt, f)
-    else:
+    files = [(ofmt, path) for ofmt, path in outputs if ofmt]
+    bare = [path for ofmt, path in outputs if not ofmt]      # -o FILE: the --format output goes there
+    for ofmt, path in files + [(fmt, p) for p in bare]:
+        with open(path, "w", encoding="utf-8") as f:
+            render(result, ofmt, f)
+    if not bare:
         render(result, fmt)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 

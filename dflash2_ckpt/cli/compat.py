@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import engine_option, format_option, hub_options, open_source
+from .options import configured, engine_option, format_option, hub_options, open_source, output_option, write_outputs
 
 
 @click.command("compat")
@@ -16,13 +16,16 @@ from .options import engine_option, format_option, hub_options, open_source
 @engine_option("Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
 @click.option("--target", default=None, help="Target model (path or repo id) written into the serve commands.")
 @format_option
+@output_option
 @hub_options
 @guarded
+@configured("path")
 def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, revision: str | None,
-            subfolder: str | None, token: str | None) -> int:
+            subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Will this drafter load in the engine you run, and with which command?"""
     from ..convert.advice import compat
     from ..report import render
     report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target)
+    write_outputs(report, outputs)
     render(report, fmt)
     return EXIT_FINDINGS if report.failed() else EXIT_OK

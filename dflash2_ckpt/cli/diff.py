@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from .errors import guarded
-from .options import emit, format_option, open_source
+from .options import emit, format_option, open_source, output_option
 
 
 @click.command("diff")
@@ -19,8 +19,10 @@ from .options import emit, format_option, open_source
 @click.option("--receipt", type=click.Path(dir_okay=False), default=None,
               help="Write a JSON receipt: sha256 of every file on both sides and the per-tensor figures.")
 @format_option
+@output_option
 @guarded
-def command(derived: str, reference: str, receipt: str | None, fmt: str) -> int:
+def command(derived: str, reference: str, receipt: str | None, fmt: str,
+            outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Compare every tensor of DERIVED (quantized or re-exported) with the reference it was made from:
     equal, quantization-noise, different (random, zeroed, transposed, swapped), missing or extra."""
     from rich.console import Console
@@ -44,4 +46,4 @@ def command(derived: str, reference: str, receipt: str | None, fmt: str) -> int:
         result = diff(d, r)
     if receipt:
         Path(receipt).write_text(json.dumps(result.receipt(), indent=2) + "\n")
-    return emit(result, fmt)
+    return emit(result, fmt, outputs=outputs)

@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
                       Dflash2Error, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError, HubError,
@@ -20,7 +20,6 @@ from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, Convers
                       OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
                       UnsafePathError, UsageError, VersionMismatchError)
-from ..report import render_error
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -93,13 +92,27 @@ def debug() -> bool:
     return bool(os.environ.get("DFLASH2_CKPT_DEBUG"))
 
 
-def fail(e: BaseException, fmt: str) -> None:
-    """Render `e` in `fmt` and exit with its code."""
+def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) -> None:
+    """Render `e` in `fmt` (and in each --output file) and exit with its code."""
     if debug():
         traceback.print_exception(e)
+    from ..report import render_error
     doc = error_doc(e)
+    write_error_outputs(doc, [(o or fmt, path) for o, path in outputs])
     render_error(doc, fmt)
     sys.exit(doc["exit_code"])
+
+
+def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str]]) -> None:
+    """An --output file holds the error document when the run could not finish (best effort: a file that
+    cannot be written is the error being reported, not a second one)."""
+    from ..report import render_error
+    for ofmt, path in outputs:
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                render_error(doc, ofmt, f, f)
+        except OSError:
+            pass
 
 
 def guarded(fn: Callable[..., int]) -> Callable[..., None]:
@@ -107,16 +120,17 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         fmt = kwargs.get("fmt") or "text"
+        outputs = kwargs.get("outputs") or ()
         try:
             code = fn(*args, **kwargs)
         except KeyboardInterrupt as e:
             fail(e, fmt)
         except (Dflash2Error, OSError) as e:
-            fail(e, fmt)
+            fail(e, fmt, outputs)
         except Exception as e:  # noqa: BLE001 - a bug still ends in one line (and the traceback with DEBUG)
             if debug() or _is_click(e):
                 raise
-            fail(e, fmt)
+            fail(e, fmt, outputs)
         sys.exit(code)
     return wrapper
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from .errors import guarded
-from .options import emit, format_option, parse_codes, select_options, strict_option
+from .options import configured, emit, format_option, output_option, parse_codes, select_options, strict_option
 
 
 @click.group("hook")
@@ -13,10 +13,10 @@ def command() -> None:
 
 
 def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
-         target: str | None, fmt: str) -> int:
+         target: str | None, fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     from ..usecases.hooks import run_hook
     return emit(run_hook(files, level, strict=strict, select=parse_codes(select, "--select"),  # type: ignore[arg-type]
-                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt)
+                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt, outputs=outputs)
 
 
 def _level_command(level: str, name: str, doc: str) -> None:
@@ -26,10 +26,12 @@ def _level_command(level: str, name: str, doc: str) -> None:
     @select_options
     @click.option("--target", default=None, type=click.Path(), help="Target model directory to pair with.")
     @format_option
+    @output_option
     @guarded
+    @configured()
     def run(files: tuple[str, ...], strict: bool, select: str | None, ignore: str | None, target: str | None,
-            fmt: str) -> int:
-        return _run(files, level, strict, select, ignore, target, fmt)
+            fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
+        return _run(files, level, strict, select, ignore, target, fmt, outputs)
 
 
 _level_command("config", "config", "Config-level checks of each config.json (no weights opened).")

@@ -1,8 +1,9 @@
 """Options shared by the commands, and the few steps every command takes the same way."""
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
@@ -18,6 +19,47 @@ def format_option(fn: F) -> F:
     return click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
                         help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
                              "github (workflow annotations).")(fn)
+
+
+Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
+
+
+def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Output:
+    """`FORMAT=FILE` -> (format, file); with `bare`, a plain FILE -> ("", FILE): the --format of the run
+    (audit's older `-o FILE`)."""
+    fmt, sep, path = value.partition("=")
+    if sep and fmt in formats and path:
+        return fmt, path
+    if bare and not (sep and fmt.isalpha()):
+        return "", value
+    raise click.BadParameter(f"{value!r} is not FORMAT=FILE with FORMAT one of {', '.join(sorted(formats))}",
+                             param_hint="--output")
+
+
+def output_option(fn: F) -> F:
+    """--output FORMAT=FILE, repeatable: the same report in more formats, one file each, in the same run."""
+    return outputs_option()(fn)
+
+
+def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> Callable[[F], F]:
+    """--output over other formats (audit's tables); with `bare`, also `-o FILE` for the --format output."""
+    names = sorted(formats or FORMATS)
+
+    def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[Output, ...]:
+        return tuple(parse_output(v, names, bare) for v in values)
+
+    decls = ["-o", "--output"] if bare else ["--output"]
+    return click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
+                        help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
+                             "--output sarif=r.sarif --output json=r.json. An error document goes there too."
+                             + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
+
+
+def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
+    """Each --output file gets the whole report in its format (the machine-output contract, per file)."""
+    for fmt, path in outputs:
+        with open(path, "w", encoding="utf-8") as f:
+            render(report, fmt, f)
 
 
 def strict_option(fn: F) -> F:
@@ -84,7 +126,50 @@ def open_target(target: str | None, token: str | None) -> str | Source | None:
     return open_source(target, token=token, require_weights=False)
 
 
-def emit(report: Any, fmt: str, strict: bool = False) -> int:
-    """Render `report` in `fmt` on stdout; the exit code its findings call for."""
+def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] = ()) -> int:
+    """Render `report` in `fmt` on stdout and in each --output file; the exit code its findings call for."""
+    write_outputs(report, outputs)
     render(report, fmt)
     return EXIT_FINDINGS if report.failed(strict) else EXIT_OK
+
+
+# settings key -> (the command's parameter, how the file's value becomes the parameter's value)
+_SETTING_PARAMS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "select": ("select", lambda v: ",".join(v) or None), "ignore": ("ignore", lambda v: ",".join(v) or None),
+    "strict": ("strict", bool), "engines": ("engines", tuple), "target": ("target", lambda v: v)}
+
+
+def _settings_engines(values: tuple[str, ...], origin: str) -> None:
+    from ..engines import UnknownEngine, resolve
+    from ..errors import UsageError
+    for v in values:
+        try:
+            resolve(v)
+        except UnknownEngine as e:
+            raise UsageError(f"engines: {e.message} (from {origin})", hint="see `dflash2-ckpt compat --help`") from None
+
+
+def configured(subject: str | None = None) -> Callable[[F], F]:
+    """Add --config FILE and fill the parameters the command line left at their defaults from
+    [tool.dflash2-ckpt] (found from the working directory upward), per-path entries matched against the
+    `subject` argument. Goes under @guarded, so a bad settings file is a usage error (exit 2)."""
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, config: str | None = None, **kwargs: Any) -> Any:
+            from .settings import resolve
+            ctx = click.get_current_context()
+            settings = resolve(config, kwargs.get(subject) if subject else None)
+            for key, (param, convert) in _SETTING_PARAMS.items():
+                if param not in kwargs or settings.origins[key] == "default":
+                    continue
+                source = ctx.get_parameter_source(param)
+                if source in (None, click.core.ParameterSource.DEFAULT):
+                    value = convert(settings.values[key])
+                    if param == "engines":
+                        _settings_engines(value, settings.origins[key])
+                    kwargs[param] = value
+            return fn(*args, **kwargs)
+        return click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+                            help="Settings file (default: the nearest pyproject.toml with [tool.dflash2-ckpt]).")(
+            wrapper)
+    return deco

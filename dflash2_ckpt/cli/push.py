@@ -1,6 +1,8 @@
 """`dflash2-ckpt push DIR org/name`: the pre-upload gate (dflash2_ckpt.usecases.push): verify, smoke, then upload."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
@@ -18,14 +20,22 @@ from .options import format_option, strict_option
 @click.option("--message", "-m", default=None, help="Commit message.")
 @click.option("--include-pickles", is_flag=True,
               help="Also upload pickle files (.bin / .pt / .pth / .ckpt / .pkl); left out by default.")
+@click.option("--card/--no-card", default=True, show_default=True,
+              help="Check README.md's front matter against the config (a contradiction refuses) and complete it "
+                   "(base_model, tags, library_name, pipeline_tag).")
+@click.option("--accept-table", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Put this markdown (from `dflash2-ckpt accept --format markdown`) in the card.")
+@click.option("--private", is_flag=True, help="Create the repository private when it does not exist yet.")
 @format_option
 @guarded
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
-            token: str | None, message: str | None, include_pickles: bool, fmt: str) -> int:
+            token: str | None, message: str | None, include_pickles: bool, card: bool, accept_table: str | None,
+            private: bool, fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     from ..usecases.push import push
     from ..report import render
     result = push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
-                  token=token, commit_message=message, include_pickles=include_pickles)
+                  token=token, commit_message=message, include_pickles=include_pickles, card=card, private=private,
+                  accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None)
     render(result, fmt)
     return EXIT_OK if result.uploaded else EXIT_FINDINGS

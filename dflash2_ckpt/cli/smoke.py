@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 
 from .errors import guarded
-from .options import emit, format_option, hub_options, open_source, open_target, strict_option
+from .options import configured, emit, format_option, hub_options, open_source, open_target, strict_option
 
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -72,6 +72,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
 @strict_option
 @hub_options
 @guarded
+@configured("path")
 def command(path: str, target: str | None, hidden_states: str | None, block_size: int | None, seed: int,
             device: str | None, requests: int, layers: int | None, max_memory: str | None, fmt: str, strict: bool,
             revision: str | None, subfolder: str | None, token: str | None) -> int:

@@ -4,14 +4,15 @@ from __future__ import annotations
 import click
 
 from .errors import guarded
-from .options import emit, engine_option, format_option, hub_options, open_source, open_target, parse_codes, \
-    select_options, strict_option, target_option
+from .options import configured, emit, engine_option, format_option, hub_options, open_source, open_target, output_option, \
+    parse_codes, select_options, strict_option, target_option
 
 
 @click.command("verify")
 @click.argument("path")
 @target_option()
 @format_option
+@output_option
 @strict_option
 @select_options
 @click.option("--smoke", "with_smoke", is_flag=True,
@@ -22,9 +23,10 @@ from .options import emit, engine_option, format_option, hub_options, open_sourc
                "newest of each engine that supports this drafter's version).")
 @hub_options
 @guarded
+@configured("path")
 def command(path: str, target: str | None, fmt: str, strict: bool, select: str | None, ignore: str | None,
             with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
-            token: str | None) -> int:
+            token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan or --smoke is given."""
@@ -32,4 +34,4 @@ def command(path: str, target: str | None, fmt: str, strict: bool, select: str |
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
     result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
                    select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)
-    return emit(result, fmt, strict)
+    return emit(result, fmt, strict, outputs)

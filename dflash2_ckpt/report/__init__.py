@@ -36,7 +36,8 @@ from . import github, json_out, sarif, tables, text  # noqa: E402  (the protocol
 from .text import render_findings, render_summary, render_text  # noqa: E402,F401  (library API)
 
 # kinds whose text layout lives in its own module; importing one registers it
-_KIND_MODULES = ("text_convert", "text_smoke", "text_compat", "text_gguf", "text_diff", "text_audit", "text_accept")
+_KIND_MODULES = ("text_convert", "text_smoke", "text_compat", "text_gguf", "text_diff", "text_audit", "text_accept",
+                "text_config", "text_hook")
 for _m in _KIND_MODULES:
     importlib.import_module(f".{_m}", __name__)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..audit.rows import Row, column
@@ -76,7 +77,11 @@ table{border-collapse:collapse;font-size:.9rem}th,td{border:1px solid #ccc;paddi
 th{background:#f3f3f3;cursor:pointer;user-select:none}th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}
 .loads{background:#e6f6e6}.degraded{background:#fff4d6}.fails{background:#fde2e2}.needs-conversion{background:#e2f0fd}
 .unsupported{color:#888}.unreadable{color:#b00}tr.hidden{display:none}code{font-size:.85rem}
-.controls{margin:.8rem 0}.controls label{margin-right:1rem}details{margin:.4rem 0}
+.controls{margin:.8rem 0}.controls label{margin-right:1rem}details{margin:.4rem 0}details.hidden{display:none}
+.wrap{max-height:80vh;overflow:auto}thead th{position:sticky;top:0;z-index:2}
+tbody td:first-child,thead th:first-child{position:sticky;left:0;background:#fff;z-index:1}thead th:first-child{z-index:3;background:#f3f3f3}
+.verify-errors{outline:2px solid #b00;outline-offset:-2px}.verify-errors::after{content:" ⚠";color:#b00}
+.legend span{display:inline-block;padding:.1rem .4rem;margin-right:.4rem;border:1px solid #ccc}
 </style></head><body>
 <h1>dflash2-ckpt audit</h1>
 <p id="summary">__SUMMARY__</p>
@@ -86,9 +91,13 @@ th{background:#f3f3f3;cursor:pointer;user-select:none}th[data-dir=asc]::after{co
 <label>text <input id="text" type="search" placeholder="repo, dialect, target"></label>
 <span id="shown"></span>
 </div>
-<table id="audit"><thead><tr>__HEAD__</tr></thead><tbody>
+<p class="legend" id="legend">verdicts: <span class="loads">loads</span><span class="degraded">degraded</span>
+<span class="needs-conversion">needs-conversion</span><span class="fails">fails</span>
+<span class="unsupported">unsupported</span><span class="loads verify-errors">verify found errors</span>
+(a verdict with ⚠ loads by the engine's rules, but verify reported error findings)</p>
+<div class="wrap"><table id="audit"><thead><tr>__HEAD__</tr></thead><tbody>
 __ROWS__
-</tbody></table>
+</tbody></table></div>
 <h2>Findings</h2>
 __DETAILS__
 <script>
@@ -123,6 +132,8 @@ function applyFilter() {
     const okVerdict = !verdict || picked.includes(verdict);
     const okText = !text || r.dataset.search.includes(text);
     r.classList.toggle("hidden", !(okVerdict && okText));
+    const details = document.getElementById(r.dataset.details);
+    if (details) { details.classList.toggle("hidden", !(okVerdict && okText)); }   // the findings follow
     if (okVerdict && okText) { shown += 1; }
   }
   document.getElementById("shown").textContent = shown + " of " + rows.length + " shown";
@@ -140,17 +151,25 @@ def _e(text: Any) -> str:
     return html.escape(printable("" if text is None else str(text)))
 
 
+_TICKS = re.compile(r"`([^`]+)`")
+
+
+def _m(text: Any) -> str:
+    """A message with markdown code spans (`x`) as <code>, never as raw backticks; everything escaped."""
+    return _TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", _e(text))
+
+
 def _details(n: int, r: Row) -> str:
     parts = [f'<details id="row-{n}"><summary><code>{_e(r.repo)}</code> {_e(_counts(r))}</summary>']
     if r.error:
-        parts.append(f'<p class="unreadable">{_e(r.error.get("message"))}'
-                     + (f"<br>hint: {_e(r.error.get('hint'))}" if r.error.get("hint") else "") + "</p>")
+        parts.append(f'<p class="unreadable">{_m(r.error.get("message"))}'
+                     + (f"<br>hint: {_m(r.error.get('hint'))}" if r.error.get("hint") else "") + "</p>")
     if r.findings:
         parts.append("<ul>" + "".join(
-            f"<li><b>{_e(f.get('code'))}</b> {_e(f.get('severity'))}: {_e(f.get('message'))}</li>"
+            f"<li><b>{_e(f.get('code'))}</b> {_e(f.get('severity'))}: {_m(f.get('message'))}</li>"
             for f in r.findings) + "</ul>")
     for m, e in enumerate(r.engines):
-        reasons = "".join(f"<li><b>{_e(x.get('code'))}</b> {_e(x.get('message'))}</li>" for x in e.get("reasons", ()))
+        reasons = "".join(f"<li><b>{_e(x.get('code'))}</b> {_m(x.get('message'))}</li>" for x in e.get("reasons", ()))
         serve = f"<pre>{_e(e.get('serve'))}</pre>" if e.get("serve") else ""
         parts.append(f'<div id="row-{n}-e{m}"><b>{_e(column(e))}</b>: {_e(e.get("verdict"))}'
                      f"<ul>{reasons}</ul>{serve}</div>")
@@ -172,13 +191,17 @@ def to_html(result: AuditResult) -> str:
         if r.readable:
             cells += [f"<td>{r.counts.get('error', 0)}</td>", f"<td>{r.counts.get('warning', 0)}</td>"]
         else:
-            cells.append(f'<td colspan="2" class="unreadable" data-sort="-1">{_e((r.error or {}).get("message"))}</td>')
+            cells.append(f'<td colspan="2" class="unreadable" data-sort="-1">{_m((r.error or {}).get("message"))}</td>')
+        errors = r.counts.get("error", 0) if r.readable else 0
         for c in cols:
             verdict = v.get(c, "")
             link = f'<a href="#row-{n}-e{index[c]}">{_e(verdict)}</a>' if c in index else ""
-            cells.append(f'<td class="{_e(verdict)}">{link}</td>')
+            flag = " verify-errors" if errors and verdict else ""
+            title = f' title="verify found {errors} error(s)"' if flag else ""
+            cells.append(f'<td class="{_e(verdict)}{flag}"{title}>{link}</td>')
         search = " ".join(str(x) for x in (r.repo, r.dialect, r.version, r.target) if x).lower()
-        body.append(f"<tr data-verdicts='{_e(json.dumps(v))}' data-search=\"{_e(search)}\">" + "".join(cells) + "</tr>")
+        body.append(f"<tr data-verdicts='{_e(json.dumps(v))}' data-search=\"{_e(search)}\" data-details=\"row-{n}\">"
+                    + "".join(cells) + "</tr>")
         details.append(_details(n, r))
     return (_PAGE.replace("__SUMMARY__", _e(summary_line(result)))
             .replace("__ENGINE_OPTIONS__", "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in cols))

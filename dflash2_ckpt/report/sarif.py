@@ -5,8 +5,8 @@ file it names. An error that stopped the run is a failed invocation with one not
 """
 from __future__ import annotations
 
+import hashlib
 import json
-from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, Mapping
 
 from urllib.parse import quote
@@ -16,18 +16,42 @@ from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+# where a rule's documentation lives (code scanning links each alert's rule here): docs/codes.md
+DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
+FAMILIES = {"DF1": "config schema", "DF2": "tensors", "DF3": "v1/v2 identity", "DF4": "causality",
+            "DF5": "pairing with the target", "DF6": "files, shards and the model card", "DF75": "acceptance",
+            "DF7": "smoke forward", "DF8": "engine compatibility", "DF9": "GGUF"}
+FINGERPRINT = "dflash2Finding/v1"
+
+
+def _family(code: str) -> str:
+    return next(name for prefix, name in FAMILIES.items() if code.startswith(prefix))
+
+
+def _rule(c: Any) -> dict[str, Any]:
+    full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {_family(c.code)} family "
+            f"(DF{c.code[2]}xx); `dflash2-ckpt codes` lists every code.")
+    return {"id": c.code, "name": c.name, "shortDescription": {"text": c.summary},
+            "fullDescription": {"text": full}, "helpUri": f"{DOCS}#finding-codes",
+            "help": {"text": full, "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}. "
+                                               f"See [the finding codes]({DOCS}#finding-codes)."},
+            "defaultConfiguration": {"level": LEVEL[c.severity]}}
+
+
+def fingerprint(f: Any, uri: str) -> str:
+    """What identifies a finding across runs without its line: code, file, field or tensor (the message
+    only when neither is named), so an alert survives edits that move config.json's lines."""
+    anchor = f.field or f.tensor or " ".join(str(f.message).split())
+    return hashlib.sha256("\0".join((f.code, uri, anchor)).encode()).hexdigest()[:32]
 
 
 def _version() -> str:
-    try:
-        return version("dflash2-ckpt")
-    except PackageNotFoundError:
-        return "0+unknown"
+    from ..version import package_version
+    return package_version()
 
 
 def _driver() -> dict[str, Any]:
-    rules = [{"id": c.code, "name": c.name, "shortDescription": {"text": c.summary},
-              "defaultConfiguration": {"level": LEVEL[c.severity]}} for c in all_codes()]
+    rules = [_rule(c) for c in all_codes()]
     return {"name": "dflash2-ckpt", "version": _version(), "rules": rules}
 
 
@@ -44,7 +68,8 @@ def _results(report: Any) -> list[dict[str, Any]]:
         result: dict[str, Any] = {
             "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVEL[f.severity or "info"],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}]}
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}],
+            "partialFingerprints": {FINGERPRINT: fingerprint(f, loc.uri)}}
         props = {k: v for k, v in (("field", f.field), ("tensor", f.tensor)) if v is not None}
         if props:
             result["properties"] = props

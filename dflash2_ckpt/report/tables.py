@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import IO, Any, Callable
 
 from ..errors import UsageError
-from . import audit
+from . import accept_tables, audit
 
 TABLES: dict[str, dict[str, Callable[[Any], str]]] = {
     "audit": {"markdown": audit.to_markdown, "html": audit.to_html},
+    "accept": {"markdown": accept_tables.markdown, "html": accept_tables.page},   # a card's τ table
 }
 
 
@@ -19,7 +20,7 @@ def _table(report: Any, fmt: str) -> str:
     kind = getattr(report, "kind", "this")
     fn = TABLES.get(kind, {}).get(fmt)
     if fn is None:
-        raise UsageError(f"--format {fmt} is for table reports (audit); {kind} "
+        raise UsageError(f"--format {fmt} is for table reports (audit, accept); {kind} "
                          "reports render as text, json, sarif or github")
     return fn(report)
 

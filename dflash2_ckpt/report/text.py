@@ -150,24 +150,16 @@ def render_check(result: Any, out: Console) -> None:
 @text_renderer("push")
 def render_push(result: Any, out: Console) -> None:
     render_check(result.check, out)
+    for f in getattr(result, "card", ()):
+        out.print(f"{f.severity:<7} {f.code} {f.name}: {escape(f.message)}")
+    if getattr(result, "created", False):
+        out.print(f"created {escape(result.repo)}")
     if result.uploaded:
         out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
         for name in getattr(result, "excluded", ()):
             out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
     else:
         out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
-
-
-@text_renderer("hook")
-def render_hook(run: Any, out: Console) -> None:
-    """Quiet for pre-commit: only the directories that failed or have findings."""
-    for part in run.parts:
-        bad = part.failed(run.strict)
-        if bad or part.findings:
-            out.print(f"{part.subject}: {'FAILED' if bad else 'passed'} ({run.level} checks)", markup=False)
-            render_findings(part, out)
-    for path, why in getattr(run, "skipped", ()):
-        out.print(f"{path}: {why}", markup=False)
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

@@ -20,6 +20,8 @@ def accept_lines(r: Any) -> list[str]:
              f"  tokens/s {r.tokens_per_s:.1f} with drafting, {r.baseline_tokens_per_s:.1f} without "
              f"(x{r.speedup:.2f}); target forwards {fw['speculative']} instead of {fw['baseline']} "
              f"(saved {fw['saved']})"]
+    for j, x in enumerate(r.per_position):        # the chart, in the terminal
+        lines.append(f"    draft {j + 1:>2} {'█' * round(max(0.0, min(1.0, x)) * 40):<40} {x:.2f}")
     if r.expect is not None:
         lines.append(f"  expected tau {r.expect[0]:g} ± {r.expect[1]:g}")
     for p in r.prompts:

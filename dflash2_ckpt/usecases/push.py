@@ -35,11 +35,14 @@ class PushResult(Verdict):
     check: CheckResult
     repo: str
     uploaded: bool = False
-    refused_by: str | None = None       # "verify" or "smoke" when nothing was uploaded
+    refused_by: str | None = None       # "verify", "smoke" or "card" when nothing was uploaded
     commit_url: str | None = None
     commit_sha: str | None = None
     pr_url: str | None = None
     excluded: tuple[str, ...] = ()      # pickle files left out of the upload
+    card: tuple[Finding, ...] = ()      # the model card's findings (DF620 refuses, DF621 says what was added)
+    card_metadata: dict[str, Any] | None = None
+    created: bool = False               # the repository did not exist and push created it
     kind: ClassVar[str] = "push"
 
     @property
@@ -56,7 +59,7 @@ class PushResult(Verdict):
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        return self.check.findings
+        return self.check.findings + self.card
 
     def failed(self, strict: bool = False) -> bool:
         return not self.uploaded
@@ -66,15 +69,23 @@ class PushResult(Verdict):
         smoke = checked.pop("smoke", None)
         return {"repo": self.repo, "uploaded": self.uploaded, "refused_by": self.refused_by,
                 "commit_url": self.commit_url, "commit_sha": self.commit_sha, "pr_url": self.pr_url,
-                "excluded": list(self.excluded), "verify": checked, "smoke": smoke}
+                "excluded": list(self.excluded), "created": self.created,
+                "card": {"metadata": self.card_metadata, "findings": [f.to_json() for f in self.card]},
+                "verify": checked, "smoke": smoke}
 
 
 def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None = None, create_pr: bool = False,
          smoke: bool = False, strict: bool = False, token: str | None = None, path_in_repo: str | None = None,
-         commit_message: str | None = None, include_pickles: bool = False) -> PushResult:
+         commit_message: str | None = None, include_pickles: bool = False, card: bool = True,
+         accept_table: str | None = None, private: bool = False) -> PushResult:
     """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes.
+
     Pickle files (.bin / .pt / ...) are left out unless `include_pickles`; a push with no token found
-    (argument, HF_TOKEN, `hf auth login`) raises HubAccessError before any request."""
+    (argument, HF_TOKEN, `hf auth login`) raises HubAccessError before any request. With `card` (and no
+    subfolder: the card is the repository's), README.md's front matter is checked against the config (a
+    contradiction refuses the push) and completed, with `accept_table` (markdown from `accept --format
+    markdown`) between its markers; the file is written in `directory` just before the upload. A repository
+    that does not exist is created (private with `private`), as `hf upload` does."""
     settings = hub_settings()
     ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
@@ -90,6 +101,13 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         refused_by = "verify" if checked.verify.failed(strict) else "smoke"
         return PushResult(checked, repo, refused_by=refused_by)
     report = checked.verify
+    plan = None
+    if card and not path_in_repo:
+        from .model_card import plan_card
+        summary = report.summary
+        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table)
+        if any(f.severity == "error" for f in plan.findings):
+            return PushResult(checked, repo, refused_by="card", card=plan.findings, card_metadata=plan.metadata)
 
     from huggingface_hub import HfApi
     endpoint = settings["endpoint"]
@@ -99,11 +117,20 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         raise HubAccessError("no Hugging Face token found: pushing needs one with write access (nothing was "
                              "uploaded; the checks passed)", repo_id=ref.repo_id, path=repo,
                              hint="run `hf auth login`, set HF_TOKEN, or pass --token")
-    _preflight(where, token, offline=settings["offline"])
     api = HfApi(endpoint=endpoint, token=token)
+    created = False
+    try:
+        _preflight(where, token, offline=settings["offline"])
+    except RepositoryNotFoundError:
+        if revision not in (None, "main"):
+            raise
+        _create(api, where, private)       # as `hf upload` does; then the upload makes the first commit
+        created = True
     excluded = () if include_pickles else tuple(
         f.relative_to(src.root).as_posix() for f in sorted(src.root.rglob("*"))
         if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
+    if plan is not None and plan.changed:
+        _write_card(src.root, plan.text)
     counts = report.to_json()["counts"]
     message = commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
                                  f"{', smoke passed' if smoke else ''})")
@@ -116,13 +143,33 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         raise _with_next_step(from_exception(e, where)) from None
     return PushResult(checked, repo, uploaded=True, commit_url=str(info.commit_url),
                       commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None),
-                      excluded=excluded)
+                      excluded=excluded, card=plan.findings if plan else (),
+                      card_metadata=plan.metadata if plan else None, created=created)
 
 
 def _stored_token() -> str | None:
     """The token huggingface_hub would use: HF_TOKEN, or the one `hf auth login` stored."""
     from huggingface_hub import get_token
     return get_token()
+
+
+def _create(api: Any, where: Where, private: bool) -> None:
+    try:
+        with quiet_hub_logs():
+            api.create_repo(where.repo_id, private=private, exist_ok=True)
+    except Exception as e:  # noqa: BLE001 - one typed error with the Hub's reason
+        err = from_exception(e, where)
+        err.hint = "check the token's write access to the organisation (nothing was uploaded)"
+        raise err from None
+
+
+def _write_card(root: str | os.PathLike[str], text: str) -> None:
+    """README.md replaced atomically: a failed write leaves the old card whole."""
+    from pathlib import Path
+    path = Path(root) / "README.md"
+    tmp = path.with_name(".README.md.dflash2-ckpt.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _refuse_escaping_links(root: Path) -> None:

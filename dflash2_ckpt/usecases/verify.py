@@ -15,7 +15,6 @@ from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views
 from ..errors import HeaderError
 from ..findings import Finding, Verdict, filter_findings
-from ..checkpoint.gguf import gguf_summary
 from ..checkpoint.layout import bytes_by_component
 from ..checkpoint.accounting import quant_summary
 from ..sources import Source
@@ -62,6 +61,7 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
     }
     if ckpt.gguf is not None:
+        from ..checkpoint.gguf import gguf_summary   # gguf + numpy load only for a GGUF file
         out.update(gguf_summary(ckpt.gguf))
     quant = quant_summary(ckpt)
     if quant is not None:

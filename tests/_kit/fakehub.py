@@ -8,6 +8,8 @@ hf_api.py, _commit_api.py and utils/_http.py):
                 sends LFS files to its CDN; GET honours `Range` (206 + Content-Range, 416 when unsatisfiable)
 - uploads:      POST /api/models/{repo}/preupload/{rev} (every file "regular") and /commit/{rev} (ndjson with
                 base64 content; makes a new commit, or a refs/pr/N branch with create_pr=1)
+- card check:   POST /api/validate-yaml (upload_folder sends README.md there): 400 for front matter that is not YAML
+- repo creation: POST /api/repos/create {name, organization, visibility} (409 when it exists), as create_repo sends it
 - errors as the Hub sends them: X-Error-Code RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo,
   401 "Invalid credentials in Authorization header" for an unknown token.
 Files are served from disk with seek + bounded reads, so a sparse 3.8 GB file costs only what is asked.
@@ -116,6 +118,8 @@ class FakeHub:
         self.down = False                   # answer nothing useful (simulates an outage) when set
         self.latency = 0.0                  # seconds each answer waits, as a network round trip would
         self.faults: list[Fault] = []
+        self.created: list[dict[str, Any]] = []     # POST /api/repos/create bodies
+        self.validated: list[str] = []              # README.md contents sent to /api/validate-yaml
         self.trickle_s = 3.0                # seconds between the bytes of a "trickle" answer
         self.stopping = threading.Event()   # ends a trickle when the server shuts down
         self.sizes: dict[str, Any] = {}     # path -> the size model info lists instead of the real one
@@ -317,6 +321,10 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return
             if parts[:2] == ["api", "agent-harnesses"]:
                 self._json(200, {"standardEnvVars": [], "harnesses": {}})
+            elif parts == ["api", "validate-yaml"] and self.command == "POST":
+                self._validate_yaml(json.loads(self._body() or b"{}").get("content", ""))
+            elif parts == ["api", "repos", "create"] and self.command == "POST":
+                self._create(json.loads(self._body() or b"{}"), token)
             elif parts == ["api", "models"] and self.command == "GET":
                 self._listing(parse_qs(url.query), token)
             elif parts[:2] == ["api", "models"] and len(parts) >= 4:
@@ -405,6 +413,33 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self._commit(repo_id, repo, "/".join(rest[1:]), parse_qs(urlsplit(self.path).query), token)
             else:
                 self._error(404, None, "not found")
+
+        def _validate_yaml(self, content: str) -> None:
+            """POST /api/validate-yaml, which upload_folder calls for a README.md: 400 with the errors when
+            the front matter is not a YAML mapping."""
+            import yaml
+            hub.validated.append(content)
+            block = content.split("---\n")[1] if content.startswith("---\n") and content.count("---\n") >= 2 else ""
+            try:
+                ok = isinstance(yaml.safe_load(block) or {}, dict)
+            except yaml.YAMLError:
+                ok = False
+            self._json(200 if ok else 400, {"errors": [] if ok else [{"message": "invalid metadata"}],
+                                            "warnings": []})
+
+        def _create(self, body: dict[str, Any], token: str | None) -> None:
+            """POST /api/repos/create {name, organization, visibility}: a new repo with one commit, as the Hub
+            makes it (.gitattributes on main); 409 when it exists, 401 without a token."""
+            repo_id = f"{body.get('organization')}/{body.get('name')}" if body.get("organization") else body.get("name")
+            hub.created.append({"repo": repo_id, **body})
+            if token is None:
+                self._error(401, None, "You must be authenticated to create a repo")
+            elif repo_id in hub.repos:
+                self._error(409, None, "You already created this model repo")
+            else:
+                hub.add_commit(str(repo_id), {".gitattributes": b"*.safetensors filter=lfs\n"},
+                               private=body.get("visibility") == "private", granted={token})
+                self._json(200, {"url": f"{hub.url}/{repo_id}", "name": repo_id})
 
         def _discussion(self, repo_id: str, repo: Repo, rest: list[str], token: str | None) -> None:
             # create_pr with hf_xet installed opens the pull request first, then commits to refs/pr/N

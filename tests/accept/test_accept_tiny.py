@@ -80,10 +80,12 @@ def test_json_report_is_stable(drafter, trained):
     assert "tokens_per_s" in trained.to_json() and "tokens_per_s" not in a
 
 
-def test_cli_expect_json_and_exit_codes():
+def test_cli_expect_json_and_exit_codes(tmp_path):
     base = [str(DRAFTER), "--target", str(TARGET), "--max-new-tokens", "16", "--limit", "2", "--format", "json"]
-    res = CliRunner().invoke(accept_command, base, catch_exceptions=False)
+    card = tmp_path / "tau.md"
+    res = CliRunner().invoke(accept_command, base + ["--output", f"markdown={card}"], catch_exceptions=False)
     doc = json.loads(res.output)
+    assert f"| {doc['tau']['mean']:.2f} |" in card.read_text().splitlines()[2]     # the card table, same run
     assert res.exit_code == 0 and doc["passed"] and doc["tau"]["mean"] >= 2.0
     assert doc["tau"]["ci95_method"] == "t, 1 df (prompts as clusters)"        # two prompts: 12.7, not 1.96
     text = CliRunner().invoke(accept_command, base[:-2], catch_exceptions=False).output
@@ -97,3 +99,27 @@ def test_cli_expect_json_and_exit_codes():
     res = CliRunner().invoke(accept_command, [str(DRAFTER), "--target", str(PAIR / "nowhere"), "--format", "json"],
                              catch_exceptions=False)
     assert res.exit_code == 3 and json.loads(res.output)["error"]["type"] == "SourceError"
+
+
+def test_markdown_is_a_card_table_with_the_chart(trained):
+    import base64
+    import re
+    from dflash2_ckpt.report.accept_tables import markdown, page as html_page
+    md = markdown(trained)
+    lines = md.splitlines()
+    assert lines[0].startswith("| drafter | target | τ") and f"| {trained.tau.mean:.2f} |" in lines[2]
+    assert lines[6] == "| accepted | " + " | ".join(f"{x:.2f}" for x in trained.per_position) + " |"
+    svg = base64.b64decode(re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', md).group(1)).decode()
+    heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', svg)]
+    assert heights == [round(x * 80, 1) for x in trained.per_position]           # one bar per draft position
+    page = html_page(trained)
+    assert page.count("<rect ") == len(trained.per_position)
+    text = "\n".join(__import__("dflash2_ckpt.report.text_accept", fromlist=["x"]).accept_lines(trained))
+    assert text.count("    draft ") == len(trained.per_position)               # the terminal bars
+
+
+def test_progress_is_reported_per_prompt(drafter):
+    seen = []
+    dflash2_ckpt.accept(drafter, TARGET, max_new_tokens=4, limit=2, device="cpu",
+                        progress=lambda done, total, label: seen.append((done, total)))
+    assert seen == [(0, 2), (1, 2), (2, 2)]

@@ -22,7 +22,8 @@ def _result() -> AuditResult:
             engines=(_engine("vllm", ">=0.29", "loads"), _engine("sglang", ">=0.5.19", "degraded"))),
         Row(input="b/alpha", repo="b/alpha", revision="a" * 40, dialect="flat", version="v2",
             counts={"error": 2, "warning": 0, "info": 0},
-            findings=({"code": "DF201", "severity": "error", "message": "missing <fc.weight>"},),
+            findings=({"code": "DF201", "severity": "error", "message": "missing <fc.weight>"},
+                      {"code": "DF106", "severity": "error", "message": "set `mask_token_id` below `vocab_size`"}),
             engines=(_engine("vllm", ">=0.29", "fails"), _engine("sglang", ">=0.5.19", "loads"))),
         Row(input="c/gone", repo="c/gone", error={"type": "RepositoryNotFoundError", "message": "repo c/gone not found",
                                                  "hint": "check the spelling"}),
@@ -47,6 +48,20 @@ def test_html_escapes_everything_it_is_given() -> None:
     page = to_html(_result())
     assert "<fc.weight>" not in page and "&lt;fc.weight&gt;" in page
     assert "&lt;degraded&gt;" in page
+
+
+def test_html_marks_verify_errors_has_a_legend_and_no_raw_markdown() -> None:
+    import re
+    page = to_html(_result())
+    rows = re.findall(r"<tr data-verdicts.*?</tr>", page, re.S)
+    flagged = [len(re.findall(r'class="[^"]*verify-errors', r)) for r in rows]
+    assert flagged == [0, 2, 0]              # b/alpha has 2 verify errors: both its verdict cells say so
+    assert 'title="verify found 2 error(s)"' in rows[1]
+    assert 'id="legend"' in page and all(f'<span class="{v}">{v}</span>' in page
+                                         for v in ("loads", "degraded", "fails", "needs-conversion"))
+    body = page[page.index("<body>"):page.index("<script>")]
+    assert "`" not in body and "<code>mask_token_id</code>" in body
+    assert "position:sticky" in page
 
 
 @pytest.fixture(scope="module")
@@ -99,4 +114,27 @@ def test_html_sorts_and_filters_in_a_real_browser(browser, tmp_path) -> None:  #
     href = page.get_attribute("#audit tbody tr td.degraded a", "href")
     assert href is not None and page.locator(href).count() == 1
     assert "sglang says" in (page.text_content(href) or "")
+
+    # the findings list follows the filter: only the shown drafters' details stay
+    def details() -> list[str]:
+        return page.eval_on_selector_all("details:not(.hidden) summary code", "els => els.map(e => e.textContent)")
+    page.fill("#text", "alpha")
+    assert drafters() == ["b/alpha"] and details() == ["b/alpha"]
+    page.fill("#text", "")
+    assert sorted(details()) == ["a/zeta", "b/alpha", "c/gone"]
+
+    # sticky header and first column: still in view after scrolling the table both ways
+    page.set_viewport_size({"width": 420, "height": 300})
+    page.eval_on_selector(".wrap", "w => { w.style.maxHeight = '120px'; w.scrollIntoView(); w.scrollTop = 60; "
+                                   "w.scrollLeft = 200; }")
+    wrap = page.eval_on_selector(".wrap", "w => w.getBoundingClientRect().top")
+    head = page.eval_on_selector("#audit thead th:nth-child(2)", "e => e.getBoundingClientRect().top")
+    left = page.eval_on_selector(".wrap", "w => w.getBoundingClientRect().left")
+    first = page.eval_on_selector("#audit tbody tr td:first-child", "e => e.getBoundingClientRect().left")
+    assert abs(head - wrap) < 2 and abs(first - left) < 2, (head, wrap, first, left)
+    shot = page.locator(".wrap").screenshot(path=str(tmp_path / "audit.png"))       # the scrolled table
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 2000
+    # the legend's verify-errors swatch and the flagged cells render in red (the screenshot's colours)
+    outline = page.eval_on_selector("td.verify-errors", "e => getComputedStyle(e).outlineColor")
+    assert outline == "rgb(187, 0, 0)"
     assert errors == []

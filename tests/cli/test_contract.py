@@ -59,7 +59,7 @@ N = len(cases(Path("/x")))
 
 def test_every_command_is_covered() -> None:
     from dflash2_ckpt.cli import COMMANDS
-    reporting = {c for c in COMMANDS if c not in ("schema", "codes")}   # listings, not reports
+    reporting = {c for c in COMMANDS if c not in ("schema", "codes", "config")}   # listings, not reports
     assert reporting <= {args[0] for args, _ in cases(Path("/x"))}
 
 
@@ -90,3 +90,49 @@ def test_github_format_is_annotations_and_one_verdict(tmp_path: Path, i: int) ->
         assert lines and all(x.startswith(("::error ", "::warning ", "::notice ")) for x in lines)
     else:
         assert all(x.startswith(("::error ", "::warning ", "::notice ")) for x in lines[:-1])
+
+
+OUTPUT_COMMANDS = ("verify", "compat", "diff", "accept", "audit", "hook")
+
+
+def test_output_is_offered_by_every_listed_command() -> None:
+    from dflash2_ckpt.cli import main
+    for name in OUTPUT_COMMANDS[:-1]:
+        assert "outputs" in {p.name for p in main.get_command(None, name).params}, name  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("i", [i for i, (a, _) in enumerate(cases(Path("/x"))) if a[0] in OUTPUT_COMMANDS])
+def test_each_output_file_keeps_the_contract(tmp_path: Path, i: int) -> None:
+    """One run, text on the terminal, and every --output FORMAT=FILE holding its format's one document."""
+    args, want = cases(tmp_path)[i]
+    files = {f: tmp_path / f"report.{f}" for f in ("json", "sarif", "github")}
+    extra = [x for f, p in files.items() for x in ("--output", f"{f}={p}")]
+    code, out, _ = run(*args, *extra)
+    assert code == want, (args, out)
+    doc = one_json(files["json"].read_text())
+    if want in (2, 3):
+        assert set(doc) - {"refused"} == {"error"} and doc["error"]["exit_code"] == want
+    else:
+        assert "error" not in doc
+    sarif = one_json(files["sarif"].read_text())
+    assert sarif["version"] == "2.1.0"
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is (want in (0, 1))
+    lines = files["github"].read_text().splitlines()
+    assert lines and all(x.startswith(("::error ", "::warning ", "::notice ")) for x in lines[:-1])
+    if want in (2, 3):
+        assert len(lines) == 1 and lines[0].startswith("::error ")
+    assert not out.lstrip().startswith(("{", "::"))          # the terminal still got text
+
+
+def test_output_format_must_be_known(tmp_path: Path) -> None:
+    code, _, err = run("verify", GOOD, "--output", f"yaml={tmp_path / 'r.yaml'}")
+    assert code == 2 and "FORMAT=FILE" in err and not (tmp_path / "r.yaml").exists()
+
+
+def test_audit_keeps_its_bare_output_file(tmp_path: Path) -> None:
+    page, doc = tmp_path / "audit.html", tmp_path / "audit.json"
+    code, out, _ = run("audit", GOOD, "--engine", "vllm", "--format", "html", "-o", str(page),
+                       "--output", f"json={doc}")
+    assert code == 0 and out == ""
+    assert page.read_text().lstrip().lower().startswith("<!doctype html")
+    assert one_json(doc.read_text())["rows"][0]["input"] == GOOD

@@ -80,3 +80,18 @@ def test_manifest_matches_the_package() -> None:
     import re
     assert re.search(hooks["dflash2-ckpt-verify"]["files"], "sub/model-00001-of-00002.safetensors")
     assert not re.search(hooks["dflash2-ckpt-config"]["files"], "sub/generation_config.json")
+
+
+def test_hook_output_is_one_concise_line_per_finding() -> None:
+    """ruff's concise format: path:line:col: CODE message, then one verdict line per failing directory."""
+    import os
+    import re
+    mask = BROKEN / "mask-id-out-of-vocab"
+    code, out = run("hook", "config", str(mask / "config.json"))
+    lines = out.splitlines()
+    rel = os.path.relpath(mask / "config.json")
+    text = (mask / "config.json").read_text().splitlines()
+    line_no = next(i for i, t in enumerate(text, 1) if '"mask_token_id"' in t)
+    assert code == 1 and len(lines) == 2
+    assert re.fullmatch(rf"{re.escape(rel)}:{line_no}:1: DF106 \S.*", lines[0]), lines[0]
+    assert lines[1].endswith(": FAILED (config checks)") and "│" not in out     # no table

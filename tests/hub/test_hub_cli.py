@@ -91,15 +91,16 @@ def test_offline_not_cached(hub: FakeHub, offline: None) -> None:
     assert code == 3 and "not in the local cache" in out and not hub.log
 
 
-def test_ci_recipe_runs_verify_json() -> None:
+def test_ci_recipe_uses_the_action_and_uploads_its_sarif() -> None:
     import yaml
-    doc = yaml.safe_load((Path(__file__).resolve().parents[2] / "docs" / "github-actions-verify.yml").read_text())
+    root = Path(__file__).resolve().parents[2]
+    doc = yaml.safe_load((root / "docs" / "github-actions-verify.yml").read_text())
+    action = yaml.safe_load((root / "action.yml").read_text())
     steps = doc["jobs"]["verify"]["steps"]
-    script = next(s["run"] for s in steps if s.get("name") == "verify (annotations)")
-    for fmt in ("github", "sarif", "json"):
-        assert f"dflash2-ckpt verify \"$DRAFTER_REPO\"" in script and f"--format {fmt}" in script
-    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif") for s in steps)
-    assert steps[-1]["run"] == "exit ${{ steps.verify.outputs.code }}"
+    verify = next(s for s in steps if s.get("id") == "verify")
+    assert verify["uses"].split("@")[0].endswith("/dflash2-ckpt") and set(verify["with"]) <= set(action["inputs"])
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert upload["with"]["sarif_file"] == verify["with"]["sarif-file"]
 
 
 def test_offline_target_needs_only_its_config(hub: FakeHub, ckpts: dict[str, Path],

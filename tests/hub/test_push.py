@@ -31,7 +31,7 @@ def test_broken_checkpoint_is_not_uploaded(hub: FakeHub, ckpts: dict[str, Path],
 
 def test_good_checkpoint_is_uploaded_and_verifies_on_the_hub(hub: FakeHub, ckpts: dict[str, Path],
                                                              dest: str) -> None:
-    code, out = run("push", str(ckpts["tiny"]), dest, "--token", "hf_granted", "--format", "json")
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--token", "hf_granted", "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc["uploaded"] and doc["verify"]["passed"]
     assert len(hub.commit_requests) == 1 and hub.requests("POST", "/preupload/")
@@ -50,7 +50,7 @@ def test_push_to_subfolder_branch_and_pr(hub: FakeHub, ckpts: dict[str, Path], d
                     "--format", "json")
     assert code == 0
     assert "dflash/model.safetensors" in hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["dev"]]
-    code, out = run("push", str(ckpts["tiny"]), dest, "--create-pr", "--token", "hf_granted", "--format", "json")
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--create-pr", "--token", "hf_granted", "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc["pr_url"] and "refs/pr/1" in hub.repos["org/dest"].refs
     req = hub.commit_requests[-1]
@@ -62,9 +62,11 @@ def test_push_to_subfolder_branch_and_pr(hub: FakeHub, ckpts: dict[str, Path], d
 
 
 def test_push_errors_are_one_line(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
-    code, out = run("push", str(ckpts["tiny"]), "org/missing", "--token", "hf_granted")
+    # a missing repo is created (below); a missing repo with a branch named is not guessed at
+    code, out = run("push", str(ckpts["tiny"]), "org/missing", "--revision", "dev", "--token", "hf_granted")
     assert code == 3 and "not found" in out and "hf repos create" in out and "Traceback" not in out
-    code, out = run("push", str(ckpts["tiny"]), dest)               # no token: the Hub refuses the commit
+    assert hub.created == []
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card")               # no token: the Hub refuses the commit
     assert code == 3 and "Traceback" not in out
 
 
@@ -72,7 +74,7 @@ def test_smoke_without_the_extra_is_exit_3(hub: FakeHub, ckpts: dict[str, Path],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
     monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", None)     # as if the [smoke] extra were missing
-    code, out = run("push", str(ckpts["tiny"]), dest, "--smoke", "--token", "hf_granted")
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--smoke", "--token", "hf_granted")
     assert code == 3 and "smoke" in out and hub.commit_requests == []
 
 
@@ -82,7 +84,7 @@ def test_smoke_refusal_uploads_nothing(hub: FakeHub, ckpts: dict[str, Path], des
     fake = types.ModuleType("dflash2_ckpt.smoke")
     fake.run_smoke = lambda d: types.SimpleNamespace(failed=lambda strict=False: True)  # type: ignore[attr-defined]
     monkeypatch.setitem(__import__("sys").modules, "dflash2_ckpt.smoke", fake)
-    code, out = run("push", str(ckpts["tiny"]), dest, "--smoke", "--token", "hf_granted")
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--smoke", "--token", "hf_granted")
     assert code == 1 and "refused by smoke" in out and hub.commit_requests == []
 
 
@@ -95,7 +97,7 @@ def test_push_offline_is_one_line_and_immediate(hub: FakeHub, ckpts: dict[str, P
                                                 offline: None) -> None:
     import time
     t0 = time.monotonic()
-    code, out = run("push", str(ckpts["tiny"]), dest, "--token", "hf_granted")
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--token", "hf_granted")
     assert code == 3 and time.monotonic() - t0 < 3 and not hub.log
     assert "HF_HUB_OFFLINE" in out and "unset HF_HUB_OFFLINE" in out and "download" not in out
     assert len(out.strip().splitlines()) == 2, out                   # one line, one hint
@@ -115,7 +117,7 @@ def test_push_with_no_network_fails_fast_without_library_logs(hub: FakeHub, ckpt
     monkeypatch.setattr(constants, "ENDPOINT", dead)
     monkeypatch.delenv("DFLASH2_CKPT_HUB_BACKOFF")                  # the default policy a user gets
     t0 = time.monotonic()
-    code, out = run("push", str(ckpts["tiny"]), dest, "--token", "hf_granted")
+    code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--token", "hf_granted")
     took = time.monotonic() - t0
     assert code == 3 and took < 5, (took, out)
     assert "cannot reach" in out and "Retrying" not in out and "Traceback" not in out
@@ -172,3 +174,68 @@ def test_no_token_says_none_was_found_and_how_to_log_in(hub: FakeHub, ckpts: dic
     assert code == 3 and "no Hugging Face token found" in err["message"] and "rejected" not in err["message"]
     assert "hf auth login" in err["hint"] and "HF_TOKEN" in err["hint"]
     assert len(hub.requests()) == before           # nothing was sent
+
+
+@pytest.fixture
+def drafter(ckpts: dict[str, Path], tmp_path: Path) -> Path:
+    """A copy of the tiny flat DFlash2 drafter (its speculators_config names tiny/verifier), to write a card in."""
+    import shutil
+    return Path(shutil.copytree(ckpts["tiny"], tmp_path / "drafter"))
+
+
+def _front_matter(text: str) -> dict[str, object]:
+    import yaml
+    assert text.startswith("---\n")
+    return dict(yaml.safe_load(text.split("---\n")[1]))
+
+
+def test_push_writes_the_model_card_front_matter(hub: FakeHub, drafter: Path, dest: str) -> None:
+    (drafter / "README.md").write_text("# my drafter\n\nTrained on things.\n")
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["uploaded"]
+    uploaded = hub.repos["org/dest"].commits[doc["commit_sha"]]["README.md"]
+    assert isinstance(uploaded, bytes)
+    meta = _front_matter(uploaded.decode())
+    assert meta == {"base_model": "tiny/verifier", "tags": ["dflash", "dflash2", "speculative-decoding"],
+                    "library_name": "speculators", "pipeline_tag": "text-generation"}
+    assert "Trained on things." in uploaded.decode()
+    assert (drafter / "README.md").read_bytes() == uploaded            # the local card is the uploaded one
+    assert [f["code"] for f in doc["card"]["findings"]] == ["DF621"]
+
+
+def test_a_card_naming_another_base_model_refuses_the_push(hub: FakeHub, drafter: Path, dest: str) -> None:
+    card = "---\nbase_model: Qwen/Qwen3-8B\ntags: [dflash]\n---\n# drafter\n"
+    (drafter / "README.md").write_text(card)
+    before = len(hub.log)
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted")
+    assert code == 1 and "DF620" in out and "tiny/verifier" in out and "refused by card" in out
+    assert hub.log[before:] == [] and (drafter / "README.md").read_text() == card     # nothing sent or changed
+
+
+def test_a_card_tagged_with_the_other_version_is_a_contradiction(drafter: Path) -> None:
+    from dflash2_ckpt.usecases.model_card import plan_card
+    (drafter / "README.md").write_text("---\ntags: [dflash-v1]\n---\n")
+    plan = plan_card(drafter, "v2", "flat")
+    assert [(f.code, f.field) for f in plan.findings if f.code == "DF620"] == [("DF620", "tags")]
+
+
+def test_push_includes_the_accept_table_once(hub: FakeHub, drafter: Path, dest: str, tmp_path: Path) -> None:
+    table = tmp_path / "tau.md"
+    table.write_text("| prompts | tau |\n|---|---|\n| 8 | 3.10 |\n")
+    for _ in range(2):                                                    # a second push replaces, not appends
+        code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--accept-table", str(table))
+        assert code == 0, out
+    text = (drafter / "README.md").read_text()
+    assert text.count("| 8 | 3.10 |") == 1 and text.count("<!-- dflash2-ckpt:accept -->") == 1
+
+
+def test_push_creates_a_missing_repo_private(hub: FakeHub, drafter: Path) -> None:
+    hub.tokens.add("hf_writer")
+    code, out = run("push", str(drafter), "org/brand-new", "--token", "hf_writer", "--private", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["created"] and doc["uploaded"], out
+    assert hub.created == [{"repo": "org/brand-new", "name": "brand-new", "organization": "org",
+                            "visibility": "private"}]
+    repo = hub.repos["org/brand-new"]
+    assert repo.private and "model.safetensors" in repo.commits[repo.refs["main"]]

@@ -64,3 +64,31 @@ def test_error_document_is_valid_sarif_too() -> None:
     assert list(VALIDATOR.iter_errors(doc)) == []
     inv = doc["runs"][0]["invocations"][0]
     assert inv["executionSuccessful"] is False and "no such file" in inv["toolExecutionNotifications"][0]["message"]["text"]
+
+
+def test_rules_carry_help_for_code_scanning() -> None:
+    from urllib.parse import urlsplit
+    rules = sarif_of(verify(FIXTURES / "good" / "nested-v2"))["runs"][0]["tool"]["driver"]["rules"]
+    assert len(rules) == len(all_codes())
+    for rule in rules:
+        url = urlsplit(rule["helpUri"])
+        assert url.scheme == "https" and url.fragment == "finding-codes"
+        assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"])
+        assert rule["id"] in rule["help"]["markdown"]
+
+
+def test_fingerprints_survive_moved_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same finding after config.json's lines moved: another startLine, the same partialFingerprints."""
+    import shutil
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "broken" / "mask-id-out-of-vocab", "d")
+    before = sarif_of(verify(Path("d")))["runs"][0]["results"]
+    cfg = json.loads(Path("d/config.json").read_text())
+    Path("d/config.json").write_text(json.dumps({"_comment": "moved", **cfg}, indent=4))
+    after = sarif_of(verify(Path("d")))["runs"][0]["results"]
+    pick = lambda rs: next(r for r in rs if r["ruleId"] == "DF106")  # noqa: E731
+    b, a = pick(before), pick(after)
+    line = lambda r: r["locations"][0]["physicalLocation"]["region"]["startLine"]  # noqa: E731
+    assert line(b) != line(a)
+    assert b["partialFingerprints"] == a["partialFingerprints"] and b["partialFingerprints"]
+    assert len({json.dumps(r["partialFingerprints"]) for r in before}) == len(before)   # distinct per finding

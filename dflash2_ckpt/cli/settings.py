@@ -1,0 +1,148 @@
+"""Project settings from `[tool.dflash2-ckpt]` in pyproject.toml, as ruff reads `[tool.ruff]`.
+
+The file is the first pyproject.toml with a `[tool.dflash2-ckpt]` table found from the working
+directory upward (or the file named by --config; a file that is not a pyproject.toml may hold the keys
+at its top level). Keys: select, ignore (code lists), strict (bool), engines (NAME[@VERSION] list),
+target (path or repo id), and `per-path`, a table of globs -> the same keys, matched against the checked
+path relative to the file's directory (or as given, for a Hub id); later globs win. The command line
+wins over all of them. Every value keeps where it came from, for `dflash2-ckpt config`.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:                                   # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
+
+from ..findings import Verdict, validate_selectors
+
+TABLE = "tool.dflash2-ckpt"
+# key -> (kind, default)
+KEYS: dict[str, tuple[str, Any]] = {"select": ("codes", []), "ignore": ("codes", []), "strict": ("bool", False),
+                                    "engines": ("list", []), "target": ("str", None)}
+DEFAULT = "default"
+
+
+@dataclass
+class Settings(Verdict):
+    values: dict[str, Any] = field(default_factory=lambda: {k: d for k, (_, d) in KEYS.items()})
+    origins: dict[str, str] = field(default_factory=lambda: dict.fromkeys(KEYS, DEFAULT))
+    file: Path | None = None
+    subject_path: str | None = None
+    kind: ClassVar[str] = "config"          # a report kind: `dflash2-ckpt config` renders it in any format
+    findings: tuple[Any, ...] = ()
+
+    @property
+    def subject(self) -> str:
+        return str(self.file) if self.file else "(no settings file; defaults)"
+
+    def failed(self, strict: bool = False) -> bool:
+        return False            # a listing: always exit 0 once the file parsed
+
+    def set(self, key: str, value: Any, origin: str) -> None:
+        self.values[key], self.origins[key] = value, origin
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.file) if self.file else None, "path": self.subject_path,
+                "settings": {k: {"value": self.values[k], "origin": self.origins[k]} for k in KEYS}}
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.dflash2-ckpt] table, from `start` upward."""
+    for d in (start, *start.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file() and _table(_read(candidate), candidate, required=False) is not None:
+            return candidate
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            doc: dict[str, Any] = tomllib.load(f)
+        return doc
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"not valid TOML ({e})", path=str(path), hint="fix the file's syntax") from None
+    except OSError as e:
+        raise UsageError(f"cannot read the settings file ({e.strerror})", path=str(path),
+                         hint="give an existing file with --config") from None
+
+
+def _table(doc: dict[str, Any], path: Path, *, required: bool) -> dict[str, Any] | None:
+    table = doc.get("tool", {}).get("dflash2-ckpt")
+    if table is None and path.name != "pyproject.toml" and required:
+        table = doc                     # a dedicated file: the keys at its top level
+    if table is not None and not isinstance(table, dict):
+        raise UsageError(f"[{TABLE}] must be a table", path=str(path))
+    return table
+
+
+def _check(key: str, value: Any, where: str, path: Path) -> Any:
+    if key not in KEYS:
+        raise UsageError(f"unknown key {where}.{key}", path=str(path),
+                         hint=f"the keys are {', '.join([*KEYS, 'per-path'])}")
+    kind = KEYS[key][0]
+    ok = {"bool": isinstance(value, bool), "str": isinstance(value, str),
+          "list": isinstance(value, list) and all(isinstance(v, str) for v in value),
+          "codes": isinstance(value, list) and all(isinstance(v, str) for v in value)}[kind]
+    if not ok:
+        want = {"bool": "true or false", "str": "a string", "list": "a list of strings",
+                "codes": 'a list of codes, e.g. ["DF2", "DF401"]'}[kind]
+        raise UsageError(f"{where}.{key} must be {want}", path=str(path))
+    if kind == "codes":
+        value = [v.strip().upper() for v in value]
+        try:
+            validate_selectors(value)
+        except ValueError as e:
+            raise UsageError(f"{where}.{key}: {e}", path=str(path)) from None
+    return value
+
+
+def _matches(glob: str, subject: str | None, base: Path) -> bool:
+    if subject is None:
+        return False
+    candidates = [subject.rstrip("/")]
+    if os.path.exists(subject):
+        try:
+            candidates.append(Path(subject).resolve().relative_to(base.resolve()).as_posix())
+        except ValueError:
+            pass
+    # a glob naming a folder covers what is inside it (ruff's per-file-ignores treat directories alike)
+    prefixes = {"/".join(c.split("/")[:n]) for c in candidates for n in range(1, c.count("/") + 2)}
+    return any(fnmatch.fnmatchcase(c, glob.rstrip("/")) for c in prefixes)
+
+
+def resolve(config: str | os.PathLike[str] | None = None, subject: str | None = None,
+            cwd: Path | None = None) -> Settings:
+    """Defaults < the settings file < its per-path entries matching `subject` (the command line comes later)."""
+    settings = Settings(subject_path=subject)
+    path = Path(config) if config is not None else find_pyproject((cwd or Path.cwd()).resolve())
+    if path is None:
+        return settings
+    table = _table(_read(path), path, required=config is not None)
+    if table is None:
+        raise UsageError(f"no [{TABLE}] table", path=str(path), hint=f"add [{TABLE}] with the settings")
+    settings.file = path
+    per_path = table.get("per-path", {})
+    if not isinstance(per_path, dict) or not all(isinstance(v, dict) for v in per_path.values()):
+        raise UsageError(f'{path}: {TABLE}.per-path must be a table of globs, e.g. "drafters/old/*" = '
+                         '{ ignore = ["DF401"] }', path=str(path))
+    for key, value in table.items():
+        if key != "per-path":
+            settings.set(key, _check(key, value, TABLE, path), f"{path} [{TABLE}]")
+    for glob, entry in per_path.items():
+        where = f'{TABLE}.per-path."{glob}"'
+        checked = {k: _check(k, v, where, path) for k, v in entry.items()}
+        if _matches(glob, subject, path.parent):
+            for key, value in checked.items():
+                settings.set(key, value, f"{path} [{where}]")
+    return settings

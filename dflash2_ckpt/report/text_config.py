@@ -1,0 +1,17 @@
+"""Text layout of `dflash2-ckpt config`: each setting, its value and where it came from."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+
+from .text import text_renderer
+
+
+@text_renderer("config")
+def render_config(settings: Any, out: Console) -> None:
+    doc = settings.to_json()
+    out.print(f"settings file: {settings.subject}", markup=False)
+    for key, entry in doc["settings"].items():
+        out.print(f"{key:<8} = {json.dumps(entry['value']):<28} # {entry['origin']}", markup=False)

@@ -1,0 +1,33 @@
+"""Text layout of a hook run: ruff's concise format, one line per finding, `path:line:col: CODE message`.
+
+pre-commit shows hook output as is, editors and terminals turn `path:line:col` into a link, and grep
+finds one finding per line; the findings table stays for `verify` on a terminal. A finding without a
+line (a tensor, a shard) sits at 1:1 of its file; a warning or info says so at the end. Each failing directory ends with one verdict line.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from .locate import locate
+from .text import text_renderer
+
+
+def concise_lines(run: Any) -> list[str]:
+    lines = []
+    for part in run.parts:
+        for f, loc in locate(str(part.subject), part.findings):
+            message = " ".join(f.message.split())            # one finding, one line
+            note = "" if f.severity == "error" else f" ({f.severity})"
+            lines.append(f"{loc.uri}:{loc.line or 1}:1: {f.code} {message}{note}")
+        if part.failed(run.strict):
+            lines.append(f"{part.subject}: FAILED ({run.level} checks)")
+    lines += [f"{path}: {why}" for path, why in run.skipped]      # configs that are no drafter's, and why
+    return lines
+
+
+@text_renderer("hook")
+def render_hook(run: Any, out: Console) -> None:
+    for line in concise_lines(run):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)

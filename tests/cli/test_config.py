@@ -1,0 +1,87 @@
+"""[tool.dflash2-ckpt] settings: found from the working directory upward, --config, per-path entries,
+the command line winning, `dflash2-ckpt config` showing each value's origin, unknown keys refused."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+from _kit.cli import one_json, run
+
+BROKEN = FIXTURES / "broken" / "fc-wrong-shape"      # one DF203 error
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A publisher's repository: two copies of a drafter with a DF203 error, one under drafters/legacy."""
+    shutil.copytree(BROKEN, tmp_path / "drafters" / "legacy" / "a")
+    shutil.copytree(BROKEN, tmp_path / "drafters" / "b")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dflash2-ckpt]\nengines = ["vllm"]\n'
+                                             '\n[tool.dflash2-ckpt.per-path."drafters/legacy"]\nignore = ["DF203"]\n')
+    monkeypatch.chdir(tmp_path / "drafters")          # found from the working directory upward
+    return tmp_path
+
+
+def test_per_path_entry_applies_below_its_folder_only(project: Path) -> None:
+    assert run("verify", "legacy/a")[0] == 0
+    assert run("verify", "b")[0] == 1
+
+
+def test_command_line_wins_over_the_file(project: Path) -> None:
+    assert run("verify", "legacy/a", "--ignore", "DF4")[0] == 1        # --ignore replaces the file's ignore
+    assert run("verify", "legacy/a", "--select", "DF203")[0] == 0       # select and ignore are separate keys
+
+
+def test_config_shows_each_value_and_its_origin(project: Path) -> None:
+    code, out, _ = run("config", "legacy/a", "--strict", "--format", "json")
+    assert code == 0
+    doc = one_json(out)
+    pyproject = str(project / "pyproject.toml")
+    assert doc["file"] == pyproject
+    s = doc["settings"]
+    assert s["ignore"] == {"value": ["DF203"], "origin": f'{pyproject} [tool.dflash2-ckpt.per-path."drafters/legacy"]'}
+    assert s["engines"] == {"value": ["vllm"], "origin": f"{pyproject} [tool.dflash2-ckpt]"}
+    assert s["strict"] == {"value": True, "origin": "command line"}
+    assert s["target"] == {"value": None, "origin": "default"}
+    code, out, _ = run("config", "b")
+    assert code == 0 and "ignore   = []" in out and "# default" in out and "engines  = [\"vllm\"]" in out
+
+
+def test_explicit_config_file_with_keys_at_top_level(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "ci.toml"
+    other.write_text('select = ["DF1"]\n')
+    assert run("verify", "b", "--config", str(other))[0] == 0       # DF203 is not selected; the pyproject unused
+    code, out, _ = run("config", "--config", str(other), "--format", "json")
+    assert one_json(out)["settings"]["select"]["origin"] == f"{other} [tool.dflash2-ckpt]"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[tool.dflash2-ckpt]\nselectt = ["DF2"]\n', "unknown key tool.dflash2-ckpt.selectt"),
+    ('[tool.dflash2-ckpt.per-path."x/*"]\nstrictt = true\n', 'unknown key tool.dflash2-ckpt.per-path."x/*".strictt'),
+    ('[tool.dflash2-ckpt]\nstrict = "yes"\n', "tool.dflash2-ckpt.strict must be true or false"),
+    ('[tool.dflash2-ckpt]\nignore = ["DF999"]\n', "unknown finding code or prefix 'DF999'"),
+    ('[tool.dflash2-ckpt\n', "not valid TOML"),
+])
+def test_a_bad_settings_file_is_a_usage_error_naming_the_key(project: Path, body: str, message: str) -> None:
+    (project / "pyproject.toml").write_text(body)
+    code, out, err = run("verify", "b")
+    assert code == 2 and message in err and "Traceback" not in err
+    code, out, _ = run("verify", "b", "--format", "json")
+    doc = one_json(out)
+    assert code == 2 and message in doc["error"]["message"] and doc["error"]["path"] == str(project / "pyproject.toml")
+
+
+def test_an_engine_the_profiles_do_not_cover_is_a_usage_error(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.dflash2-ckpt]\nengines = ["vllm@0.28.1"]\n')
+    code, _, err = run("compat", "b")
+    assert code == 2 and "engines: " in err and "[tool.dflash2-ckpt]" in err
+
+
+def test_no_settings_file_means_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("config", "--format", "json")
+    doc = one_json(out)
+    assert code == 0 and doc["file"] is None and {v["origin"] for v in doc["settings"].values()} == {"default"}
