@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dflash2_ckpt.formats.parse import to_spec  # noqa: E402
-from dflash2_ckpt.layout import expected_tensors  # noqa: E402
-from dflash2_ckpt.synth import materialise  # noqa: E402
+from dflash2_ckpt.checkpoint.layout import expected_tensors  # noqa: E402
+from dflash2_ckpt.dev.synth import materialise  # noqa: E402
 
 MEASURE = """
 import json, resource, subprocess, sys, time

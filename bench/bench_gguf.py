@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dflash2_ckpt.synth import materialise, read_tensor_list  # noqa: E402
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list  # noqa: E402
 
 REAL = ROOT / "fixtures" / "real"
 MEASURE = """

@@ -29,7 +29,7 @@ def main() -> int:
     os.environ.pop("HF_HUB_OFFLINE", None)
     from fakehub import FakeHub  # the tests' server: one implementation of the protocol
 
-    from dflash2_ckpt.synth import materialise, read_tensor_list
+    from dflash2_ckpt.dev.synth import materialise, read_tensor_list
     real = ROOT / "fixtures" / "real"
     cfg = json.loads((real / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
     ckpt = materialise(tmp / "27b", cfg, read_tensor_list(real / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv"))

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "fixtures"))
 
-from dflash2_ckpt.synth import materialise, read_tensor_list, write_config, write_safetensors  # noqa: E402
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list, write_config, write_safetensors  # noqa: E402
 
 REAL = ROOT / "fixtures" / "real"
 Q = ROOT / "fixtures" / "quantized"

@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from dflash2_ckpt.synth import materialise, read_tensor_list
+    from dflash2_ckpt.dev.synth import materialise, read_tensor_list
     d = Path(args.dir)
     shutil.rmtree(d, ignore_errors=True)
     materialise(d, json.loads((REAL / f"{Q27}.config.json").read_text()),

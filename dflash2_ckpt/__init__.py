@@ -6,11 +6,11 @@ accept() loads torch and transformers only when called (the `[accept]` extra).
 """
 from .errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2Error, HeaderError,
                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
-from .guard import require_version
+from .usecases.guard import require_version
 # the accept() function shadows the accept subpackage as an attribute, so `dflash2_ckpt.accept(...)`
 # works; import submodules with `from dflash2_ckpt.accept.report import ...` (torch loads only when it runs)
 from .accept import AcceptReport, accept
-from .verify import Report, inspect, verify
+from .usecases.verify import Report, inspect, verify
 
 __all__ = ["verify", "inspect", "accept", "require_version", "Report", "AcceptReport", "Dflash2Error", "SourceError",
            "HeaderError", "ConfigError", "VersionMismatchError", "ConversionError", "MissingDependencyError",

@@ -170,13 +170,5 @@ _TABLE: tuple[Code, ...] = (
 REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}
 
 
-def register(*codes: Code) -> None:
-    """Add codes from an optional module (e.g. the smoke forward) to the registry."""
-    for c in codes:
-        if c.code in REGISTRY and REGISTRY[c.code] != c:
-            raise ValueError(f"code {c.code} is already registered with another meaning")
-        REGISTRY[c.code] = c
-
-
 def all_codes() -> list[Code]:
     return sorted(REGISTRY.values(), key=lambda c: c.code)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dflash2_ckpt import ConfigError, VersionMismatchError, require_version
-from dflash2_ckpt.layout import v2_bytes
+from dflash2_ckpt.checkpoint.layout import v2_bytes
 from dflash2_ckpt.checkpoint import open_checkpoint
 
 from conftest import FIXTURES, real_config

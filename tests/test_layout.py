@@ -11,7 +11,7 @@ from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.checks.quant import quant_findings
 from dflash2_ckpt.checks.tensors import check_tensors
 from dflash2_ckpt.convert.plan import _tensor_fate
-from dflash2_ckpt.layout import COMPONENTS, ROLE_TABLE, bytes_by_component, expected_tensors, role_of
+from dflash2_ckpt.checkpoint.layout import COMPONENTS, ROLE_TABLE, bytes_by_component, expected_tensors, role_of
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.sources.safetensors_header import TensorInfo
 

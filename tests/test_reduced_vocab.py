@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from dflash2_ckpt import verify
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError
-from dflash2_ckpt.synth import materialise
+from dflash2_ckpt.dev.synth import materialise
 
 from conftest import FIXTURES
 

@@ -7,9 +7,9 @@ import pytest
 
 from dflash2_ckpt.checks import suite
 from dflash2_ckpt.checks.context import CheckContext
-from dflash2_ckpt.emitters import emitter_of
+from dflash2_ckpt.dev.emitters import emitter_of
 from dflash2_ckpt.findings import Finding
-from dflash2_ckpt.verify import inspect, verify
+from dflash2_ckpt.usecases.verify import inspect, verify
 
 from conftest import FIXTURES
 

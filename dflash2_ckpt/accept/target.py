@@ -29,7 +29,7 @@ def resolve_target(target: str | os.PathLike[str], *, revision: str | None = Non
     local = Path(os.path.expanduser(str(target)))
     if local.is_dir():
         return local
-    from ..sources.open import open_source
+    from ..checkpoint.open_source import open_source
     src = open_source(str(target), revision, token, require_weights=False)
     files = src.list_files()
     if "config.json" not in files:

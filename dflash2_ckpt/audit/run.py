@@ -50,14 +50,6 @@ class AuditResult:
     def failed(self, strict: bool = False) -> bool:
         return not self.passed()
 
-    def to_markdown(self) -> str:
-        from .render import to_markdown
-        return to_markdown(self)
-
-    def to_html(self) -> str:
-        from .render import to_html
-        return to_html(self)
-
     @property
     def columns(self) -> list[str]:
         return columns(self.rows)
@@ -87,11 +79,15 @@ def _fingerprint() -> str:
     """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles
     (their source text: a stable stand-in for the profile data, which holds functions whose repr is not)."""
     import hashlib
+    from importlib.metadata import PackageNotFoundError, version
     from pathlib import Path
 
-    from .. import __version__
     from .. import engines
-    h = hashlib.sha256(__version__.encode())
+    try:
+        release = version("dflash2-ckpt")
+    except PackageNotFoundError:      # run from a source tree that was never installed
+        release = "0+unknown"
+    h = hashlib.sha256(release.encode())
     for path in sorted(Path(engines.__file__).parent.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
@@ -100,8 +96,8 @@ def _fingerprint() -> str:
 def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     """Header-level verify and compat of one opened source: never tensor data."""
     from ..checkpoint import open_checkpoint
-    from ..compat import compat
-    from ..verify import verify
+    from ..usecases.compat import compat
+    from ..usecases.verify import verify
 
     ckpt = open_checkpoint(source)
     report = verify(ckpt, engines=engines)
@@ -124,7 +120,7 @@ def _error_row(item: Item, e: BaseException) -> Row:
 def audit_one(item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str,
               token: str | None = None) -> Row:
     from ..sources.hub import HubSource
-    from ..sources.open import open_source
+    from ..checkpoint.open_source import open_source
     try:
         if item.kind == "local":
             return check_source(open_source(item.text), item, engines)

@@ -9,6 +9,6 @@ check(), then add one line `("<family>", <family>.check)` to FAMILIES in checks/
 its codes in codes.py; tests/checks/test_registry.py then checks that the module claims them and
 that some test produces each one.
 
-This package's __init__ imports nothing: formats/parse.py reports through checks/config.py while
-a checkpoint is being opened, before the other families can be imported.
+The families judge a checkpoint that checkpoint/ has opened completely; nothing below this layer
+imports them (tests/test_layers.py).
 """

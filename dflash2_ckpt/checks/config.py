@@ -1,25 +1,18 @@
-"""DF1xx: config.json as JSON, against its dialect's schema, and the cross-field rules of CONTRACT §2a.
-
-The parser (formats/parse.py) reports what it cannot accept through the constructors below, so every
-DF1xx finding is written here; the cross-field rules are written once on the DraftSpec and reported
-at each dialect's JSON path.
+"""DF1xx: what opening found in config.json (formats/findings.py writes those), then the cross-field
+rules of CONTRACT §2a, written once on the DraftSpec and reported at each dialect's JSON path.
 """
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 
 if TYPE_CHECKING:
-    from pydantic import ValidationError
-
     from .context import CheckContext
 
-EMITS: frozenset[str] = frozenset({"DF100", "DF101", "DF102", "DF103", "DF104", "DF105", "DF106", "DF107",
-                                   "DF108", "DF109", "DF110", "DF111", "DF112", "DF113", "DF114", "DF115",
-                                   "DF116", "DF117", "DF118", "DF119"})
+EMITS: frozenset[str] = frozenset({"DF103", "DF104", "DF105", "DF106", "DF107", "DF108", "DF109", "DF110",
+                                   "DF111", "DF112", "DF113", "DF114", "DF115", "DF118", "DF119"})
 
 
 def check(ctx: CheckContext) -> list[Finding]:
@@ -29,67 +22,6 @@ def check(ctx: CheckContext) -> list[Finding]:
     if ckpt.spec is not None and ckpt.config is not None:
         out += spec_rules(ckpt.spec, ckpt.config)
     return out
-
-
-# --- the parser's findings -------------------------------------------------------------------------
-
-def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "$"
-
-
-def _short(value: Any) -> str:
-    s = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return s if len(s) <= 80 else s[:77] + "..."
-
-
-def _jsonable(v: Any) -> bool:
-    try:
-        json.dumps(v, allow_nan=False)
-        return True
-    except (TypeError, ValueError):
-        return False
-
-
-def unreadable(file: str, message: str, **details: Any) -> Finding:
-    """DF100: the file is missing, not UTF-8, not JSON, or not one JSON object."""
-    return Finding("DF100", message, file=file, details=details)
-
-
-def duplicate_keys(file: str, keys: Iterable[str]) -> list[Finding]:
-    return [Finding("DF117", f"{file} repeats the key {k!r}; every JSON reader silently keeps the last value",
-                    field=k, file=file, details={"key": k}) for k in dict.fromkeys(keys)]
-
-
-def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Finding]:
-    out = []
-    for e in err.errors(include_url=False):
-        path = json_path(prefix + tuple(e["loc"]))
-        if e["type"] == "missing":
-            out.append(Finding("DF102", f"{path} is required but absent", field=path,
-                               details={"rule": "required"}))
-        else:
-            value = e.get("input")
-            out.append(Finding("DF101", f"{path} = {_short(value)}: {e['msg']}", field=path,
-                               details={"value": value if _jsonable(value) else repr(value),
-                                        "rule": e["msg"], "type": e["type"]}))
-    return out
-
-
-def out_of_range(path: str, value: Any, why: str, rule: str) -> Finding:
-    """DF101 for a value the schema admits but the engines cannot hold (int64 overflow, absurd counts)."""
-    # JSON readers of the report may hold numbers in 64 bits too: a huge integer travels as text
-    stored = str(value) if isinstance(value, int) and not -2**63 <= value < 2**63 else value
-    return Finding("DF101", f"{path} = {_short(value)}: {why}", field=path, details={"value": stored, "rule": rule})
-
-
-def unknown_key(path: str, readers: str = "the engines") -> Finding:
-    return Finding("DF116", f"{path} is not a key {readers} read; it is kept verbatim", field=path)
 
 
 # --- cross-field rules on the DraftSpec --------------------------------------------------------------

@@ -17,7 +17,7 @@ from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import read_spec
 from ..formats.spec import DraftSpec
-from ..layout import component_of
+from ..checkpoint.layout import component_of
 from ..sources.gguf_header import GGUFHeader
 
 if TYPE_CHECKING:

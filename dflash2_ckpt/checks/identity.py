@@ -7,7 +7,7 @@ from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..formats.assistant import ASSISTANT_TENSORS, ENGINE_SUPPORT
 from ..formats.detect import detect_tensors
-from ..layout import bytes_by_component
+from ..checkpoint.layout import bytes_by_component
 
 if TYPE_CHECKING:
     from .context import CheckContext

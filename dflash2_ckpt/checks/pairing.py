@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..quant.view import build_view
+from ..checkpoint.quant import build_view
 
 if TYPE_CHECKING:
     from .context import CheckContext

@@ -4,7 +4,7 @@ Checkpoint-level verdicts only: the conv and selector must stay dense (vLLM buil
 quant_config=None and acceptance is most sensitive there), every quantized module must carry the
 auxiliary tensors its scheme needs, and config and storage must agree module by module. Whether an
 engine serves a quantized fc / attention / MLP is judged per engine by the engine profiles, from
-`quant.view.quantized_modules`.
+`checkpoint.quant.quantized_modules`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..findings import Finding
 from ..quant.config import QuantConfig, ct_match
 from ..quant.storage import MAIN_DTYPE, expected_aux, main_suffix, stored_main_shape
-from ..quant.view import QuantModule, QuantView, build_view
+from ..checkpoint.quant import QuantModule, QuantView, build_view
 
 if TYPE_CHECKING:
     from ..checkpoint import Checkpoint

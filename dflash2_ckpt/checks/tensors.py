@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..layout import OWN_VOCAB_RULES, Expected, TensorRole, expected_tensors, role_for, role_of
-from ..quant.view import build_view
+from ..checkpoint.layout import OWN_VOCAB_RULES, Expected, TensorRole, expected_tensors, role_for, role_of
+from ..checkpoint.quant import build_view
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .identity import covered
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..layout import draft_vocab
+from ..checkpoint.layout import draft_vocab
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .pairing import target_text_config
 

@@ -21,7 +21,7 @@ from .options import engine_option, format_option, hub_options, open_source
 def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, revision: str | None,
             subfolder: str | None, token: str | None) -> int:
     """Will this drafter load in the engine you run, and with which command?"""
-    from ..compat import compat
+    from ..usecases.compat import compat
     from ..report import render
     report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target)
     render(report, fmt)

@@ -1,4 +1,4 @@
-"""`dflash2-ckpt hook config|verify|smoke FILES...`: the pre-commit entry points (dflash2_ckpt.hooks)."""
+"""`dflash2-ckpt hook config|verify|smoke FILES...`: the pre-commit entry points (dflash2_ckpt.usecases.hooks)."""
 from __future__ import annotations
 
 import click
@@ -14,7 +14,7 @@ def command() -> None:
 
 def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
          target: str | None, fmt: str) -> int:
-    from ..hooks import run_hook
+    from ..usecases.hooks import run_hook
     return emit(run_hook(files, level, strict=strict, select=parse_codes(select, "--select"),  # type: ignore[arg-type]
                          ignore=parse_codes(ignore, "--ignore"), target=target), fmt)
 
@@ -41,6 +41,6 @@ _level_command("headers", "verify", "Header-level verify of each checkpoint dire
 @guarded
 def hook_smoke(files: tuple[str, ...]) -> int:
     """Run `dflash2-ckpt smoke` once per checkpoint directory (options before the files are passed on)."""
-    from ..hooks import checkpoint_dirs, run_smoke_hook
+    from ..usecases.hooks import checkpoint_dirs, run_smoke_hook
     opts = [f for f in files if f.startswith("-")]
     return run_smoke_hook(checkpoint_dirs(f for f in files if not f.startswith("-")), opts)

@@ -18,6 +18,6 @@ def command(path: str, fmt: str, revision: str | None, subfolder: str | None, to
     Exits 0 when it could be read (even if it is not a DFlash drafter: see `passed` in the JSON),
     3 when it cannot (a missing path, an unreadable header or index)."""
     from ..report import render
-    from ..verify import inspect
+    from ..usecases.verify import inspect
     render(inspect(open_source(path, revision, token, subfolder)), fmt)
     return EXIT_OK

@@ -71,7 +71,7 @@ def parse_codes(value: str | None, option: str = "--select") -> list[str]:
 def open_source(path: str, revision: str | None = None, token: str | None = None,
                 subfolder: str | None = None, *, require_weights: bool = True) -> Source:
     """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder]."""
-    from ..sources.open import open_source as hub_open_source
+    from ..checkpoint.open_source import open_source as hub_open_source
     return hub_open_source(path, revision, token, subfolder, require_weights=require_weights)
 
 

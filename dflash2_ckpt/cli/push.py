@@ -1,4 +1,4 @@
-"""`dflash2-ckpt push DIR org/name`: the pre-upload gate (dflash2_ckpt.push): verify, smoke, then upload."""
+"""`dflash2-ckpt push DIR org/name`: the pre-upload gate (dflash2_ckpt.usecases.push): verify, smoke, then upload."""
 from __future__ import annotations
 
 import click
@@ -21,7 +21,7 @@ from .options import format_option, strict_option
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
             token: str | None, message: str | None, fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
-    from ..push import push
+    from ..usecases.push import push
     from ..report import render
     result = push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
                   token=token, commit_message=message)

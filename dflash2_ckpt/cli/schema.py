@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .. import schemas
+from ..formats import schemas
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 
 

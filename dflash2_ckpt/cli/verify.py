@@ -1,4 +1,4 @@
-"""`dflash2-ckpt verify PATH`: header-level checks, optionally the smoke forward (dflash2_ckpt.gate.check)."""
+"""`dflash2-ckpt verify PATH`: header-level checks, optionally the smoke forward (dflash2_ckpt.usecases.verify_smoke.check)."""
 from __future__ import annotations
 
 import click
@@ -28,7 +28,7 @@ def command(path: str, target: str | None, fmt: str, strict: bool, select: str |
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan or --smoke is given."""
-    from ..gate import check
+    from ..usecases.verify_smoke import check
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
     result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
                    select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)

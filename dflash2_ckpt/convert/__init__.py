@@ -17,10 +17,10 @@ from typing import Any, Iterable, Literal, Mapping
 
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
 from ..checks.pairing import pairing_findings, target_text_config
-from ..checks.context import read_target
+from ..checkpoint.target import read_target
 from ..errors import ConversionError, ConversionUsageError, SourceError, SourceFindingsError
 from ..findings import Finding, keep
-from ..verify import verify
+from ..usecases.verify import verify
 from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..causality import intended_causality
+from ..engines.causality import intended as intended_causality
 from ..formats.assistant import ASSISTANT_KEYS
 from ..formats.spec import DraftSpec
 from .configs import ARCH, KeyChange, _Writer

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..causality import intended_causality, layer_causality
+from ..engines.causality import intended as intended_causality, speculators
 from ..errors import ConversionError
 from ..formats.spec import DraftSpec
 from ..quant.config import CONFIG_KEYS
@@ -60,7 +60,7 @@ def nested_causality_for_flat(spec: DraftSpec) -> bool:
 def flat_causality_for_nested(spec: DraftSpec) -> tuple[bool | None, str]:
     """Explicit is_causal for the nested config (None: the per-layer default already matches), and a note."""
     _check_layer_types(spec)
-    per = layer_causality(spec, "speculators")
+    per = speculators(spec)
     assert per is not None
     if len(set(per)) == 1:
         return per[0], f"every layer {_word(per[0])} (from sliding_window_non_causal), written explicitly"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..causality import intended_causality
+from ..engines.causality import intended as intended_causality
 from ..formats.spec import DraftSpec
 
 # fields the GGUF metadata stores (ENGINES.md §3); num_target_layers, dtype and unknown keys it does not

@@ -15,7 +15,7 @@ from ..errors import ConversionError, SourceError
 from ..findings import Finding
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
-from ..layout import role_of
+from ..checkpoint.layout import role_of
 from ..sources.safetensors_header import TensorInfo, build_header
 from .assistant import assistant_to_nested
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
-from ..causality import intended_causality
+from ..engines.causality import intended as intended_causality
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
@@ -30,7 +30,8 @@ from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import DraftSpec
 from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
-from ..checks.context import CheckContext, read_target
+from ..checkpoint.target import read_target
+from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_exact import gguf_differences
 from .gguf_tokenizer import from_gguf, from_target_dir

@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterator, Protocol
 import torch
 
 from ..checkpoint import open_checkpoint
-from ..layout import role_of
+from ..checkpoint.layout import role_of
 from ..errors import SourceError
-from ..quant.view import build_view
+from ..checkpoint.quant import build_view
 from ..sources import Source
 from ..sources.safetensors_header import DTYPE_BITS, TensorInfo
 from .dequant import dequantize_rows

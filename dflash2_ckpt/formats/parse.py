@@ -1,6 +1,6 @@
 """config.json bytes -> dict -> the dialect's pydantic model -> DraftSpec, with findings instead of tracebacks.
 
-The findings themselves are written by checks/config.py (DF1xx); this module only decides when.
+The findings themselves are written by config_findings.py (DF1xx); this module only decides when.
 """
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ValidationError
 
-from ..checks.config import (duplicate_keys, json_path, out_of_range, unknown_key, unreadable,
-                             validation_findings)
 from ..findings import Finding
 from .assistant import AssistantV1Config
 from .common import STANDARD_HF_KEYS, TransformerFields
+from .config_findings import (duplicate_keys, json_path, out_of_range, unknown_key, unreadable,
+                              validation_findings)
 from .detect import Detection, detect
 from .flat import FlatV1Config, FlatV2Config
 from .nested import NestedV1Config, NestedV2Config

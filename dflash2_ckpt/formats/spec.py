@@ -18,7 +18,7 @@ V2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top
 
 @dataclass(frozen=True)
 class CausalityKeys:
-    """The raw causality switches as written in the config; resolved per engine by causality.py."""
+    """The raw causality switches as written in the config; resolved per engine by engines/causality.py."""
 
     is_causal: bool | None = None             # nested, top level
     dflash_causal: bool | None = None         # nested, dflash_config.causal

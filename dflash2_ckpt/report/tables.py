@@ -1,26 +1,32 @@
 """Table formats for reports that are a table rather than a list of findings (audit): Markdown and HTML.
 
-A report kind offers them by having `to_markdown()` / `to_html()`; the rest get a usage error, since a
-findings list has no honest table form here (use json, sarif or github for those).
+A report kind has them when it is listed in TABLES; the rest get a usage error, since a findings list
+has no honest table form here (use json, sarif or github for those).
 """
 from __future__ import annotations
 
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from ..errors import UsageError
+from . import audit
+
+TABLES: dict[str, dict[str, Callable[[Any], str]]] = {
+    "audit": {"markdown": audit.to_markdown, "html": audit.to_html},
+}
 
 
-def _table(report: Any, method: str, fmt: str) -> str:
-    fn = getattr(report, method, None)
-    if not callable(fn):
-        raise UsageError(f"--format {fmt} is for table reports (audit); {getattr(report, 'kind', 'this')} "
+def _table(report: Any, fmt: str) -> str:
+    kind = getattr(report, "kind", "this")
+    fn = TABLES.get(kind, {}).get(fmt)
+    if fn is None:
+        raise UsageError(f"--format {fmt} is for table reports (audit); {kind} "
                          "reports render as text, json, sarif or github")
-    return str(fn())
+    return fn(report)
 
 
 def render_markdown(report: Any, stream: IO[str]) -> None:
-    stream.write(_table(report, "to_markdown", "markdown"))
+    stream.write(_table(report, "markdown"))
 
 
 def render_html(report: Any, stream: IO[str]) -> None:
-    stream.write(_table(report, "to_html", "html"))
+    stream.write(_table(report, "html"))

@@ -10,5 +10,5 @@ from .text import text_renderer
 
 @text_renderer("audit")
 def render_audit(report: Any, out: Console) -> None:
-    from ..audit.render import to_rich
+    from .audit import to_rich
     out.print(to_rich(report))

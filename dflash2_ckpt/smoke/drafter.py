@@ -11,7 +11,7 @@ from typing import Callable, Collection, Mapping
 
 import torch
 
-from ..causality import intended_causality
+from ..engines.causality import intended as intended_causality
 from ..formats.spec import DraftSpec
 from .conv import grouped_dynamic_conv, identity_conv_weights
 

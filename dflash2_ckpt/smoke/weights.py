@@ -17,7 +17,7 @@ from safetensors import safe_open
 
 from ..findings import Finding
 from ..formats.spec import DraftSpec
-from ..layout import draft_vocab, expected_tensors, role_for
+from ..checkpoint.layout import draft_vocab, expected_tensors, role_for
 
 EMITS: frozenset[str] = frozenset({"DF701", "DF702", "DF713"})
 

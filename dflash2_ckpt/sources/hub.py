@@ -53,7 +53,7 @@ def hub_settings() -> dict[str, Any]:
 class HubSource:
     """One folder of one Hub model repo at one commit. Implements the Source protocol."""
 
-    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (sources.discover)
+    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (checkpoint.discover)
 
     def __init__(self, repo_id: str, *, revision: str | None = None, subfolder: str | None = None,
                  token: str | None = None, endpoint: str | None = None, cache_dir: str | None = None,

@@ -28,7 +28,7 @@ class Source(Protocol):
 class LocalSource:
     """A checkpoint directory on disk. Only regular files inside the directory are ever opened."""
 
-    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (sources.discover)
+    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (checkpoint.discover)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)

@@ -236,7 +236,7 @@ def sharded(tmp: Path, edit: Callable[[dict[str, Any], Path], None] | None = Non
     sys.path.insert(0, str(ROOT))
     from dflash2_ckpt.checkpoint import read_header, Checkpoint
     from dflash2_ckpt.sources import LocalSource
-    from dflash2_ckpt.synth import write_sharded
+    from dflash2_ckpt.dev.synth import write_sharded
     d = good(tmp)
     ck = Checkpoint(LocalSource(d))
     h = read_header(ck, "model.safetensors")
@@ -290,7 +290,7 @@ def _link_single(tmp: Path) -> Path:
 def _dup_tensor(index: dict[str, Any], d: Path) -> None:
     # shard 2 also carries fc.weight (rewritten with it appended), and the index keeps one owner
     sys.path.insert(0, str(ROOT))
-    from dflash2_ckpt.synth import write_safetensors
+    from dflash2_ckpt.dev.synth import write_safetensors
     from dflash2_ckpt.checkpoint import read_header, Checkpoint
     from dflash2_ckpt.sources import LocalSource
     h = read_header(Checkpoint(LocalSource(d)), SHARD2)

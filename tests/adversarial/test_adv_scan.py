@@ -17,8 +17,8 @@ from dflash2_ckpt.checkpoint import Checkpoint, read_header
 from dflash2_ckpt.sources.safetensors_header import TensorInfo
 from dflash2_ckpt.checks.content import scan_tensor
 from dflash2_ckpt.sources import LocalSource
-from dflash2_ckpt.synth import materialise
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.usecases.verify import verify
 
 
 def _poison(d: Path, where: dict[str, list[tuple[int, float]]]) -> None:

@@ -25,9 +25,9 @@ import pytest
 from adv_corpus import GOOD
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.formats.parse import to_spec
-from dflash2_ckpt.layout import expected_tensors
-from dflash2_ckpt.synth import materialise
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.layout import expected_tensors
+from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.usecases.verify import verify
 
 RUNS = int(os.environ.get("DFLASH2_CRASH_RUNS", "10"))
 CHILD = ("import sys; from dflash2_ckpt.convert import convert; print('ready', flush=True); "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dflash2_ckpt.synth import materialise, read_tensor_list
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 from hub.fakehub import FakeHub
 
 from conftest import FIXTURES, REAL, real_config

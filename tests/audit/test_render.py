@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from dflash2_ckpt.audit.render import to_html, to_markdown
+from dflash2_ckpt.report.audit import to_html, to_markdown
 from dflash2_ckpt.audit.rows import Row
 from dflash2_ckpt.audit.run import AuditResult
 

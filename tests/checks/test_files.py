@@ -8,7 +8,7 @@ from pathlib import Path
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.checks.context import CheckContext
 from dflash2_ckpt.checks.files import check
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 

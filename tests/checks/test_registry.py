@@ -9,7 +9,7 @@ import pytest
 
 import dflash2_ckpt
 from dflash2_ckpt.codes import REGISTRY
-from dflash2_ckpt.emitters import _emits, declarations, emitter_of, emitters
+from dflash2_ckpt.dev.emitters import _emits, declarations, emitter_of, emitters
 
 PACKAGE = Path(dflash2_ckpt.__file__).resolve().parent
 STABLE = sorted(c.code for c in REGISTRY.values() if c.status == "stable")
@@ -73,7 +73,7 @@ def test_every_registered_code_is_produced(produced_codes: set[str]) -> None:
 
 def test_the_recorder_counts_package_findings_only(request: pytest.FixtureRequest) -> None:
     from conftest import PRODUCED
-    from dflash2_ckpt.checks.config import unknown_key
+    from dflash2_ckpt.formats.config_findings import unknown_key
     from dflash2_ckpt.findings import Finding
 
     produced = request.config.stash[PRODUCED]

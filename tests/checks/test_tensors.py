@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dflash2_ckpt.checkpoint import open_checkpoint
-from dflash2_ckpt.synth import materialise
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 
-from dflash2_ckpt.hooks import run_hook
+from dflash2_ckpt.usecases.hooks import run_hook
 from dflash2_ckpt.report import render
 
 from conftest import FIXTURES

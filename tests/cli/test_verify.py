@@ -7,7 +7,7 @@ import sys
 
 from click.testing import CliRunner
 
-from dflash2_ckpt import schemas
+from dflash2_ckpt.formats import schemas
 from dflash2_ckpt.cli import codes_table, main
 
 from conftest import FIXTURES, ROOT
@@ -89,7 +89,7 @@ def test_readme_lists_every_code() -> None:
 
 
 def test_header_path_never_imports_torch() -> None:
-    code = ("import sys; from dflash2_ckpt.cli import main; from dflash2_ckpt.verify import verify; "
+    code = ("import sys; from dflash2_ckpt.cli import main; from dflash2_ckpt.usecases.verify import verify; "
             f"verify({GOOD!r}); assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -116,7 +116,7 @@ def test_debug_shows_the_traceback(tmp_path) -> None:
 
 
 def test_ctrl_c_exits_130(monkeypatch) -> None:
-    import dflash2_ckpt.gate as gate
+    import dflash2_ckpt.usecases.verify_smoke as gate
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt

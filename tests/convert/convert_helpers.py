@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from dflash2_ckpt.formats.parse import to_spec
-from dflash2_ckpt.layout import expected_tensors
-from dflash2_ckpt.synth import materialise
+from dflash2_ckpt.checkpoint.layout import expected_tensors
+from dflash2_ckpt.dev.synth import materialise
 
 ARCH = {"v1": "DFlashDraftModel", "v2": "DFlash2DraftModel"}
 TARGET_LAYERS = 6

@@ -16,7 +16,7 @@ from test_convert_roundtrip import drafters
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
-from dflash2_ckpt.synth import materialise
+from dflash2_ckpt.dev.synth import materialise
 
 from conftest import FIXTURES
 

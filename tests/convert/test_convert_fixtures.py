@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from dflash2_ckpt.causality import all_engines, layer_causality
+from dflash2_ckpt.engines.causality import all_engines
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 from convert_helpers import build, flat_config, tensor_bytes
@@ -46,7 +46,7 @@ def test_flat_mixed_causality_goes_nested_but_not_back(tmp_path: Path) -> None:
     assert "is_causal" not in out and "causal" not in out["dflash_config"]
     assert any("per-layer" in n for n in r.notes)
     nested = open_checkpoint(tmp_path / "nested").spec
-    speculators = layer_causality(open_checkpoint(src).spec, "speculators")
+    speculators = all_engines(open_checkpoint(src).spec)["speculators"]
     assert speculators == (True, False)
     assert all(v == speculators for v in all_engines(nested).values() if v is not None)
     with pytest.raises(ConversionError, match="mixed per-layer causality"):
@@ -60,7 +60,7 @@ def test_zlab_style_causality_is_made_explicit_for_old_engines(tmp_path: Path) -
     cfg = nested_config(p())
     del cfg["dflash_config"]["causal"]
     src = build(tmp_path / "src", cfg)
-    assert layer_causality(open_checkpoint(src).spec, "vllm-legacy") == (True, True)
+    assert all_engines(open_checkpoint(src).spec)["vllm-legacy"] == (True, True)
     convert(src, tmp_path / "flat", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     convert(tmp_path / "flat", tmp_path / "nested", to="nested")
     spec = open_checkpoint(tmp_path / "nested").spec

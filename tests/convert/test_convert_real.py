@@ -11,8 +11,8 @@ from typing import Any
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
-from dflash2_ckpt.synth import materialise, read_tensor_list
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import REAL, real_config
 from convert_helpers import build, layout_of, random_data, target_dir, tensor_bytes

@@ -11,11 +11,11 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dflash2_ckpt.causality import all_engines, intended_causality
+from dflash2_ckpt.engines.causality import all_engines, intended as intended_causality
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from convert_helpers import TARGET_LAYERS, build, flat_config, nested_config, target_dir, tensor_bytes
 

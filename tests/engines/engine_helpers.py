@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dflash2_ckpt.formats.parse import to_spec
-from dflash2_ckpt.layout import expected_tensors
-from dflash2_ckpt.synth import materialise, read_tensor_list
+from dflash2_ckpt.checkpoint.layout import expected_tensors
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 
 from conftest import REAL, real_config
 

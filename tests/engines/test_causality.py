@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dflash2_ckpt.causality import all_engines, intended_causality
+from dflash2_ckpt.engines.causality import all_engines, intended as intended_causality
 from dflash2_ckpt.checks.causality import causality_findings
 from dflash2_ckpt.engines import newest_supporting, resolve
 from dflash2_ckpt.formats.parse import to_spec

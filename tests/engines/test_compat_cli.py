@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from dflash2_ckpt.engines.table import engines_table
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.dev.engine_table import engines_table
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES, ROOT
 from engine_helpers import real_checkpoint
@@ -111,7 +111,7 @@ def test_inspect_shows_the_values_engines_fill_next_to_the_checkpoints(tmp_path:
 
 def test_readme_engine_table_is_current() -> None:
     readme = (ROOT / "README.md").read_text()
-    assert engines_table() in readme, "regenerate: python -m dflash2_ckpt.engines.table"
+    assert engines_table() in readme, "regenerate: python -m dflash2_ckpt.dev.engine_table"
 
 
 def test_compat_does_not_import_torch(q27: str) -> None:

@@ -6,7 +6,7 @@ import json
 
 import jsonschema
 
-from dflash2_ckpt import schemas
+from dflash2_ckpt.formats import schemas
 from dflash2_ckpt.checks.engine_keys import engine_key_findings
 from dflash2_ckpt.formats.parse import to_spec
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dflash2_ckpt.compat import compat
+from dflash2_ckpt.usecases.compat import compat
 from dflash2_ckpt.engines import PROFILES
 
 from engine_helpers import REAL_NAMES, real_checkpoint

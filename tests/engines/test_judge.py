@@ -9,7 +9,7 @@ from dflash2_ckpt.engines import Drafter, resolve
 from dflash2_ckpt.engines.judge import judge
 from dflash2_ckpt.engines.quant import DENSE_FOR_VLLM
 from dflash2_ckpt.formats.parse import to_spec
-from dflash2_ckpt.layout import expected_tensors
+from dflash2_ckpt.checkpoint.layout import expected_tensors
 
 from conftest import real_config
 

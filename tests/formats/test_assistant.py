@@ -15,8 +15,8 @@ from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.formats.detect import detect
-from dflash2_ckpt.synth import materialise
-from dflash2_ckpt.verify import inspect
+from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.usecases.verify import inspect
 
 from conftest import FIXTURES
 
@@ -176,5 +176,5 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
     materialise(tmp_path / "a", c, build.assistant_layout(build.nested("v1")))
     spec = open_checkpoint(tmp_path / "a").spec
     assert spec is not None and spec.dialect == "assistant"
-    from dflash2_ckpt.causality import all_engines
+    from dflash2_ckpt.engines.causality import all_engines
     assert all_engines(spec) == {"vllm": (True, True), "vllm-legacy": None, "speculators": None, "sglang": None}

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from dflash2_ckpt.formats.parse import to_spec
-from dflash2_ckpt.layout import expected_tensors
-from dflash2_ckpt.synth import materialise, read_tensor_list
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.layout import expected_tensors
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import REAL, real_config
 

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from dflash2_ckpt.errors import Dflash2Error
 from dflash2_ckpt.report import render_json, render_text
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 from fuzzkit import fuzz
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -33,7 +33,7 @@ def _sharded_copy(src: Path, dst: Path) -> None:
     """The fixture re-written as two shards plus an index (the same tensors and bytes)."""
     from dflash2_ckpt.checkpoint import Checkpoint, read_header
     from dflash2_ckpt.sources import LocalSource
-    from dflash2_ckpt.synth import write_sharded
+    from dflash2_ckpt.dev.synth import write_sharded
     shutil.copytree(src, dst)
     h = read_header(Checkpoint(LocalSource(dst)), "model.safetensors")
     blob = (dst / "model.safetensors").read_bytes()

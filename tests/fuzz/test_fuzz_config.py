@@ -22,7 +22,7 @@ from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.formats.parse import load_config, to_spec
 from dflash2_ckpt.checks.config import spec_rules
 from dflash2_ckpt.report import render_json, render_text
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 from fuzzkit import fuzz
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

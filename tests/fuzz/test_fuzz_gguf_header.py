@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.errors import HeaderError
 from dflash2_ckpt.sources.gguf_header import GGUFHeader, parse_gguf_header, tensor_nbytes
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 from fuzzkit import fuzz
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gguf"))

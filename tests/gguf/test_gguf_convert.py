@@ -185,7 +185,7 @@ def test_cli(tmp_path: Path) -> None:
 
 def test_header_level_gguf_never_imports_torch(tmp_path: Path) -> None:
     g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "d.gguf")
-    code = (f"import sys; from dflash2_ckpt.verify import verify, inspect; verify({str(g)!r}); inspect({str(g)!r}); "
+    code = (f"import sys; from dflash2_ckpt.usecases.verify import verify, inspect; verify({str(g)!r}); inspect({str(g)!r}); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
 
@@ -229,7 +229,7 @@ def test_dry_run_and_f16(tmp_path: Path) -> None:
 
 
 def test_verify_hook_checks_each_gguf_file(tmp_path: Path) -> None:
-    from dflash2_ckpt.hooks import check_dirs, checkpoint_dirs
+    from dflash2_ckpt.usecases.hooks import check_dirs, checkpoint_dirs
     a = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "a.gguf")
     b = to_gguf(FIXTURES / "good" / "nested-v1", tmp_path / "b.gguf")
     targets = checkpoint_dirs([a, b, tmp_path / "README.md"])
@@ -245,5 +245,5 @@ def test_a_source_with_error_findings_needs_accepting(tmp_path: Path) -> None:
         to_gguf(src, tmp_path / "a.gguf")
     assert not (tmp_path / "a.gguf").exists()
     to_gguf(src, tmp_path / "a.gguf", accept_findings=["DF104"])
-    from dflash2_ckpt.verify import verify
+    from dflash2_ckpt.usecases.verify import verify
     assert "DF104" in {f.code for f in verify(tmp_path / "a.gguf").findings}     # carried over, as accepted

@@ -16,7 +16,7 @@ from dflash2_ckpt.codes import REGISTRY
 from dflash2_ckpt.convert.gguf_exact import gguf_differences
 from dflash2_ckpt.errors import SourceError
 from dflash2_ckpt.formats import gguf_names as N
-from dflash2_ckpt.verify import inspect, verify
+from dflash2_ckpt.usecases.verify import inspect, verify
 from gguf_helpers import FIXTURES, TINY_TARGET, KVs, Tensors, rewrite, to_gguf
 
 

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from dflash2_ckpt.hooks import checkpoint_dirs
+from dflash2_ckpt.usecases.hooks import checkpoint_dirs
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "fixtures" / "good"

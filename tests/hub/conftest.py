@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from dflash2_ckpt.synth import materialise, read_tensor_list
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 
 from .fakehub import FakeHub
 

@@ -113,7 +113,7 @@ def test_offline_target_needs_only_its_config(hub: FakeHub, ckpts: dict[str, Pat
 
     from dflash2_ckpt.errors import OfflineNotCachedError
     from dflash2_ckpt.sources.hub import HubSource
-    from dflash2_ckpt.sources.open import open_source
+    from dflash2_ckpt.checkpoint.open_source import open_source
     root = Path(__file__).resolve().parents[2] / "fixtures" / "targets" / "tiny-target"
     hub.add_commit("org/target", {"config.json": (root / "config.json").read_bytes(),
                                   "model.safetensors": b"\0" * 64})
@@ -145,7 +145,7 @@ def test_offline_target_needs_only_its_config(hub: FakeHub, ckpts: dict[str, Pat
 def test_hub_errors_are_typed(hub: FakeHub, ckpts: dict[str, Path], args: list[str], error: str,
                               revision: str) -> None:
     from dflash2_ckpt import errors
-    from dflash2_ckpt.sources.open import open_source
+    from dflash2_ckpt.checkpoint.open_source import open_source
     hub.add_commit("org/tiny", ckpts["tiny"])
     hub.add_commit("org/gated", ckpts["tiny"], gated=True, granted={"hf_granted"})
     token = args[2] if len(args) > 2 else None

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from dflash2_ckpt.sources.gguf_header import MAX_CHUNK
-from dflash2_ckpt.sources.open import open_source
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.open_source import open_source
+from dflash2_ckpt.usecases.verify import verify
 
 from .fakehub import FakeHub
 

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.errors import HubStatusError, HubUnreachableError, RateLimitedError
-from dflash2_ckpt.sources.open import open_source
+from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.sources.hub_transport import RetryPolicy
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from .fakehub import FakeHub
 

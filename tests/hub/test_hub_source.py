@@ -10,9 +10,9 @@ import pytest
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.errors import OfflineNotCachedError, RepositoryNotFoundError, SourceError
 from dflash2_ckpt.sources.hub import HubSource, RepoRef, parse_repo_ref
-from dflash2_ckpt.sources.open import open_source
+from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.sources import LocalSource
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from .fakehub import FakeHub
 
@@ -55,7 +55,7 @@ def test_header_reads_are_ranged_and_small(hub: FakeHub, ckpts: dict[str, Path])
 
 
 def test_a_long_header_is_read_past_the_readahead(hub: FakeHub, tmp_path: Path) -> None:
-    from dflash2_ckpt.synth import materialise
+    from dflash2_ckpt.dev.synth import materialise
     cfg = json.loads((Path(__file__).parents[2] / "fixtures/real/z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
     tensors = [(f"extra.{i:04d}.weight", "BF16", (4,)) for i in range(600)]     # ~40 KiB of header
     d = materialise(tmp_path / "long", cfg, tensors)

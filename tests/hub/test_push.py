@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from dflash2_ckpt.sources.open import open_source
-from dflash2_ckpt.push import smoke_failed
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.open_source import open_source
+from dflash2_ckpt.usecases.push import smoke_failed
+from dflash2_ckpt.usecases.verify import verify
 
 from .fakehub import FakeHub
 
@@ -129,7 +129,7 @@ def test_push_with_no_network_fails_fast_without_library_logs(hub: FakeHub, ckpt
 
 def test_push_to_a_missing_branch_says_how_to_create_it(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
     from dflash2_ckpt.errors import RevisionNotFoundError
-    from dflash2_ckpt.push import push
+    from dflash2_ckpt.usecases.push import push
     with pytest.raises(RevisionNotFoundError) as e:
         push(ckpts["tiny"], dest, revision="nope", token="hf_granted")
     assert e.value.repo_id == "org/dest" and e.value.revision == "nope"

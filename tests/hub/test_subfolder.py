@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.errors import AmbiguousSubfolderError
-from dflash2_ckpt.sources.open import open_source
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.checkpoint.open_source import open_source
+from dflash2_ckpt.usecases.verify import verify
 
 from .fakehub import FakeHub
 

@@ -9,9 +9,9 @@ import pytest
 
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError
-from dflash2_ckpt.synth import materialise
+from dflash2_ckpt.dev.synth import materialise
 from dflash2_ckpt.checkpoint import open_checkpoint
-from dflash2_ckpt.quant.view import quantized_modules
+from dflash2_ckpt.checkpoint.quant import quantized_modules
 
 from conftest import FIXTURES
 

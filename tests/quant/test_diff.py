@@ -23,9 +23,9 @@ from dflash2_ckpt.diff import diff  # noqa: E402
 from dflash2_ckpt.diff.compare import Figures  # noqa: E402
 from dflash2_ckpt.diff.dequant import ALL, dequantize_rows  # noqa: E402
 from dflash2_ckpt.quant.config import parse_quant_config  # noqa: E402
-from dflash2_ckpt.quant.view import quantized_modules  # noqa: E402
+from dflash2_ckpt.checkpoint.quant import quantized_modules  # noqa: E402
 from dflash2_ckpt.sources.local import LocalSource  # noqa: E402
-from dflash2_ckpt.synth import materialise  # noqa: E402
+from dflash2_ckpt.dev.synth import materialise  # noqa: E402
 
 from conftest import FIXTURES  # noqa: E402
 

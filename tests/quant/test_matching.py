@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.quant.config import parse_quant_config
-from dflash2_ckpt.quant.view import module_classes
+from dflash2_ckpt.checkpoint.quant import module_classes
 
 from conftest import FIXTURES
 

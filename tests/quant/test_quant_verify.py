@@ -12,9 +12,9 @@ from typing import Any, Callable
 import pytest
 
 from dflash2_ckpt.checkpoint import open_checkpoint
-from dflash2_ckpt.quant.view import quantized_modules
-from dflash2_ckpt.synth import materialise, read_tensor_list
-from dflash2_ckpt.verify import inspect, verify
+from dflash2_ckpt.checkpoint.quant import quantized_modules
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
+from dflash2_ckpt.usecases.verify import inspect, verify
 
 from conftest import FIXTURES, ROOT
 
@@ -69,7 +69,7 @@ def test_real_27b_layouts_verify_on_logical_shapes(tmp_path: Path, scheme: str) 
     assert codes(r) == codes(verify(dense)), [f.message for f in r.findings]   # the dense one's DF401 only
     ckpt = open_checkpoint(d)
     real = {n: s for n, _, s in read_tensor_list(FIXTURES / "real" / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv")}
-    from dflash2_ckpt.quant.view import build_view
+    from dflash2_ckpt.checkpoint.quant import build_view
     view = build_view(ckpt)
     assert {n: t.shape for n, t in view.logical.items()} == real
     assert r.bytes_read < 200_000    # headers and config only
@@ -206,7 +206,7 @@ def test_fp8_storage_is_not_a_dtype_error_and_quantization_config_is_not_unknown
 
 
 def test_header_level_verify_of_a_quantized_drafter_never_imports_torch() -> None:
-    code = ("import sys; from dflash2_ckpt.verify import verify, inspect; "
+    code = ("import sys; from dflash2_ckpt.usecases.verify import verify, inspect; "
             f"verify({str(Q / 'nvfp4')!r}); inspect({str(Q / 'w4a16')!r}); "
             "from dflash2_ckpt.cli import main; "
             "assert 'torch' not in sys.modules and 'compressed_tensors' not in sys.modules, 'imported'")
@@ -216,7 +216,7 @@ def test_header_level_verify_of_a_quantized_drafter_never_imports_torch() -> Non
 def test_engine_profiles_judge_the_header_detected_schemes() -> None:
     """The per-engine verdicts come from quantized_modules: SGLang drops a W4A16 fc silently, vLLM <= 0.29
     cannot build weight-quantized drafter projections; a dense drafter gets neither."""
-    from dflash2_ckpt.compat import compat
+    from dflash2_ckpt.usecases.compat import compat
     quant = {(v.profile.engine, v.profile.versions.label): v for v in compat(Q / "w4a16").verdicts}
     dense = {(v.profile.engine, v.profile.versions.label): v for v in compat(FIXTURES / "good" / "nested-v2").verdicts}
     sglang = next(k for k in quant if k[0] == "sglang" and ">=" in k[1])

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dflash2_ckpt.report import render
 from dflash2_ckpt.report.github import annotation, escape_data, escape_property
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 

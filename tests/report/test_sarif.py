@@ -10,7 +10,7 @@ import pytest
 
 from dflash2_ckpt.codes import all_codes
 from dflash2_ckpt.report import render, render_error
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
 

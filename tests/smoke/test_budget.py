@@ -20,7 +20,7 @@ from dflash2_ckpt.cli.smoke import parse_size  # noqa: E402
 from dflash2_ckpt.smoke import run_smoke  # noqa: E402
 from dflash2_ckpt.errors import BudgetError  # noqa: E402
 from dflash2_ckpt.smoke.budget import estimate, machine_budget  # noqa: E402
-from dflash2_ckpt.synth import materialise, read_tensor_list  # noqa: E402
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real"

@@ -11,7 +11,7 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parent.parent     # dflash2_ckpt/, this module lives in dflash2_ckpt/dev/
 
 
 def _emits(tree: ast.Module) -> frozenset[str] | None:

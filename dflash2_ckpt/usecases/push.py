@@ -9,14 +9,14 @@ import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError
-from .findings import Finding
-from .gate import CheckResult, check, smoke_failed
-from .sources import LocalSource
-from .sources.hub import hub_settings
-from .sources.hub_errors import Where, from_exception
-from .sources.hub_ref import parse_repo_ref
-from .sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
+from ..errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError
+from ..findings import Finding
+from .verify_smoke import CheckResult, check, smoke_failed
+from ..sources import LocalSource
+from ..sources.hub import hub_settings
+from ..sources.hub_errors import Where, from_exception
+from ..sources.hub_ref import parse_repo_ref
+from ..sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .verify import Report
 
 __all__ = ["PushResult", "push", "smoke_failed"]

@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
-from .formats.assistant import ASSISTANT_TENSORS
-from .formats.spec import DraftSpec
-from .quant.storage import AUX_SUFFIXES
-from .sources.safetensors_header import TensorInfo
+from ..formats.assistant import ASSISTANT_TENSORS
+from ..formats.spec import DraftSpec
+from ..quant.storage import AUX_SUFFIXES
+from ..sources.safetensors_header import TensorInfo
 
 Component = Literal["trunk", "conv", "selector", "extras"]
 COMPONENTS: tuple[Component, ...] = ("trunk", "conv", "selector", "extras")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Literal
 
-from .checkpoint import CONFIG, INDEX
-from .sources import LocalSource
+from ..checkpoint import CONFIG, INDEX
+from ..sources import LocalSource
 from .verify import Report, verify
 
 Level = Literal["config", "headers"]

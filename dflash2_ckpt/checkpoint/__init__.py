@@ -5,18 +5,18 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .checks.config import unreadable
-from .checks.files import INDEX, PICKLE_SUFFIXES, read_files
-from .errors import HubError, SourceError
-from .findings import Finding
-from .formats.detect import Detection, detect
-from .formats.parse import load_config, to_spec
-from .formats.spec import DraftSpec
-from .sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
-from .sources import LocalSource, Source, read_small
+from .files import INDEX, PICKLE_SUFFIXES, read_files
+from ..errors import HubError, SourceError
+from ..findings import Finding
+from ..formats.config_findings import unreadable
+from ..formats.detect import Detection, detect
+from ..formats.parse import load_config, to_spec
+from ..formats.spec import DraftSpec
+from ..sources.safetensors_header import Header, TensorInfo, parse_header, parse_length
+from ..sources import LocalSource, Source, read_small
 
 if TYPE_CHECKING:
-    from .sources.gguf_header import GGUFHeader
+    from ..sources.gguf_header import GGUFHeader
 
 CONFIG = "config.json"
 __all__ = ["CONFIG", "INDEX", "PICKLE_SUFFIXES", "Checkpoint", "open_checkpoint", "read_header"]
@@ -92,7 +92,7 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     ckpt.file_findings += getattr(source, "notes", ())     # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
-        from .gguf_checkpoint import open_gguf
+        from .gguf import open_gguf
         open_gguf(ckpt, gguf_name)
         return ckpt
     if CONFIG in files:

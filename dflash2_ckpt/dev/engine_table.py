@@ -1,10 +1,10 @@
 """The README's engine table, generated from the profiles (a test keeps the README in step).
 
-Regenerate: `python -m dflash2_ckpt.engines.table` and paste between the engines markers.
+Regenerate: `python -m dflash2_ckpt.dev.engine_table` and paste between the engines markers.
 """
 from __future__ import annotations
 
-from .registry import PROFILES
+from ..engines.registry import PROFILES
 
 
 def _cell(text: str) -> str:

@@ -16,7 +16,7 @@ from ..errors import AmbiguousSubfolderError, SourceError
 from ..findings import Finding
 from ..formats.detect import detect
 from ..formats.parse import load_config
-from .local import Source, read_small
+from ..sources.local import Source, read_small
 
 EMITS: frozenset[str] = frozenset({"DF612"})
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import HeaderError
-from .findings import Finding
-from .formats.detect import Detection
-from .formats.gguf_names import gguf_to_hf
-from .formats.gguf_spec import read_spec
-from .sources.gguf_header import GGUFHeader, parse_gguf_header
-from .sources.safetensors_header import TensorInfo
+from ..errors import HeaderError
+from ..findings import Finding
+from ..formats.detect import Detection
+from ..formats.gguf_names import gguf_to_hf
+from ..formats.gguf_spec import read_spec
+from ..sources.gguf_header import GGUFHeader, parse_gguf_header
+from ..sources.safetensors_header import TensorInfo
 
 if TYPE_CHECKING:
-    from .checkpoint import Checkpoint
+    from . import Checkpoint
 
 EMITS: frozenset[str] = frozenset({"DF900"})
 

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Mapping
 
 from ..errors import SourceError
 from ..formats.parse import load_config
-from ..layout import expected_tensors
+from .layout import expected_tensors
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
-from .config import QuantConfig, QuantConfigError, Scheme, UnknownMethod, parse_quant_config
-from .storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, main_suffix
+from ..quant.config import QuantConfig, QuantConfigError, Scheme, UnknownMethod, parse_quant_config
+from ..quant.storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, main_suffix
 
 if TYPE_CHECKING:
-    from ..checkpoint import Checkpoint
+    from . import Checkpoint
 
 HF_QUANT_CONFIG = "hf_quant_config.json"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .formats.parse import MODELS
+from .parse import MODELS
 
 FILES = {
     "nested-v2.schema.json": ("nested", "v2"),

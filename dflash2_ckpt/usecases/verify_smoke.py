@@ -9,9 +9,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable
 
-from .errors import MissingDependencyError
-from .findings import Finding, fails, filter_findings
-from .sources import Source
+from ..errors import MissingDependencyError
+from ..findings import Finding, fails, filter_findings
+from ..sources import Source
 from .verify import Report, verify
 
 Target = str | os.PathLike[str] | Source | None
@@ -70,7 +70,7 @@ class CheckResult:
 
 def _run_smoke(source: Any, target: Target) -> Any:
     try:
-        from .smoke import run_smoke
+        from ..smoke import run_smoke
     except ImportError as e:
         raise MissingDependencyError(f"--smoke needs the smoke forward, which could not be imported ({e})",
                                      hint="pip install 'dflash2-ckpt[smoke]'") from None

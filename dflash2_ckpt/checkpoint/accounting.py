@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..layout import COMPONENTS, bytes_by_component, component_of
-from .view import build_view
+from .layout import COMPONENTS, bytes_by_component, component_of
+from .quant import build_view
 
 if TYPE_CHECKING:
-    from ..checkpoint import Checkpoint
+    from . import Checkpoint
 
 BF16_BYTES = 2
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 from typing import Any, Literal, Mapping
 
-from .checkpoint import open_checkpoint
-from .errors import ConfigError, VersionMismatchError
-from .formats.detect import detect, detect_tensors
-from .layout import v2_bytes
+from ..checkpoint import open_checkpoint
+from ..errors import ConfigError, VersionMismatchError
+from ..formats.detect import detect, detect_tensors
+from ..checkpoint.layout import v2_bytes
 
 
 def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],

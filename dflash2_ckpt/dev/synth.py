@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .sources.safetensors_header import build_header
+from ..sources.safetensors_header import build_header
 
 TensorSpec = tuple[str, str, tuple[int, ...]]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from ..errors import SourceError
 from .discover import config_folders, local_config_folders, locate_drafter
-from .hub import HubSource, hub_settings
-from .hub_ref import parse_repo_ref
-from .local import LocalSource, Source
+from ..sources.hub import HubSource, hub_settings
+from ..sources.hub_ref import parse_repo_ref
+from ..sources.local import LocalSource, Source
 
 
 def open_source(path: str, revision: str | None = None, token: str | None = None, subfolder: str | None = None,
@@ -16,7 +16,7 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
     """A local path if it exists; else `org/name[@rev][/subfolder]` or a Hub URL; else "no such path".
 
     With require_weights (a drafter to check) and no subfolder given, a folder that is not a drafter
-    is searched for the one subfolder that is (sources.discover); without it (a --target) the folder
+    is searched for the one subfolder that is (checkpoint.discover); without it (a --target) the folder
     is opened as given and only its config.json is needed.
     """
     local = Path(os.path.expanduser(path))

@@ -5,10 +5,10 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-from .rows import Row, column
+from ..audit.rows import Row, column
 
 if TYPE_CHECKING:
-    from .run import AuditResult
+    from ..audit.run import AuditResult
 
 _VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
                  "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported"}

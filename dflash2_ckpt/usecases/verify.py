@@ -5,18 +5,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping
 
-from .checkpoint import Checkpoint, open_checkpoint
-from .checks.context import CheckContext, CheckOptions, read_target
-from .checks.suite import OPENING, run_checks
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.target import read_target
+from ..checks.context import CheckContext, CheckOptions
+from ..checks.suite import OPENING, run_checks
 from .compat import drafter_of
-from .engines import EngineRef, newest_supporting, resolve
-from .engines.effective import engine_views
-from .errors import HeaderError
-from .findings import Finding, fails, filter_findings
-from .gguf_checkpoint import gguf_summary
-from .layout import bytes_by_component
-from .quant.accounting import quant_summary
-from .sources import Source
+from ..engines import EngineRef, newest_supporting, resolve
+from ..engines.effective import engine_views
+from ..errors import HeaderError
+from ..findings import Finding, fails, filter_findings
+from ..checkpoint.gguf import gguf_summary
+from ..checkpoint.layout import bytes_by_component
+from ..checkpoint.accounting import quant_summary
+from ..sources import Source
 
 
 @dataclass(frozen=True)

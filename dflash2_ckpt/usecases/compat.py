@@ -8,12 +8,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Mapping
 
-from .checkpoint import Checkpoint, open_checkpoint
-from .engines import PROFILES, Drafter, EngineRef, Profile, resolve
-from .engines.judge import EngineVerdict, judge
-from .findings import Finding
-from .quant.view import quantized_modules as header_quantized_modules
-from .sources import Source
+from ..checkpoint import Checkpoint, open_checkpoint
+from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
+from ..engines.judge import EngineVerdict, judge
+from ..findings import Finding
+from ..checkpoint.quant import quantized_modules as header_quantized_modules
+from ..sources import Source
 
 
 @dataclass(frozen=True)
