@@ -7,7 +7,7 @@ from typing import Sequence
 from ..errors import ConfigError
 from ..findings import Finding
 
-EMITS: frozenset[str] = frozenset({"DF750", "DF751", "DF752", "DF753", "DF754"})
+EMITS: frozenset[str] = frozenset({"DF750", "DF751", "DF752", "DF753", "DF754", "DF755"})
 
 NOT_DRAFTING = 1.5
 DEFAULT_REL_TOL = 0.05

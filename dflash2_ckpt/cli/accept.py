@@ -36,15 +36,34 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--kernels", type=click.Choice(["torch", "triton"]), default=None,
               help="Drafter conv and walk kernels (default: triton on CUDA, torch on the CPU).")
 @click.option("--target-revision", default=None, help="Revision of a Hub target (or org/name@rev).")
+@click.option("--engine", type=click.Choice(["reference", "llama.cpp"]), default="reference", show_default=True,
+              help="Where the drafter runs: this toolkit's reference loop, or llama.cpp's llama-server "
+                   "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first).")
+@click.option("--llama-server", "llama_server", default=None,
+              help="The llama-server binary (default: $DFLASH2_CKPT_LLAMA_SERVER, then PATH).")
+@click.option("--hf-target", "hf_target", default=None,
+              help="With --engine llama.cpp: the HF target directory; its tokenizer encodes the prompts and "
+                   "the reference loop runs on the same prompts for tau_engine / tau_reference.")
+@click.option("--hf-drafter", "hf_drafter", default=None,
+              help="With --engine llama.cpp and a GGUF DRAFTER: its HF checkpoint, for the reference comparison.")
 @format_option
 @strict_option
 @hub_options
 @guarded
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
-            target_revision: str | None, fmt: str, strict: bool, revision: str | None, subfolder: str | None,
+            target_revision: str | None, engine: str, llama_server: str | None, hf_target: str | None,
+            hf_drafter: str | None, fmt: str, strict: bool, revision: str | None, subfolder: str | None,
             token: str | None) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
+    if engine == "llama.cpp":
+        from ..accept.engine import run_engine_accept
+        return emit(run_engine_accept(drafter, target, prompts=prompts, max_new_tokens=max_new_tokens,
+                                      expect=expect, limit=limit, llama_server=llama_server,
+                                      hf_drafter=hf_drafter, hf_target=hf_target, device=device), fmt, strict)
+    if llama_server or hf_target or hf_drafter:
+        from ..errors import UsageError
+        raise UsageError("--llama-server, --hf-target and --hf-drafter apply to --engine llama.cpp only")
     from ..accept import accept, require_accept_deps
     require_accept_deps()            # say "install the extra" before touching the sources
     report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,

@@ -9,7 +9,7 @@ from dflash2_ckpt.errors import ConfigError
 
 
 def test_codes_are_registered_and_claimed():
-    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754"}
+    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754", "DF755"}
     assert all(c in REGISTRY for c in checks.EMITS)
 
 
