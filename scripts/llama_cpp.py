@@ -100,13 +100,38 @@ def build_tree(tree: Path, root: Path, jobs: int) -> tuple[Path, bool]:
     return build, False
 
 
+def locate(cache: str | None = None) -> dict[str, str] | None:
+    """The paths of a finished, matching build, or None (nothing is downloaded or built)."""
+    root = cache_root(cache)
+    marker, build = root / "src" / ".unpacked", root / "build"
+    stamp = build / "dflash2-ckpt.stamp.json"
+    try:
+        if json.loads(stamp.read_text()) != STAMP or not marker.exists():
+            return None
+    except (OSError, ValueError):
+        return None
+    if not all(p.exists() for p in binaries(build).values()):
+        return None
+    tree = Path(marker.read_text().strip())
+    return {"build": BUILD, "source": str(tree), "convert_hf_to_gguf": str(tree / "convert_hf_to_gguf.py"),
+            "gguf_py": str(tree / "gguf-py"), **{t.replace("-", "_"): str(p) for t, p in binaries(build).items()}}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    ap.add_argument("--check", action="store_true", help="build nothing: report a finished build, or exit 1")
     args = ap.parse_args()
     root = cache_root(args.cache)
+    if args.check:
+        info = locate(args.cache)
+        if info is None:
+            print(f"no finished llama.cpp {BUILD} build under {root}; run python scripts/llama_cpp.py", file=sys.stderr)
+            return 1
+        print(json.dumps(info) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
+        return 0
     root.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     tree = fetch_source(root)

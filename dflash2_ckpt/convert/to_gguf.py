@@ -143,11 +143,11 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
 
 
 def _causal(spec: DraftSpec) -> bool | None:
-    """One causal flag when every layer agrees; None keeps the per-layer default (sliding layers causal)."""
+    """The one causal flag llama.cpp reads (absent = non-causal: llama.cpp b11434:common/speculative.cpp),
+    written whenever every layer agrees, so the file never relies on the default; None when the layers
+    disagree, which one GGUF flag cannot say (compat reports it)."""
     per = intended_causality(spec)
-    return per[0] if len(set(per)) == 1 and (spec.causality.is_causal is not None
-                                             or spec.causality.dflash_causal is not None
-                                             or spec.dialect == "flat") else None
+    return per[0] if len(set(per)) == 1 else None
 
 
 def _context(spec: DraftSpec, target_cfg: dict[str, Any] | None, notes: list[str]) -> int:

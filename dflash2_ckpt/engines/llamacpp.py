@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import causality, quant, serve
-from .profile import Breakage, DraftTokens, Fact, Profile
+from .profile import Breakage, DraftTokens, Drafter, Fact, Profile, Refusal
 from .versions import at_least, below
 
 TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1",
@@ -11,17 +11,33 @@ GGUF_ONLY = Fact("reads GGUF only (general.architecture = 'dflash'); an HF check
                  "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15; ENGINES.md §3")
 TAPS = "GGUF dflash.target_layers = target_layer_ids + 1 (layer inputs)"
 
+B11434 = "llama.cpp b11434:src/models/dflash.cpp (load_arch_tensors creates no attention-bias tensors)"
+
+
+def _attention_biases(d: Drafter) -> str | None:
+    """The dflash loader creates attn_q/k/v/output weights only; any extra tensor makes the load fail."""
+    found = sorted(t for t in d.tensors if t.endswith(".bias") and ("attn" in t or "self_attn" in t))
+    if not found:
+        return None
+    return (f"has no attention-bias tensors, so a file with {', '.join(found[:2])}{' ...' if len(found) > 2 else ''} "
+            "fails to load (\"wrong number of tensors\"); a drafter trained with attention_bias cannot be served "
+            "by llama.cpp as trained")
+
+
+NO_BIAS = Refusal("no attention biases", _attention_biases, B11434, "DF805")
+
 OLD = Profile(
     engine="llama.cpp", label="llama.cpp", versions=below("b10658", "build"),
     drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
     version_by="tensor count (no DFlash2 tensors)",
     causality=causality.gguf,
-    causality_text="dflash.attention.causal from the GGUF metadata",
+    causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(Fact("a DFlash2 GGUF fails: wrong number of tensors; expected 81, got 58",
                   "ggml-org/llama.cpp#27342 era reports"), GGUF_ONLY),
     breakages=(Breakage(frozenset({"v2"}), "wrong number of tensors; expected 81, got 58",
                         "ggml-org/llama.cpp#27342 era reports"),),
+    constraints=(NO_BIAS,),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 
@@ -30,13 +46,14 @@ CURRENT = Profile(
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"gguf"}),
     version_by="fields: DFlash2 is selector_top_k > 0 in the GGUF metadata",
     causality=causality.gguf,
-    causality_text="dflash.attention.causal from the GGUF metadata",
+    causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(Fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
                   "taps are layer inputs (z-lab id + 1)", "ggml-org/llama.cpp#27342, z-lab/dflash#170"),
              Fact("without a mask token every slot drafts id -1 and nothing is accepted", "ggml-org/llama.cpp#26761"),
              GGUF_ONLY),
     notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
+    constraints=(NO_BIAS,),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 
