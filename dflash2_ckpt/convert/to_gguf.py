@@ -109,10 +109,12 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
     if outtype is None:
         return _TYPE[src_dtype]
     want = _TYPE[outtype]
-    if want == GGMLQuantizationType.Q8_0:
-        # as llama.cpp's converter does: vectors, conv base kernels and rows that are not whole blocks stay F32
-        if len(shape) < 2 or gguf_name.endswith("_conv_base") or shape[-1] % 32:
-            return GGMLQuantizationType.F32
+    # as llama.cpp's converter does for every --outtype (llama.cpp b11434:conversion/base.py, checked by
+    # tests/llama_cpp/test_conformance.py): vectors and conv base kernels stay F32
+    if want != GGMLQuantizationType.F32 and (len(shape) < 2 or gguf_name.endswith("_conv_base")):
+        return GGMLQuantizationType.F32
+    if want == GGMLQuantizationType.Q8_0 and shape[-1] % 32:
+        return GGMLQuantizationType.F32          # rows that are not whole blocks
     return want
 
 
