@@ -70,9 +70,12 @@ VARIANTS: list[tuple[str, str, Callable[[Drafter, int], Drafter]]] = [
 
 
 def seed_prompts(pair: Path, seed: int, n: int, out: Path) -> Path:
-    lang = json.loads((pair / "recall.json").read_text())
+    """n fresh prompts of the recall language (the pair builder's own prompt form), drawn from seed."""
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    from build_recall_pair import recall_prompt
+    words = json.loads((pair / "recall.json").read_text())["words"]
     rng = np.random.default_rng(1000 + seed)
-    rows = [{"prompt": " ".join(rng.choice(lang["words"], lang["k"])) + " " + lang["separator"]} for _ in range(n)]
+    rows = [{"prompt": recall_prompt(rng, words)} for _ in range(n)]
     out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     return out
 
