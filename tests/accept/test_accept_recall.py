@@ -1,8 +1,8 @@
 """The recall pair separates every silent failure from the trained drafter, seed after seed.
 
 Its text is recall of a random prefix, so a drafter knows the continuation only through the target's
-hidden states: a random fc, v2 weights read as v1, taps shifted by one and causal attention each cost
-τ whatever the prompts. Seed s draws fresh prompts (and the fc noise); bench/accept_failures.py runs
+hidden states: a random fc, v2 weights read as v1 and taps shifted by one each cost τ whatever the
+prompts (causal attention does not, on this pair: see below). Seed s draws fresh prompts (and the fc noise); bench/accept_failures.py runs
 the same over 16 seeds and more tokens (bench/RESULTS.md).
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def drafter():
 
 
 def _tau(d, prompts) -> float:
-    return dflash2_ckpt.accept(d, PAIR / "target", prompts=prompts, max_new_tokens=24, device="cpu").tau.mean
+    return dflash2_ckpt.accept(d, PAIR / "target", prompts=prompts, max_new_tokens=32, device="cpu").tau.mean
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,9 @@ def test_random_fc_never_drafts_whatever_the_seed(drafter, prompts, trained):
     assert max(taus.values()) < NOT_DRAFTING < min(trained.values()), taus
 
 
-@pytest.mark.parametrize("variant", ["v2-as-v1", "taps+1", "causal"])
+# causal attention costs nothing on this pair (measured: tau 8.0 on all 16 seeds, bench/RESULTS.md): every
+# block slot reads the target's context on its own and never needs a later slot, so the check is not here
+@pytest.mark.parametrize("variant", ["v2-as-v1", "taps+1"])
 def test_each_silent_failure_costs_tau_on_every_seed(variant, drafter, prompts, trained):
     [breaks] = [f for name, _, f in BENCH.VARIANTS if name == variant]
     broken = breaks(drafter, 0)
