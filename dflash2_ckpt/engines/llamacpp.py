@@ -26,6 +26,17 @@ def _attention_biases(d: Drafter) -> str | None:
 
 NO_BIAS = Refusal("no attention biases", _attention_biases, B11434, "DF805")
 
+
+def _mask_token(d: Drafter) -> str | None:
+    if d.spec is None or d.spec.mask_token_id is not None:
+        return None
+    return ("needs tokenizer.ggml.mask_token_id: without it the draft batch holds token -1 and the server aborts "
+            "at the first draft (\"get_sub_batch: failed to add embedding\")")
+
+
+MASK = Refusal("mask token", _mask_token, "llama.cpp b11434:common/speculative.cpp (mask_token_id from the vocab) "
+               "and common/common.cpp get_sub_batch", "DF803")
+
 OLD = Profile(
     engine="llama.cpp", label="llama.cpp", versions=below("b10658", "build"),
     drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
@@ -50,9 +61,12 @@ CURRENT = Profile(
     taps=TAPS, draft_tokens=TOKENS,
     sources=(Fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
                   "taps are layer inputs (z-lab id + 1)", "ggml-org/llama.cpp#27342, z-lab/dflash#170"),
-             Fact("without a mask token every slot drafts id -1 and nothing is accepted", "ggml-org/llama.cpp#26761"),
+             Fact("without a mask token the server aborts at the first draft (get_sub_batch: failed to add "
+                  "embedding); earlier builds drafted id -1 and accepted nothing",
+                  "llama.cpp b11434:common/common.cpp, run here; ggml-org/llama.cpp#26761"),
              GGUF_ONLY),
     notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
+    requires=(MASK,),
     constraints=(NO_BIAS,),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )

@@ -29,7 +29,7 @@ try:
 except ImportError:                     # run as a script or from tests/engines
     from variants import rewrite  # type: ignore[no-redef]  # noqa: E402
 
-PROFILE = "llama.cpp>=b10658"
+PROFILE = "llama.cpp@b11434"
 DFLASH = "llama.cpp b11434:src/models/dflash.cpp"
 SPEC = "llama.cpp b11434:common/speculative.cpp"
 QUANT = "llama.cpp b11434:tools/quantize/quantize.cpp"

@@ -32,8 +32,9 @@ ENV = "DFLASH2_CKPT_LLAMA_SERVER"
 LOAD_DEADLINE_S = 180.0
 REQUEST_DEADLINE_S = 300.0
 TAIL = 12
-# lines that say why a model did not load, searched first when the log is long
-CAUSES = ("error", "failed", "wrong number", "missing", "unknown", "unsupported", "requires", "invalid")
+# what names the cause, most specific first: the loader's own error, an abort, then anything failing
+CAUSES = ("wrong number of tensors", "error loading model", "ggml_assert", "get_sub_batch", "requires",
+          "missing", "unsupported", "unknown", "invalid", "failed to load", "error", "failed")
 
 
 def find_server(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -59,19 +60,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def tail(path: Path, n: int = TAIL) -> list[str]:
+def _lines(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
     except OSError:
         return []
-    last = deque((ln for ln in lines if ln.strip()), maxlen=n)
-    return list(last)
 
 
 def cause(lines: Sequence[str]) -> str:
-    """The log line that most likely names the failure (the last one matching CAUSES), else the last."""
-    hits = [ln for ln in lines if any(c in ln.lower() for c in CAUSES)]
-    return (hits or list(lines) or ["(no log output)"])[-1].strip()
+    """The log line that most likely names the failure: the first match of the most specific CAUSES
+    pattern anywhere in the log (a crash ends in a backtrace, so the last lines rarely say why)."""
+    for pattern in CAUSES:
+        hit = next((ln for ln in lines if pattern in ln.lower() and "(this warning is normal" not in ln), None)
+        if hit is not None:
+            return hit.strip()
+    return (list(lines) or ["(no log output)"])[-1].strip()
+
+
+def tail(path: Path, n: int = TAIL) -> list[str]:
+    """The last n log lines, preceded by the cause line when it is earlier."""
+    lines = _lines(path)
+    last = list(deque(lines, maxlen=n))
+    why = cause(lines) if lines else None
+    return ([why] if why and why not in (ln.strip() for ln in last) else []) + last
 
 
 @dataclass
@@ -137,7 +148,7 @@ class LlamaServer:
     def _fail(self, what: str) -> None:
         lines = tail(self.log)
         self.stop()
-        raise EngineError(f"{what}: {cause(lines)}", engine=ENGINE, log_tail=lines, path=str(self.draft or self.model),
+        raise EngineError(f"{what}: {cause(_lines(self.log))}", engine=ENGINE, log_tail=lines, path=str(self.draft or self.model),
                           hint="the engine refused the model; its last log lines are in log_tail")
 
     def stop(self) -> None:
@@ -179,7 +190,7 @@ class LlamaServer:
                               log_tail=tail(self.log)) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             if self.proc is not None and self.proc.poll() is not None:
-                raise EngineError(f"llama-server died during {path}: {cause(tail(self.log))}", engine=ENGINE,
+                raise EngineError(f"llama-server died during {path}: {cause(_lines(self.log))}", engine=ENGINE,
                                   log_tail=tail(self.log)) from None
             raise EngineError(f"llama-server did not answer {path}: {e}", engine=ENGINE,
                               log_tail=tail(self.log)) from None
