@@ -41,11 +41,15 @@ def test_engine_drafts_losslessly_within_the_stated_ratio_of_the_reference(engin
 
 
 def test_hf_drafter_is_converted_first_and_expect_works(engine, ggufs):
+    prompts = PAIR / "target" / "prompts.jsonl"       # without --hf-target the engine's tokenizer encodes them
     base = [str(PAIR / "drafter"), "--target", str(ggufs["target"]), "--engine", "llama.cpp",
-            "--llama-server", engine["llama_server"], *OPTS]
+            "--llama-server", engine["llama_server"], "--prompts", str(prompts), *OPTS]
     code, doc = _run(base)
     assert code == 0 and doc["engine_details"]["drafter_converted"] is True
-    assert doc["prompts_source"] == "builtin" or doc["prompts"]
+    assert doc["prompts_source"] == str(prompts) and doc["tau"]["mean"] >= 2.0
+    # the built-in English prompts are nothing this pair can recall: the engine's τ says so (DF751)
+    code, doc = _run(base[:7] + OPTS)
+    assert code == 1 and doc["prompts_source"] == "builtin" and "DF751" in {f["code"] for f in doc["findings"]}
     tau = doc["tau"]["mean"]
     code, doc = _run(base + ["--expect", f"{tau + 2:.2f}+-0.1"])
     assert code == 1 and "DF752" in {f["code"] for f in doc["findings"]}

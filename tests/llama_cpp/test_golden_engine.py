@@ -28,5 +28,6 @@ def test_engine_still_does_what_the_record_says(row, engine, ggufs, prompts, tmp
     if want["loads"]:
         assert got["tau"] == pytest.approx(want["tau"], abs=0.25), got
     else:
-        assert got["error"].split(":")[0] == want["error"].split(":")[0], got
+        # refused while loading, or loaded and then aborted while drafting: the same stage as recorded
+        assert ("while loading" in got["error"]) == ("while loading" in want["error"]), got
     assert golden.compat_verdict(path) == (row["compat"], row["codes"])

@@ -189,6 +189,11 @@ class LlamaServer:
             raise EngineError(f"llama-server answered {e.code} to {path}: {detail}", engine=ENGINE,
                               log_tail=tail(self.log)) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
+            if self.proc is not None:
+                try:
+                    self.proc.wait(timeout=5)       # a crash closes the socket a moment before the process ends
+                except subprocess.TimeoutExpired:
+                    pass
             if self.proc is not None and self.proc.poll() is not None:
                 raise EngineError(f"llama-server died during {path}: {cause(_lines(self.log))}", engine=ENGINE,
                                   log_tail=tail(self.log)) from None
