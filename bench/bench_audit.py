@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "hub"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 GOOD = ["nested-v2", "flat-v2", "nested-v1", "flat-v1"]
 BROKEN = ["tensor-missing", "fc-wrong-shape", "v2-tensors-missing", "mask-id-out-of-vocab"]
@@ -47,7 +47,7 @@ def main() -> int:
     ap.add_argument("--latency", type=float, default=0.03)
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
-    from fakehub import FakeHub
+    from _kit.fakehub import FakeHub
     tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     fixtures = ROOT / "fixtures"
     names = []

@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "hub"))
+sys.path.insert(0, str(ROOT / "tests"))
 BUDGET = 64 * 1024
 
 
@@ -27,7 +27,7 @@ def main() -> int:
     os.environ.update(HF_HOME=str(tmp / "hf-home"), HF_HUB_DISABLE_TELEMETRY="1")
     os.environ.pop("HF_TOKEN", None)
     os.environ.pop("HF_HUB_OFFLINE", None)
-    from fakehub import FakeHub  # the tests' server: one implementation of the protocol
+    from _kit.fakehub import FakeHub  # the tests' server: one implementation of the protocol
 
     from dflash2_ckpt.dev.synth import materialise, read_tensor_list
     real = ROOT / "fixtures" / "real"
@@ -104,7 +104,7 @@ def write_section(body: str) -> None:
     section = (
         "## hub\n\n"
         "`python bench/bench_hub.py --write` — header-level `verify` of a Hub repo: the Qwen3.8-27B-DFlash2 layout\n"
-        "served by the tests' fake Hub (tests/hub/fakehub.py) on 127.0.0.1 through the real huggingface_hub\n"
+        "served by the tests' fake Hub (tests/_kit/fakehub.py) on 127.0.0.1 through the real huggingface_hub\n"
         "client; the server counts the bytes it sends.\n\n"
         f"```text\n{body}\n```\n\n"
         "- config.json is fetched whole by one GET (read from the hub cache instead when it is there); the\n"

@@ -173,3 +173,10 @@ REGISTRY: dict[str, Code] = {c.code: c for c in _TABLE}
 
 def all_codes() -> list[Code]:
     return sorted(REGISTRY.values(), key=lambda c: c.code)
+
+
+def markdown_table() -> str:
+    """Every code as the Markdown table of docs/codes.md (dev/doc_tables.py writes it there)."""
+    rows = ["| code | name | severity | meaning |", "|---|---|---|---|"]
+    rows += [f"| {c.code} | {c.name} | {c.severity} | {c.summary} |" for c in all_codes()]
+    return "\n".join(rows)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from .codes import REGISTRY, Severity
 
@@ -77,3 +77,24 @@ def worst(findings: Iterable[Finding]) -> Severity | None:
     if not sev:
         return None
     return max(sev, key=order.__getitem__)
+
+
+class Verdict:
+    """The contract every report kind keeps (verify, inspect, compat, smoke, accept, convert, diff, push,
+    hook, audit, verify then smoke): a `kind`, a `subject`, its `findings`, `failed(strict)` and `passed`
+    derived from it. By default an error finding fails (`fails`); a kind whose verdict is something else
+    (compat: engine verdicts, diff: tensor verdicts, push: whether it uploaded) overrides `failed` only."""
+    kind: ClassVar[str]
+    if TYPE_CHECKING:     # declared here, defined by each kind (a dataclass field or a property)
+        @property
+        def subject(self) -> str: ...
+
+        @property
+        def findings(self) -> Sequence[Finding]: ...
+
+    def failed(self, strict: bool = False) -> bool:
+        return fails(self.findings, strict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed()

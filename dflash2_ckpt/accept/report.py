@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..findings import Finding, fails
+from ..findings import Finding, Verdict
 from .stats import Interval
 
 
@@ -29,7 +29,7 @@ class PromptResult:
 
 
 @dataclass
-class AcceptReport:
+class AcceptReport(Verdict):
     drafter: str
     target: str
     device: str
@@ -54,13 +54,6 @@ class AcceptReport:
     @property
     def subject(self) -> str:
         return self.drafter
-
-    def failed(self, strict: bool = False) -> bool:
-        return fails(self.findings, strict)
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed()
 
     @property
     def speedup(self) -> float:

@@ -38,7 +38,9 @@ def resolve_target(target: str | os.PathLike[str], *, revision: str | None = Non
     weights = [f for f in files if f.endswith(".safetensors")]
     if not weights:
         raise SourceError("the target has no safetensors weights", path=str(target))
-    paths = [Path(src.download(f)) for f in files if f in _SMALL or f in weights]   # type: ignore[attr-defined]
+    paths = [src.local_path(f) or src.download(f) for f in files if f in _SMALL or f in weights]
+    if paths[0] is None:
+        raise SourceError("the target's files could not be fetched to disk", path=str(target))
     return paths[0].parent
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Sequence
 
 from ..errors import Dflash2Error
+from ..findings import Verdict
 from .cache import AuditCache, cache_key
 from .inputs import Item, classify
 from .ratelimit import RateLimiter, hub_rate_limit
@@ -25,7 +26,7 @@ class Part:
 
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(Verdict):
     rows: tuple[Row, ...]
     engines: tuple[str, ...] = ()          # the engines asked for (empty: every profile)
     seconds: float = 0.0
@@ -48,7 +49,8 @@ class AuditResult:
         return tuple(f for p in self.parts for f in p.findings)
 
     def failed(self, strict: bool = False) -> bool:
-        return not self.passed()
+        """Some drafter does not load cleanly (an unreadable one included)."""
+        return not all(self.clean(r) for r in self.rows)
 
     @property
     def columns(self) -> list[str]:
@@ -56,9 +58,6 @@ class AuditResult:
 
     def clean(self, row: Row) -> bool:
         return row.loads_cleanly(engines_named=bool(self.engines))
-
-    def passed(self) -> bool:
-        return all(self.clean(r) for r in self.rows)
 
     def nothing_audited(self) -> bool:
         return not any(r.readable for r in self.rows)
@@ -71,7 +70,7 @@ class AuditResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"engines": list(self.engines), "columns": self.columns, "summary": self.summary(),
-                "passed": self.passed(), "seconds": round(self.seconds, 3), "requests": self.requests,
+                "passed": self.passed, "seconds": round(self.seconds, 3), "requests": self.requests,
                 "cache_hits": self.cache_hits, "rows": [r.to_json() for r in self.rows]}
 
 
@@ -104,8 +103,8 @@ def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     verdicts = compat(ckpt, engines=engines)
     found = [f.to_json() for f in report.findings]
     summary = report.summary
-    return Row(input=item.text, repo=str(getattr(source, "repo_id", None) or source.label),
-               revision=getattr(source, "sha", None) or None, subfolder=getattr(source, "subfolder", None),
+    return Row(input=item.text, repo=source.repo_id or source.label,
+               revision=source.sha or None, subfolder=source.subfolder,
                dialect=summary.get("dialect"), version=summary.get("version"), target=target_of(ckpt.config),
                counts={s: sum(f["severity"] == s for f in found) for s in SEVERITIES}, findings=tuple(found),
                engines=tuple(verdicts.to_json()["engines"]))

@@ -4,10 +4,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .layout import COMPONENTS, bytes_by_component, component_of
-from .quant import build_view
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
 BF16_BYTES = 2
 
@@ -15,7 +14,7 @@ BF16_BYTES = 2
 def quant_summary(ckpt: Checkpoint) -> dict[str, Any] | None:
     """None for a dense checkpoint; else the scheme per module, stored and logical (bf16-equivalent:
     2 bytes per logical element, dense tensors included) bytes per component and their ratio."""
-    view = build_view(ckpt)
+    view = ckpt.quant
     if not view.modules and view.config is None:
         return None
     stored = bytes_by_component(ckpt.tensors.values())

@@ -17,10 +17,10 @@ from ..findings import Finding
 from ..formats.detect import detect
 from ..formats.parse import load_config
 from ..sources.local import Source, read_small
+from ..sources.names import CONFIG
 
 EMITS: frozenset[str] = frozenset({"DF612"})
 
-CONFIG = "config.json"
 MAX_CANDIDATES = 32         # folders holding a config.json that are read; bounds the requests on a Hub repo
 _LOCAL_DEPTH = 3            # how deep a local directory is searched
 _SKIP = {"__pycache__", "node_modules"}
@@ -91,5 +91,5 @@ def locate_drafter(root: S, folders: Callable[[], list[str]], open_sub: Callable
     note = Finding("DF612", f"{root.label} is not a drafter ({what}); checked the drafter in its subfolder "
                             f"{folder}/ instead (pass --subfolder {folder} to name it)",
                    details={"subfolder": folder, "root": root.label})
-    setattr(sub, "notes", (note,))
+    setattr(sub, "notes", (note,))     # the Source protocol reads notes; this source is the one that has them
     return sub

@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import HeaderError, HubError, SourceError, UnsafePathError
 from ..findings import Finding
 from ..formats.parse import load_config
+from ..sources.names import INDEX, PICKLE_SUFFIXES
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
 EMITS: frozenset[str] = frozenset({"DF601", "DF602", "DF603", "DF604", "DF605", "DF606", "DF607", "DF608",
                                    "DF609", "DF912"})
 
-INDEX = "model.safetensors.index.json"
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 
 
 def _safe_shard_name(name: Any) -> str | None:

@@ -15,7 +15,7 @@ from ..sources.gguf_header import GGUFHeader, parse_gguf_header
 from ..sources.safetensors_header import TensorInfo
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
 EMITS: frozenset[str] = frozenset({"DF900"})
 

@@ -1,4 +1,5 @@
-"""The logical view of a quantized checkpoint, from config and headers only.
+"""The logical view of a quantized checkpoint (quant/logical.py), built from config and headers once,
+while the checkpoint opens (`Checkpoint.quant`).
 
 Every quantized module's stored tensors (packed weight, scales, zero points, ...) collapse into one
 logical tensor with the dense name and shape, so the layout checks (shapes, v1/v2 identity, pairing)
@@ -7,46 +8,20 @@ profiles take.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from ..errors import SourceError
 from ..formats.parse import load_config
 from .layout import expected_tensors
+from ..sources.names import HF_QUANT_CONFIG
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from ..quant.config import QuantConfig, QuantConfigError, Scheme, UnknownMethod, parse_quant_config
+from ..quant.logical import QuantModule, QuantView
 from ..quant.storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, main_suffix
 
 if TYPE_CHECKING:
-    from . import Checkpoint
+    from .model import Checkpoint
 
-HF_QUANT_CONFIG = "hf_quant_config.json"
-
-
-@dataclass(frozen=True)
-class QuantModule:
-    module: str                       # module path as stored ("fc", "layers.0.self_attn.q_proj")
-    weight: str                       # the dense tensor it stands for ("fc.weight", or a bare codebook name)
-    declared: Scheme | None           # what the config says this module is quantized with (None: dense)
-    scheme: Scheme | None             # how it is stored (declared, else inferred from the config)
-    tensors: tuple[str, ...]          # stored names that belong to it
-    logical: tuple[int, ...] | None   # dense shape; None when it cannot be derived
-
-    @property
-    def label(self) -> str:
-        return self.scheme.label if self.scheme else "unknown"
-
-
-@dataclass
-class QuantView:
-    config: QuantConfig | None = None
-    config_error: str | None = None
-    unknown_method: bool = False
-    config_file: str = "config.json"
-    modules: dict[str, QuantModule] = field(default_factory=dict)
-    logical: dict[str, TensorInfo] = field(default_factory=dict)
-    aux: set[str] = field(default_factory=set)        # stored names folded into a module
-    classes: dict[str, str | None] = field(default_factory=dict)   # expected module -> class (None: parameter)
 
 
 def module_classes(ckpt: Checkpoint) -> dict[str, str | None]:
@@ -91,11 +66,7 @@ def _infer(config: QuantConfig | None, suffixes: set[str], main_dtype: str | Non
 
 
 def build_view(ckpt: Checkpoint) -> QuantView:
-    # opened once per checkpoint; keyed on the tensor map and config it was built from, which callers may swap
-    key = (id(ckpt.tensors), len(ckpt.tensors), id(ckpt.config))
-    cached: tuple[tuple[int, int, int], QuantView] | None = getattr(ckpt, "_quant_view", None)
-    if cached is not None and cached[0] == key:
-        return cached[1]
+    """The view of `ckpt`'s config and tensors; open_checkpoint keeps it as `ckpt.quant`."""
     view = QuantView(classes=module_classes(ckpt))
     _read_config(ckpt, view)
     grouped: dict[str, dict[str, TensorInfo]] = {}
@@ -125,11 +96,10 @@ def build_view(ckpt: Checkpoint) -> QuantView:
     for name, t in ckpt.tensors.items():
         if name not in view.aux:
             view.logical.setdefault(name, t)
-    setattr(ckpt, "_quant_view", (key, view))
     return view
 
 
 def quantized_modules(ckpt: Checkpoint) -> Mapping[str, str]:
     """Module path -> scheme label ("w4a16", "w8a16", "fp8", "nvfp4", "mlx-q4", "mlx-q8") for every
     module stored quantized, as the engine profiles take it."""
-    return {m.module: m.label for m in build_view(ckpt).modules.values()}
+    return {m.module: m.label for m in ckpt.quant.modules.values()}

@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
-from ..checkpoint.quant import build_view
 
 if TYPE_CHECKING:
     from .context import CheckContext
@@ -64,7 +63,7 @@ def pairing_findings(ckpt: Checkpoint, target: Mapping[str, Any], label: str) ->
                            details={"draft": spec.vocab_size, "target": vocab}))
     if hidden is not None:
         n = len(spec.target_layer_ids)
-        fc = build_view(ckpt).logical.get("fc.weight")      # a quantized fc by its logical shape
+        fc = ckpt.quant.logical.get("fc.weight")      # a quantized fc by its logical shape
         width = fc.shape[1] if fc is not None and len(fc.shape) == 2 else spec.fc_in_features
         if width != n * hidden:
             out.append(Finding("DF502", f"fc takes {width} inputs but the target gives {n} taps x hidden_size "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..findings import Finding
 from ..quant.config import QuantConfig, ct_match
 from ..quant.storage import MAIN_DTYPE, expected_aux, main_suffix, stored_main_shape
-from ..checkpoint.quant import QuantModule, QuantView, build_view
+from ..quant.logical import QuantModule, QuantView
 
 if TYPE_CHECKING:
     from ..checkpoint import Checkpoint
@@ -91,7 +91,7 @@ def check(ctx: CheckContext) -> list[Finding]:
 
 
 def quant_findings(ckpt: Checkpoint) -> list[Finding]:
-    view = build_view(ckpt)
+    view = ckpt.quant
     out = _config_findings(view)
     cfg = view.config
     if view.modules and cfg is None and not view.config_error:

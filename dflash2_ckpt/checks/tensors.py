@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..checkpoint.layout import OWN_VOCAB_RULES, Expected, TensorRole, expected_tensors, role_for, role_of
-from ..checkpoint.quant import build_view
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .identity import covered
 
@@ -53,7 +52,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
     """skip_components: components whose absence/presence the identity check already reported wholesale."""
     out: list[Finding] = []
     # quantized modules appear once, with their dense name and logical shape (checks/quant.py judges them)
-    view = build_view(ckpt)
+    view = ckpt.quant
     stored = view.logical
     expected: dict[str, Expected] = {e.name: e for e in expected_tensors(ckpt.spec)} if ckpt.spec else {}
     provided: dict[str, TensorInfo] = {}

@@ -71,5 +71,5 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
             render(result, fmt, f)
     else:
         render(result, fmt)
-    return EXIT_OK if result.passed() else EXIT_FINDINGS
+    return EXIT_OK if result.passed else EXIT_FINDINGS
 

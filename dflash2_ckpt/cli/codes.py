@@ -4,13 +4,10 @@ from __future__ import annotations
 import click
 
 from ..codes import all_codes
+from ..codes import markdown_table as codes_table
 from .errors import EXIT_OK, guarded
 
-
-def codes_table() -> str:
-    rows = ["| code | name | severity | meaning |", "|---|---|---|---|"]
-    rows += [f"| {c.code} | {c.name} | {c.severity} | {c.summary} |" for c in all_codes()]
-    return "\n".join(rows)
+__all__ = ["codes_table", "command"]
 
 
 @click.command("codes")

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
+from .regressions import refuse_new_errors
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
 from ..checks.pairing import pairing_findings, target_text_config
 from ..checkpoint.target import read_target
@@ -99,26 +100,22 @@ def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
     return checked
 
 
-def _verify_staged(plan: ConversionPlan, source: Checkpoint, tmp: Path) -> tuple[Any, ...]:
+def _verify_staged(plan: ConversionPlan, source_findings: tuple[Finding, ...], tmp: Path) -> tuple[Any, ...]:
     out = open_checkpoint(tmp)
     want = planned_infos(plan)
     got = {n: (t.dtype, t.shape, t.begin, t.end, t.file) for n, t in out.tensors.items()}
     if got != {n: (t.dtype, t.shape, t.begin, t.end, t.file) for n, t in want.items()}:
         raise ConversionError("internal: the written headers do not describe the planned tensors")
     report = verify(out)
-    before = {f.code for f in verify(source).findings if f.severity == "error"}
-    new = [f for f in report.findings if f.severity == "error" and f.code not in before]
-    if new:
-        raise ConversionError("the converted checkpoint fails verification where the source did not: "
-                              + "; ".join(f"{f.code} {f.message}" for f in new[:3]))
+    refuse_new_errors(source_findings, report.findings, output="the converted checkpoint", source="the source")
     return report.findings
 
 
-def _refuse_findings(ckpt: Checkpoint, repaired: set[str], accept: list[str]) -> None:
+def _refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set[str], accept: list[str]) -> None:
     """A source with error findings is not converted unless the caller accepts those codes by name.
     A finding about a tensor the conversion renames or drops (`repaired`: a name variant, a copy of the
     target) is one it repairs, and does not count."""
-    errors: list[Finding] = [f for f in verify(ckpt).findings if f.severity == "error" and f.tensor not in repaired]
+    errors: list[Finding] = [f for f in found if f.severity == "error" and f.tensor not in repaired]
     left = [f for f in errors if not (accept and keep(f.code, accept))]
     if left:
         codes = ",".join(sorted({f.code for f in left}))
@@ -140,7 +137,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         raise ValueError(f"to must be 'nested' or 'flat', not {to!r}")
     start = time.monotonic()
     ckpt = open_checkpoint(src)
-    src_root = Path(getattr(ckpt.source, "root", src))
+    src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
     _check_paths(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
@@ -149,10 +146,12 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         extra = {"dst_exists": os.path.lexists(dst_path)}
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = claim_destination(dst_path, dst, force)
-    _refuse_findings(ckpt, {t.name for t in plan.tensors if t.action != "copy"}, list(accept_findings))
+    source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
+    _refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
+                     list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
         checked = _stage(plan, src_root, tmp)
-        findings = _verify_staged(plan, ckpt, tmp)
+        findings = _verify_staged(plan, source_findings, tmp)
         install(tmp, dst_path, force)
     return report_from_plan(plan, dry_run=False, written=True, tensors_verified=checked,
                             verify_findings=tuple(findings), cleaned=tuple(cleaned),

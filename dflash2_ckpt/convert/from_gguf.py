@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
@@ -165,7 +166,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         errs = [f for f in gguf_findings(ckpt) if f.severity == "error"]
         raise ConversionError("the GGUF metadata does not describe a DFlash drafter: "
                               + "; ".join(f"{f.code} {f.message}" for f in errs[:3]), path=str(src))
-    root = Path(getattr(ckpt.source, "root", Path(src).parent))
+    root = ckpt.source.root or Path(src).parent
     notes: list[str] = []
     entries, pieces, rows = _tensors(ckpt, h, root, notes)
     dtypes = {d for _, d, s in entries if len(s) >= 2}
@@ -211,10 +212,6 @@ def _check_staged(tmp: Path, source: Checkpoint, spec: DraftSpec) -> Checkpoint:
     diffs = gguf_differences(out.spec, spec)
     if diffs:
         raise ConversionError("the HF checkpoint would not describe the same drafter: " + "; ".join(diffs))
-    before = {f.code for f in run_checks(CheckContext(source)) if f.severity == "error"}
-    new = [f for f in run_checks(CheckContext(out)) if f.severity == "error" and f.code not in before
-           and f.code not in GGUF_EMITS]
-    if new:
-        raise ConversionError("the converted checkpoint fails verification where the GGUF did not: "
-                              + "; ".join(f"{f.code} {f.message}" for f in new[:3]))
+    refuse_new_errors(run_checks(CheckContext(source)), run_checks(CheckContext(out)),
+                      output="the converted checkpoint", source="the GGUF", exempt=GGUF_EMITS)
     return out

@@ -165,7 +165,7 @@ def _other_files(ckpt: Checkpoint) -> tuple[list[str], list[tuple[str, str]]]:
     auto_map = (ckpt.config or {}).get("auto_map")
     remote = {v.split(".")[0] + ".py" for v in (auto_map.values() if isinstance(auto_map, dict) else [])
               if isinstance(v, str) and "." in v}
-    local = getattr(ckpt.source, "root", None)
+    local = ckpt.source.root
     for f in ckpt.source.list_files():
         if f in shards or f in ("config.json", INDEX):
             continue

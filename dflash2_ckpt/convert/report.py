@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from .configs import KeyChange
 from .plan import ConversionPlan, TensorAction, tensor_bytes
 
 
 @dataclass(frozen=True)
-class ConversionReport:
+class ConversionReport(Verdict):
     src: str
     dst: str
     from_dialect: str

@@ -19,6 +19,8 @@ from typing import Any, Iterable
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
 from ..engines.causality import intended as intended_causality
+from .regressions import refuse_new_errors
+from ..usecases.verify import verify
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
@@ -252,7 +254,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         target_cfg = t.config
         if target_cfg is None:
             raise ConversionError(f"target {t.label}: {t.error}")
-    src_root = Path(getattr(ckpt.source, "root", src))
+    src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
     if src_root.resolve() in dst_path.resolve().parents:
         raise ConversionUsageError(f"{dst} is inside the source {src_root}; the source is never modified",
@@ -265,7 +267,8 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         return report
     cleaned = claim_destination(dst_path, dst, force)
     from . import _refuse_findings
-    _refuse_findings(ckpt, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
+    source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
+    _refuse_findings(ckpt, source_findings, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
                      | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}}, list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
         w = _writer(tmp / "header.part", ckpt, tensors, outtype=outtype, target=Path(target) if target else None,
@@ -277,7 +280,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment, digests)
         out = tmp / dst_path.name
         report.tensors_verified = write_pieces(out, header, size, pieces)
-        report.findings = _verify_written(out, ckpt, tensors, target_cfg)
+        report.findings = _verify_written(out, ckpt, source_findings, tensors, target_cfg)
         _install_file(out, dst_path, force)
     report.written = True
     report.notes += cleaned
@@ -285,8 +288,8 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     return report
 
 
-def _verify_written(path: Path, source: Checkpoint, tensors: list[GGUFTensorPlan],
-                    target_cfg: dict[str, Any] | None) -> tuple[Finding, ...]:
+def _verify_written(path: Path, source: Checkpoint, source_findings: tuple[Finding, ...],
+                    tensors: list[GGUFTensorPlan], target_cfg: dict[str, Any] | None) -> tuple[Finding, ...]:
     """Re-open the written file as a GGUF drafter: planned tensors, the source's DraftSpec, no new error."""
     out = open_checkpoint(path)
     if out.gguf is None or out.spec is None:
@@ -303,11 +306,8 @@ def _verify_written(path: Path, source: Checkpoint, tensors: list[GGUFTensorPlan
     found = [f for f in run_checks(CheckContext(out)) if f.code not in GGUF_EMITS] + gguf_findings(
         out, target_layers=layers if isinstance(layers, int) else None, reference=source.spec,
         reference_tensors=list(source.tensors))
-    before = {f.code for f in run_checks(CheckContext(source)) if f.severity == "error"}
-    new = [f for f in found if f.severity == "error" and f.code not in before and f.code not in _REPORT_ONLY]
-    if new:
-        raise ConversionError("the GGUF fails verification where the source did not: "
-                              + "; ".join(f"{f.code} {f.message}" for f in new[:3]))
+    refuse_new_errors(source_findings, found, output="the GGUF", source="the source",
+                      exempt=_REPORT_ONLY)
     return tuple(found)
 
 

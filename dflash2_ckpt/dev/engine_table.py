@@ -1,7 +1,4 @@
-"""The README's engine table, generated from the profiles (a test keeps the README in step).
-
-Regenerate: `python -m dflash2_ckpt.dev.engine_table` and paste between the engines markers.
-"""
+"""The engine table of docs/compat.md, generated from the profiles; dev/doc_tables.py writes it there."""
 from __future__ import annotations
 
 from ..engines.registry import PROFILES

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from ..sources import Source
 from .compare import Figures, dtype_noise
 from .gguf_side import open_gguf
@@ -26,7 +26,7 @@ Progress = Callable[[int, int, str], None]     # (done, total, tensor name)
 
 
 @dataclass
-class DiffResult:
+class DiffResult(Verdict):
     """A report kind (dflash2_ckpt.report): kind, subject, findings, to_json; plus the figures."""
     derived: str
     reference: str

@@ -18,7 +18,6 @@ import torch
 from ..checkpoint import open_checkpoint
 from ..checkpoint.layout import role_of
 from ..errors import SourceError
-from ..checkpoint.quant import build_view
 from ..sources import Source
 from ..sources.safetensors_header import DTYPE_BITS, TensorInfo
 from .dequant import dequantize_rows
@@ -72,7 +71,7 @@ class SafetensorsSide:
     def __init__(self, path: str | os.PathLike[str] | Source) -> None:
         self.ckpt = open_checkpoint(path)
         self.label = self.ckpt.label
-        self.view = build_view(self.ckpt)
+        self.view = self.ckpt.quant
         raw = self.ckpt.config or {}
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}

@@ -17,10 +17,10 @@ from safetensors import safe_open
 from ..errors import SourceError
 from ..findings import Finding
 from ..formats.spec import DraftSpec
+from ..sources.names import INDEX
 from .weights import does_not_fit
 
 EMITS: frozenset[str] = frozenset({"DF711"})
-INDEX = "model.safetensors.index.json"
 
 
 @dataclass

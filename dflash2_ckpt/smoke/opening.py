@@ -24,7 +24,7 @@ def _tensor_files(ckpt: Any, tensors: dict[str, Any] | None = None) -> dict[str,
     files: dict[str, Path] = {}
     for name, info in (ckpt.tensors if tensors is None else tensors).items():
         local = ckpt.source.local_path(info.file)
-        if local is None and hasattr(ckpt.source, "download"):
+        if local is None:
             local = ckpt.source.download(info.file)   # a Hub repo: fetch only the weight files, once each
         if local is None:
             raise SourceError(f"{info.file} is not available as a local file", path=ckpt.source.label,

@@ -1,14 +1,15 @@
-"""SmokeReport: what the smoke forward found, drafted and measured. Torch-free, so it renders anywhere."""
+"""SmokeReport: what the smoke forward found, drafted and measured. Torch-free, so it renders anywhere
+(report/text_smoke.py lays it out as text)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..findings import Finding, fails
+from ..findings import Finding, Verdict
 
 
 @dataclass
-class SmokeReport:
+class SmokeReport(Verdict):
     checkpoint: str
     version: str
     device: str                                  # "cuda:0", "cpu"
@@ -27,13 +28,6 @@ class SmokeReport:
     def subject(self) -> str:
         return self.checkpoint
 
-    def failed(self, strict: bool = False) -> bool:
-        return fails(self.findings, strict)
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed()
-
     def to_json(self) -> dict[str, Any]:
         return {
             "checkpoint": self.checkpoint,
@@ -50,7 +44,3 @@ class SmokeReport:
             "passed": self.passed,
             "findings": [f.to_json() for f in self.findings],
         }
-
-    def to_text(self) -> str:
-        from ..report.text_smoke import smoke_lines
-        return "\n".join(smoke_lines(self))

@@ -21,11 +21,11 @@ from .hub_cache import cached_file, cached_snapshot, download
 from .hub_errors import Where, from_exception, offline_not_cached
 from .hub_ref import RepoRef, parse_repo_ref
 from .hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
-from .local import MAX_JSON_BYTES
+from .local import MAX_JSON_BYTES, SourceBase
+from .names import INDEX
 
 __all__ = ["HubSource", "RepoRef", "RetryPolicy", "hub_settings", "parse_repo_ref"]
 
-INDEX = "model.safetensors.index.json"
 # first ranged read of a file: enough for a typical drafter header (the 27B one is 8.9 KiB)
 _READAHEAD = 16 * 1024
 
@@ -50,23 +50,21 @@ def hub_settings() -> dict[str, Any]:
     }
 
 
-class HubSource:
+class HubSource(SourceBase):
     """One folder of one Hub model repo at one commit. Implements the Source protocol."""
-
-    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (checkpoint.discover)
 
     def __init__(self, repo_id: str, *, revision: str | None = None, subfolder: str | None = None,
                  token: str | None = None, endpoint: str | None = None, cache_dir: str | None = None,
                  offline: bool | None = None, policy: RetryPolicy | None = None, config_only: bool = False) -> None:
         s = hub_settings()
-        self.repo_id = repo_id
+        self.repo_id: str = repo_id
         self.revision = revision or "main"
         self.token = token or None          # None: huggingface_hub finds HF_TOKEN or the stored login
         self.endpoint = (endpoint or s["endpoint"]).rstrip("/")
         self.cache_dir = cache_dir or s["cache_dir"]
         self.offline = s["offline"] if offline is None else offline
         self._typed_revision = revision
-        self.sha = ""
+        self.sha: str = ""
         self.bytes_fetched = 0              # file bytes received over HTTP by this source
         self.repo_files: list[str] = []     # every file of the repo at sha (for hints and subfolder search)
         self._repo_sizes: dict[str, int | None] = {}

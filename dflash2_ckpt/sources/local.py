@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import SourceError, UnsafePathError
 from ..findings import Finding
@@ -17,18 +17,48 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 
 class Source(Protocol):
+    """Everything callers use of a source; SourceBase gives the members a kind may not have."""
     label: str                      # what the user typed, for messages
+
+    @property
+    def notes(self) -> tuple[Finding, ...]: ...     # how the folder was chosen (checkpoint.discover)
+    @property
+    def file(self) -> str | None: ...       # the one file named, when a path to one file was given (a .gguf)
+    @property
+    def root(self) -> Path | None: ...      # the directory on disk (local sources)
+    @property
+    def repo_id(self) -> str | None: ...    # Hub sources: the repo, the commit it resolved to, the subfolder
+    @property
+    def sha(self) -> str | None: ...
+    @property
+    def subfolder(self) -> str | None: ...
 
     def list_files(self) -> list[str]: ...          # relative POSIX paths, sorted
     def file_size(self, name: str) -> int: ...
     def read_range(self, name: str, start: int, length: int) -> bytes: ...
     def local_path(self, name: str) -> Path | None: ...   # a real file on disk, when there is one
+    def download(self, name: str) -> Path | None: ...     # fetch a remote file to disk (None: cannot)
+    def report_extra(self) -> dict[str, Any]: ...         # what a report adds about the source
 
 
-class LocalSource:
+class SourceBase:
+    """Defaults for the Source members that only some kinds of source fill."""
+    notes: tuple[Finding, ...] = ()
+    file: str | None = None
+    root: Path | None = None
+    repo_id: str | None = None
+    sha: str | None = None
+    subfolder: str | None = None
+
+    def download(self, name: str) -> Path | None:
+        return None
+
+    def report_extra(self) -> dict[str, Any]:
+        return {}
+
+
+class LocalSource(SourceBase):
     """A checkpoint directory on disk. Only regular files inside the directory are ever opened."""
-
-    notes: tuple[Finding, ...] = ()     # findings about how the folder was chosen (checkpoint.discover)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
@@ -43,7 +73,7 @@ class LocalSource:
             raise SourceError("not a directory", path=str(path))
         if not os.access(p, os.R_OK | os.X_OK):
             raise SourceError("directory is not readable (permission denied)", path=str(path))
-        self.root = p.resolve()
+        self.root: Path = p.resolve()
         self.label = str(path)
 
     def list_files(self) -> list[str]:

@@ -11,13 +11,13 @@ from typing import Any, ClassVar, Iterable, Mapping
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from ..engines.judge import EngineVerdict, judge
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from ..checkpoint.quant import quantized_modules as header_quantized_modules
 from ..sources import Source
 
 
 @dataclass(frozen=True)
-class CompatReport:
+class CompatReport(Verdict):
     path: str
     dialect: str | None
     version: str | None
@@ -34,7 +34,7 @@ class CompatReport:
         """Every verdict's reasons, for the sarif / github reporters (each message names its engine)."""
         return tuple(r for v in self.verdicts for r in v.reasons)
 
-    def failed(self) -> bool:
+    def failed(self, strict: bool = False) -> bool:
         """Named engines: any that does not load. Otherwise: none loads it."""
         loads = [v.verdict == "loads" for v in self.verdicts]
         return not all(loads) if self.named else not any(loads)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable, Literal
 
 from ..checkpoint import CONFIG, INDEX
-from ..sources import LocalSource
+from ..findings import Verdict
+from ..sources import LocalSource, SourceBase
 from .verify import Report, verify
 
 Level = Literal["config", "headers"]
@@ -37,7 +38,7 @@ def checkpoint_dirs(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return list(out.values())
 
 
-class ConfigOnlySource:
+class ConfigOnlySource(SourceBase):
     """A checkpoint directory seen through config.json alone: the light hook never opens the weights."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -71,7 +72,7 @@ def check_dirs(dirs: Iterable[Path], level: Level, *, select: Iterable[str] = ()
 
 
 @dataclass(frozen=True)
-class HookRun:
+class HookRun(Verdict):
     """One hook run: a verify report per checkpoint directory (its `parts`, rendered one by one)."""
     level: Level
     strict: bool

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..errors import HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError, SourceError
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from .verify_smoke import CheckResult, check, smoke_failed
 from ..sources import LocalSource
 from ..sources.hub import hub_settings
@@ -26,7 +26,7 @@ IGNORE_PATTERNS = [".*", "**/.*", "__pycache__", "**/__pycache__/**", "*.pyc", "
 
 
 @dataclass(frozen=True)
-class PushResult:
+class PushResult(Verdict):
     check: CheckResult
     repo: str
     uploaded: bool = False

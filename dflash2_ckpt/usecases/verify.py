@@ -13,7 +13,7 @@ from .compat import drafter_of
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views
 from ..errors import HeaderError
-from ..findings import Finding, fails, filter_findings
+from ..findings import Finding, Verdict, filter_findings
 from ..checkpoint.gguf import gguf_summary
 from ..checkpoint.layout import bytes_by_component
 from ..checkpoint.accounting import quant_summary
@@ -21,24 +21,24 @@ from ..sources import Source
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Verdict):
     subject: str
     summary: Mapping[str, Any]
     findings: tuple[Finding, ...]
     bytes_read: int
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # the checkpoint as verify opened it, so what runs next (the smoke forward) does not open it again
+    checkpoint: Checkpoint | None = field(default=None, compare=False, repr=False)
     kind: ClassVar[str] = "verify"
 
-    def failed(self, strict: bool = False) -> bool:
-        return fails(self.findings, strict)
-
+    @property
     def passed(self) -> bool:
         """No error finding, and the subject is a DFlash drafter at all (a DSpark config never passes)."""
         return not self.failed() and self.summary.get("version") is not None
 
     def to_json(self) -> dict[str, Any]:
         counts = {s: sum(f.severity == s for f in self.findings) for s in ("error", "warning", "info")}
-        return {"subject": self.subject, "passed": self.passed(), "counts": counts,
+        return {"subject": self.subject, "passed": self.passed, "counts": counts,
                 "summary": dict(self.summary), "bytes_read": self.bytes_read,
                 "findings": [f.to_json() for f in self.findings], **dict(self.extra)}
 
@@ -102,9 +102,9 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     ctx = CheckContext(ckpt, None if target is None else read_target(target),
                        CheckOptions(scan=scan, engines=profiles))
     found = run_checks(ctx)
-    extra = {**getattr(ckpt.source, "report_extra", lambda: {})(), **ctx.extra}
+    extra = {**ckpt.source.report_extra(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
-                  extra=extra)
+                  extra=extra, checkpoint=ckpt)
 
 
 # file-level findings that mean the tensors could not be listed at all: inspect has nothing true to show
@@ -121,4 +121,4 @@ def inspect(path: str | os.PathLike[str] | Source) -> InspectReport:
         raise HeaderError(f"{bad[0].code} {bad[0].message}", path=ckpt.label, tensor=bad[0].tensor,
                           hint="run `dflash2-ckpt verify` for every finding; re-download or re-save the file")
     return InspectReport(ckpt.label, summarize(ckpt), tuple(found), ckpt.bytes_read,
-                  extra=getattr(ckpt.source, "report_extra", lambda: {})())
+                  extra=ckpt.source.report_extra())

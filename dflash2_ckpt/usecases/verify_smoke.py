@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable
 
 from ..errors import MissingDependencyError
-from ..findings import Finding, fails, filter_findings
+from ..findings import Finding, Verdict, fails, filter_findings
 from ..sources import Source
 from .verify import Report, verify
 
@@ -34,7 +34,7 @@ def smoke_failed(result: Any, strict: bool = False) -> bool:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Verdict):
     verify: Report
     smoke: Any = None                          # what run_smoke returned, when the smoke ran
     smoke_findings: tuple[Finding, ...] = field(default=())
@@ -86,6 +86,6 @@ def check(source: Any, *, target: Target = None, select: Iterable[str] = (), ign
     report = verify(source, target=target, select=select, ignore=ignore, scan=scan, engines=engines)
     if not smoke or report.failed(strict):
         return CheckResult(report)
-    result = _run_smoke(source, target)
+    result = _run_smoke(report.checkpoint or source, target)     # the checkpoint verify opened, not a second open
     found = filter_findings(getattr(result, "findings", ()), select, ignore)
     return CheckResult(report, result, tuple(found))

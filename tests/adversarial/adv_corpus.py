@@ -233,7 +233,6 @@ def _fifo(d: Path, name: str) -> Path:
 
 def sharded(tmp: Path, edit: Callable[[dict[str, Any], Path], None] | None = None) -> Path:
     """The good nested-v2 weights split into two shards with an index; `edit(index, dir)` makes it hostile."""
-    sys.path.insert(0, str(ROOT))
     from dflash2_ckpt.checkpoint import read_header, Checkpoint
     from dflash2_ckpt.sources import LocalSource
     from dflash2_ckpt.dev.synth import write_sharded
@@ -289,7 +288,6 @@ def _link_single(tmp: Path) -> Path:
 
 def _dup_tensor(index: dict[str, Any], d: Path) -> None:
     # shard 2 also carries fc.weight (rewritten with it appended), and the index keeps one owner
-    sys.path.insert(0, str(ROOT))
     from dflash2_ckpt.dev.synth import write_safetensors
     from dflash2_ckpt.checkpoint import read_header, Checkpoint
     from dflash2_ckpt.sources import LocalSource

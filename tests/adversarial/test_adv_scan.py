@@ -16,7 +16,7 @@ from adv_harness import run_inprocess, run_limited
 from dflash2_ckpt.checkpoint import Checkpoint, read_header
 from dflash2_ckpt.sources.safetensors_header import TensorInfo
 from dflash2_ckpt.checks.content import scan_tensor
-from dflash2_ckpt.sources import LocalSource
+from dflash2_ckpt.sources import LocalSource, SourceBase
 from dflash2_ckpt.dev.synth import materialise
 from dflash2_ckpt.usecases.verify import verify
 
@@ -100,7 +100,7 @@ def test_without_scan_no_tensor_byte_is_read(tmp_path: Path) -> None:
     assert {f.tensor for f in report.findings if f.code == "DF611"} == set(EXPECT)
 
 
-class MemorySource:
+class MemorySource(SourceBase):
     """A one-file Source over bytes, so the property test below needs no filesystem."""
     label = "memory"
 

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from dflash2_ckpt.dev.synth import materialise, read_tensor_list
-from hub.fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 from conftest import FIXTURES, REAL, real_config
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.audit import audit
 from dflash2_ckpt.cli import main
-from hub.fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 from .catalogue import build
 
@@ -132,7 +132,7 @@ def test_rate_limit_counts_every_request(catalogue: tuple[FakeHub, dict[str, str
 def test_hub_search_by_architecture_and_tag(catalogue: tuple[FakeHub, dict[str, str]],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     hub, kinds = catalogue
-    import hub.fakehub as fh
+    import _kit.fakehub as fh
     monkeypatch.setattr(fh, "LISTING_PAGE", 7)                          # several pages
     from dflash2_ckpt.audit import hub_search
     v2 = hub_search("arch:DFlash2DraftModel")

@@ -1,4 +1,5 @@
-"""The shape of the package: no import cycle, click and cli/ only under cli/, no format branches in commands."""
+"""The shape of the package: layers that import only downwards, no import cycle, click and cli/ only under
+cli/, no format branches in commands."""
 from __future__ import annotations
 
 import ast
@@ -9,8 +10,8 @@ from conftest import ROOT
 PKG = ROOT / "dflash2_ckpt"
 
 
-def _module(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def _module(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -22,27 +23,15 @@ def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _typing_only(tree: ast.AST) -> set[int]:
-    """ids of the import nodes under `if TYPE_CHECKING:`: annotations, never executed."""
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
-    return out
-
-
-def import_graph() -> dict[str, set[str]]:
-    """module -> the package modules it imports (at any depth: lazy imports inside functions count;
-    imports under `if TYPE_CHECKING:` do not, since they never run)."""
-    files = {_module(p): p for p in PKG.rglob("*.py")}
+def import_graph(pkg: Path = PKG) -> dict[str, set[str]]:
+    """module -> the package modules it imports, every import counted: at any depth (lazy imports inside
+    functions) and under `if TYPE_CHECKING:` (an annotation that names a module depends on it too)."""
+    files = {_module(p, pkg.parent): p for p in pkg.rglob("*.py")}
     graph: dict[str, set[str]] = {m: set() for m in files}
     for mod, path in files.items():
         is_pkg = path.name == "__init__.py"
         tree = ast.parse(path.read_text(), str(path))
-        skip = _typing_only(tree)
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -56,6 +45,57 @@ def import_graph() -> dict[str, set[str]]:
                 if n and n != mod and n.startswith("dflash2_ckpt"):
                     graph[mod].add(n)
     return graph
+
+
+# the layers, lowest first: a module may import its own layer and the layers below it, never one above.
+# Every import counts (inside functions, under TYPE_CHECKING). Names are top-level modules or packages.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "codes", "findings"),     # ground: typed errors, the code registry, the Finding
+    ("sources",),                        # where the bytes come from: local directories, Hub repos
+    ("formats",),                        # what the bytes mean: safetensors / GGUF headers, config dialects
+    ("quant",),                          # quantization schemes and how each stores a linear
+    ("engines",),                        # engine profiles and their rules
+    ("checkpoint",),                     # a checkpoint opened completely
+    ("checks",),                         # the finding families that judge it
+    ("smoke", "accept", "diff"),         # what runs or reads tensor data on an opened checkpoint
+    ("usecases",),                       # verify / inspect, compat, verify then smoke, guard, push, hooks
+    ("convert", "audit"),                # conversions and many-drafter audits, built on the use cases
+    ("report",),                         # every renderer
+    ("cli",),                            # the commands
+    ("dev",),                            # development aids: tests, benches and fixtures use them
+    ("__init__", "__main__", "compat", "gate", "synth", "emitters"),   # the public API, old promised paths
+)
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for i, names in enumerate(LAYERS):
+        if top in names:
+            return i
+    raise AssertionError(f"{module} is in no layer: add its package to LAYERS")
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for module in import_graph():
+        layer_of(module)
+
+
+def test_layers_import_only_downwards() -> None:
+    upward = sorted(f"{m} -> {d}" for m, deps in import_graph().items() for d in deps
+                    if layer_of(d) > layer_of(m))
+    assert upward == []
+
+
+def test_the_graph_counts_lazy_and_typing_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "dflash2_ckpt"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "b.py").write_text("")
+    (pkg / "c.py").write_text("")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import X\n"
+                              "def f():\n    from . import c\n")
+    assert import_graph(pkg)["dflash2_ckpt.a"] == {"dflash2_ckpt.b", "dflash2_ckpt.c"}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FIXTURES
 
-from .clikit import one_json, run
+from _kit.cli import one_json, run
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 BROKEN = str(FIXTURES / "broken" / "fc-wrong-shape")

@@ -4,17 +4,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import sys
+from _kit.convert import build, flat_config, leftovers, nested_config, p
+from conftest import FIXTURES
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "convert"))   # the convert test helpers
-
-from convert_helpers import build, flat_config, leftovers, nested_config  # noqa: E402
-from test_convert_refusals import p  # noqa: E402
-
-from conftest import FIXTURES  # noqa: E402
-
-from .clikit import one_json
-from .clikit import run as cli
+from _kit.cli import one_json
+from _kit.cli import run as cli
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ from dflash2_ckpt.report import render
 
 from conftest import FIXTURES
 
-from .clikit import one_json, run
+from _kit.cli import one_json, run
 
 FILES = [str(FIXTURES / "good" / "nested-v2" / "config.json"),
          str(FIXTURES / "broken" / "fc-wrong-shape" / "model.safetensors"),

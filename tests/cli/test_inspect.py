@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FIXTURES
 
-from .clikit import one_json, run
+from _kit.cli import one_json, run
 
 
 @pytest.mark.parametrize("name", ["header-truncated", "header-lies-about-length", "index-not-an-index",

@@ -12,7 +12,7 @@ from dflash2_ckpt.cli import codes_table, main
 
 from conftest import FIXTURES, ROOT
 
-from .clikit import one_json, run
+from _kit.cli import one_json, run
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
@@ -83,9 +83,9 @@ def test_schemas_validate_real_configs_with_plain_jsonschema() -> None:
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
 
 
-def test_readme_lists_every_code() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert codes_table() in readme, "regenerate the table: dflash2-ckpt codes --markdown"
+def test_docs_list_every_code() -> None:
+    page = (ROOT / "docs" / "codes.md").read_text()
+    assert codes_table() in page, "regenerate the table: python -m dflash2_ckpt.dev.doc_tables"
 
 
 def test_header_path_never_imports_torch() -> None:
@@ -148,3 +148,29 @@ def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
     code, out, _ = run("verify", GOOD, "--smoke", "--target", "org/target", "--format", "json")
     assert code == 0 and seen["target"] is opened and "smoke" in one_json(out)
+
+
+def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
+    """verify --smoke opens the checkpoint once: the smoke gets the Checkpoint verify opened."""
+    import types
+
+    import dflash2_ckpt.usecases.verify as verify_mod
+    from dflash2_ckpt.checkpoint import Checkpoint
+    opened = []
+    real_open = verify_mod.open_checkpoint
+
+    def counting_open(path):
+        opened.append(real_open(path))
+        return opened[-1]
+    seen = {}
+
+    def fake_run_smoke(source, target=None):
+        seen["source"] = source
+        return types.SimpleNamespace(failed=lambda strict=False: False, findings=[], to_json=lambda: {})
+    fake = types.ModuleType("dflash2_ckpt.smoke")
+    fake.run_smoke = fake_run_smoke
+    monkeypatch.setattr(verify_mod, "open_checkpoint", counting_open)
+    monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
+    code, out, _ = run("verify", GOOD, "--smoke", "--format", "json")
+    assert code == 0 and len(opened) == 1
+    assert isinstance(seen["source"], Checkpoint) and seen["source"] is opened[0]

@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from convert_helpers import build, nested_config, tensor_bytes
+from _kit.convert import build, nested_config, tensor_bytes
 from test_convert_roundtrip import drafters
 
 from dflash2_ckpt.checkpoint import open_checkpoint

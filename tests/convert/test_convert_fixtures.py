@@ -13,7 +13,7 @@ from dflash2_ckpt.errors import ConversionError
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
-from convert_helpers import build, flat_config, tensor_bytes
+from _kit.convert import build, flat_config, tensor_bytes
 from test_convert_refusals import p
 
 TARGET = FIXTURES / "targets" / "tiny-target"
@@ -56,7 +56,7 @@ def test_flat_mixed_causality_goes_nested_but_not_back(tmp_path: Path) -> None:
 def test_zlab_style_causality_is_made_explicit_for_old_engines(tmp_path: Path) -> None:
     """The published 27B form (all sliding, is_causal: false only): old vLLM would run every layer causal.
     After nested -> flat -> nested both keys are explicit and every engine agrees."""
-    from convert_helpers import nested_config
+    from _kit.convert import nested_config
     cfg = nested_config(p())
     del cfg["dflash_config"]["causal"]
     src = build(tmp_path / "src", cfg)

@@ -15,7 +15,7 @@ from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import REAL, real_config
-from convert_helpers import build, layout_of, random_data, target_dir, tensor_bytes
+from _kit.convert import build, layout_of, random_data, target_dir, tensor_bytes
 
 SPEC_TSV = REAL / "speculators-0.9.0_tiny-dflash2.tensors.tsv"
 

@@ -1,7 +1,6 @@
 """Conversions that cannot be exact are refused with the reason, and nothing is written."""
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any, Callable
 
@@ -10,17 +9,8 @@ import pytest
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError, SourceError
 
-from convert_helpers import build, flat_config, layout_of, leftovers, nested_config, target_dir
+from _kit.convert import BASE, build, flat_config, layout_of, leftovers, nested_config, p, target_dir
 
-BASE: dict[str, Any] = {"version": "v2", "H": 32, "I": 16, "layers": 2, "nq": 2, "nkv": 1, "hd": 8, "V": 40,
-                        "bias": False, "theta": 10000.0, "layer_types": ["sliding_attention"] * 2, "causal": False,
-                        "block": 8, "mask": 39, "taps": [1, 3], "dtype": "float32", "T": 2, "gs": 16, "R": 8, "K": 4}
-
-
-def p(**kw: Any) -> dict[str, Any]:
-    out = copy.deepcopy(BASE)
-    out.update(kw)
-    return out
 
 
 def nested_edit(fn: Callable[[dict[str, Any]], None], **kw: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
 from dflash2_ckpt.usecases.verify import verify
 
-from convert_helpers import TARGET_LAYERS, build, flat_config, nested_config, target_dir, tensor_bytes
+from _kit.convert import TARGET_LAYERS, build, flat_config, nested_config, target_dir, tensor_bytes
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

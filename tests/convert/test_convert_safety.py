@@ -18,7 +18,7 @@ from dflash2_ckpt.convert.staging import OLD, TMP, clean_stale
 from dflash2_ckpt.errors import ConversionError
 from dflash2_ckpt.usecases.verify import verify
 
-from convert_helpers import build, flat_config, leftovers, nested_config, tensor_bytes, tree_digest
+from _kit.convert import build, flat_config, leftovers, nested_config, tensor_bytes, tree_digest
 from test_convert_refusals import p
 
 

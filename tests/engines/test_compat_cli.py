@@ -8,21 +8,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dflash2_ckpt.cli import main
+from _kit.cli import invoke
 from dflash2_ckpt.dev.engine_table import engines_table
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES, ROOT
-from engine_helpers import real_checkpoint
+from _kit.engines import real_checkpoint
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 OFFICIAL = ("z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2")
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +106,9 @@ def test_inspect_shows_the_values_engines_fill_next_to_the_checkpoints(tmp_path:
     assert "keys engines may fill by default" in text and "1000000.0" in text
 
 
-def test_readme_engine_table_is_current() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert engines_table() in readme, "regenerate: python -m dflash2_ckpt.dev.engine_table"
+def test_docs_engine_table_is_current() -> None:
+    page = (ROOT / "docs" / "compat.md").read_text()
+    assert engines_table() in page, "regenerate: python -m dflash2_ckpt.dev.doc_tables"
 
 
 def test_compat_does_not_import_torch(q27: str) -> None:

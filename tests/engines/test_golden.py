@@ -12,7 +12,7 @@ import pytest
 from dflash2_ckpt.usecases.compat import compat
 from dflash2_ckpt.engines import PROFILES
 
-from engine_helpers import REAL_NAMES, real_checkpoint
+from _kit.engines import REAL_NAMES, real_checkpoint
 
 Q27, MUSE, Q4B = "z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2", "z-lab_Qwen3-4B-DFlash-b16"
 SPEC, DSPARK = "speculators-0.9.0_tiny-dflash2", "deepseek-ai_dspark_qwen3_8b_block7"

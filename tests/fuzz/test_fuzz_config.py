@@ -23,6 +23,7 @@ from dflash2_ckpt.formats.parse import load_config, to_spec
 from dflash2_ckpt.checks.config import spec_rules
 from dflash2_ckpt.report import render_json, render_text
 from dflash2_ckpt.usecases.verify import verify
+from dflash2_ckpt.sources import SourceBase
 from fuzzkit import fuzz
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -31,7 +32,7 @@ SEEDS.update({p.name: p.read_bytes() for p in sorted((FIXTURES / "real").glob("*
 WEIGHTS = (FIXTURES / "good" / "nested-v2" / "model.safetensors").read_bytes()
 
 
-class MemoryCheckpoint:
+class MemoryCheckpoint(SourceBase):
     """A Source over in-memory files: fuzzing verify() without touching the disk."""
     label = "memory"
 

@@ -7,7 +7,6 @@ without overlap, each span exactly what its type and shape need; opening it as a
 from __future__ import annotations
 
 import struct
-import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -22,8 +21,7 @@ from dflash2_ckpt.sources.gguf_header import GGUFHeader, parse_gguf_header, tens
 from dflash2_ckpt.usecases.verify import verify
 from fuzzkit import fuzz
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gguf"))
-from gguf_helpers import FIXTURES, to_gguf  # noqa: E402
+from _kit.gguf import FIXTURES, to_gguf  # noqa: E402
 
 
 @lru_cache(maxsize=1)

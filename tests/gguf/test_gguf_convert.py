@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
-from gguf_helpers import FIXTURES, TINY_TARGET, header_of, target_with_tokenizer, to_gguf  # first: sets sys.path
-from convert_helpers import build, flat_config, leftovers, nested_config, tensor_bytes, tree_digest
+from _kit.gguf import FIXTURES, TINY_TARGET, header_of, target_with_tokenizer, to_gguf
+from _kit.convert import build, flat_config, leftovers, nested_config, tensor_bytes, tree_digest
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.convert.from_gguf import convert_from_gguf
@@ -108,7 +108,7 @@ def test_bf16_to_f32_is_lossless(tmp_path: Path) -> None:
 
 def test_tokenizer_from_a_target_gguf_keeps_the_drafters_mask(tmp_path: Path) -> None:
     from gguf import GGUFValueType
-    from gguf_helpers import rewrite
+    from _kit.gguf import rewrite
     donor = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "donor.gguf")
     donor = rewrite(donor, tmp_path / "donor2.gguf", lambda a, kv, t: (a, {**kv, N.KEY_MASK: (7, GGUFValueType.UINT32, None)}, t))
     g = to_gguf(FIXTURES / "good" / "flat-v2", tmp_path / "d.gguf", target=None, tokenizer_from=donor)

@@ -17,7 +17,7 @@ from dflash2_ckpt.convert.gguf_exact import gguf_differences
 from dflash2_ckpt.errors import SourceError
 from dflash2_ckpt.formats import gguf_names as N
 from dflash2_ckpt.usecases.verify import inspect, verify
-from gguf_helpers import FIXTURES, TINY_TARGET, KVs, Tensors, rewrite, to_gguf
+from _kit.gguf import FIXTURES, TINY_TARGET, KVs, Tensors, rewrite, to_gguf
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,7 @@ def test_df909_file_type_contradiction(files: dict[str, Path], tmp_path: Path) -
 
 
 def test_df910_bias_dropped(tmp_path: Path) -> None:
-    from convert_helpers import build, nested_config
+    from _kit.convert import build, nested_config
     from test_convert_roundtrip import drafters  # noqa: F401  (the generator's parameter names)
     p = {"version": "v1", "H": 16, "I": 16, "layers": 1, "nq": 2, "nkv": 1, "hd": 8, "V": 64, "bias": True,
          "theta": 10000.0, "layer_types": ["sliding_attention"], "causal": False, "block": 4, "mask": 63,

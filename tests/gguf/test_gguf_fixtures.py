@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
-from gguf_helpers import FIXTURES
+from _kit.gguf import FIXTURES
 
 GGUF = FIXTURES / "gguf"
 MANIFEST = json.loads((GGUF / "MANIFEST.json").read_text())

@@ -10,7 +10,7 @@ from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType
 
 from dflash2_ckpt.errors import HeaderError
 from dflash2_ckpt.sources import gguf_header as G
-from gguf_helpers import FIXTURES, header_of, to_gguf
+from _kit.gguf import FIXTURES, header_of, to_gguf
 
 
 @pytest.fixture(scope="module")

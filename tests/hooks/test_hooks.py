@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from dflash2_ckpt.cli import main
+from _kit.cli import run_output as run
 from dflash2_ckpt.usecases.hooks import checkpoint_dirs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,10 +18,6 @@ BROKEN = ROOT / "fixtures" / "broken"
 
 pytestmark = pytest.mark.skipif(not (GOOD / "nested-v2").is_dir(), reason="fixtures not built")
 
-
-def run(*args: str) -> tuple[int, str]:
-    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return r.exit_code, r.output
 
 
 def files_of(d: Path) -> list[str]:

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 
 pytestmark = [
+    pytest.mark.slow,       # each test pip-installs the package into a fresh environment (about 50 s)
     pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
                        reason="needs pre-commit and git"),
     pytest.mark.skipif(not (FIXTURES / "good" / "nested-v2").is_dir(), reason="fixtures not built"),

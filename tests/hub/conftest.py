@@ -15,7 +15,7 @@ import pytest
 
 from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real" if (ROOT / "fixtures" / "real").is_dir() else Path("/work/shared/real")

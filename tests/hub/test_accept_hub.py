@@ -11,7 +11,7 @@ pytest.importorskip("transformers")
 
 from click.testing import CliRunner  # noqa: E402
 
-from .fakehub import FakeHub  # noqa: E402
+from _kit.fakehub import FakeHub  # noqa: E402
 
 PAIR = Path(__file__).resolve().parents[2] / "fixtures" / "pairs" / "tiny"
 

@@ -6,16 +6,11 @@ import socket
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dflash2_ckpt.cli import main
+from _kit.cli import run_output as run
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
-
-def run(*args: str) -> tuple[int, str]:
-    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return r.exit_code, r.output
 
 
 def test_verify_json_states_commit_and_bytes(hub: FakeHub, ckpts: dict[str, Path]) -> None:

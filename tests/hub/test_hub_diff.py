@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 # find_spec, not import: compressed-tensors imports triton, whose mode tests/smoke/conftest.py picks later
 if importlib.util.find_spec("torch") is None or importlib.util.find_spec("compressed_tensors") is None:

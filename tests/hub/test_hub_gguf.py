@@ -2,18 +2,16 @@
 the report equals the local one."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from dflash2_ckpt.sources.gguf_header import MAX_CHUNK
 from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.usecases.verify import verify
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gguf"))
-from gguf_helpers import header_of, target_with_tokenizer, to_gguf  # noqa: E402
-from convert_helpers import build, nested_config  # noqa: E402
+from _kit.gguf import header_of, target_with_tokenizer, to_gguf  # noqa: E402
+from _kit.convert import build, nested_config  # noqa: E402
 
 
 def test_gguf_header_by_range_reads_only(hub: FakeHub, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.sources.hub_ref import RepoRef, parse_repo_ref
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 HF = "https://huggingface.co"
 

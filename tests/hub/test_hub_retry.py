@@ -14,7 +14,7 @@ from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.sources.hub_transport import RetryPolicy
 from dflash2_ckpt.usecases.verify import verify
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 # where each kind of request goes: the listing (API), config.json (whole), the safetensors header (Range, CDN)
 TARGETS = {"listing": "/api/models/", "config": "config.json", "header": "/cdn/"}

@@ -14,7 +14,7 @@ from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.usecases.verify import verify
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 
 def same_report(a, b) -> None:

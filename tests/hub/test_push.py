@@ -5,19 +5,14 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from dflash2_ckpt.cli import main
+from _kit.cli import run_output as run
 from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.usecases.push import smoke_failed
 from dflash2_ckpt.usecases.verify import verify
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
-
-def run(*args: str) -> tuple[int, str]:
-    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return r.exit_code, r.output
 
 
 @pytest.fixture

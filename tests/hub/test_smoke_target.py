@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 from .test_hub_cli import run
 
 pytest.importorskip("torch")

@@ -14,7 +14,7 @@ from dflash2_ckpt.errors import AmbiguousSubfolderError
 from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.usecases.verify import verify
 
-from .fakehub import FakeHub
+from _kit.fakehub import FakeHub
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "fixtures" / "targets" / "tiny-target"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 
 import json
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +16,6 @@ from conftest import FIXTURES
 
 torch = pytest.importorskip("torch")
 ct_match_lib = pytest.importorskip("compressed_tensors.utils.match")
-sys.path.insert(0, str(FIXTURES))
 import quantized  # noqa: E402  (fixtures/quantized.py: the module tree the fixtures are compressed from)
 
 from safetensors.torch import load_file  # noqa: E402

@@ -14,6 +14,7 @@ from safetensors.torch import save_file  # noqa: E402
 
 from dflash2_ckpt.smoke import SmokeReport, run_smoke  # noqa: E402
 from dflash2_ckpt.smoke.runner import smoke  # noqa: E402
+from dflash2_ckpt.report.text_smoke import smoke_lines  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "good"
 
@@ -45,7 +46,7 @@ def test_v2_smoke_passes_and_reports_everything(tmp_path):
     assert ab["selector_sampled_contexts"] == 512 and 0 < ab["selector_sampled_slots_changed"] <= 1
     doc = json.loads(json.dumps(r.to_json()))
     assert doc["passed"] is True and doc["paths"][0]["greedy"] == r.paths[0]["greedy"]
-    assert "result: passed" in r.to_text()
+    assert "result: passed" in "\n".join(smoke_lines(r))
 
 
 def test_same_seed_same_tokens_other_seed_other_inputs(tmp_path):

@@ -3,13 +3,10 @@
 well-formed files)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "convert"))
-sys.path.insert(0, str(ROOT / "fixtures"))
 
 from build import tiny_tokenizer  # noqa: E402
 from gguf_fixtures import KVs, Tensors, contents, rewrite, write  # noqa: E402,F401

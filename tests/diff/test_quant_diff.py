@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from dflash2_ckpt.dev.synth import materialise  # noqa: E402
 
 from conftest import FIXTURES  # noqa: E402
 
-sys.path.insert(0, str(FIXTURES))
 import quantized  # noqa: E402
 
 GOOD = FIXTURES / "good" / "nested-v2"

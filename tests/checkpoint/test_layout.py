@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.checkpoint.quant import build_view
 from dflash2_ckpt.checks.quant import quant_findings
 from dflash2_ckpt.checks.tensors import check_tensors
 from dflash2_ckpt.convert.plan import _tensor_fate
@@ -63,10 +64,11 @@ def _verify_codes(good, name: str) -> set[str]:
     tensors.pop(canonical, None)     # an alias stands in for the part it names
     tensors[name] = TensorInfo(name, "BF16", shape, 0, 2, "model.safetensors")
     good.tensors, saved = tensors, good.tensors
+    good.quant, saved_view = build_view(good), good.quant     # the view opening would have built for them
     try:
         found = check_tensors(good) + quant_findings(good)
     finally:
-        good.tensors = saved
+        good.tensors, good.quant = saved, saved_view
     return {f.code for f in found if f.tensor == name or name in f.details.get("tensors", [])}
 
 

@@ -1,6 +1,8 @@
 """Builders for convert tests: configs in each dialect's canonical form, tiny checkpoints with random data."""
 from __future__ import annotations
 
+import copy
+
 import hashlib
 import json
 import random
@@ -118,3 +120,15 @@ def tree_digest(directory: Path) -> dict[str, str]:
 
 def leftovers(parent: Path) -> list[str]:
     return [p.name for p in parent.iterdir() if ".dflash2-" in p.name]
+
+
+# the small v2 drafter the refusal tests vary one key at a time; p(**kw) is it with kw changed
+BASE: dict[str, Any] = {"version": "v2", "H": 32, "I": 16, "layers": 2, "nq": 2, "nkv": 1, "hd": 8, "V": 40,
+                        "bias": False, "theta": 10000.0, "layer_types": ["sliding_attention"] * 2, "causal": False,
+                        "block": 8, "mask": 39, "taps": [1, 3], "dtype": "float32", "T": 2, "gs": 16, "R": 8, "K": 4}
+
+
+def p(**kw: Any) -> dict[str, Any]:
+    out = copy.deepcopy(BASE)
+    out.update(kw)
+    return out

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gguf_helpers import FIXTURES, header_of, to_gguf  # first: sets sys.path
+from _kit.gguf import FIXTURES, header_of, to_gguf
 
 pytest.importorskip("torch")
 from dflash2_ckpt.diff import diff  # noqa: E402

@@ -1,0 +1,23 @@
+"""The one generator of docs/ tables: current on disk, and it notices and repairs a stale table."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from dflash2_ckpt.dev import doc_tables
+
+
+def test_every_generated_table_is_current() -> None:
+    assert doc_tables.main(["--check"]) == 0, "run python -m dflash2_ckpt.dev.doc_tables"
+
+
+def test_a_stale_table_is_named_and_regenerated(tmp_path: Path) -> None:
+    for page in ("codes.md", "compat.md"):
+        shutil.copy(doc_tables.DOCS / page, tmp_path / page)
+    codes = tmp_path / "codes.md"
+    codes.write_text(codes.read_text().replace("| DF106 |", "| DF106x |"))
+    assert doc_tables.stale(tmp_path) == ["codes.md (codes)"]
+    for path, text in doc_tables.regenerate(tmp_path).items():
+        path.write_text(text)
+    assert doc_tables.stale(tmp_path) == []
+    assert "| DF106 |" in codes.read_text()
