@@ -33,18 +33,14 @@ def _gguf_block(path: Path) -> int:
     return int(ck.spec.block_size or 16)
 
 
-def drafter_gguf(drafter: str | os.PathLike[str], target_gguf: Path, scratch: Path) -> tuple[Path, bool]:
-    """(a GGUF drafter, converted-here?): a .gguf is used as is, an HF drafter is converted with this
-    toolkit's converter, the tokenizer copied from the target GGUF."""
+def drafter_gguf(drafter: str | os.PathLike[str]) -> Path:
     p = Path(os.path.expanduser(str(drafter)))
-    if p.suffix == ".gguf":
-        if not p.is_file():
-            raise SourceError("drafter GGUF not found", path=str(p))
-        return p, False
-    from ..convert.to_gguf import convert_to_gguf
-    out = scratch / "drafter.gguf"
-    convert_to_gguf(p, out, target=None, tokenizer_from=target_gguf)
-    return out, True
+    if p.suffix != ".gguf":
+        raise SourceError("with --engine llama.cpp the drafter is a GGUF file here", path=str(p),
+                          hint="the CLI converts an HF drafter first (dflash2-ckpt convert --to gguf)")
+    if not p.is_file():
+        raise SourceError("drafter GGUF not found", path=str(p))
+    return p
 
 
 def engine_prompts(server: LlamaServer, prompts: str | os.PathLike[str] | None, tokenizer: Any,
@@ -87,7 +83,9 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
                       prompts: str | os.PathLike[str] | None = None, max_new_tokens: int = 64,
                       expect: Any = None, limit: int | None = None, llama_server: str | None = None,
                       hf_drafter: str | os.PathLike[str] | None = None, hf_target: str | os.PathLike[str] | None = None,
-                      baseline: bool = True, device: str | None = None) -> AcceptReport:
+                      baseline: bool = True, device: str | None = None, converted_from: str | None = None
+                      ) -> AcceptReport:
+    """drafter: a GGUF (converted_from names the HF drafter it was converted from, which the parity run uses)."""
     if max_new_tokens < 1:
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
     want = checks.parse_expect(expect)
@@ -98,15 +96,15 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
                           hint="convert the target with llama.cpp's convert_hf_to_gguf.py; give the HF target "
                                "with --hf-target for the reference comparison")
     hf_t = Path(os.path.expanduser(str(hf_target))) if hf_target else None
-    if hf_drafter is None and Path(str(drafter)).suffix != ".gguf":
-        hf_drafter = drafter
+    if hf_drafter is None and converted_from is not None:
+        hf_drafter = converted_from
     tokenizer = None
     if hf_t is not None:
         from transformers import AutoTokenizer
         tokenizer = AutoTokenizer.from_pretrained(str(hf_t))
     with tempfile.TemporaryDirectory(prefix="dflash2-accept-engine-") as tmp:
         t0 = time.perf_counter()
-        draft, converted = drafter_gguf(drafter, target_path, Path(tmp))
+        draft, converted = drafter_gguf(drafter), converted_from is not None
         block = _gguf_block(draft)
         n_max = block - 1
         with LlamaServer(binary, target_path, draft, n_max=n_max, ctx=CTX) as server:
@@ -154,7 +152,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
     spec_s = sum(r.predicted_n / r.predicted_per_second for r in runs if r.predicted_per_second)
     base_s = sum(b.predicted_n / b.predicted_per_second for b in base if b.predicted_per_second)
     return AcceptReport(
-        drafter=str(drafter), target=str(target), device="cpu", kernels=ENGINE, block_size=block,
+        drafter=converted_from or str(drafter), target=str(target), device="cpu", kernels=ENGINE, block_size=block,
         max_new_tokens=max_new_tokens, prompts_source=source, tau=tau,
         acceptance_rate=accepted / drafted if drafted else 0.0, per_position=[],
         tokens_per_s=gen / spec_s if spec_s else 0.0,

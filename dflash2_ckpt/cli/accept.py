@@ -57,10 +57,19 @@ def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int,
             token: str | None) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
     if engine == "llama.cpp":
+        import tempfile
+        from pathlib import Path
         from ..accept.engine import run_engine_accept
-        return emit(run_engine_accept(drafter, target, prompts=prompts, max_new_tokens=max_new_tokens,
-                                      expect=expect, limit=limit, llama_server=llama_server,
-                                      hf_drafter=hf_drafter, hf_target=hf_target, device=device), fmt, strict)
+        with tempfile.TemporaryDirectory(prefix="dflash2-accept-gguf-") as tmp:
+            gguf, source = drafter, None
+            if not drafter.endswith(".gguf"):       # an HF drafter: this toolkit's converter, the target's vocab
+                from ..convert.to_gguf import convert_to_gguf
+                gguf, source = str(Path(tmp) / "drafter.gguf"), drafter
+                convert_to_gguf(drafter, gguf, target=None, tokenizer_from=target)
+            return emit(run_engine_accept(gguf, target, prompts=prompts, max_new_tokens=max_new_tokens,
+                                          expect=expect, limit=limit, llama_server=llama_server,
+                                          hf_drafter=hf_drafter, hf_target=hf_target, device=device,
+                                          converted_from=source), fmt, strict)
     if llama_server or hf_target or hf_drafter:
         from ..errors import UsageError
         raise UsageError("--llama-server, --hf-target and --hf-drafter apply to --engine llama.cpp only")

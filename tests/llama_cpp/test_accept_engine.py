@@ -56,12 +56,12 @@ def test_hf_drafter_is_converted_first_and_expect_works(engine, ggufs):
 
 
 def test_a_file_the_engine_refuses_is_an_error_with_its_log_lines(engine, ggufs, tmp_path):
-    from .variants import rewrite
-    bad = rewrite(ggufs["drafter"], tmp_path / "no-target-layers.gguf", drop_keys=("dflash.target_layers",))
+    from .golden import _attn_bias
+    bad = _attn_bias(ggufs["drafter"], tmp_path / "attention-bias.gguf", engine)
     code, doc = _run([str(bad), "--target", str(ggufs["target"]), "--engine", "llama.cpp",
                       "--llama-server", engine["llama_server"], *OPTS])
     assert code == 3 and doc["error"]["type"] == "EngineError"
-    assert any("target_layers" in line for line in doc["error"]["log_tail"])
+    assert any("wrong number of tensors" in line for line in doc["error"]["log_tail"])
 
 
 def test_server_is_found_through_the_environment_and_missing_is_exit_3(engine, ggufs, monkeypatch):
