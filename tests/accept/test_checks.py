@@ -93,3 +93,9 @@ def test_importing_the_package_and_command_loads_no_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def test_engine_parity_floor():
+    assert checks.parity("llama.cpp", 7.9, 8.0) == []
+    (f,) = checks.parity("llama.cpp", 3.0, 8.0)
+    assert f.code == "DF755" and f.details["ratio"] == 0.375 and f.details["floor"] == checks.PARITY_FLOOR
