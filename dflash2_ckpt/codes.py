@@ -137,10 +137,11 @@ _TABLE: tuple[Code, ...] = (
     Code("DF716", "partial-smoke", "info", "the smoke ran only the first N draft layers (--layers)"),
     # DF75x acceptance against a real target (dflash2_ckpt.accept; needs the [accept] extra)
     Code("DF750", "not-lossless", "error", "speculative decoding committed a token the target's own greedy decoding does not produce"),
-    Code("DF751", "not-drafting", "error", "mean acceptance length below 1.5 tokens per verification step: the drafter is not drafting"),
+    Code("DF751", "not-drafting", "error", "mean acceptance length below 2.4 tokens per verification step: the drafter is not drafting"),
     Code("DF752", "acceptance-off-expected", "error", "mean acceptance length outside the expected figure and its tolerance (--expect)"),
     Code("DF753", "accept-assumption", "info", "the accept run relied on something that limits what its figures mean (final-norm tap, few steps)"),
     Code("DF754", "near-tie-divergence", "warning", "the speculative text left the target's greedy text where the target's top two logits tie within float rounding (block vs one-token forward), not through a loop error"),
+    Code("DF755", "engine-below-reference", "error", "the serving engine drafts well below the reference loop on the same prompts (tau_engine / tau_reference under the floor)"),
     # DF8xx engine compatibility (dflash2_ckpt.engines; reasons of a `compat` verdict)
     Code("DF800", "engine-unsupported", "info", "this engine release has no such drafter at all"),
     Code("DF801", "needs-conversion", "info", "the engine reads another format or dialect; the convert command produces it"),

@@ -101,6 +101,19 @@ class MissingDependencyError(Dflash2Error):
     """An optional extra (e.g. `[smoke]`) is needed for this command."""
 
 
+class EngineError(Dflash2Error):
+    """A serving engine (llama-server) could not be started, refused the model, or stopped answering.
+    `log_tail` holds the engine's own last log lines, which name the cause ("wrong number of tensors")."""
+
+    extra_attributes = ("engine", "log_tail")
+
+    def __init__(self, message: str, *, engine: str, log_tail: list[str] | None = None, path: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
+        self.engine = engine
+        self.log_tail = list(log_tail or [])
+
+
 class UnsafePathError(SourceError):
     """A file name is absolute, climbs out of the checkpoint, or is a link that leaves it."""
 

@@ -46,6 +46,9 @@ class AcceptReport(Verdict):
     prompts: list[PromptResult] = field(default_factory=list)
     expect: tuple[float, float] | None = None
     findings: list[Finding] = field(default_factory=list)
+    engine: str = "reference"              # "reference" (this toolkit's loop) or the serving engine's name
+    build: str | None = None               # the engine's own build string
+    engine_details: dict[str, Any] = field(default_factory=dict)   # counters, parity, the engine's paths
     kind: ClassVar[str] = "accept"
 
     @property
@@ -68,7 +71,10 @@ class AcceptReport(Verdict):
             "expect": None if self.expect is None else {"tau": self.expect[0], "tolerance": self.expect[1]},
             "prompts": [p.to_json() for p in self.prompts],
             "passed": self.passed, "findings": [f.to_json() for f in self.findings],
+            "engine": self.engine, "build": self.build,
         }
+        if self.engine_details:
+            doc["engine_details"] = {k: v for k, v in self.engine_details.items() if timings or k != "wall_s"}
         if timings:
             doc["tokens_per_s"] = {"speculative": round(self.tokens_per_s, 2),
                                    "baseline": round(self.baseline_tokens_per_s, 2),

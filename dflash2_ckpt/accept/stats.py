@@ -83,6 +83,22 @@ def pooled_tau(per_prompt: Sequence[Sequence[int]]) -> Interval:
     return Interval(tau, tau - half, tau + half, k - 1, "prompts as clusters")
 
 
+def pooled_counts(committed: Sequence[int], steps: Sequence[int]) -> Interval:
+    """τ from per-prompt totals (committed tokens, verification steps), as an engine's counters give them:
+    the same ratio estimator as pooled_tau with prompts as clusters; one prompt gives a point."""
+    pairs = [(c, s) for c, s in zip(committed, steps) if s > 0]
+    if not pairs:
+        return Interval(float("nan"), float("nan"), float("nan"))
+    k, total_s = len(pairs), sum(s for _, s in pairs)
+    tau = sum(c for c, _ in pairs) / total_s
+    if k < 2:
+        return Interval(tau, tau, tau)
+    mean_s = total_s / k
+    resid = [(c - tau * s) / mean_s for c, s in pairs]
+    half = Z95 * math.sqrt(sum(r * r for r in resid) / (k * (k - 1)))
+    return Interval(tau, tau - half, tau + half)
+
+
 def per_position(accepted: Sequence[int], drafts: int) -> list[float]:
     """Fraction of steps whose draft j (1-based) was accepted, j = 1 … drafts (vLLM's per-position rate)."""
     n = len(accepted)

@@ -200,6 +200,9 @@ def _biases(h: GGUFHeader, reference: DraftSpec | None, reference_tensors: Itera
     lost = [n for n in biases if (N.hf_to_gguf(n) or n) not in have]
     if lost:
         out.append(Finding("DF910", f"{len(lost)} bias tensor(s) of the HF drafter are not in the GGUF "
-                           f"({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''}); llama.cpp stops with "
-                           "\"wrong number of tensors\" or runs without them. Re-convert with "
-                           "`dflash2-ckpt convert SRC --to gguf`", tensor=lost[0], details={"missing": lost}))
+                           f"({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''}): the GGUF computes without "
+                           "them, which is not the trained drafter. Keeping them does not help llama.cpp: its dflash "
+                           "loader has no attention-bias tensors and refuses such a file (\"wrong number of "
+                           "tensors\", llama.cpp b11434:src/models/dflash.cpp); measure the loss with "
+                           "`dflash2-ckpt accept DRAFTER.gguf --target TARGET.gguf --engine llama.cpp`",
+                           tensor=lost[0], details={"missing": lost}))

@@ -63,6 +63,16 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Memory the pair may take, e.g. 16G (default: half the RAM, or 90% of the GPU's); refused "
                    "before loading above it.")
+@click.option("--engine", type=click.Choice(["reference", "llama.cpp"]), default="reference", show_default=True,
+              help="Where the drafter runs: this toolkit's reference loop, or llama.cpp's llama-server "
+                   "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first).")
+@click.option("--llama-server", "llama_server", default=None,
+              help="The llama-server binary (default: $DFLASH2_CKPT_LLAMA_SERVER, then PATH).")
+@click.option("--hf-target", "hf_target", default=None,
+              help="With --engine llama.cpp: the HF target directory; its tokenizer encodes the prompts and "
+                   "the reference loop runs on the same prompts for tau_engine / tau_reference.")
+@click.option("--hf-drafter", "hf_drafter", default=None,
+              help="With --engine llama.cpp and a GGUF DRAFTER: its HF checkpoint, for the reference comparison.")
 @click.option("--format", "fmt", type=click.Choice(ACCEPT_FORMATS), default="text", show_default=True,
               help="markdown: a card-ready τ table with the per-position chart (for push --accept-table); "
                    "html: a page with the chart; json, sarif, github as everywhere.")
@@ -73,9 +83,27 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @configured("drafter")
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
-            target_revision: str | None, max_memory: str | None, fmt: str, strict: bool, revision: str | None,
+            target_revision: str | None, max_memory: str | None, engine: str, llama_server: str | None,
+            hf_target: str | None, hf_drafter: str | None, fmt: str, strict: bool, revision: str | None,
             subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
+    if engine == "llama.cpp":
+        import tempfile
+        from pathlib import Path
+        from ..accept.engine import run_engine_accept
+        with tempfile.TemporaryDirectory(prefix="dflash2-accept-gguf-") as tmp:
+            gguf, source = drafter, None
+            if not drafter.endswith(".gguf"):       # an HF drafter: this toolkit's converter, the target's vocab
+                from ..convert.to_gguf import convert_to_gguf
+                gguf, source = str(Path(tmp) / "drafter.gguf"), drafter
+                convert_to_gguf(drafter, gguf, target=None, tokenizer_from=target)
+            return emit(run_engine_accept(gguf, target, prompts=prompts, max_new_tokens=max_new_tokens,
+                                          expect=expect, limit=limit, llama_server=llama_server,
+                                          hf_drafter=hf_drafter, hf_target=hf_target, device=device,
+                                          converted_from=source), fmt, strict, outputs)
+    if llama_server or hf_target or hf_drafter:
+        from ..errors import UsageError
+        raise UsageError("--llama-server, --hf-target and --hf-drafter apply to --engine llama.cpp only")
     from ..accept import accept, require_accept_deps
     require_accept_deps()            # say "install the extra" before touching the sources
     with _progress() as progress:

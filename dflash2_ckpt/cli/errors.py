@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
-                      Dflash2Error, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError, HubError,
-                      HubResponseError, HubStatusError, HubUnreachableError, MissingDependencyError,
+                      Dflash2Error, EngineError, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError,
+                      HubError, HubResponseError, HubStatusError, HubUnreachableError, MissingDependencyError,
                       OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
                       UnsafePathError, UsageError, VersionMismatchError)
@@ -61,6 +61,7 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
     (HubError, Outcome(EXIT_CANNOT_RUN, "Hub error", "check the repo id, the token and the network")),
     (AmbiguousSubfolderError, Outcome(EXIT_CANNOT_RUN, "several drafters", "name one with --subfolder")),
     (UnsafePathError, Outcome(EXIT_CANNOT_RUN, "unsafe path", "a file links or climbs outside the checkpoint")),
+    (EngineError, Outcome(EXIT_CANNOT_RUN, "engine failed", "the engine's last log lines above name the cause")),
     (SourceError, Outcome(EXIT_CANNOT_RUN, "cannot read", "check the path or repo id, the token and the network")),
     (Dflash2Error, Outcome(EXIT_CANNOT_RUN, "error", "")),
     (OSError, Outcome(EXIT_CANNOT_RUN, "I/O error", "check the path, permissions and free space")),

@@ -111,10 +111,12 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
     if outtype is None:
         return _TYPE[src_dtype]
     want = _TYPE[outtype]
-    if want == GGMLQuantizationType.Q8_0:
-        # as llama.cpp's converter does: vectors, conv base kernels and rows that are not whole blocks stay F32
-        if len(shape) < 2 or gguf_name.endswith("_conv_base") or shape[-1] % 32:
-            return GGMLQuantizationType.F32
+    # as llama.cpp's converter does for every --outtype (llama.cpp b11434:conversion/base.py, checked by
+    # tests/llama_cpp/test_conformance.py): vectors and conv base kernels stay F32
+    if want != GGMLQuantizationType.F32 and (len(shape) < 2 or gguf_name.endswith("_conv_base")):
+        return GGMLQuantizationType.F32
+    if want == GGMLQuantizationType.Q8_0 and shape[-1] % 32:
+        return GGMLQuantizationType.F32          # rows that are not whole blocks
     return want
 
 
@@ -145,11 +147,11 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
 
 
 def _causal(spec: DraftSpec) -> bool | None:
-    """One causal flag when every layer agrees; None keeps the per-layer default (sliding layers causal)."""
+    """The one causal flag llama.cpp reads (absent = non-causal: llama.cpp b11434:common/speculative.cpp),
+    written whenever every layer agrees, so the file never relies on the default; None when the layers
+    disagree, which one GGUF flag cannot say (compat reports it)."""
     per = intended_causality(spec)
-    return per[0] if len(set(per)) == 1 and (spec.causality.is_causal is not None
-                                             or spec.causality.dflash_causal is not None
-                                             or spec.dialect == "flat") else None
+    return per[0] if len(set(per)) == 1 else None
 
 
 def _context(spec: DraftSpec, target_cfg: dict[str, Any] | None, notes: list[str]) -> int:

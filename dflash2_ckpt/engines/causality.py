@@ -92,11 +92,11 @@ def speculators(spec: DraftSpec) -> Causality | None:
 
 
 def gguf(spec: DraftSpec) -> Causality | None:
-    """llama.cpp: `dflash.attention.causal` from the GGUF metadata (read into is_causal), else the
-    sliding default (inferred from the loader reading the per-layer sliding pattern)."""
-    if spec.causality.is_causal is not None:
-        return _all(spec, spec.causality.is_causal)
-    return sliding_default(spec)
+    """llama.cpp: `dflash.attention.causal` alone decides, for every layer; absent means non-causal,
+    whatever the layer types say (the context's causal flag defaults to false and only that key sets
+    it: llama.cpp b11434:common/speculative.cpp common_speculative_impl_draft_dflash; sliding layers
+    change the window, not the causality: llama.cpp b11434:src/models/dflash.cpp)."""
+    return _all(spec, bool(spec.causality.is_causal))
 
 
 def all_bidirectional(spec: DraftSpec) -> Causality | None:

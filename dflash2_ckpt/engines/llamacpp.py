@@ -23,17 +23,44 @@ def _top_k_fits(d: Drafter) -> str | None:
 TOP_K = Refusal("selector top-k fits the embedding", _top_k_fits, "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15")
 TAPS = "GGUF dflash.target_layers = target_layer_ids + 1 (layer inputs)"
 
+B11434 = "llama.cpp b11434:src/models/dflash.cpp (load_arch_tensors creates no attention-bias tensors)"
+
+
+def _attention_biases(d: Drafter) -> str | None:
+    """The dflash loader creates attn_q/k/v/output weights only; any extra tensor makes the load fail."""
+    found = sorted(t for t in d.tensors if t.endswith(".bias") and ("attn" in t or "self_attn" in t))
+    if not found:
+        return None
+    return (f"has no attention-bias tensors, so a file with {', '.join(found[:2])}{' ...' if len(found) > 2 else ''} "
+            "fails to load (\"wrong number of tensors\"); a drafter trained with attention_bias cannot be served "
+            "by llama.cpp as trained")
+
+
+NO_BIAS = Refusal("no attention biases", _attention_biases, B11434, "DF805")
+
+
+def _mask_token(d: Drafter) -> str | None:
+    if d.spec is None or d.spec.mask_token_id is not None:
+        return None
+    return ("needs tokenizer.ggml.mask_token_id: without it the draft batch holds token -1 and the server aborts "
+            "at the first draft (\"get_sub_batch: failed to add embedding\")")
+
+
+MASK = Refusal("mask token", _mask_token, "llama.cpp b11434:common/speculative.cpp (mask_token_id from the vocab) "
+               "and common/common.cpp get_sub_batch", "DF803")
+
 OLD = Profile(
     engine="llama.cpp", label="llama.cpp", versions=below("b10658", "build"),
     drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
     version_by="tensor count (no DFlash2 tensors)",
     causality=causality.gguf,
-    causality_text="dflash.attention.causal from the GGUF metadata",
+    causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(Fact("a DFlash2 GGUF fails: wrong number of tensors; expected 81, got 58",
                   "ggml-org/llama.cpp#27342 era reports"), GGUF_ONLY),
     breakages=(Breakage(frozenset({"v2"}), "wrong number of tensors; expected 81, got 58",
                         "ggml-org/llama.cpp#27342 era reports"),),
+    constraints=(NO_BIAS,),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 
@@ -42,14 +69,17 @@ CURRENT = Profile(
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"gguf"}),
     version_by="fields: DFlash2 is selector_top_k > 0 in the GGUF metadata",
     causality=causality.gguf,
-    causality_text="dflash.attention.causal from the GGUF metadata",
+    causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(Fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
                   "taps are layer inputs (z-lab id + 1)", "ggml-org/llama.cpp#27342, z-lab/dflash#170"),
-             Fact("without a mask token every slot drafts id -1 and nothing is accepted", "ggml-org/llama.cpp#26761"),
+             Fact("without a mask token the server aborts at the first draft (get_sub_batch: failed to add "
+                  "embedding); earlier builds drafted id -1 and accepted nothing",
+                  "llama.cpp b11434:common/common.cpp, run here; ggml-org/llama.cpp#26761"),
              GGUF_ONLY),
-    constraints=(TOP_K,),
     notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
+    requires=(MASK,),
+    constraints=(TOP_K, NO_BIAS),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 

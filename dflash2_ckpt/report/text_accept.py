@@ -16,12 +16,20 @@ def accept_lines(r: Any) -> list[str]:
              f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}, {t.method}; "
              "committed tokens per target verification step, bonus included)",
              f"  acceptance rate (vLLM) {r.acceptance_rate:.3f}; per draft position: "
-             + " ".join(f"{x:.2f}" for x in r.per_position),
+             + (" ".join(f"{x:.2f}" for x in r.per_position) or "not reported by the engine"),
              f"  tokens/s {r.tokens_per_s:.1f} with drafting, {r.baseline_tokens_per_s:.1f} without "
              f"(x{r.speedup:.2f}); target forwards {fw['speculative']} instead of {fw['baseline']} "
              f"(saved {fw['saved']})"]
     for j, x in enumerate(r.per_position):        # the chart, in the terminal
         lines.append(f"    draft {j + 1:>2} {'█' * round(max(0.0, min(1.0, x)) * 40):<40} {x:.2f}")
+    if r.engine != "reference":
+        d = r.engine_details
+        lines.insert(1, f"  engine {r.engine} (build {r.build}): {d.get('draft_n_accepted', 0)} of {d.get('draft_n', 0)} "
+                        f"drafted tokens accepted, --spec-draft-n-max {d.get('spec_draft_n_max')}")
+        if "parity" in d:
+            pr = d["parity"]
+            lines.append(f"  parity: tau_engine {pr['tau_engine']:.3f}, tau_reference {pr['tau_reference']:.3f}, "
+                         f"ratio {pr['ratio']:.3f} (floor {pr['floor']})")
     if r.expect is not None:
         lines.append(f"  expected tau {r.expect[0]:g} ± {r.expect[1]:g}")
     for p in r.prompts:

@@ -9,7 +9,7 @@ from dflash2_ckpt.errors import ConfigError
 
 
 def test_codes_are_registered_and_claimed():
-    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754"}
+    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754", "DF755"}
     assert all(c in REGISTRY for c in checks.EMITS)
 
 
@@ -43,8 +43,8 @@ def test_a_near_tie_is_rounding_not_a_loop_error():
 
 
 def test_not_drafting_threshold_and_causes_in_order():
-    assert checks.drafting(1.5, 8) == []
-    (f,) = checks.drafting(1.49, 8)
+    assert checks.drafting(2.4, 8) == []
+    (f,) = checks.drafting(2.39, 8)
     assert f.code == "DF751"
     msg = f.message
     assert msg.index("fc") < msg.index("v2 weights read as v1") < msg.index("tap") < msg.index("causality")
@@ -93,3 +93,9 @@ def test_importing_the_package_and_command_loads_no_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def test_engine_parity_floor():
+    assert checks.parity("llama.cpp", 7.9, 8.0) == []
+    (f,) = checks.parity("llama.cpp", 3.0, 8.0)
+    assert f.code == "DF755" and f.details["ratio"] == 0.375 and f.details["floor"] == checks.PARITY_FLOOR

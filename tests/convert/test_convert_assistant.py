@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from _kit.convert import TARGET_LAYERS, build, nested_config, tensor_bytes
-from test_convert_roundtrip import drafters
+from _kit.convert import drafters
 
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert

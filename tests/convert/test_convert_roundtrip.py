@@ -17,47 +17,9 @@ from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
 from dflash2_ckpt.usecases.verify import verify
 
-from _kit.convert import TARGET_LAYERS, build, flat_config, nested_config, target_dir, tensor_bytes
+from _kit.convert import TARGET_LAYERS, build, drafters, flat_config, nested_config, target_dir, tensor_bytes
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@st.composite
-def drafters(draw: Any) -> dict[str, Any]:
-    version = draw(st.sampled_from(["v1", "v2"]))
-    nkv = draw(st.sampled_from([1, 2]))
-    nq = nkv * draw(st.sampled_from([1, 2]))
-    H = draw(st.sampled_from([16, 32]))
-    V = draw(st.sampled_from([24, 40]))
-    layers = draw(st.integers(1, 3))
-    causal = draw(st.booleans())
-    if causal:   # the only causal drafter the flat dialect can state: every layer sliding
-        types = ["sliding_attention"] * layers
-    else:
-        types = draw(st.lists(st.sampled_from(["sliding_attention", "full_attention"]),
-                              min_size=layers, max_size=layers))
-    block = draw(st.integers(2, 8))
-    p: dict[str, Any] = {
-        "version": version, "H": H, "I": draw(st.sampled_from([16, 24])), "layers": layers, "nq": nq, "nkv": nkv,
-        "hd": 8, "V": V, "bias": draw(st.booleans()), "theta": draw(st.sampled_from([10000.0, 1000000, 5e5])),
-        "layer_types": types, "causal": causal, "block": block, "mask": draw(st.integers(0, V - 1)),
-        "taps": sorted(draw(st.sets(st.integers(0, TARGET_LAYERS - 1), min_size=1, max_size=3))),
-        "dtype": draw(st.sampled_from(["float32", "bfloat16"])),
-    }
-    if version == "v2":
-        p.update(T=draw(st.integers(1, min(3, block))), gs=draw(st.sampled_from([8, 16])),
-                 R=draw(st.sampled_from([4, 8])), K=draw(st.integers(1, 8)))
-        scales = draw(st.fixed_dictionaries({}, optional={
-            "input_embedding_scale": st.floats(0.1, 4.0), "output_multiplier": st.floats(0.01, 2.0),
-            "final_logit_softcapping": st.one_of(st.none(), st.floats(1.0, 50.0))}))
-        p["scales"] = scales
-    if draw(st.booleans()):
-        p["target_hidden_size"] = draw(st.sampled_from([24, 48]))
-    if draw(st.booleans()):
-        p["transformer_unknown"] = {"my_transformer_note": draw(st.sampled_from([1, "x", [1, 2], {"a": None}]))}
-    if draw(st.booleans()):
-        p["drafter_unknown"] = {"my_drafter_note": draw(st.sampled_from([0.5, "trained-on-x", {"k": [1]}]))}
-    return p
 
 
 def _roundtrip(p: dict[str, Any], first: str, seed: int, shards: int) -> None:

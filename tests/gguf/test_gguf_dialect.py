@@ -210,7 +210,7 @@ def test_df909_file_type_contradiction(files: dict[str, Path], tmp_path: Path) -
 
 def test_df910_bias_dropped(tmp_path: Path) -> None:
     from _kit.convert import build, nested_config
-    from test_convert_roundtrip import drafters  # noqa: F401  (the generator's parameter names)
+    from _kit.convert import drafters  # noqa: F401  (the generator's parameter names)
     p = {"version": "v1", "H": 16, "I": 16, "layers": 1, "nq": 2, "nkv": 1, "hd": 8, "V": 64, "bias": True,
          "theta": 10000.0, "layer_types": ["sliding_attention"], "causal": False, "block": 4, "mask": 63,
          "taps": [0, 2], "dtype": "float32"}

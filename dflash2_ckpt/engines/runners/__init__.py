@@ -1,0 +1,1 @@
+"""Runners for engines that can run on this machine: start them, talk to them, always stop them."""

@@ -1,0 +1,187 @@
+"""The llama.cpp golden table: variants of the recall drafter, what compat says, what llama.cpp did.
+
+    PYTHONPATH=. python tests/llama_cpp/golden.py      (records fixtures/llama_cpp/golden.json)
+
+Recording runs the pinned llama.cpp (scripts/llama_cpp.py) on each variant: does llama-server load it,
+with which message does it refuse, at which τ does it draft. The tests compare compat's llama.cpp
+verdict with that record (no engine needed) and, with the engine built, re-run it.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from gguf import GGUFReader, GGUFValueType
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+GOLDEN = ROOT / "fixtures" / "llama_cpp" / "golden.json"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+try:
+    from .variants import rewrite  # noqa: E402
+except ImportError:                     # run as a script or from tests/engines
+    from variants import rewrite  # type: ignore[no-redef]  # noqa: E402
+
+PROFILE = "llama.cpp@b11434"
+DFLASH = "llama.cpp b11434:src/models/dflash.cpp"
+SPEC = "llama.cpp b11434:common/speculative.cpp"
+QUANT = "llama.cpp b11434:tools/quantize/quantize.cpp"
+
+
+def _field(path: Path, key: str) -> Any:
+    f = GGUFReader(path).fields.get(key)
+    return None if f is None else f.contents()
+
+
+def _causal(value: bool) -> Callable[[Path, Path, dict[str, str]], Path]:
+    def make(base: Path, out: Path, engine: dict[str, str]) -> Path:
+        return rewrite(base, out, set_keys={"dflash.attention.causal": (value, GGUFValueType.BOOL)})
+    return make
+
+
+def _causal_absent_sliding(base: Path, out: Path, engine: dict[str, str]) -> Path:
+    n = int(_field(base, "dflash.block_count"))
+    return rewrite(base, out, drop_keys=("dflash.attention.causal",),
+                   set_keys={"dflash.attention.sliding_window": (64, GGUFValueType.UINT32),
+                             "dflash.attention.sliding_window_pattern": ([True] * n, GGUFValueType.ARRAY)})
+
+
+def _taps_unshifted(base: Path, out: Path, engine: dict[str, str]) -> Path:
+    ids = [int(x) - 1 for x in _field(base, "dflash.target_layers")]
+    return rewrite(base, out, set_keys={"dflash.target_layers": (ids, GGUFValueType.ARRAY)})
+
+
+def _mask_missing(base: Path, out: Path, engine: dict[str, str]) -> Path:
+    return rewrite(base, out, drop_keys=("tokenizer.ggml.mask_token_id",))
+
+
+def _attn_bias(base: Path, out: Path, engine: dict[str, str]) -> Path:
+    n = int(_field(base, "dflash.block_count"))
+    r = GGUFReader(base)
+    shapes = {t.name: int(t.shape[-1]) for t in r.tensors}           # ne[1]: output features
+    add = {}
+    for i in range(n):
+        for p in ("q", "k", "v", "output"):
+            rows = [t for t in r.tensors if t.name == f"blk.{i}.attn_{p}.weight"][0]
+            add[f"blk.{i}.attn_{p}.bias"] = np.zeros(int(rows.shape[1]), dtype=np.float32)
+    del shapes
+    return rewrite(base, out, add_tensors=add)
+
+
+def _v1(base: Path, out: Path, engine: dict[str, str]) -> Path:
+    """The v2 weights with conv and selector removed: what a v1 reader of this drafter runs."""
+    r = GGUFReader(base)
+    drop = [t.name for t in r.tensors if "conv" in t.name or "selector" in t.name]
+    return rewrite(base, out, drop_tensors=drop, drop_keys=("dflash.conv_kernel_size", "dflash.conv_group_size",
+                                                           "dflash.selector_rank", "dflash.selector_top_k"))
+
+
+def _quantize(kind: str, codebooks_only: bool = False) -> Callable[[Path, Path, dict[str, str]], Path]:
+    def make(base: Path, out: Path, engine: dict[str, str]) -> Path:
+        cmd = [engine["llama_quantize"]]
+        if codebooks_only:
+            cmd += ["--tensor-type", f"selector={kind.lower()}"]
+            kind_arg = "F32"
+        else:
+            kind_arg = kind
+        res = subprocess.run(cmd + ["--allow-requantize", str(base), str(out), kind_arg], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"llama-quantize {kind} failed: {(res.stdout + res.stderr)[-1500:]}")
+        return out
+    return make
+
+
+@dataclass
+class Variant:
+    name: str
+    what: str
+    make: Callable[[Path, Path, dict[str, str]], Path]
+    source: str
+
+
+VARIANTS = [
+    Variant("as-converted", "this toolkit's convert --to gguf output", lambda b, o, e: b, DFLASH),
+    Variant("causal-true", "dflash.attention.causal = true", _causal(True), SPEC),
+    Variant("causal-false", "dflash.attention.causal = false", _causal(False), SPEC),
+    Variant("causal-absent-sliding", "no dflash.attention.causal, every layer sliding", _causal_absent_sliding, SPEC),
+    Variant("taps-unshifted", "dflash.target_layers = target_layer_ids (not + 1)", _taps_unshifted, SPEC),
+    Variant("mask-missing", "no tokenizer.ggml.mask_token_id", _mask_missing, SPEC),
+    Variant("attention-bias", "blk.N.attn_{q,k,v,output}.bias added", _attn_bias, DFLASH),
+    Variant("v1", "conv and selector tensors and keys removed (DFlash v1)", _v1, DFLASH),
+    Variant("q8_0", "llama-quantize Q8_0, whole drafter", _quantize("Q8_0"), QUANT),
+    Variant("q4_0", "llama-quantize Q4_0, whole drafter", _quantize("Q4_0"), QUANT),
+    Variant("q4_k_m", "llama-quantize Q4_K_M, whole drafter", _quantize("Q4_K_M"), QUANT),
+]
+
+
+def compat_verdict(path: Path) -> tuple[str, list[str]]:
+    from dflash2_ckpt.usecases.compat import compat
+    [v] = compat(path, engines=[PROFILE]).verdicts
+    return v.verdict, [r.code for r in v.reasons]
+
+
+def engine_outcome(engine: dict[str, str], target: Path, drafter: Path, prompts: list[list[int]], max_new: int
+                   ) -> dict[str, Any]:
+    from dflash2_ckpt.engines.runners.llama_cpp import LlamaServer
+    from dflash2_ckpt.errors import EngineError
+    try:
+        with LlamaServer(Path(engine["llama_server"]), target, drafter, n_max=7, ctx=2048,
+                         load_deadline_s=120) as s:
+            try:
+                runs = [s.complete(p, max_new) for p in prompts]
+            finally:
+                s.cleanup()
+    except EngineError as e:
+        return {"loads": False, "error": e.message, "log_tail": e.log_tail[-4:]}
+    steps = sum(r.steps for r in runs)
+    committed = sum(r.predicted_n - 1 for r in runs)
+    return {"loads": True, "tau": round(committed / steps, 3) if steps else None,
+            "draft_n": sum(r.draft_n for r in runs), "draft_n_accepted": sum(r.draft_n_accepted for r in runs)}
+
+
+def prompt_ids() -> list[list[int]]:
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(str(ROOT / "fixtures" / "pairs" / "recall" / "target"))
+    rows = [json.loads(x) for x in (ROOT / "fixtures" / "pairs" / "recall" / "target" / "prompts.jsonl")
+            .read_text().splitlines() if x.strip()]
+    return [tok(r["prompt"])["input_ids"] for r in rows if "prompt" in r][:3]
+
+
+def record(engine: dict[str, str], ggufs: dict[str, Path], scratch: Path, max_new: int = 32) -> list[dict[str, Any]]:
+    prompts = prompt_ids()
+    rows = []
+    for v in VARIANTS:
+        path = v.make(ggufs["drafter"], scratch / f"{v.name}.gguf", engine)
+        verdict, codes = compat_verdict(path)
+        rows.append({"variant": v.name, "what": v.what, "source": v.source, "compat": verdict, "codes": codes,
+                     "engine": engine_outcome(engine, ggufs["target"], path, prompts, max_new)})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> int:
+    import tempfile
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    import llama_cpp_pair as pair
+    info = pair.engine()
+    if info is None:
+        print("llama.cpp is not built: python scripts/llama_cpp.py", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        ggufs = pair.build(Path(tmp) / "pair", info)
+        rows = record(info, ggufs, Path(tmp))
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    GOLDEN.write_text(json.dumps({"build": "b11434", "max_new_tokens": 32, "prompts": 3, "rows": rows}, indent=1) + "\n")
+    print(f"recorded {len(rows)} rows in {GOLDEN}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
