@@ -205,3 +205,22 @@ def test_a_config_that_indents_past_the_cap_still_converts(tmp_path: Path) -> No
     assert (out / "config.json").stat().st_size < 64 << 20
     code, doc = cli("verify", str(out))
     assert code == 0, doc
+
+
+@pytest.mark.parametrize("key,value", [(N.KEY_EMBED, 0), (N.KEY_BLOCK_COUNT, 4096), (N.KEY_HEADS, 0),
+                                       (N.KEY_HEADS_KV, 0), (N.KEY_KEY_LEN, 0), (N.KEY_FFN, 0),
+                                       (N.KEY_BLOCK_SIZE, 1), (N.KEY_CONV_GROUP, 0)],
+                         ids=["zero-embedding", "4096-blocks", "zero-heads", "zero-kv-heads", "zero-key-length",
+                              "zero-ffn", "block-size-1", "zero-conv-group"])
+def test_gguf_to_hf_is_refused_or_writes_what_verify_passes(gguf: Path, tmp_path: Path, key: str, value: int) -> None:
+    """GGUF geometry an attacker controls never installs a checkpoint that fails verify: the conversion is
+    refused with a typed error and nothing at the destination, or its output verifies."""
+    g = _edited(gguf, tmp_path / "g.gguf", key, (value, GGUFValueType.UINT32, None))
+    out = tmp_path / "out"
+    code, doc = cli("convert", str(g), "-o", str(out), "--to", "nested")
+    if code == 0:
+        vcode, vdoc = cli("verify", str(out))
+        assert vcode == 0, vdoc["findings"]
+    else:
+        assert code == 1 and doc["error"]["type"] in ("SourceFindingsError", "ConversionError"), doc
+        assert not out.exists()

@@ -188,3 +188,23 @@ def test_the_library_reports_an_unevaluated_pattern_in_process(tmp_path: Path) -
     report = dflash2_ckpt.verify(str(d))
     hit = [f for f in report.findings if f.code == "DF234"]
     assert len(hit) == 1 and report.failed()
+
+
+@pytest.mark.parametrize("cid", sorted(hostile.QUANT_CLASSES))
+def test_diff_of_a_hostile_quantization_config_ends_in_a_typed_answer(cid: str, tmp_path: Path) -> None:
+    """diff dequantizes through compressed-tensors, whose validation errors used to surface as internal
+    errors: every class ends in a report or a typed error naming the finding, in-process (torch does not
+    import under the child-process memory limit)."""
+    from click.testing import CliRunner
+    from dflash2_ckpt.cli import main
+    d = hostile.QUANT_CLASSES[cid](tmp_path)
+    reference = Path(__file__).resolve().parents[2] / "fixtures" / "good" / "nested-v2"
+    r = CliRunner().invoke(main, ["diff", str(d), "--reference", str(reference), "--format", "json"],
+                           catch_exceptions=False)
+    doc = json.loads(r.output)
+    assert r.exit_code in (0, 1, 3), (cid, r.exit_code, doc)
+    if r.exit_code == 3:
+        assert doc["error"]["label"] != "internal error" and doc["error"]["type"] in (
+            "ConfigError", "SourceError"), (cid, doc["error"])
+    if cid in EXPECT and EXPECT[cid] in ("DF234", "DF229", "DF222"):
+        assert r.exit_code == 3 and EXPECT[cid] in doc["error"]["message"], (cid, doc)
