@@ -49,6 +49,10 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         e["PIP_INDEX_URL"] = "file:///opt/pypi/simple"
         extra = [f"file://{p}" for p in ("/opt/pypi-more/simple",) if Path(p).is_dir()]
         e["PIP_EXTRA_INDEX_URL"] = " ".join(extra)
+    # the local mirror may lack a dependency (google-re2): .ci/run puts its wheel beside the engine wheels
+    wheels = Path(os.environ.get("DFLASH2_WHEELS", Path.home() / ".cache" / "dflash2-ckpt" / "wheels"))
+    if wheels.is_dir():
+        e["PIP_FIND_LINKS"] = " ".join(x for x in (e.get("PIP_FIND_LINKS", ""), str(wheels)) if x)
     e["HOOKSRC"] = str(src)
     yield e
 
