@@ -18,7 +18,7 @@ from ..engines.runners.llama_cpp import ENGINE, Completion, LlamaServer, find_se
 from ..errors import ConfigError, SourceError
 from ..findings import Finding
 from . import checks, stats
-from .prompts import BUILTIN, Prompt, read_jsonl
+from .prompts import Prompt, prompt_rows
 from .report import AcceptReport, PromptResult
 
 CTX = 2048
@@ -47,13 +47,7 @@ def engine_prompts(server: LlamaServer, prompts: str | os.PathLike[str] | None, 
                    hf_target: Path | None, limit: int | None) -> tuple[list[Prompt], str]:
     """The reference accept's prompt sources; token ids from the HF tokenizer when an HF target is given
     (so both loops see the same ids), else from the engine's own tokenizer and chat template."""
-    if prompts is not None:
-        rows, source = read_jsonl(Path(prompts)), str(prompts)
-    elif hf_target is not None and (hf_target / "prompts.jsonl").is_file():
-        rows, source = read_jsonl(hf_target / "prompts.jsonl"), "target's prompts.jsonl"
-    else:
-        rows, source = [(f"builtin:{i}", r) for i, r in enumerate(BUILTIN)], "builtin"
-    rows = rows[:limit] if limit else rows
+    rows, source = prompt_rows(prompts, hf_target, limit)
     if tokenizer is not None:
         from .prompts import encode
         return [Prompt(label, encode(tokenizer, row, label)) for label, row in rows], source

@@ -70,14 +70,20 @@ def encode(tokenizer: Any, row: dict[str, Any], label: str) -> list[int]:
     return ids
 
 
-def load_prompts(tokenizer: Any, prompts: str | os.PathLike[str] | None, target_dir: Path | None,
-                 limit: int | None = None) -> tuple[list[Prompt], str]:
-    """(prompts, where they came from)."""
+def prompt_rows(prompts: str | os.PathLike[str] | None, target_dir: Path | None, limit: int | None = None
+                ) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """(labelled rows, where they came from): the file given, else the target's prompts.jsonl, else built-in."""
     if prompts is not None:
         rows, source = read_jsonl(Path(prompts)), str(prompts)
     elif target_dir is not None and (target_dir / "prompts.jsonl").is_file():
         rows, source = read_jsonl(target_dir / "prompts.jsonl"), "target's prompts.jsonl"
     else:
         rows, source = [(f"builtin:{i}", r) for i, r in enumerate(BUILTIN)], "builtin"
-    rows = rows[:limit] if limit else rows
+    return (rows[:limit] if limit else rows), source
+
+
+def load_prompts(tokenizer: Any, prompts: str | os.PathLike[str] | None, target_dir: Path | None,
+                 limit: int | None = None) -> tuple[list[Prompt], str]:
+    """(prompts, where they came from)."""
+    rows, source = prompt_rows(prompts, target_dir, limit)
     return [Prompt(label, encode(tokenizer, row, label)) for label, row in rows], source

@@ -111,5 +111,5 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     """The verdict per engine (usecases.compat.compat), each advised conversion checked against convert."""
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     report = judged(ckpt, engines=engines, target=target, findings=findings, **kw)
-    d = drafter_of(ckpt, target=target)
+    d = drafter_of(ckpt, target=target, quantized_modules=kw.get("quantized_modules"))   # the one judged above
     return dataclasses.replace(report, verdicts=tuple(_advice_holds(v, ckpt, d) for v in report.verdicts))
