@@ -44,7 +44,8 @@ def gguf_view(spec: DraftSpec, tensors: list[str], notes: list[str]) -> DraftSpe
                               "cannot say it")
     notes.append(f"dflash_config.use_swa: every layer slides with a window of {window} (written as "
                  "dflash.attention.sliding_window and an all-true sliding_window_pattern)")
-    sliding: tuple[LayerType | None, ...] = ("sliding_attention",) * spec.num_hidden_layers
+    one: LayerType = "sliding_attention"
+    sliding: tuple[LayerType | None, ...] = (one,) * spec.num_hidden_layers
     return replace(spec, layer_types=sliding, sliding_window=window,
                    causality=CausalityKeys(is_causal=per[0]))
 
