@@ -22,6 +22,7 @@ from ..engines.causality import intended as intended_causality
 from .regressions import refuse_new_errors
 from ..usecases.verify import verify
 from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.layout import draft_vocab
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
 from ..checks.pairing import target_text_config
@@ -123,6 +124,15 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
 
 def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensorPlan], list[str]]:
     assert ckpt.spec is not None
+    dv = draft_vocab(ckpt.spec)
+    if dv is not None:
+        # the role table would drop its own head and d2t as a target copy and a map, and the GGUF would
+        # draft over the target's head instead: a different drafter that loads
+        raise ConversionError(f"a reduced draft vocabulary (draft_vocab_size = {dv} of {ckpt.spec.vocab_size}): "
+                              "llama.cpp reads it as output.weight [H, draft_vocab] with an I64 d2t of absolute "
+                              "target ids (llama.cpp b11434:src/models/dflash.cpp), which this converter does not "
+                              "write, and llama.cpp's convert_hf_to_gguf.py reads no flat speculators config",
+                              path=ckpt.label, hint="serve this drafter from the flat dialect (vLLM, speculators)")
     out, notes, seen = [], [], set()
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
