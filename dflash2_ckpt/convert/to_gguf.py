@@ -110,6 +110,8 @@ class GGUFConversionReport:
 
 
 def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[int, ...]) -> GGMLQuantizationType:
+    if gguf_name.endswith(".attn_sinks.weight"):
+        return GGMLQuantizationType.F32          # ggml_soft_max_add_sinks asserts F32 (llama.cpp b11434:ggml/src/ggml.c)
     if outtype is None:
         return _TYPE[src_dtype]
     want = _TYPE[outtype]

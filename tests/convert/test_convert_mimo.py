@@ -110,6 +110,10 @@ def test_to_gguf_carries_the_window_and_the_sinks_where_llama_cpp_reads_them(tmp
     assert sinks == {"blk.0.attn_sinks.weight": ("F32", [4]), "blk.1.attn_sinks.weight": ("F32", [4])}
     doc = json.loads(CliRunner().invoke(main, ["verify", str(out), "--format", "json"], catch_exceptions=False).output)
     assert doc["findings"] == [] and doc["passed"], doc
+    # the command compat advises for llama.cpp (convert --to gguf) now gives a file it reads as trained
+    doc = json.loads(CliRunner().invoke(main, ["compat", str(out), "--engine", "llama.cpp@b11434", "--format", "json"],
+                                        catch_exceptions=False).output)
+    assert [e["verdict"] for e in doc["engines"]] == ["loads"], doc
     # and back: the very same config and tensors
     back = tmp_path / "back"
     r = CliRunner().invoke(main, ["convert", str(out), "--to", "nested", "-o", str(back)], catch_exceptions=False)
@@ -173,3 +177,29 @@ def test_compat_never_says_loads_where_the_engine_ignores_the_window_or_the_sink
     plain = json.loads(CliRunner().invoke(main, ["compat", str(FIXTURES / "good" / "nested-v1"), "--format", "json"],
                                           catch_exceptions=False).output)
     assert not any(r["code"] == "DF815" for e in plain["engines"] for r in e["reasons"])
+
+
+def test_sinks_are_written_f32_whatever_the_source_dtype(tmp_path: Path) -> None:
+    """ggml's soft_max with sinks asserts an F32 sink tensor: a BF16 drafter kept in BF16 still gets F32 sinks."""
+    import gguf
+    import numpy as np
+
+    from _kit.convert import layout_of
+    from dflash2_ckpt.dev.synth import materialise
+    cfg = json.loads((sink_drafter(tmp_path) / "config.json").read_text())
+    cfg["dtype"] = "bfloat16"
+    heads = cfg["num_attention_heads"]
+    sinks = [(f"layers.{i}.self_attn.attention_sink_bias", "BF16", (heads,)) for i in range(cfg["num_hidden_layers"])]
+    bf16 = np.array([0.5, -1.25, 2.0, 3.0], dtype=np.float32).view(np.uint32) >> 16
+
+    def data(name: str, nbytes: int) -> bytes:
+        return bf16.astype("<u2").tobytes() if "sink" in name else bytes(nbytes)
+    d = materialise(tmp_path / "bf16", cfg, layout_of(cfg, "BF16") + sinks, data=data)
+    out = tmp_path / "d.gguf"
+    r = CliRunner().invoke(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    t = {t.name: t for t in gguf.GGUFReader(out).tensors}
+    assert t["blk.0.attn_q.weight"].tensor_type.name == "BF16"
+    assert t["blk.0.attn_sinks.weight"].tensor_type.name == "F32"
+    assert list(np.asarray(t["blk.1.attn_sinks.weight"].data)) == [0.5, -1.25, 2.0, 3.0]
