@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
@@ -133,6 +133,13 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                field=ckpt.spec.path("dtype"), details={"config": ckpt.spec.dtype,
                                                                          "stored": floats[0]}))
     return out
+
+
+def unexpected_names(findings: Iterable[Finding]) -> frozenset[str]:
+    """The tensors of the DF202 findings that are not part of the drafter at all (an alias names the part it
+    stands for, `rename_to`, and is left out): what compat asks each engine's loader about."""
+    return frozenset(f.tensor for f in findings
+                     if f.code == "DF202" and f.tensor and "rename_to" not in (f.details or {}))
 
 
 def _shape_hint(name: str, ckpt: Checkpoint) -> str:

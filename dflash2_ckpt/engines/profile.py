@@ -30,6 +30,9 @@ class Drafter:
     quantized_modules: Mapping[str, str] = field(default_factory=dict)
     path: str = "DRAFTER"
     target: str | None = None
+    # stored tensors verify reports as not part of the drafter the config describes (DF202, not an alias):
+    # whether an engine skips them or refuses to load is the engine's (vllm.UNKNOWN_TENSORS)
+    unexpected: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,14 @@ VLLM_CODEBOOKS = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2,
 VLLM_EXCLUDE_ALIASES = Cite("vllm", ("0.31.0", "0.32.0"), V_DFLASH, "def _add_global_draft_layer_exclusions(")
 VLLM_MODELOPT_MAP = Cite("vllm", ("0.33.0",), V_MODELS + "utils.py", "def map_draft_quant_config(")
 VLLM_MODELOPT_MAP_ABSENT = Cite("vllm", ("0.32.0",), V_MODELS + "utils.py", "def map_draft_quant_config(", absent=True)
+# a weight name the module has no parameter for, after the mappers, raises; an unknown `.bias` is ignored.
+# DFlash2 has no loader of its own: qwen3_dflash2.py inherits qwen3_dflash.py's
+V_UTILS = V_MODELS + "utils.py"
+VLLM_UNKNOWN_RAISES = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'f"There is no module or parameter named {prefix!r} "')
+VLLM_BIAS_IGNORED = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'self.ignore_unexpected_suffixes.append(".bias")')
+VLLM_AUTOLOADER = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "loader = AutoWeightsLoader(self)")
+VLLM_MASK_HIDDEN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, 'assert "mask_hidden" not in name')
+VLLM_DFLASH2_INHERITS = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2, "def load_weights", absent=True)
 VLLM_ROPE = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "set_default_rope_theta(config, default_theta=1000000)")
 VLLM_FLAT_TAPS = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"target_layer_ids": [i - 1 for i in aux_layer_ids],')
 VLLM_FLAT_CAUSAL = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS,
@@ -94,6 +102,9 @@ SGLANG_FC_PLAIN = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "self.fc = nn.Li
 SGLANG_FC_QUANTIZABLE = Cite("sglang", ("0.5.22", "0.5.23"), S_MODEL,
                              "self.quantizable = self.supports_quantization or self.is_nemotron_35_draft")
 SGLANG_IGNORE = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
+# 0.5.20 and later refuse Domino projector weights unless projector_type is "domino"
+SGLANG_DOMINO = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, '"DFLASH checkpoint contains Domino projector weights but "')
+SGLANG_NO_DOMINO = Cite("sglang", ("0.5.19",), S_MODEL, "Domino projector weights", absent=True)
 SGLANG_BLOCK = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
                     "# Keep support for current checkpoints where block_size is top-level.")
 SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..formats.spec import DraftSpec
 from . import causality, quant, released as r, serve
 from .attention_keys import ignores_sinks, ignores_use_swa
-from .profile import Cite, Default, DraftTokens, Fact, Profile
+from .profile import Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
 from .versions import at_least, below
 
 TOKENS = DraftTokens("--speculative-num-draft-tokens", lambda b: b, "block_size", str(r.SGLANG_TOKENS))
@@ -43,6 +43,34 @@ FC = _fact("fc is a plain torch Linear for DFlash drafters (quant-aware only for
            "that match no parameter are skipped: a quantized fc's packed tensors are dropped, fc stays at random init "
            "(sgl-project/sglang#39087)", r.SGLANG_FC_PLAIN, r.SGLANG_IGNORE, r.SGLANG_FC_QUANTIZABLE)
 
+UNKNOWN = _fact("a stored tensor that matches no parameter (after the model. prefix and the encoder.* aliases) is "
+                "skipped silently by load_weights: an unexpected tensor loads, with verify's DF202 warning",
+                r.SGLANG_IGNORE)
+DOMINO = _fact("0.5.20 and later raise on prefix_gru.* / embed_proj.* (Domino projector) weights unless "
+               "dflash_config.projector_type is 'domino'; 0.5.19 skips them", r.SGLANG_DOMINO, r.SGLANG_NO_DOMINO)
+
+
+def _domino_tensors(d: Drafter) -> str | None:
+    dc = d.config.get("dflash_config")
+    kind = (dc.get("projector_type") if isinstance(dc, dict) else None) or d.config.get("projector_type")
+    names = sorted(n for n in d.unexpected if n.removeprefix("model.").startswith(("prefix_gru.", "embed_proj.")))
+    if kind == "domino" or not names:
+        return None
+    return (f"{', '.join(names[:5])}: Domino projector weights without dflash_config.projector_type 'domino' raise "
+            "ValueError in SGLang 0.5.20 and later (0.5.19 skips them); remove them or declare the projector")
+
+
+def _skipped_note(d: Drafter) -> str | None:
+    names = sorted(d.unexpected)
+    if not names:
+        return None
+    return (f"skips {', '.join(names[:5])}{' and more' if len(names) > 5 else ''} silently: no parameter takes "
+            "the name (verify's DF202)")
+
+
+SKIPPED = Refusal("unexpected tensors", _skipped_note, str(r.SGLANG_IGNORE), "DF810")
+DOMINO_TENSORS = Refusal("domino tensors", _domino_tensors, str(r.SGLANG_DOMINO), "DF805")
+
 USE_SWA = ignores_use_swa(r.SGLANG_NO_USE_SWA, r.SGLANG_NO_USE_SWA_MODEL)
 
 OLD = Profile(
@@ -55,9 +83,9 @@ OLD = Profile(
     draft_tokens=TOKENS,
     sources=(_fact("no DFlash2 (no conv / selector keys): DFlash v1 only", r.SGLANG_NO_DFLASH2), CAUSAL, DEFAULTS,
              _fact("q/k/v are built as one QKVParallelLinear with the quant config (prefix 'qkv_proj' without the "
-                   "layer path)", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_018), FC, NESTED_ONLY),
+                   "layer path)", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_018), FC, NESTED_ONLY, UNKNOWN),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
-    ignores=(USE_SWA, ignores_sinks(r.SGLANG_NO_SINKS)),
+    ignores=(USE_SWA, ignores_sinks(r.SGLANG_NO_SINKS)), advisories=(SKIPPED,),
 )
 
 CURRENT = Profile(
@@ -72,7 +100,9 @@ CURRENT = Profile(
                    "selector_top_k); speculative_num_draft_tokens = block_size", r.SGLANG_DFLASH2, r.SGLANG_TOKENS),
              CAUSAL, DEFAULTS,
              _fact("q/k/v are built as one QKVParallelLinear that receives the quant config, so quantized q/k/v "
-                   "load", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_ARG), FC, NESTED_ONLY),
+                   "load", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_ARG), FC, NESTED_ONLY, UNKNOWN, DOMINO),
+    # the range is judged as its strictest release: Domino weights raise from 0.5.20
+    constraints=(DOMINO_TENSORS,), advisories=(SKIPPED,),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
     # 0.5.19 builds sinks for Nemotron 3.5 drafts only; 0.5.20 and later read dflash_config.attention_sink_bias.
     # The range is judged as its oldest release, so a sink drafter is never said to load on 0.5.19

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import causality, quant, released as r, serve
 from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
+from ..checkpoint.layout import role_of
 from .versions import VersionRange, at_least, below, between, exactly
 
 TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", str(r.VLLM_FLAT_SAMPLE))
@@ -34,6 +35,11 @@ EMBED = _fact("a shipped embed_tokens copy is loaded into the drafter's own embe
 ASSISTANT_READS = _fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
                         "qwen3_dflash, whose weight mapper maps encoder.fc / encoder.output_norm_enc to fc / hidden_norm",
                         r.VLLM_ASSISTANT)
+UNKNOWN = _fact("a stored tensor the DFlash module has no parameter for (after load_weights' own renames and "
+                "WeightsMapper) fails the load: AutoWeightsLoader raises 'There is no module or parameter named ...' "
+                "unless the name ends in .bias, which it ignores; a mask_hidden weight fails an assert. DFlash2 "
+                "inherits the DFlash v1 loader", r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES, r.VLLM_BIAS_IGNORED,
+                r.VLLM_MASK_HIDDEN, r.VLLM_DFLASH2_INHERITS)
 DRAFT_QUANT = _fact("drafter linears are built with the draft's own quant config, a fresh copy that is never given "
                     "packed_modules_mapping: weight-quantized projections fail to load (vllm-project/vllm#51581 "
                     "still reproduces from this code path)", r.VLLM_DRAFT_QUANT, r.VLLM_DRAFT_QUANT_FRESH,
@@ -72,6 +78,34 @@ def _window_missing(d: Drafter) -> str | None:
     return None
 
 
+# names load_weights itself routes, renames or maps away, or that depend on the config (sinks, the head,
+# a shipped embedding), and quantization side tensors the quant config's own mappers and suffixes handle:
+# left out, so a refusal is only claimed where the loader surely has no parameter for the name
+_ROUTED = ("t2d", "d2t", "draft_id_to_target_id", "embed_tokens", "fc.", "mask_embedding", "lm_head",
+           "rotary_emb.", "rotary_pos_emb.", "attention_sink_bias", "sinks")
+
+
+def refused_tensors(d: Drafter) -> list[str]:
+    """The unexpected tensors (verify's DF202) vLLM's AutoWeightsLoader raises on: no parameter of the DFlash
+    module takes the name after its mappers, and it is not a `.bias` (those it ignores)."""
+    return sorted(n for n in d.unexpected if not n.endswith(".bias") and not any(k in n for k in _ROUTED)
+                  and role_of(n).role != "quant-aux")
+
+
+def _unknown_tensors(d: Drafter) -> str | None:
+    hidden = sorted(n for n in d.tensors if "mask_hidden" in n)
+    if hidden:
+        return (f"{', '.join(hidden)}: load_weights asserts no weight is named mask_hidden (AssertionError); "
+                "remove the tensor, DFlash embeds the mask slots through mask_token_id")
+    names = refused_tensors(d)
+    if not names:
+        return None
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (f"{shown} {'matches' if len(names) == 1 else 'match'} no parameter of its DFlash module, and its "
+            f"AutoWeightsLoader raises ValueError 'There is no module or parameter named ...'; remove "
+            f"{'it' if len(names) == 1 else 'them'} from the safetensors files")
+
+
 def _use_swa_note(d: Drafter) -> str | None:
     if d.dialect == "nested" and _swa_everywhere(d):
         return ("dflash_config.use_swa makes vLLM run every layer with a sliding window although layer_types names "
@@ -94,6 +128,8 @@ def _v2_runner_note(d: Drafter) -> str | None:
 
 
 WINDOW = Refusal("sliding window size", _window_missing, str(r.VLLM_WINDOW))
+UNKNOWN_TENSORS = Refusal("unknown tensors", _unknown_tensors,
+                          f"{r.VLLM_AUTOLOADER}; {r.VLLM_UNKNOWN_RAISES}", "DF805")
 USE_SWA = Refusal("use_swa", _use_swa_note, str(r.VLLM_USE_SWA), "DF810")
 MIXED = Refusal("mixed sliding / full", _mixed_note, str(r.VLLM_MIXED), "DF810")
 V2_RUNNER = Refusal("V2 model runner", _v2_runner_note, f"{r.VLLM_V1_RUNNER}; {r.VLLM_V2_DEFAULT}", "DF810")
@@ -108,7 +144,7 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
                        "not sliding_window_non_causal for every layer, absent = bidirectional",
         taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
         draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
-        constraints=(WINDOW,), advisories=(USE_SWA, MIXED))
+        constraints=(WINDOW, UNKNOWN_TENSORS), advisories=(USE_SWA, MIXED))
     base.update(kw)
     return Profile(**base)
 
@@ -118,13 +154,13 @@ LEGACY = _profile(
     (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2, r.VLLM_DFLASH1),
      _fact("causality: dflash_config.causal overrides every layer, else sliding layers causal; the top-level "
            "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
-     EMBED, SINKS, FLAT_READS),
+     EMBED, SINKS, FLAT_READS, UNKNOWN),
     version_by="architecture (DFlash2DraftModel is not registered)",
     causality=causality.vllm_legacy,
     causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
                    "not sliding_window_non_causal, absent = bidirectional",
     quant=quant.vllm_rule(False, str(r.VLLM_SELECTOR_DENSE)),
-    constraints=(), advisories=(),
+    constraints=(UNKNOWN_TENSORS,), advisories=(),
 )
 
 BROKEN = _profile(
@@ -134,7 +170,7 @@ BROKEN = _profile(
            r.VLLM_DFLASH2, r.VLLM_LOADER_028),
      _fact("no speculators 'dflash2' flat config yet", r.VLLM_FLAT_NO_DFLASH2),
      _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL),
-     EMBED, FLAT_READS),
+     EMBED, FLAT_READS, UNKNOWN),
     breakages=(Breakage(frozenset({"v2"}), "There is no module or parameter named 'layers.0.attention_conv'",
                         f"vllm-project/vllm#53428, #53612; {r.VLLM_LOADER_028}"),),
     quant=quant.vllm_rule(False, str(r.VLLM_CONV_DENSE)),
@@ -152,7 +188,7 @@ _LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflas
           _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
           _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
                 "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
-          EMBED, SINKS, DRAFT_QUANT, FLAT_READS)
+          EMBED, SINKS, DRAFT_QUANT, FLAT_READS, UNKNOWN)
 
 DENSE_CONV = _profile(
     between("0.29", "0.31", "release"), frozenset({"v1", "v2"}),

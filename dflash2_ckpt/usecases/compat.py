@@ -4,6 +4,7 @@ Header-level like verify: reads config.json and safetensors headers, never tenso
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Mapping
@@ -11,6 +12,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
+from ..checks.tensors import unexpected_names
 from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from ..engines.judge import EngineVerdict, judge
 from ..findings import Finding, Verdict
@@ -74,5 +76,8 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
-    errors = checkpoint_errors(ckpt) if findings is None else [f for f in findings if f.severity == "error"]
+    found = list(run_checks(CheckContext(ckpt)) if findings is None else findings)
+    errors = [f for f in found if f.severity == "error"]
+    # the tensors verify calls unexpected (DF202): each engine's loader skips or refuses them
+    d = dataclasses.replace(d, unexpected=unexpected_names(found))
     return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d, errors) for p in profiles), bool(named))
