@@ -10,7 +10,7 @@ from typing import Any
 
 from . import causality, quant, released as r, serve
 from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
-from ..checkpoint.layout import role_of
+from ..quant.storage import AUX_SUFFIXES
 from .versions import VersionRange, at_least, below, between, exactly
 
 TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", str(r.VLLM_FLAT_SAMPLE))
@@ -89,7 +89,7 @@ def refused_tensors(d: Drafter) -> list[str]:
     """The unexpected tensors (verify's DF202) vLLM's AutoWeightsLoader raises on: no parameter of the DFlash
     module takes the name after its mappers, and it is not a `.bias` (those it ignores)."""
     return sorted(n for n in d.unexpected if not n.endswith(".bias") and not any(k in n for k in _ROUTED)
-                  and role_of(n).role != "quant-aux")
+                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES)
 
 
 def _unknown_tensors(d: Drafter) -> str | None:
