@@ -82,14 +82,14 @@ def _window_missing(d: Drafter) -> str | None:
 # a shipped embedding), and quantization side tensors the quant config's own mappers and suffixes handle:
 # left out, so a refusal is only claimed where the loader surely has no parameter for the name
 _ROUTED = ("t2d", "d2t", "draft_id_to_target_id", "embed_tokens", "fc.", "mask_embedding", "lm_head",
-           "rotary_emb.", "rotary_pos_emb.", "attention_sink_bias", "sinks")
+           "rotary_emb.", "rotary_pos_emb.", "attention_sink_bias", "sinks", "midlayer", "encoder.")
 
 
 def refused_tensors(d: Drafter) -> list[str]:
     """The unexpected tensors (verify's DF202) vLLM's AutoWeightsLoader raises on: no parameter of the DFlash
     module takes the name after its mappers, and it is not a `.bias` (those it ignores)."""
     return sorted(n for n in d.unexpected if not n.endswith(".bias") and not any(k in n for k in _ROUTED)
-                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES)
+                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
 
 
 def _unknown_tensors(d: Drafter) -> str | None:
