@@ -140,11 +140,7 @@ def render_check(result: Any, out: Console) -> None:
     render_verify(result.verify, out)
     if result.smoke is None:
         return
-    layout = _LAYOUTS.get(getattr(result.smoke, "kind", ""))
-    if layout is not None:
-        layout(result.smoke, out)
-    else:       # a runner that returned only a verdict
-        out.print(f"smoke forward: {'FAILED' if result.smoke_failed() else 'passed'}")
+    _LAYOUTS[result.smoke.kind](result.smoke, out)
 
 
 @text_renderer("push")

@@ -13,6 +13,7 @@ from dflash2_ckpt.cli import codes_table, main
 from conftest import FIXTURES, ROOT
 
 from _kit.cli import one_json, run
+from _kit.smoke import smoke_report
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
@@ -156,7 +157,7 @@ def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
 
     def fake_run_smoke(source, target=None):
         seen["target"] = target
-        return types.SimpleNamespace(failed=lambda strict=False: False, findings=[], to_json=lambda: {})
+        return smoke_report()
     fake = types.ModuleType("dflash2_ckpt.smoke")
     fake.run_smoke = fake_run_smoke
     monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
@@ -180,7 +181,7 @@ def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
 
     def fake_run_smoke(source, target=None):
         seen["source"] = source
-        return types.SimpleNamespace(failed=lambda strict=False: False, findings=[], to_json=lambda: {})
+        return smoke_report()
     fake = types.ModuleType("dflash2_ckpt.smoke")
     fake.run_smoke = fake_run_smoke
     monkeypatch.setattr(verify_mod, "open_checkpoint", counting_open)
