@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dflash2_ckpt.engines.causality import all_engines
+from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError

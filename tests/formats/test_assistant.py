@@ -182,7 +182,7 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
     materialise(tmp_path / "a", c, build.assistant_layout(build.nested("v1")))
     spec = open_checkpoint(tmp_path / "a").spec
     assert spec is not None and spec.dialect == "assistant"
-    from dflash2_ckpt.engines.causality import all_engines
+    from dflash2_ckpt.engines.registry import all_engines
     assert all_engines(spec) == {"vllm": (True, True), "vllm-legacy": None, "speculators": None, "sglang": None}
 
 
