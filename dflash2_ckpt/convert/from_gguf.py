@@ -16,14 +16,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, ClassVar, Iterable, Literal
 
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
 from ..errors import ConversionError, SourceError, SourceFindingsError
-from ..findings import Finding, keep
+from ..findings import Finding, Verdict, keep
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
@@ -41,8 +41,8 @@ _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
 @dataclass
-class FromGGUFReport:
-    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+class FromGGUFReport(Verdict):
+    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str

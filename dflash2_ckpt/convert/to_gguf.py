@@ -14,7 +14,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
@@ -26,7 +26,7 @@ from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
 from ..checks.pairing import target_text_config
 from ..errors import ConversionError, ConversionUsageError
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import DraftSpec
@@ -74,8 +74,8 @@ class GGUFTensorPlan:
 
 
 @dataclass
-class GGUFConversionReport:
-    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+class GGUFConversionReport(Verdict):
+    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str

@@ -12,6 +12,7 @@ from typing import IO, Any, Mapping
 from urllib.parse import quote
 
 from ..codes import all_codes
+from ..findings import Verdict
 from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -77,12 +78,11 @@ def _results(report: Any) -> list[dict[str, Any]]:
     return results
 
 
-def document(report: Any) -> dict[str, Any]:
+def document(report: Verdict) -> dict[str, Any]:
     """executionSuccessful: the tool checked everything it was given (findings are results, not failures);
     a drafter it could not read (audit) makes it false, with one notification each. exitCode: the exit code
     the findings give (1 when the report fails)."""
-    failed = getattr(report, "failed", None)
-    code = 1 if callable(failed) and failed() else 0
+    code = 1 if report.failed() else 0
     skipped = tuple(getattr(report, "unreadable", ()))
     invocation: dict[str, Any] = {"executionSuccessful": not skipped, "exitCode": code,
                                   "properties": {"subject": str(report.subject)}}
@@ -91,7 +91,7 @@ def document(report: Any) -> dict[str, Any]:
     return _log(_results(report), invocation)
 
 
-def render(report: Any, stream: IO[str]) -> None:
+def render(report: Verdict, stream: IO[str]) -> None:
     stream.write(json.dumps(document(report), indent=2, default=str) + "\n")
 
 

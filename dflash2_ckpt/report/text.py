@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
+from ..findings import Verdict
 from .engine_tables import render_engine_tables
 from .safe import printable
 
@@ -60,10 +61,9 @@ def render_findings(report: Any, out: Console) -> None:
     out.print(table)
 
 
-def render_verdict(report: Any, out: Console) -> None:
+def render_verdict(report: Verdict, out: Console) -> None:
     c = counts(report.findings)
-    failed = report.failed() if hasattr(report, "failed") else c["error"] > 0
-    verdict = "[red]FAILED[/red]" if failed else "[green]passed[/green]"
+    verdict = "[red]FAILED[/red]" if report.failed() else "[green]passed[/green]"
     out.print(f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
 
 
