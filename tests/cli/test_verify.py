@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from click.testing import CliRunner
+from _kit.cli import invoke, invoke_cli
 
 from dflash2_ckpt.formats import schemas
 from dflash2_ckpt.cli import codes_table, main
@@ -18,10 +18,6 @@ from _kit.smoke import smoke_report
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
 def test_exit_codes() -> None:
     assert invoke("verify", GOOD).exit_code == 0
     assert invoke("verify", str(FIXTURES / "broken" / "fc-wrong-shape")).exit_code == 1
@@ -32,7 +28,7 @@ def test_exit_codes() -> None:
 
 
 def test_missing_path_is_exit_3_with_one_line(tmp_path) -> None:
-    r = CliRunner().invoke(main, ["verify", str(tmp_path / "nope")])
+    r = invoke_cli(main, ["verify", str(tmp_path / "nope")])
     assert r.exit_code == 3
     assert "Traceback" not in r.output and "no such file or directory" in r.output
 

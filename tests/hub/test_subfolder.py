@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.errors import AmbiguousSubfolderError
@@ -57,7 +57,7 @@ def test_the_one_drafter_subfolder_is_used_and_named(tmp_path: Path, ckpts: dict
     rest = [f.to_json() for f in report.findings if f.code != "DF612"]
     assert rest == [f.to_json() for f in verify(ckpts["tiny"]).findings]
     assert report.summary == verify(ckpts["tiny"]).summary
-    r = CliRunner().invoke(main, ["verify", target, "--format", "json"])
+    r = invoke_cli(main, ["verify", target, "--format", "json"])
     assert r.exit_code == 0 and [f["code"] for f in json.loads(r.output)["findings"]].count("DF612") == 1
 
 
@@ -69,9 +69,9 @@ def test_several_drafter_subfolders_ask_which(tmp_path: Path, ckpts: dict[str, P
     with pytest.raises(AmbiguousSubfolderError) as e:
         open_source(target)
     assert e.value.candidates == ["dflash-a", "variants/dflash-b"]
-    r = CliRunner().invoke(main, ["verify", target])
+    r = invoke_cli(main, ["verify", target])
     assert r.exit_code == 3 and "dflash-a, variants/dflash-b" in r.output and "--subfolder" in r.output
-    ok = CliRunner().invoke(main, ["verify", target, "--subfolder", "variants/dflash-b"])
+    ok = invoke_cli(main, ["verify", target, "--subfolder", "variants/dflash-b"])
     assert ok.exit_code == 0 and "DF612" not in ok.output
 
 

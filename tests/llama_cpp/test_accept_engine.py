@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli.accept import accept_command
 
@@ -21,7 +21,7 @@ OPTS = ["--max-new-tokens", "32", "--limit", "2", "--format", "json"]
 
 
 def _run(args: list[str]) -> tuple[int, dict]:
-    res = CliRunner().invoke(accept_command, args, catch_exceptions=False)
+    res = invoke_cli(accept_command, args)
     return res.exit_code, json.loads(res.output)
 
 
