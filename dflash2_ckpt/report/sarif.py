@@ -11,31 +11,30 @@ from typing import IO, Any, Mapping
 
 from urllib.parse import quote
 
-from ..codes import all_codes
+from ..codes import all_codes, family_of
 from ..findings import Verdict
 from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-# where a rule's documentation lives (code scanning links each alert's rule here): docs/codes.md
+# where a rule's documentation lives (code scanning links each alert's rule here): docs/codes.md, one
+# section per code under the anchor #dfNNN (python -m dflash2_ckpt.dev.doc_tables writes it)
 DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
-FAMILIES = {"DF1": "config schema", "DF2": "tensors", "DF3": "v1/v2 identity", "DF4": "causality",
-            "DF5": "pairing with the target", "DF6": "files, shards and the model card", "DF75": "acceptance",
-            "DF7": "smoke forward", "DF8": "engine compatibility", "DF9": "GGUF"}
 FINGERPRINT = "dflash2Finding/v1"
 
 
-def _family(code: str) -> str:
-    return next(name for prefix, name in FAMILIES.items() if code.startswith(prefix))
+def help_uri(code: str) -> str:
+    return f"{DOCS}#{code.lower()}"
 
 
 def _rule(c: Any) -> dict[str, Any]:
-    full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {_family(c.code)} family "
+    full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {family_of(c.code)[1]} family "
             f"(DF{c.code[2]}xx); `dflash2-ckpt codes` lists every code.")
     return {"id": c.code, "name": c.name, "shortDescription": {"text": c.summary},
-            "fullDescription": {"text": full}, "helpUri": f"{DOCS}#finding-codes",
-            "help": {"text": full, "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}. "
-                                               f"See [the finding codes]({DOCS}#finding-codes)."},
+            "fullDescription": {"text": full}, "helpUri": help_uri(c.code),
+            "help": {"text": f"{full} What breaks: {c.breaks} Fix: {c.fix}",
+                     "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}.\n\n**What breaks:** {c.breaks}"
+                                 f"\n\n**Fix:** {c.fix}\n\nSee [{c.code} in the finding codes]({help_uri(c.code)})."},
             "defaultConfiguration": {"level": LEVEL[c.severity]}}
 
 
