@@ -35,7 +35,7 @@ def test_version_comes_from_the_metadata_alone() -> None:
 
 def test_documented_tags_name_this_version() -> None:
     tag = f"v{VERSION}"
-    docs = {p: p.read_text() for p in [ROOT / "docs" / "hooks-and-push.md", ROOT / ".pre-commit-hooks.yaml",
+    docs = {p: p.read_text() for p in [ROOT / "docs" / "hooks.md", ROOT / ".pre-commit-hooks.yaml",
                                        ROOT / "action.yml",
                                        ROOT / "docs" / "hub.md", ROOT / "docs" / "github-actions-verify.yml"]}
     revs = {(p.name, r) for p, t in docs.items() for r in re.findall(r"rev: (v[\w.]+)", t)}
