@@ -13,7 +13,7 @@ from dflash2_ckpt.cli import codes_table, main
 from conftest import FIXTURES, ROOT
 
 from _kit.cli import one_json, run
-from _kit.smoke import smoke_report
+from _kit.smoke import stand_in_smoke
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
@@ -138,8 +138,6 @@ def test_ctrl_c_under_json_prints_the_error_document(monkeypatch) -> None:
 
 def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
     """verify --smoke --target org/name opens the repo once and hands that Source to the smoke."""
-    import types
-
     from dflash2_ckpt.cli import options
     from dflash2_ckpt.sources import LocalSource
     opened = LocalSource(FIXTURES / "targets" / "tiny-target")
@@ -149,22 +147,13 @@ def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
         # the checkpoint opens as usual; the target "org/target" stands for a Hub repo opened config-only
         return opened if path == "org/target" and not require_weights else real_open(path, *args, **kw)
     monkeypatch.setattr(options, "open_source", open_source)
-    seen = {}
-
-    def fake_run_smoke(source, target=None):
-        seen["target"] = target
-        return smoke_report()
-    fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = fake_run_smoke
-    monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
+    seen = stand_in_smoke(monkeypatch)
     code, out, _ = run("verify", GOOD, "--smoke", "--target", "org/target", "--format", "json")
     assert code == 0 and seen["target"] is opened and "smoke" in one_json(out)
 
 
 def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
     """verify --smoke opens the checkpoint once: the smoke gets the Checkpoint verify opened."""
-    import types
-
     import dflash2_ckpt.usecases.verify as verify_mod
     from dflash2_ckpt.checkpoint import Checkpoint
     opened = []
@@ -173,15 +162,8 @@ def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
     def counting_open(path):
         opened.append(real_open(path))
         return opened[-1]
-    seen = {}
-
-    def fake_run_smoke(source, target=None):
-        seen["source"] = source
-        return smoke_report()
-    fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = fake_run_smoke
     monkeypatch.setattr(verify_mod, "open_checkpoint", counting_open)
-    monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
+    seen = stand_in_smoke(monkeypatch)
     code, out, _ = run("verify", GOOD, "--smoke", "--format", "json")
     assert code == 0 and len(opened) == 1
     assert isinstance(seen["source"], Checkpoint) and seen["source"] is opened[0]

@@ -13,7 +13,7 @@ from dflash2_ckpt.usecases.verify import verify
 from dflash2_ckpt.usecases.verify_smoke import CheckResult
 
 from _kit.fakehub import FakeHub
-from _kit.smoke import smoke_report
+from _kit.smoke import smoke_report, stand_in_smoke
 
 
 
@@ -91,10 +91,7 @@ def test_smoke_without_the_extra_is_exit_3(hub: FakeHub, ckpts: dict[str, Path],
 
 def test_smoke_refusal_uploads_nothing(hub: FakeHub, ckpts: dict[str, Path], dest: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import types
-    fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = lambda d: smoke_report(Finding("DF703", "NaN in the conv"))  # type: ignore[attr-defined]
-    monkeypatch.setitem(__import__("sys").modules, "dflash2_ckpt.smoke", fake)
+    stand_in_smoke(monkeypatch, Finding("DF703", "NaN in the conv"))
     code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--smoke", "--token", "hf_granted")
     assert code == 1 and "refused by smoke" in out and hub.commit_requests == []
 
