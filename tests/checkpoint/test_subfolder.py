@@ -3,7 +3,6 @@ several make the run stop with the candidates listed. Local directories and Hub 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,26 +14,8 @@ from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.usecases.verify import verify
 
 from _kit.fakehub import FakeHub
+from _kit.hub_fixtures import layout
 
-ROOT = Path(__file__).resolve().parents[2]
-TARGET = ROOT / "fixtures" / "targets" / "tiny-target"
-
-
-def layout(tmp: Path, ckpts: dict[str, Path], drafters: list[str], *, root_drafter: bool = False) -> Path:
-    """A target-shaped root (its config.json, a stand-in weight file) with drafters in subfolders."""
-    d = tmp / "repo"
-    d.mkdir()
-    if root_drafter:
-        for p in ckpts["tiny"].iterdir():
-            shutil.copy(p, d / p.name)
-    else:
-        shutil.copy(TARGET / "config.json", d / "config.json")
-        (d / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
-    for sub in drafters:
-        shutil.copytree(ckpts["tiny"], d / sub)
-    (d / "docs").mkdir()
-    (d / "docs" / "config.json").write_text(json.dumps({"model_type": "something-else"}))   # not a drafter
-    return d
 
 
 def sources(kind: str, d: Path, hub: FakeHub) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from _kit.cli import invoke
 
-from .conftest import FIXTURES
+from conftest import FIXTURES
 from _kit.fakehub import FakeHub
 
 TARGET = FIXTURES / "targets" / "tiny-target"

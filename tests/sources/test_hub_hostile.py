@@ -96,7 +96,7 @@ def test_a_bad_listed_size_is_the_hub_at_fault_not_the_checkpoint(hub: FakeHub, 
 # ---------------------------------------------------------------- subfolder discovery (item 12, item 5)
 
 def _target_with_subfolders(tmp: Path, ckpts: dict[str, Path], subs: list[str]) -> Path:
-    from .test_subfolder import layout
+    from _kit.hub_fixtures import layout
     return layout(tmp, ckpts, subs)
 
 
