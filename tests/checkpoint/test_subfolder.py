@@ -17,7 +17,6 @@ from _kit.fakehub import FakeHub
 from _kit.hub_fixtures import layout
 
 
-
 def sources(kind: str, d: Path, hub: FakeHub) -> str:
     if kind == "local":
         return str(d)
