@@ -19,8 +19,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def codes_reference() -> str:
-    """One section per family, one per code under a heading `### DFNNN` (its anchor `#dfnnn`, which
-    SARIF rules link to), with what breaks and how to fix it, from the registry."""
+    """One section per family, one per code under a heading `### DFNNN name` (the table's row keeps the
+    short anchor `#dfnnn` that SARIF rules link to), with what breaks and how to fix it, from the registry."""
     out: list[str] = []
     family = None
     for c in all_codes():
@@ -29,7 +29,7 @@ def codes_reference() -> str:
             family = prefix
             out += [f"## {prefix.ljust(5, 'x')}: {title}", ""]
         status = " (deprecated)" if c.status == "deprecated" else ""
-        out += [f"### {c.code}", "", f"`{c.name}` · {c.severity}{status} · {c.summary}", "",
+        out += [f"### {c.code} {c.name}", "", f"{c.severity}{status} · {c.summary}", "",
                 f"- **What breaks:** {c.breaks}", f"- **Fix:** {c.fix}", ""]
     return "\n".join(out).rstrip()
 

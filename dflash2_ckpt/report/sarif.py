@@ -11,20 +11,20 @@ from typing import IO, Any, Mapping
 
 from urllib.parse import quote
 
-from ..codes import all_codes, family_of
+from ..codes import all_codes, anchor, family_of
 from ..findings import Verdict
 from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-# where a rule's documentation lives (code scanning links each alert's rule here): docs/codes.md, one
-# section per code under the anchor #dfNNN (python -m dflash2_ckpt.dev.doc_tables writes it)
+# where a rule's documentation lives (code scanning links each alert's rule to its row, #dfnnn, in the table
+# of docs/codes.md; its section with what breaks and the fix follows the table)
 DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
 FINGERPRINT = "dflash2Finding/v1"
 
 
 def help_uri(code: str) -> str:
-    return f"{DOCS}#{code.lower()}"
+    return f"{DOCS}#{anchor(code)}"
 
 
 def _rule(c: Any) -> dict[str, Any]:
