@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests" / "llama_cpp"))
 pytestmark = pytest.mark.skipif(not GOLDEN.is_file() or not (PAIR / "drafter").is_dir(),
                                 reason="no llama.cpp golden record or recall pair")
 ROWS = json.loads(GOLDEN.read_text())["rows"] if GOLDEN.is_file() else []
-NEEDS_ENGINE = {"q8_0", "q4_0", "q4_k_m"}          # made by llama-quantize
+NEEDS_ENGINE = {"q8_0", "q4_0", "q4_k_m", "codebooks-q8_0", "codebooks-q4_0"}   # made by llama-quantize
 
 
 @pytest.fixture(scope="module")
