@@ -22,7 +22,7 @@ PAIR = ROOT / "fixtures" / "pairs" / "recall"
 pytestmark = pytest.mark.skipif(not GOLDEN.is_file() or not (PAIR / "drafter").is_dir(),
                                 reason="no llama.cpp golden record or recall pair")
 ROWS = json.loads(GOLDEN.read_text())["rows"] if GOLDEN.is_file() else []
-NEEDS_ENGINE = {"q8_0", "q4_0", "q4_k_m"}          # made by llama-quantize
+NEEDS_ENGINE = {"q8_0", "q4_0", "q4_k_m", "codebooks-q8_0", "codebooks-q4_0"}   # made by llama-quantize
 
 
 @pytest.fixture(scope="module")
