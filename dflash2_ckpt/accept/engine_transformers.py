@@ -68,7 +68,7 @@ def _directory(drafter: Any) -> Path:
     config = next((p for p in got if p is not None and p.name == "config.json"), None)
     if config is None:
         raise ConfigError("the drafter's files could not be downloaded for transformers", path=_label(drafter))
-    return config.parent
+    return Path(config.parent)
 
 
 def _supported(drafter: Any) -> tuple[Any, Path]:
@@ -141,8 +141,10 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
     dev = pick_device(device)
     t0 = time.perf_counter()
     tok = AutoTokenizer.from_pretrained(str(root))
-    model = AutoModelForCausalLM.from_pretrained(str(root), dtype=torch.float32).to(dev).eval()
-    assistant = AutoModel.from_pretrained(str(drafter_dir), dtype=torch.float32).to(dev).eval()
+    model: Any = AutoModelForCausalLM.from_pretrained(str(root), dtype=torch.float32)
+    model = model.to(dev).eval()
+    assistant: Any = AutoModel.from_pretrained(str(drafter_dir), dtype=torch.float32)
+    assistant = assistant.to(dev).eval()
     vocab = int(model.config.get_text_config().vocab_size)
     if spec.mask_token_id is not None and spec.mask_token_id >= vocab:
         raise ConfigError(f"mask_token_id {spec.mask_token_id} is outside the target's {vocab}-token vocabulary",

