@@ -107,6 +107,19 @@ def _installed() -> str:
     return version
 
 
+def _load(auto: Any, path: Path, dev: Any) -> Any:
+    """A float32 model on `dev`, without transformers' loading bar (the report is the output)."""
+    import torch
+    from transformers.utils import logging as tf_logging
+    shown = tf_logging.is_progress_bar_enabled()
+    tf_logging.disable_progress_bar()
+    try:
+        return auto.from_pretrained(str(path), dtype=torch.float32).to(dev).eval()
+    finally:
+        if shown:
+            tf_logging.enable_progress_bar()
+
+
 def _generate(model: Any, ids: list[int], max_new: int, **kw: Any) -> tuple[list[int], float]:
     import torch
     x = torch.tensor([ids], device=model.device)
@@ -141,10 +154,7 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
     dev = pick_device(device)
     t0 = time.perf_counter()
     tok = AutoTokenizer.from_pretrained(str(root))
-    model: Any = AutoModelForCausalLM.from_pretrained(str(root), dtype=torch.float32)
-    model = model.to(dev).eval()
-    assistant: Any = AutoModel.from_pretrained(str(drafter_dir), dtype=torch.float32)
-    assistant = assistant.to(dev).eval()
+    model, assistant = _load(AutoModelForCausalLM, root, dev), _load(AutoModel, drafter_dir, dev)
     vocab = int(model.config.get_text_config().vocab_size)
     if spec.mask_token_id is not None and spec.mask_token_id >= vocab:
         raise ConfigError(f"mask_token_id {spec.mask_token_id} is outside the target's {vocab}-token vocabulary",
@@ -197,17 +207,22 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
 
 def _parity(drafter: Any, target: Path, prompts: str | os.PathLike[str] | None, max_new: int, limit: int | None,
             device: str, tau_engine: float, engine: list[PromptResult]) -> dict[str, Any]:
-    """The reference loop on the same drafter, target and prompts: tau_engine / tau_reference, and how many
-    verification steps accepted the same number of drafts in both. transformers crops its last step's
-    tokens to max_new_tokens (and at end-of-sequence) before counting them, the reference loop counts the
-    whole step, so the two may differ in the last step of a prompt."""
+    """The reference loop on the same drafter, target and prompts, counted as transformers counts.
+
+    transformers crops the tokens of a prompt's last step to max_new_tokens (and at end-of-sequence) before
+    it puts them to the streamer; the reference loop's tau counts that step whole. So the ratio compares
+    tau_engine with the reference's committed tokens (its output, cropped the same way, minus the prefill's
+    token) per verification step; tau_reference is the loop's own figure, reported beside it."""
     from . import accept
     ref = accept(drafter, target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device)
-    ratio = tau_engine / ref.tau.mean if ref.tau.mean else 0.0
+    steps = sum(f.steps for f in ref.prompts)
+    committed = (sum(f.generated - 1 for f in ref.prompts) / steps) if steps else 0.0
+    ratio = tau_engine / committed if committed else 0.0
     pairs = [(a, b) for e, f in zip(engine, ref.prompts) for a, b in zip(e.accepted, f.accepted)]
-    return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4), "ratio": round(ratio, 4),
+    return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4),
+            "tau_reference_committed": round(committed, 4), "ratio": round(ratio, 4),
             "floor": checks.PARITY_FLOOR, "steps_engine": sum(e.steps for e in engine),
-            "steps_reference": sum(f.steps for f in ref.prompts), "steps_same_accepted": sum(a == b for a, b in pairs),
-            "findings": checks.parity(ENGINE, tau_engine, ref.tau.mean,
+            "steps_reference": steps, "steps_same_accepted": sum(a == b for a, b in pairs),
+            "findings": checks.parity(ENGINE, tau_engine, committed,
                                       advice="check the drafter's taps and causality against the profile "
                                              "(`dflash2-ckpt compat DRAFTER --engine transformers`)")}

@@ -29,7 +29,9 @@ def accept_lines(r: Any) -> list[str]:
         lines.insert(1, f"  engine {r.engine} (build {r.build}): {summary}")
         if "parity" in d:
             pr = d["parity"]
-            lines.append(f"  parity: tau_engine {pr['tau_engine']:.3f}, tau_reference {pr['tau_reference']:.3f}, "
+            committed = (f" (committed within the output as the engine counts: {pr['tau_reference_committed']:.3f})"
+                         if "tau_reference_committed" in pr else "")
+            lines.append(f"  parity: tau_engine {pr['tau_engine']:.3f}, tau_reference {pr['tau_reference']:.3f}{committed}, "
                          f"ratio {pr['ratio']:.3f} (floor {pr['floor']})"
                          + (f"; {pr['steps_same_accepted']} of {pr['steps_engine']} steps accepted as many drafts "
                             f"in both ({pr['steps_reference']} reference steps)" if "steps_engine" in pr else ""))
