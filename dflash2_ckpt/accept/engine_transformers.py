@@ -161,7 +161,8 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
                           field="mask_token_id", hint="pair the drafter with its own target")
     plist, source = load_prompts(tok, prompts, root, limit)
     block = int(assistant.config.block_size)
-    _generate(model, plist[0].ids[:4], 2)                      # warm up before anything is timed
+    _generate(model, plist[0].ids[:4], 2)                      # warm up both paths before anything is timed
+    _generate(model, plist[0].ids[:4], 2, assistant_model=assistant, speculation_type="dflash")
     results: list[PromptResult] = []
     findings: list[Finding] = []
     spec_s = base_s = 0.0
