@@ -18,6 +18,7 @@ no candidate selector); any other drafter is refused with the reason, cited to t
 """
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from pathlib import Path
@@ -110,7 +111,7 @@ def _installed() -> str:
 def _load(auto: Any, path: Path, dev: Any) -> Any:
     """A float32 model on `dev`, without transformers' loading bar (the report is the output)."""
     import torch
-    from transformers.utils import logging as tf_logging
+    tf_logging: Any = importlib.import_module("transformers.utils.logging")   # untyped module
     shown = tf_logging.is_progress_bar_enabled()
     tf_logging.disable_progress_bar()
     try:
