@@ -116,6 +116,9 @@ def _load(auto: Any, path: Path, dev: Any) -> Any:
     tf_logging.disable_progress_bar()
     try:
         return auto.from_pretrained(str(path), dtype=torch.float32).to(dev).eval()
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        raise ConfigError(f"transformers cannot load it: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                          path=str(path), hint="run `dflash2-ckpt verify` on it") from None
     finally:
         if shown:
             tf_logging.enable_progress_bar()
@@ -125,9 +128,14 @@ def _generate(model: Any, ids: list[int], max_new: int, **kw: Any) -> tuple[list
     import torch
     x = torch.tensor([ids], device=model.device)
     t0 = time.perf_counter()
-    with torch.no_grad():
-        out = model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=max_new, do_sample=False,
-                             **kw)
+    try:
+        with torch.no_grad():
+            out = model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=max_new, do_sample=False,
+                                 **kw)
+    except (IndexError, ValueError, RuntimeError) as e:
+        what = "assisted generation" if "assistant_model" in kw else "generation"
+        raise ConfigError(f"transformers' {what} failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                          hint="run `dflash2-ckpt verify DRAFTER --target TARGET`") from None
     if model.device.type == "cuda":
         torch.cuda.synchronize(model.device)
     return [int(t) for t in out[0, len(ids):].tolist()], time.perf_counter() - t0
@@ -156,7 +164,11 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
     t0 = time.perf_counter()
     tok = AutoTokenizer.from_pretrained(str(root))
     model, assistant = _load(AutoModelForCausalLM, root, dev), _load(AutoModel, drafter_dir, dev)
-    vocab = int(model.config.get_text_config().vocab_size)
+    text = model.config.get_text_config()
+    vocab, layers = int(text.vocab_size), int(text.num_hidden_layers)
+    if any(t >= layers for t in spec.target_layer_ids):
+        raise ConfigError(f"target_layer_ids {list(spec.target_layer_ids)} name layers the {layers}-layer target "
+                          "does not have", field="target_layer_ids", hint="pair the drafter with its own target")
     if spec.mask_token_id is not None and spec.mask_token_id >= vocab:
         raise ConfigError(f"mask_token_id {spec.mask_token_id} is outside the target's {vocab}-token vocabulary",
                           field="mask_token_id", hint="pair the drafter with its own target")

@@ -86,6 +86,18 @@ def test_nested_v1_drafter_is_refused_naming_the_assistant_dialect() -> None:
     assert "assistant export dialect" in json.loads(res.stdout)["error"]["message"]
 
 
+def test_taps_the_target_lacks_are_a_clear_error(tmp_path: Path) -> None:
+    import shutil
+    bad = tmp_path / "drafter"
+    shutil.copytree(V1, bad)
+    cfg = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**cfg, "target_layer_ids": [0, 9]}))
+    res = CliRunner().invoke(main, ["accept", str(bad), *ARGS])
+    assert res.exit_code == 3, res.output
+    err = json.loads(res.stdout)["error"]
+    assert err["field"] == "target_layer_ids" and "4-layer target" in err["message"]
+
+
 def test_reference_only_options_are_refused() -> None:
     res = CliRunner().invoke(main, ["accept", str(V1), *ARGS, "--kernels", "torch"])
     assert res.exit_code == 2 and "do not apply to --engine transformers" in res.output
