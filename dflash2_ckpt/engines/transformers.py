@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..formats.spec import DraftSpec
 from . import released as r
-from .profile import Causality, Cite, Default, DraftTokens, Fact, Profile
+from .profile import Causality, Cite, Default, Drafter, DraftTokens, Fact, Profile, Refusal
 from .versions import at_least, between
 
 
@@ -26,11 +26,25 @@ def bidirectional(spec: DraftSpec) -> Causality | None:
     return (False,) * spec.num_hidden_layers if spec.dialect == "assistant" else None
 
 
+def _sliding_window_int(d: Drafter) -> str | None:
+    """MuseGlimmerAssistantConfig validates its fields on construction: sliding_window must be an int."""
+    if "sliding_window" in d.config and not isinstance(d.config["sliding_window"], int):
+        return (f"sliding_window is {d.config['sliding_window']!r}: MuseGlimmerAssistantConfig is a strict dataclass "
+                "whose sliding_window is an int, so loading the config fails (write an integer, e.g. 2048, or drop "
+                "the key; full-attention layers do not use it)")
+    return None
+
+
+STRICT = Refusal("sliding_window is an integer", _sliding_window_int, f"{r.TF_STRICT}; {r.TF_SLIDING_INT}")
+
+
 COMMON = (
     _fact("DFlash assisted generation with speculation_type='dflash' through the assistant model; no DFlash2 "
           "selector; first in 5.15.0", r.TF_DFLASH, r.TF_NO_SELECTOR, r.TF_NO_DFLASH),
     _fact("reads target_layer_ids, block_size and mask_token_id from the assistant config and drafts "
           "block_size - 1 mask slots", r.TF_TAPS, r.TF_TOKENS),
+    _fact("the config class is strict: a null where a field is typed int (sliding_window) fails the load",
+          r.TF_STRICT, r.TF_SLIDING_INT),
     _fact("config defaults: target_layer_ids [1, 13, 25, 37, 49], mask_token_id 201818, block_size 16, "
           "every layer sliding", r.TF_DEFAULT_TAPS, r.TF_DEFAULT_MASK, r.TF_DEFAULT_BLOCK, r.TF_DEFAULT_SLIDING),
     _fact("draft layers are bidirectional", r.TF_BIDIRECTIONAL),
@@ -57,7 +71,7 @@ FIRST = Profile(
               r.TF_TAPS_EVERY, r.TF_TAPS_EVERY_INDEX),
         _fact("the noise block (anchor + mask slots) is embedded with the raw embedding table: a target whose "
               "embedding module scales its output drafts from unscaled embeddings", r.TF_NOISE_TABLE)),
-    defaults=DEFAULTS,
+    defaults=DEFAULTS, constraints=(STRICT,),
 )
 
 CURRENT = Profile(
@@ -71,7 +85,7 @@ CURRENT = Profile(
               r.TF_TAPS_PLUS1_INDEX),
         _fact("the noise block is embedded through the target's embedding module (its scale applies, an "
               "embed_norm is bypassed)", r.TF_NOISE_MODULE)),
-    defaults=DEFAULTS,
+    defaults=DEFAULTS, constraints=(STRICT,),
 )
 
 PROFILES = (FIRST, CURRENT)
