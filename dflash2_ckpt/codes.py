@@ -182,8 +182,14 @@ def all_codes() -> list[Code]:
     return sorted(REGISTRY.values(), key=lambda c: c.code)
 
 
+def anchor(code: str) -> str:
+    """The code's anchor in docs/codes.md: DF206 -> df206."""
+    return code.lower()
+
+
 def markdown_table() -> str:
     """Every code as the Markdown table of docs/codes.md (dev/doc_tables.py writes it there)."""
     rows = ["| code | name | severity | meaning |", "|---|---|---|---|"]
-    rows += [f"| {c.code} | {c.name} | {c.severity} | {c.summary} |" for c in all_codes()]
+    # one anchor per code (#df206): SARIF rules link each alert to its own row (report/sarif.py)
+    rows += [f'| <a id="{anchor(c.code)}"></a>{c.code} | {c.name} | {c.severity} | {c.summary} |' for c in all_codes()]
     return "\n".join(rows)
