@@ -83,14 +83,14 @@ def drafting(tau: float, block_size: int) -> list[Finding]:
 PARITY_FLOOR = 0.85        # tau_engine / tau_reference below this: the engine drafts worse than the checkpoint
 
 
-def parity(engine: str, tau_engine: float, tau_reference: float) -> list[Finding]:
+def parity(engine: str, tau_engine: float, tau_reference: float, *, advice: str | None = None) -> list[Finding]:
     ratio = tau_engine / tau_reference if tau_reference else 0.0
     if ratio >= PARITY_FLOOR:
         return []
     return [Finding("DF755", f"{engine} drafts at tau {tau_engine:.2f}, the reference loop at {tau_reference:.2f} on "
                     f"the same prompts (ratio {ratio:.2f} < {PARITY_FLOOR}): the engine loses acceptance the "
-                    "checkpoint has; check the GGUF's causality, taps and quantization "
-                    f"(`dflash2-ckpt compat DRAFTER.gguf --engine {engine}`)",
+                    "checkpoint has; " + (advice or "check the GGUF's causality, taps and quantization "
+                                          f"(`dflash2-ckpt compat DRAFTER.gguf --engine {engine}`)"),
                     details={"tau_engine": round(tau_engine, 4), "tau_reference": round(tau_reference, 4),
                              "ratio": round(ratio, 4), "floor": PARITY_FLOOR})]
 

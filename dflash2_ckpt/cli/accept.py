@@ -63,9 +63,12 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Memory the pair may take, e.g. 16G (default: half the RAM, or 90% of the GPU's); refused "
                    "before loading above it.")
-@click.option("--engine", type=click.Choice(["reference", "llama.cpp"]), default="reference", show_default=True,
-              help="Where the drafter runs: this toolkit's reference loop, or llama.cpp's llama-server "
-                   "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first).")
+@click.option("--engine", type=click.Choice(["reference", "llama.cpp", "transformers"]), default="reference",
+              show_default=True,
+              help="Where the drafter runs: this toolkit's reference loop, llama.cpp's llama-server "
+                   "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first), or transformers' "
+                   "DFlash assisted generation (a DFlash v1 drafter in the assistant dialect), compared with "
+                   "the reference loop.")
 @click.option("--llama-server", "llama_server", default=None,
               help="The llama-server binary (default: $DFLASH2_CKPT_LLAMA_SERVER, then PATH).")
 @click.option("--hf-target", "hf_target", default=None,
@@ -101,6 +104,18 @@ def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int,
                                           expect=expect, limit=limit, llama_server=llama_server,
                                           hf_drafter=hf_drafter, hf_target=hf_target, device=device,
                                           converted_from=source), fmt, strict, outputs)
+    if engine == "transformers":
+        if llama_server or hf_target or hf_drafter or kernels or block_size:
+            from ..errors import UsageError
+            raise UsageError("--llama-server, --hf-target, --hf-drafter, --kernels and --block-size do not apply "
+                             "to --engine transformers (it drafts the drafter's own block with its own code)")
+        from ..accept import require_accept_deps
+        require_accept_deps()
+        from ..accept.engine_transformers import run_transformers_accept
+        return emit(run_transformers_accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
+                                            max_new_tokens=max_new_tokens, expect=expect, limit=limit,
+                                            device=device, revision=target_revision, token=token,
+                                            max_memory=parse_size(max_memory)), fmt, strict, outputs)
     if llama_server or hf_target or hf_drafter:
         from ..errors import UsageError
         raise UsageError("--llama-server, --hf-target and --hf-drafter apply to --engine llama.cpp only")

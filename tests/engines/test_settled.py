@@ -144,12 +144,19 @@ def test_compat_with_transformers_loads_an_assistant_export_and_refuses_dflash2(
 
     from dflash2_ckpt.cli import main
 
-    ok = invoke_cli(main, ["compat", str(FIXTURES / "good" / "assistant-v1"), "--engine", "transformers",
-                                   "--format", "json"])
+    ok = invoke_cli(main, ["compat", str(FIXTURES / "pairs" / "tiny" / "drafter-v1"), "--engine",
+                                   "transformers", "--format", "json"])
     assert ok.exit_code == 0, ok.output
     import json
     [e] = json.loads(ok.output)["engines"]
     assert e["verdict"] == "loads" and any("block_size - 1" in x["message"] for x in e["reasons"])
+    # a null sliding_window (as Qwen3-derived configs write it) fails transformers' strict config class
+    null = invoke_cli(main, ["compat", str(FIXTURES / "good" / "assistant-v1"), "--engine",
+                                     "transformers@5.15.0", "--format", "json"])
+    assert null.exit_code == 1
+    [e] = json.loads(null.output)["engines"]
+    assert e["verdict"] == "fails" and "sliding_window is None" in e["reasons"][0]["message"]
+    assert str(r.TF_SLIDING_INT) in e["reasons"][0]["message"]
     v2 = invoke_cli(main, ["compat", str(FIXTURES / "good" / "nested-v2"), "--engine", "transformers@5.24.0",
                                    "--format", "json"])
     assert v2.exit_code == 1
