@@ -13,6 +13,7 @@ from typing import Any, Callable, ClassVar
 
 from ..findings import Finding, Verdict
 from ..sources import Source
+from ..threads import apply as apply_threads
 from .compare import Figures, dtype_noise
 from .gguf_side import open_gguf
 from .sides import CHUNK_BYTES, Side, open_side, register_opener
@@ -34,6 +35,7 @@ class DiffResult(Verdict):
     seconds: float
     sides: tuple[Side, Side]
     counts: dict[str, int] = field(default_factory=dict)
+    threads: dict[str, Any] = field(default_factory=dict)     # the torch thread choice (dflash2_ckpt.threads)
     kind: ClassVar[str] = "diff"
 
     @property
@@ -70,6 +72,7 @@ class DiffResult(Verdict):
     def to_json(self) -> dict[str, Any]:
         return {"subject": self.subject, "derived": self.derived, "reference": self.reference,
                 "passed": not self.failed(), "counts": self.counts, "seconds": round(self.seconds, 3),
+                "threads": dict(self.threads),
                 "findings": [f.to_json() for f in self.findings], "tensors": [f.to_json() for f in self.figures]}
 
     def receipt(self, hash_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -104,9 +107,11 @@ def _compare(name: str, d: Side, r: Side, fig: Figures) -> None:
 
 
 def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source, *,
-         progress: Progress | None = None) -> DiffResult:
-    """Compare every tensor of `derived` with `reference`. Raises SourceError when either cannot be read."""
+         progress: Progress | None = None, threads: int | None = None) -> DiffResult:
+    """Compare every tensor of `derived` with `reference`. Raises SourceError when either cannot be read.
+    threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load)."""
     start = time.monotonic()
+    chosen = apply_threads(threads)
     d, r = open_side(derived), open_side(reference)
     dt, rt = d.tensors(), r.tensors()
     names = sorted(set(dt) | set(rt))
@@ -134,4 +139,4 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
     counts: dict[str, int] = {}
     for f in figures:
         counts[f.verdict] = counts.get(f.verdict, 0) + 1
-    return DiffResult(d.label, r.label, figures, time.monotonic() - start, (d, r), counts)
+    return DiffResult(d.label, r.label, figures, time.monotonic() - start, (d, r), counts, chosen.to_json())

@@ -13,6 +13,8 @@ def smoke_lines(r: Any) -> list[str]:
              f"  device {r.device}, triton {r.triton_mode}; "
              f"embedding from {r.embedding_source.get('embed_tokens')}, "
              f"head from {r.embedding_source.get('lm_head')}"]
+    if getattr(r, "threads", None):
+        lines.append(f"  torch threads {r.threads['threads']} ({r.threads['reason']})")
     if r.inputs:
         lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in r.inputs.items()))
     if getattr(r, "estimate", None):

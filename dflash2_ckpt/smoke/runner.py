@@ -16,7 +16,7 @@ from ..formats.spec import DraftSpec
 from . import checks, influence
 from .device import pick_device, prepare_triton, sync
 from .conv import grouped_dynamic_conv
-from .drafter import CONV_MODULES, ConvFn, ForwardOptions, RefDrafter
+from .drafter import CONV_MODULES, ConvFn, ForwardOptions, KeptContext, RefDrafter
 from .embedding import borrow
 from .inputs import make_inputs
 from .report import SmokeReport
@@ -98,10 +98,15 @@ class BoundDraft:
         self.stages: dict[str, torch.Tensor] = {}
         self.ids = self.u = torch.empty(0)
         self.d2t: torch.Tensor | None = None
+        self.kept: KeptContext | None = None       # the context kept between decoding steps (accept)
+
+    @property
+    def n_ctx(self) -> int:
+        return self.kept.n if self.kept is not None else int(self.hidden.shape[1])
 
     def forward(self, conv: ConvFn | None | str = "torch", identity: tuple[str, ...] = ()) -> torch.Tensor:
         opts = ForwardOptions(conv=grouped_dynamic_conv if conv == "torch" else conv, identity=identity)  # type: ignore[arg-type]
-        g = self.drafter.forward(self.hidden, self.anchors, self.block, self.mask_id, opts)
+        g = self.drafter.forward(self.hidden, self.anchors, self.block, self.mask_id, opts, kept=self.kept)
         self.stages = opts.stages
         return g
 
