@@ -8,10 +8,11 @@ format (the GGUF reader registers one).
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import torch
 
@@ -80,7 +81,7 @@ class SafetensorsSide:
         raw = self.ckpt.config or {}
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}
-        self._handles: dict[str, BinaryIO | None] = {}      # open local files (None: read through the source)
+        self._handles: dict[str, io.BufferedReader | None] = {}      # open local files (None: read through the source)
         self._dense: dict[str, TensorInfo] = {}
         self._quant: dict[str, str] = {}      # logical name -> module
         for name, t in self.view.logical.items():
@@ -125,7 +126,7 @@ class SafetensorsSide:
             return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
         out = torch.empty(length, dtype=torch.uint8)
         f.seek(start)
-        got = f.readinto(memoryview(out.numpy()))
+        got = f.readinto(out.numpy().data)
         if got != length:
             raise SourceError(f"{file} ended early at byte {start + (got or 0)}", path=self.label)
         return out
