@@ -20,7 +20,8 @@ def smoke_lines(r: Any) -> list[str]:
     if getattr(r, "estimate", None):
         e = r.estimate
         lines.append(f"  estimated before the run: {e['peak_bytes'] / 2**20:,.0f} MiB, {e['seconds']:.0f} s "
-                     f"(budget {e['budget_bytes'] / 2**20:,.0f} MiB)")
+                     f"(budget {e['budget_bytes'] / 2**20:,.0f} MiB)"
+                     + (f"; conv: {e['triton_conv']}" if e.get("triton_conv") else ""))
     for p in r.paths:
         line = f"  input {p['input']}: anchor {p['anchor']} -> greedy {p['greedy']}"
         if "sampled" in p:

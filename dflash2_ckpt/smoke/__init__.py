@@ -90,7 +90,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
     if progress is not None:      # total 0: a note, not a stage
-        progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s", 0, 0)
+        progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s; conv: {est.triton_conv}", 0, 0)
     report = smoke(spec, _tensor_files(ckpt, tensors), label=ckpt.source.label,
                    target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
