@@ -135,6 +135,16 @@ def _accumulate(fig: Figures, dv: torch.Tensor, rv: torch.Tensor, noise: float, 
     fig.noise2 += noise
 
 
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bit-identical storage (a NaN equals itself here), compared 8 bytes a lane where the size allows."""
+    x, y = a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)
+    if x.numel() != y.numel():
+        return False
+    if x.numel() % 8 == 0:
+        x, y = x.view(torch.int64), y.view(torch.int64)
+    return bool(torch.equal(x, y))
+
+
 def _side_rows(side: Side, meta: TensorMeta, name: str, r0: int, r1: int) -> tuple[torch.Tensor, float, bool]:
     """(rows, predicted noise, stored): a dense tensor's stored rows, not widened (the passes widen them slice
     by slice), else the float32 rows the side dequantizes."""
@@ -155,7 +165,7 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
         r1 = min(rows, r0 + step)
         dv, noise, d_raw = _side_rows(d, dm, name, r0, r1)
         rv, _, r_raw = _side_rows(r, rm, name, r0, r1)
-        same = d_raw and r_raw and dm.dtype == rm.dtype and dv.shape == rv.shape and bool(torch.equal(dv, rv))
+        same = d_raw and r_raw and dm.dtype == rm.dtype and dv.shape == rv.shape and _same_bytes(dv, rv)
         narrow = (dm.dtype, rm.dtype) if dm.scheme is None and noise == 0.0 else None
         _accumulate(fig, dv, rv, noise, narrow, same, bufs)
         del dv, rv

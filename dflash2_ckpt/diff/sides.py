@@ -82,6 +82,7 @@ class SafetensorsSide:
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}
         self._handles: dict[str, io.BufferedReader | None] = {}      # open local files (None: read through the source)
+        self._pool: dict[str, torch.Tensor] = {}                       # read buffers by tensor role
         self._dense: dict[str, TensorInfo] = {}
         self._quant: dict[str, str] = {}      # logical name -> module
         for name, t in self.view.logical.items():
@@ -113,9 +114,11 @@ class SafetensorsSide:
     def tensors(self) -> dict[str, TensorMeta]:
         return self._meta
 
-    def _bytes(self, file: str, start: int, length: int) -> torch.Tensor:
-        """`length` bytes of `file` as a uint8 tensor: read straight into it from a local file (one copy,
-        no intermediate bytes object), through the source's read_range otherwise (the Hub)."""
+    def _bytes(self, file: str, start: int, length: int, slot: str) -> torch.Tensor:
+        """`length` bytes of `file` as a uint8 tensor: read straight into a buffer kept for `slot` (the
+        stored tensor's role: weight, weight_scale, ...) from a local file, so a step costs one copy out of
+        the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
+        is overwritten by the next read of the same slot: callers finish with the rows before that."""
         f = self._handles.get(file)
         if f is None and file not in self._handles:
             path = self.ckpt.source.local_path(file)
@@ -124,7 +127,10 @@ class SafetensorsSide:
         if f is None:
             data = self.ckpt.source.read_range(file, start, length)
             return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
-        out = torch.empty(length, dtype=torch.uint8)
+        buf = self._pool.get(slot)
+        if buf is None or buf.numel() < length:
+            buf = self._pool[slot] = torch.empty(length, dtype=torch.uint8)
+        out = buf[:length]
         f.seek(start)
         got = f.readinto(out.numpy().data)
         if got != length:
@@ -137,7 +143,7 @@ class SafetensorsSide:
         rows, cols = _rows_of(t.shape)
         r1 = min(r1, rows)
         row_bytes = cols * DTYPE_BITS[t.dtype] // 8
-        data = self._bytes(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes)
+        data = self._bytes(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes, name.rpartition(".")[2])
         dtype = _BIT_DTYPES.get(t.dtype, TORCH_DTYPES[t.dtype])
         return data.view(dtype).reshape(r1 - r0, cols) if data.numel() else torch.empty((0, cols), dtype=dtype)
 
@@ -147,6 +153,7 @@ class SafetensorsSide:
             if f is not None:
                 f.close()
         self._handles.clear()
+        self._pool.clear()
 
     def stored_rows(self, name: str, r0: int, r1: int) -> torch.Tensor | None:
         """The stored rows of a dense tensor, not widened (diff widens them slice by slice); None when quantized."""
