@@ -54,8 +54,9 @@ def env_for(code: Path, **extra: str) -> dict[str, str]:
 
 
 def measure(cmd: list[str] | str, env: dict[str, str]) -> dict[str, Any]:
+    """Run in the code's own directory: `python -c` and `-m` put the working directory before PYTHONPATH."""
     args = [sys.executable, "-c", MEASURE, json.dumps(env)] + ([cmd] if isinstance(cmd, str) else cmd)
-    out = subprocess.run(args, check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    out = subprocess.run(args, check=True, capture_output=True, text=True, cwd=env["PYTHONPATH"]).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -271,8 +272,9 @@ def bench_smoke(base: Path, old: Path, results: dict[str, Any]) -> None:
     cfg = config(5)
     if not (d / "model.safetensors").is_file():
         rng = np.random.default_rng(0)
-        materialise(d, {**cfg, "dtype": "float32"}, [(n, "F32", s) for n, _, s in tensors_for(cfg)],
-                    data=lambda n, k: (0.02 * rng.standard_normal(k // 4)).astype("<f4").tobytes())
+        materialise(d, cfg, tensors_for(cfg),       # BF16: the upper halves of float32 normals x 0.02
+                    data=lambda n, k: ((0.02 * rng.standard_normal(k // 2)).astype("<f4").view("<u4") >> 16)
+                    .astype("<u2").tobytes())
     rows = []
     for which, code in (("old", old), ("new", ROOT)):
         r = measure([sys.executable, "-m", "dflash2_ckpt", "smoke", str(d), "--device", "cpu", "--format", "json"],
@@ -285,7 +287,7 @@ def bench_smoke(base: Path, old: Path, results: dict[str, Any]) -> None:
                "errors": sorted(f["code"] for f in doc["findings"] if f["severity"] == "error")}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    results["smoke"] = {"layout": "H 2048, intermediate 8192, 5 layers, vocab 151936, F32", "rows": rows}
+    results["smoke"] = {"layout": "H 2048, intermediate 8192, 5 layers, vocab 151936, BF16", "rows": rows}
 
 
 def main() -> None:

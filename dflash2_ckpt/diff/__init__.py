@@ -182,27 +182,29 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
     names = sorted(set(dt) | set(rt))
     figures = []
     bufs = _Buffers()
-    for i, name in enumerate(names):
-        if progress:
-            progress(i, len(names), name)
-        if name not in dt:
-            figures.append(Figures(name, rt[name].shape, verdict="missing"))
-            continue
-        if name not in rt:
-            figures.append(Figures(name, dt[name].shape, scheme=dt[name].scheme, verdict="extra"))
-            continue
-        fig = Figures(name, dt[name].shape, rt[name].shape, dt[name].scheme)
-        if dt[name].shape != rt[name].shape:
-            t = tuple(reversed(rt[name].shape)) == dt[name].shape and len(rt[name].shape) == 2
-            fig.verdict, fig.reason = "different", (f"{'transposed: ' if t else ''}shape {list(dt[name].shape)} "
-                                                    f"where the reference has {list(rt[name].shape)}")
-        else:
-            _compare(name, d, r, fig, bufs)
-        fig.decide()
-        figures.append(fig)
-    for side in (d, r):
-        if hasattr(side, "close"):
-            side.close()
+    try:
+        for i, name in enumerate(names):
+            if progress:
+                progress(i, len(names), name)
+            if name not in dt:
+                figures.append(Figures(name, rt[name].shape, verdict="missing"))
+                continue
+            if name not in rt:
+                figures.append(Figures(name, dt[name].shape, scheme=dt[name].scheme, verdict="extra"))
+                continue
+            fig = Figures(name, dt[name].shape, rt[name].shape, dt[name].scheme)
+            if dt[name].shape != rt[name].shape:
+                t = tuple(reversed(rt[name].shape)) == dt[name].shape and len(rt[name].shape) == 2
+                fig.verdict, fig.reason = "different", (f"{'transposed: ' if t else ''}shape {list(dt[name].shape)} "
+                                                        f"where the reference has {list(rt[name].shape)}")
+            else:
+                _compare(name, d, r, fig, bufs)
+            fig.decide()
+            figures.append(fig)
+    finally:
+        for side in (d, r):           # the files the comparison opened, also when it raises
+            if hasattr(side, "close"):
+                side.close()
     if progress:
         progress(len(names), len(names), "")
     counts: dict[str, int] = {}
