@@ -297,6 +297,7 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=0.5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="diff,accept,threads,smoke")
+    ap.add_argument("--accept-repeat", type=int, default=1)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     base, old = Path(args.dir), old_tree(Path(args.old))
@@ -306,7 +307,7 @@ def main() -> None:
     if "diff" in only:
         bench_diff(base, old, args.gb, args.repeat, results)
     if "accept" in only:
-        bench_accept(old, max(1, args.repeat - 1), results)
+        bench_accept(old, args.accept_repeat, results)
     if "threads" in only:
         bench_threads(base, args.repeat, results)
     if "smoke" in only:
