@@ -158,6 +158,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF812", "quantized-module-must-be-dense", "error", "a module the engine builds unquantized is stored quantized"),
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
+    Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
     # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
     Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
     Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),
@@ -182,8 +183,14 @@ def all_codes() -> list[Code]:
     return sorted(REGISTRY.values(), key=lambda c: c.code)
 
 
+def anchor(code: str) -> str:
+    """The code's anchor in docs/codes.md: DF206 -> df206."""
+    return code.lower()
+
+
 def markdown_table() -> str:
     """Every code as the Markdown table of docs/codes.md (dev/doc_tables.py writes it there)."""
     rows = ["| code | name | severity | meaning |", "|---|---|---|---|"]
-    rows += [f"| {c.code} | {c.name} | {c.severity} | {c.summary} |" for c in all_codes()]
+    # one anchor per code (#df206): SARIF rules link each alert to its own row (report/sarif.py)
+    rows += [f'| <a id="{anchor(c.code)}"></a>{c.code} | {c.name} | {c.severity} | {c.summary} |' for c in all_codes()]
     return "\n".join(rows)

@@ -6,8 +6,6 @@ from pathlib import Path
 
 from ..errors import SourceError
 from .discover import config_folders, local_config_folders, locate_drafter
-from ..sources.hub import HubSource, hub_settings
-from ..sources.hub_ref import parse_repo_ref
 from ..sources.local import LocalSource, Source
 
 
@@ -29,6 +27,9 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
             return locate_drafter(src, lambda: local_config_folders(src.root),
                                   lambda f: LocalSource(os.path.join(path, f)))
         return src
+    # the Hub client code loads only for a path that is no local one
+    from ..sources.hub import HubSource, hub_settings
+    from ..sources.hub_ref import parse_repo_ref
     ref = None if path.startswith((".", "/", "~")) or "\\" in path else parse_repo_ref(path, hub_settings()["endpoint"])
     if ref is None:
         raise SourceError("no such file or directory, and not a Hub repo id", path=path,

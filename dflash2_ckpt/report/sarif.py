@@ -11,12 +11,12 @@ from typing import IO, Any, Mapping
 
 from urllib.parse import quote
 
-from ..codes import all_codes
+from ..codes import all_codes, anchor
 from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-# where a rule's documentation lives (code scanning links each alert's rule here): docs/codes.md
+# where a rule's documentation lives (code scanning links each alert's rule to its row): docs/codes.md
 DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
 FAMILIES = {"DF1": "config schema", "DF2": "tensors", "DF3": "v1/v2 identity", "DF4": "causality",
             "DF5": "pairing with the target", "DF6": "files, shards and the model card", "DF75": "acceptance",
@@ -32,9 +32,9 @@ def _rule(c: Any) -> dict[str, Any]:
     full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {_family(c.code)} family "
             f"(DF{c.code[2]}xx); `dflash2-ckpt codes` lists every code.")
     return {"id": c.code, "name": c.name, "shortDescription": {"text": c.summary},
-            "fullDescription": {"text": full}, "helpUri": f"{DOCS}#finding-codes",
+            "fullDescription": {"text": full}, "helpUri": f"{DOCS}#{anchor(c.code)}",
             "help": {"text": full, "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}. "
-                                               f"See [the finding codes]({DOCS}#finding-codes)."},
+                                               f"See [{c.code} in the finding codes]({DOCS}#{anchor(c.code)})."},
             "defaultConfiguration": {"level": LEVEL[c.severity]}}
 
 

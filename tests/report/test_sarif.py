@@ -66,13 +66,18 @@ def test_error_document_is_valid_sarif_too() -> None:
     assert inv["executionSuccessful"] is False and "no such file" in inv["toolExecutionNotifications"][0]["message"]["text"]
 
 
+CODES_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "codes.md").read_text(encoding="utf-8")
+
+
 def test_rules_carry_help_for_code_scanning() -> None:
     from urllib.parse import urlsplit
     rules = sarif_of(verify(FIXTURES / "good" / "nested-v2"))["runs"][0]["tool"]["driver"]["rules"]
     assert len(rules) == len(all_codes())
     for rule in rules:
         url = urlsplit(rule["helpUri"])
-        assert url.scheme == "https" and url.fragment == "finding-codes"
+        # each rule links to its own row of docs/codes.md, which carries that anchor
+        assert url.scheme == "https" and url.path.endswith("/docs/codes.md") and url.fragment == rule["id"].lower()
+        assert f'<a id="{url.fragment}"></a>{rule["id"]} |' in CODES_PAGE
         assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"])
         assert rule["id"] in rule["help"]["markdown"]
 
