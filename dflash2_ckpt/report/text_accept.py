@@ -22,6 +22,9 @@ def accept_lines(r: Any) -> list[str]:
              f"(saved {fw['saved']})"]
     for j, x in enumerate(r.per_position):        # the chart, in the terminal
         lines.append(f"    draft {j + 1:>2} {'█' * round(max(0.0, min(1.0, x)) * 40):<40} {x:.2f}")
+    if getattr(r, "threads", None):
+        lines.insert(2, f"  torch threads {r.threads['threads']} ({r.threads['reason']})"
+                        + (f", {r.batch} prompts per target forward" if getattr(r, "batch", 1) > 1 else ""))
     if r.engine != "reference":
         d = r.engine_details
         summary = d.get("summary") or (f"{d.get('draft_n_accepted', 0)} of {d.get('draft_n', 0)} drafted tokens "

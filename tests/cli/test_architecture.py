@@ -50,7 +50,8 @@ def import_graph(pkg: Path = PKG) -> dict[str, set[str]]:
 # the layers, lowest first: a module may import its own layer and the layers below it, never one above.
 # Every import counts (inside functions, under TYPE_CHECKING). Names are top-level modules or packages.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "codes", "findings", "version"),   # ground: typed errors, the code registry, the Finding, the version
+    ("errors", "codes", "findings", "version", "threads"),   # ground: typed errors, the code registry, the Finding,
+    # the version, the torch thread choice
     ("sources",),                        # where the bytes come from: local directories, Hub repos
     ("formats",),                        # what the bytes mean: safetensors / GGUF headers, config dialects
     ("quant",),                          # quantization schemes and how each stores a linear
