@@ -83,6 +83,14 @@ def drafting(tau: float, block_size: int) -> list[Finding]:
 PARITY_FLOOR = 0.85        # tau_engine / tau_reference below this: the engine drafts worse than the checkpoint
 
 
+def committed_tau(generated: Sequence[int], steps: Sequence[int]) -> float:
+    """The reference loop's tau counted as an engine counts it: each prompt's output (cropped to
+    max_new_tokens) minus the prefill's token, per verification step. The loop's own tau counts a prompt's
+    last step whole, which an engine crops, so comparing with it biases the ratio down on short runs."""
+    total = sum(steps)
+    return (sum(g - 1 for g in generated) / total) if total else 0.0
+
+
 def parity(engine: str, tau_engine: float, tau_reference: float, *, advice: str | None = None) -> list[Finding]:
     ratio = tau_engine / tau_reference if tau_reference else 0.0
     if ratio >= PARITY_FLOOR:

@@ -230,7 +230,7 @@ def _parity(drafter: Any, target: Path, prompts: str | os.PathLike[str] | None, 
     from . import accept
     ref = accept(drafter, target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device)
     steps = sum(f.steps for f in ref.prompts)
-    committed = (sum(f.generated - 1 for f in ref.prompts) / steps) if steps else 0.0
+    committed = checks.committed_tau([f.generated for f in ref.prompts], [f.steps for f in ref.prompts])
     ratio = tau_engine / committed if committed else 0.0
     pairs = [(a, b) for e, f in zip(engine, ref.prompts) for a, b in zip(e.accepted, f.accepted)]
     return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4),
