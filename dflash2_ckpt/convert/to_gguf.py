@@ -36,6 +36,7 @@ from ..checkpoint.target import read_target
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_exact import gguf_differences
+from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
 from .pieces import Piece, write_pieces
 from .plan import _refuse_source, _tensor_fate
@@ -201,12 +202,14 @@ def _writer(path: Path, ckpt: Checkpoint, tensors: list[GGUFTensorPlan], *, outt
 
 
 def _header_bytes(w: GGUFWriter, scratch: Path) -> bytes:
-    """Header + key/values + tensor infos as the gguf package writes them, padded to the data alignment."""
+    """Header + key/values + tensor infos as the gguf package writes them, the long arrays packed once
+    (gguf_pack.py), padded to the data alignment."""
+    packed = take_long_arrays(w)
     w.write_header_to_file(scratch)
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
     w.close()
-    raw = scratch.read_bytes()
+    raw = splice(scratch.read_bytes(), packed)
     scratch.unlink()
     return raw + bytes(-len(raw) % w.data_alignment)
 
