@@ -261,14 +261,40 @@ class _Reader:
             return KV(t, list(struct.unpack(f"<{n}{fmt[1]}", raw)), sub)
         if lazy:
             start = self.pos
-            self._strings(key, n, keep=False)
+            self._skip_strings(key, n)
             return KV(t, LazyArray(self.fetch, start, self.pos, n, sub, key), sub)
         return KV(t, self._strings(key, n), sub)
 
-    def _strings(self, key: str, n: int, keep: bool = True) -> list[str]:
+    def _skip_strings(self, key: str, n: int) -> None:
+        """Step over n length-prefixed strings, every length capped, decoding nothing: the loop is as
+        short as it can be (one unpack, one comparison, one addition a string), and reading past the
+        fetched bytes raises struct.error, where the bytes are fetched (need(), with its file-size and
+        header caps) and the walk resumes at the same string."""
+        unpack, cap, buf = struct.Struct("<Q").unpack_from, MAX_STRING, self.buf
+        i, pos = 0, self.pos
+        while i < n:
+            try:
+                for i in range(i, n):
+                    ln = unpack(buf, pos)[0]
+                    if ln > cap:
+                        self.pos = pos
+                        raise self.err(f"array {key}[{i}]: string length {ln} exceeds the {MAX_STRING}-byte cap")
+                    pos += 8 + ln
+                else:
+                    i = n
+            except struct.error:
+                self.pos = pos
+                self.need(8)
+            self.pos = pos
+        self.pos = pos
+        if pos > len(buf):                  # the last string's bytes are not fetched yet
+            start, self.pos = self.pos, len(buf)
+            self.need(start - len(buf))
+            self.pos = start
+
+    def _strings(self, key: str, n: int) -> list[str]:
         """n length-prefixed strings: the vocabulary and merges, hundreds of thousands of them, so the loop
-        works on the buffer in place and calls need() only when it runs out of fetched bytes. With
-        keep=False it only steps over them (every length still capped), decoding nothing."""
+        works on the buffer in place and calls need() only when it runs out of fetched bytes."""
         out: list[str] = []
         unpack = struct.Struct("<Q").unpack_from
         buf, pos, have = self.buf, self.pos, len(self.buf)
@@ -286,8 +312,7 @@ class _Reader:
                 self.pos = pos
                 self.need(8 + ln)
                 have = len(buf)
-            if keep:
-                out.append(buf[pos + 8:end].decode("utf-8", errors="surrogateescape"))
+            out.append(buf[pos + 8:end].decode("utf-8", errors="surrogateescape"))
             pos = end
         self.pos = pos
         return out

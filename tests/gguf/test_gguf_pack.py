@@ -79,3 +79,18 @@ def test_lazy_walk_still_caps_every_string_and_the_file_end() -> None:
         _parse(bytes(blob))
     with pytest.raises(HeaderError, match="past the end"):
         _parse(bytes(_blob(strings, [1] * (G.LAZY_MIN + 2)))[:-100])
+
+
+@pytest.mark.parametrize("piece", [7, 4096, None])
+def test_lazy_walk_across_fetch_boundaries(piece: int | None) -> None:
+    """Strings that straddle the fetched bytes (a 16 KiB first chunk, or a source that returns 7 bytes a
+    read) are stepped over exactly: the lazy header ends where the eager one does, with the same values."""
+    strings = [bytes([97 + i % 26]) * (1 + i % 37) for i in range(20_000)]
+    blob = _blob(strings, [0] * 3000)
+
+    def fetch(s: int, n: int) -> bytes:
+        return blob[s:s + (n if piece is None else min(n, piece))]
+    lazy = G.parse_gguf_header(fetch, len(blob), "x.gguf")
+    eager = G.parse_gguf_header(fetch, len(blob), "x.gguf", lazy=False)
+    assert lazy.header_bytes == eager.header_bytes == len(blob)
+    assert list(lazy.kv["tokenizer.ggml.tokens"].value) == eager.kv["tokenizer.ggml.tokens"].value
