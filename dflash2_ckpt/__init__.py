@@ -8,12 +8,12 @@ from .errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2
                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
 # the accept() function shadows the accept subpackage as an attribute, so `dflash2_ckpt.accept(...)`
 # works; import submodules with `from dflash2_ckpt.accept.report import ...` (torch loads only when it runs)
-from .accept import AcceptReport, accept
+from .accept import accept
 
 # verify / inspect / Report / require_version load on first use (PEP 562): `dflash2-ckpt --version` and the
 # commands that never verify do not pay for the check suite
 _LAZY = {"verify": "usecases.verify", "inspect": "usecases.verify", "Report": "usecases.verify",
-         "require_version": "usecases.guard"}
+         "require_version": "usecases.guard", "AcceptReport": "accept.report"}
 
 
 def __getattr__(name: str) -> object:

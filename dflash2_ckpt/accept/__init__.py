@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import MissingDependencyError
-from .report import AcceptReport, PromptResult
+
+if TYPE_CHECKING:
+    from .report import AcceptReport, PromptResult
+
+
+def __getattr__(name: str) -> object:
+    if name in ("AcceptReport", "PromptResult"):    # the report types load on first use: start-up stays light
+        from . import report
+        return getattr(report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["AcceptReport", "PromptResult", "accept", "require_accept_deps"]
 

@@ -9,9 +9,10 @@ from ..findings import Finding
 
 EMITS: frozenset[str] = frozenset({"DF750", "DF751", "DF752", "DF753", "DF754", "DF755"})
 
-# chosen from bench/accept_failures.py on the recall pair, 16 seeds (bench/RESULTS.md): a random fc drafts
-# at most 2.07 and v2 read as v1 at most 1.24, the trained drafter at least 8.0 (B = 8)
-NOT_DRAFTING = 2.4
+# chosen from bench/accept_failures.py on the recall pair (bench/RESULTS.md): over 48 seeds a random fc
+# drafts at most 2.39 (47 of them at most 1.23), v2 read as v1 at most 1.15 over 16, the trained drafter
+# at least 8.0 (B = 8); 2.6 clears the worst broken seed and flags no drafter accepting 23% or more
+NOT_DRAFTING = 2.6
 DEFAULT_REL_TOL = 0.05
 MIN_STEPS = 30
 # ordered by how often each is the cause in the field (ENGINES.md §1-2, CONTRACT §4, §6)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..engines.runners.llama_cpp import ENGINE, Completion, LlamaServer, find_server
+from ..engines.runners.llama_cpp import ENGINE, Completion, LlamaServer, find_server, resolve_build
 from ..errors import ConfigError, SourceError
 from ..findings import Finding
 from . import checks, stats
@@ -103,7 +103,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         n_max = block - 1
         with LlamaServer(binary, target_path, draft, n_max=n_max, ctx=CTX) as server:
             try:
-                build = server.build_info()
+                build, build_how = resolve_build(binary, server.build_info())
                 plist, source = engine_prompts(server, prompts, tokenizer, hf_t, limit)
                 need = max(len(p.ids) for p in plist) + max_new_tokens + block
                 if need > CTX:
@@ -156,7 +156,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         prompts=results, expect=want, findings=findings, engine=ENGINE, build=build,
         engine_details={"llama_server": str(binary), "spec_draft_n_max": n_max, "draft_n": drafted,
                         "draft_n_accepted": accepted, "drafter_converted": converted,
-                        "wall_s": round(seconds, 2), **({"parity": parity} if parity else {})})
+                        "wall_s": round(seconds, 2), **build_how, **({"parity": parity} if parity else {})})
 
 
 def _parity(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,

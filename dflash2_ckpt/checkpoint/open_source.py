@@ -6,8 +6,6 @@ from pathlib import Path
 
 from ..errors import SourceError
 from .discover import config_folders, local_config_folders, locate_drafter
-from ..sources.hub import HubSource, hub_settings
-from ..sources.hub_ref import parse_repo_ref
 from ..sources.local import LocalSource, Source
 
 
@@ -29,19 +27,20 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
             return locate_drafter(src, lambda: local_config_folders(src.root),
                                   lambda f: LocalSource(os.path.join(path, f)))
         return src
+    # the Hub client code loads only for a path that is no local one
+    from ..sources.hub import HubSource, hub_settings
+    from ..sources.hub_ref import parse_repo_ref
     ref = None if path.startswith((".", "/", "~")) or "\\" in path else parse_repo_ref(path, hub_settings()["endpoint"])
     if ref is None:
         raise SourceError("no such file or directory, and not a Hub repo id", path=path,
                           hint="give a checkpoint directory, or a Hub repo as org/name, org/name@revision or "
                                "https://huggingface.co/org/name")
-    if ref.revision and revision and ref.revision != revision:
-        raise SourceError(f"two revisions given: @{ref.revision} and --revision {revision}", path=path,
-                          hint="give the revision once")
+    revision = ref.one_revision(revision, path)
     if ref.subfolder and subfolder and ref.subfolder.strip("/") != subfolder.strip("/"):
         raise SourceError(f"two subfolders given: /{ref.subfolder} and --subfolder {subfolder}", path=path,
                           hint="give the subfolder once")
     folder = ref.subfolder or subfolder
-    hub = HubSource(ref.repo_id, revision=ref.revision or revision, subfolder=folder, token=token,
+    hub = HubSource(ref.repo_id, revision=revision, subfolder=folder, token=token,
                     config_only=not require_weights)
     if not require_weights:
         return hub

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
@@ -96,6 +95,7 @@ def debug() -> bool:
 def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) -> None:
     """Render `e` in `fmt` (and in each --output file) and exit with its code."""
     if debug():
+        import traceback
         traceback.print_exception(e)
     from ..report import render_error
     doc = error_doc(e)

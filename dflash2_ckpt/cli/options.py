@@ -119,9 +119,11 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
 
 def open_target(target: str | None, token: str | None) -> str | Source | None:
     """--target: a local path as given (unreadable -> a DF508 finding), or an opened Hub repo (config only)."""
+    if target is None or os.path.exists(target):
+        return target
     from ..sources.hub import hub_settings
     from ..sources.hub_ref import parse_repo_ref
-    if target is None or os.path.exists(target) or parse_repo_ref(target, hub_settings()["endpoint"]) is None:
+    if parse_repo_ref(target, hub_settings()["endpoint"]) is None:
         return target
     return open_source(target, token=token, require_weights=False)
 

@@ -18,11 +18,6 @@ from typing import Any, ClassVar
 
 from ..errors import UsageError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:                                   # Python 3.10: the same parser, from PyPI
-    import tomli as tomllib
-
 from ..findings import Verdict, validate_selectors
 
 TABLE = "tool.dflash2-ckpt"
@@ -66,6 +61,11 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    # the TOML parser loads only when there is a file to read
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:                               # Python 3.10: the same parser, from PyPI
+        import tomli as tomllib
     try:
         with open(path, "rb") as f:
             doc: dict[str, Any] = tomllib.load(f)

@@ -159,12 +159,13 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     check_overlap(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
     needs_vocab(ckpt)
-    plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
+    source = verify(ckpt)      # the source is verified once: to plan, to refuse, then to compare
+    plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers, families=source.families)
     if dry_run:
         extra = {"dst_exists": os.path.lexists(dst_path)}
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = claim_destination(dst_path, dst, force)
-    source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
+    source_findings = source.findings
     _refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
                      list(accept_findings))
     with staging_area(dst_path, dst) as tmp:

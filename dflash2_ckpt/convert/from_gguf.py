@@ -16,14 +16,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, ClassVar, Iterable, Literal
 
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
 from ..errors import ConversionError, SourceError, SourceFindingsError
-from ..findings import Finding, keep
+from ..findings import Finding, Verdict, keep
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
@@ -32,6 +32,7 @@ from ..sources.gguf_header import GGUFHeader
 from ..sources.safetensors_header import build_header
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
+from .gguf_attention import as_read_by_llama_cpp
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
 from .staging import check_overlap, claim_destination, install, staging_area
@@ -41,8 +42,8 @@ _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
 @dataclass
-class FromGGUFReport:
-    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+class FromGGUFReport(Verdict):
+    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str
@@ -105,6 +106,8 @@ def nested_config(spec: DraftSpec, dtype: str) -> dict[str, Any]:
     for k in ("input_embedding_scale", "output_multiplier"):
         if getattr(spec, k) != 1.0:
             dc[k] = getattr(spec, k)
+    if spec.drafter_extra.get("attention_sink_bias") is True:     # blk.N.attn_sinks.weight in the file
+        dc["attention_sink_bias"] = True
     cfg["dflash_config"] = dc
     return cfg
 
@@ -118,7 +121,7 @@ def _config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tup
             data = b""
         cfg, _ = load_config(data) if data else (None, [])
         emb = to_spec(cfg)[0] if cfg is not None else None
-        if emb is not None and not gguf_differences(emb, spec):
+        if emb is not None and not gguf_differences(as_read_by_llama_cpp(emb), spec):
             return data, "embedded"
         notes.append(f"the source config.json carried in {N.KEY_SOURCE_CONFIG} no longer matches the GGUF "
                      "metadata (edited after conversion?); the config is written from the metadata")
@@ -255,7 +258,7 @@ def _check_staged(tmp: Path, source: Checkpoint, spec: DraftSpec) -> Checkpoint:
     if out.spec is None:
         raise ConversionError("internal: the written config does not parse: "
                               + "; ".join(f.message for f in out.findings[:3]))
-    diffs = gguf_differences(out.spec, spec)
+    diffs = gguf_differences(as_read_by_llama_cpp(out.spec), spec)
     if diffs:
         raise ConversionError("the HF checkpoint would not describe the same drafter: " + "; ".join(diffs))
     refuse_new_errors(run_checks(CheckContext(source)), run_checks(CheckContext(out)),

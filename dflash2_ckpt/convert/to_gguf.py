@@ -14,7 +14,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
@@ -22,11 +22,12 @@ from ..engines.causality import intended as intended_causality
 from .regressions import refuse_new_errors
 from ..usecases.verify import verify
 from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.layout import draft_vocab
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
 from ..checks.pairing import target_text_config
 from ..errors import ConversionError, ConversionUsageError
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import DraftSpec
@@ -35,6 +36,7 @@ from ..sources.gguf_header import tensor_nbytes
 from ..checkpoint.target import read_target
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
+from .gguf_attention import gguf_view
 from .gguf_exact import gguf_differences
 from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
@@ -75,8 +77,8 @@ class GGUFTensorPlan:
 
 
 @dataclass
-class GGUFConversionReport:
-    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+class GGUFConversionReport(Verdict):
+    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str
@@ -109,6 +111,8 @@ class GGUFConversionReport:
 
 
 def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[int, ...]) -> GGMLQuantizationType:
+    if gguf_name.endswith(".attn_sinks.weight"):
+        return GGMLQuantizationType.F32          # ggml_soft_max_add_sinks asserts F32 (llama.cpp b11434:ggml/src/ggml.c)
     if outtype is None:
         return _TYPE[src_dtype]
     want = _TYPE[outtype]
@@ -123,6 +127,15 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
 
 def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensorPlan], list[str]]:
     assert ckpt.spec is not None
+    dv = draft_vocab(ckpt.spec)
+    if dv is not None:
+        # the role table would drop its own head and d2t as a target copy and a map, and the GGUF would
+        # draft over the target's head instead: a different drafter that loads
+        raise ConversionError(f"a reduced draft vocabulary (draft_vocab_size = {dv} of {ckpt.spec.vocab_size}): "
+                              "llama.cpp reads it as output.weight [H, draft_vocab] with an I64 d2t of absolute "
+                              "target ids (llama.cpp b11434:src/models/dflash.cpp), which this converter does not "
+                              "write, and llama.cpp's convert_hf_to_gguf.py reads no flat speculators config",
+                              path=ckpt.label, hint="serve this drafter from the flat dialect (vLLM, speculators)")
     out, notes, seen = [], [], set()
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
@@ -166,11 +179,9 @@ def _context(spec: DraftSpec, target_cfg: dict[str, Any] | None, notes: list[str
     return DEFAULT_CONTEXT
 
 
-def _writer(path: Path, ckpt: Checkpoint, tensors: list[GGUFTensorPlan], *, outtype: str | None,
+def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTensorPlan], *, outtype: str | None,
             target: Path | None, target_cfg: dict[str, Any] | None, tokenizer_from: Path | None,
             notes: list[str]) -> GGUFWriter:
-    spec = ckpt.spec
-    assert spec is not None
     w = GGUFWriter(path, N.ARCH)
     w.add_name(Path(ckpt.label.rstrip("/")).name or "dflash-drafter")
     counts: dict[GGMLQuantizationType, int] = {}
@@ -271,6 +282,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     dst_path = Path(dst).absolute()
     check_overlap(src_root, dst_path)
     tensors, notes = plan_tensors(ckpt, outtype)
+    view = gguf_view(spec, list(ckpt.tensors), notes)
     report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
                                   outtype or "source dtype", tensors, 0, notes)
     if dry_run:
@@ -282,7 +294,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     _refuse_findings(ckpt, source_findings, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
                      | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}}, list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
-        w = _writer(tmp / "header.part", ckpt, tensors, outtype=outtype, target=Path(target) if target else None,
+        w = _writer(tmp / "header.part", ckpt, view, tensors, outtype=outtype, target=Path(target) if target else None,
                     target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,
                     notes=notes)
         report.metadata_keys = len(w.kv_data[0])
@@ -290,7 +302,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment)
         out = tmp / dst_path.name
         report.tensors_verified = write_pieces(out, header, size, pieces)
-        report.findings = _verify_written(out, ckpt, source_findings, tensors, target_cfg)
+        report.findings = _verify_written(out, ckpt, view, source_findings, tensors, target_cfg)
         _install_file(out, dst_path, force)
     report.written = True
     report.notes += cleaned
@@ -298,7 +310,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     return report
 
 
-def _verify_written(path: Path, source: Checkpoint, source_findings: tuple[Finding, ...],
+def _verify_written(path: Path, source: Checkpoint, view: DraftSpec, source_findings: tuple[Finding, ...],
                     tensors: list[GGUFTensorPlan], target_cfg: dict[str, Any] | None) -> tuple[Finding, ...]:
     """Re-open the written file as a GGUF drafter: planned tensors, the source's DraftSpec, no new error."""
     out = open_checkpoint(path)
@@ -308,8 +320,7 @@ def _verify_written(path: Path, source: Checkpoint, source_findings: tuple[Findi
     got = {t.name: (t.ggml_type, t.shape) for t in out.gguf.tensors}
     if got != {t.gguf_name: (int(t.out_type), t.shape) for t in tensors}:
         raise ConversionError("internal: the written tensor infos do not describe the planned tensors")
-    assert source.spec is not None
-    diffs = gguf_differences(source.spec, out.spec)
+    diffs = gguf_differences(view, out.spec)
     if diffs:
         raise ConversionError("the GGUF would not describe the same drafter: " + "; ".join(diffs))
     layers = target_text_config(target_cfg or {}).get("num_hidden_layers")

@@ -15,7 +15,7 @@ from . import causality as rules
 from .profile import Default, Drafter, Profile
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
-                                   "DF808", "DF809", "DF810", "DF811", "DF812", "DF813"})
+                                   "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815"})
 
 Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported"]
 VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported")
@@ -176,6 +176,17 @@ def _quant(p: Profile, d: Drafter) -> list[Finding]:
             for o in p.quant(d.quantized_modules)]
 
 
+def _ignored(p: Profile, d: Drafter) -> list[Finding]:
+    out = []
+    for rule in p.ignores:
+        text = rule.check(d)
+        if text:
+            out.append(Finding("DF815", f"{p.title} {text}; nothing raises, acceptance drops "
+                               f"({rule.source})", field=f"dflash_config.{rule.name.split('.')[-1]}",
+                               details={"key": rule.name, "source": rule.source}))
+    return out
+
+
 def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
     out = [Finding("DF810", f"{p.title}: {n.text} ({n.source})") for n in p.notes]
     for a in p.advisories:
@@ -246,6 +257,7 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
     quant = _quant(p, d)
     fails += [f for f in quant if f.severity == "error"]
     degraded = _causality(p, d) + _silent_defaults(p, d) + [f for f in quant if f.severity == "warning"]
+    degraded += _ignored(p, d)
     block = d.spec.block_size if d.spec is not None else None
     notes = [f for f in quant if f.severity == "info"] + _notes(p, d, block)
     if fails:

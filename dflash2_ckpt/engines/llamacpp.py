@@ -39,6 +39,22 @@ def _attention_biases(d: Drafter) -> str | None:
 NO_BIAS = Refusal("no attention biases", _attention_biases, B11434, "DF805")
 
 
+def _d2t_head(d: Drafter) -> str | None:
+    """A reduced vocabulary scores with the drafter's own head: d2t [draft_vocab] scatters those logits to
+    the target ids, and without a head of its own the drafter uses the target's, whose rows are the full
+    vocabulary, so the first draft's graph asserts d2t->ne[0] == n_draft_vocab and the server aborts."""
+    if "d2t" not in d.tensors or {"output.weight", "lm_head.weight"} & d.tensors:
+        return None
+    return ("has d2t (a reduced draft vocabulary) but no head of its own (output.weight [H, draft_vocab]): the "
+            "target's full-vocabulary head is used, and the server aborts while loading "
+            "(GGML_ASSERT(model.d2t->ne[0] == n_draft_vocab))")
+
+
+D2T_HEAD = Refusal("a reduced vocabulary brings its own head", _d2t_head,
+                   "llama.cpp b11434:src/models/dflash.cpp (load_arch_tensors: d2t and output.weight "
+                   "{n_embd, n_vocab_draft}; build: GGML_ASSERT(model.d2t->ne[0] == n_draft_vocab)), run here")
+
+
 def _mask_token(d: Drafter) -> str | None:
     if d.spec is None or d.spec.mask_token_id is not None:
         return None
@@ -79,7 +95,7 @@ CURRENT = Profile(
              GGUF_ONLY),
     notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
     requires=(MASK,),
-    constraints=(TOP_K, NO_BIAS),
+    constraints=(TOP_K, NO_BIAS, D2T_HEAD),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..formats.spec import DraftSpec
 from . import released as r
+from .attention_keys import ignores_sinks, ignores_use_swa
 from .profile import Causality, Cite, Default, Drafter, Fact, Profile, Refusal
 from .sglang import guessed_taps
 from .versions import at_least, between
@@ -49,6 +50,7 @@ DFLASH_MLX_PROFILE = Profile(
                       why="a wrong mask id drafts from the wrong embedding"),
               Default("target_layer_ids", guessed_taps, str(r.DFLASHMLX_TAPS), reads=("dflash_config.target_layer_ids",),
                       why="fc is fed hidden states it was not trained on")),
+    ignores=(ignores_use_swa(r.DFLASHMLX_NO_USE_SWA), ignores_sinks(r.DFLASHMLX_NO_SINKS)),
 )
 
 
@@ -128,6 +130,8 @@ def _runtime_note(d: Drafter) -> str | None:
 
 
 RUNTIME = Refusal("runtime block", _runtime_note, str(r.MLXVLM_V2_RUNTIME), "DF810")
+MLX_USE_SWA = ignores_use_swa(r.MLXVLM_NO_USE_SWA, r.MLXVLM_NO_USE_SWA_MODEL)
+MLX_OLD_IGNORES = (MLX_USE_SWA, ignores_sinks(r.MLXVLM_NO_SINKS))
 
 MLX_VLM_V1_ONLY = Profile(
     engine="mlx-vlm", label="mlx-vlm", versions=between("0.6.0", "0.6.16", "release"),
@@ -137,7 +141,7 @@ MLX_VLM_V1_ONLY = Profile(
     taps="dflash_config.target_layer_ids, else top-level, else [1, 8, 15, 22, 29]", draft_tokens=None,
     sources=(_fact("no DFlash2 drafter", r.MLXVLM_NO_DFLASH2),
              _fact("draft-block self-attention is unmasked (bidirectional)", r.MLXVLM_V1_NONCAUSAL)) + V1_FACTS,
-    defaults=V1_DEFAULTS,
+    defaults=V1_DEFAULTS, ignores=MLX_OLD_IGNORES,
 )
 
 MLX_VLM_DFLASH2 = Profile(
@@ -150,7 +154,7 @@ MLX_VLM_DFLASH2 = Profile(
     sources=V2_FACTS + V1_FACTS + (_fact("the DFlash v1 config reads no causality key and draft-block "
                                          "self-attention is unmasked (bidirectional)", r.MLXVLM_NO_CAUSAL_KEY,
                                          r.MLXVLM_V1_NONCAUSAL),),
-    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,),
+    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=MLX_OLD_IGNORES,
 )
 
 MLX_VLM_CURRENT = Profile(
@@ -164,7 +168,7 @@ MLX_VLM_CURRENT = Profile(
     sources=V2_FACTS + V1_FACTS + (_fact("a layer is causal iff the config's is_causal (default false); the DFlash v1 "
                                          "config maps dflash_config.causal to is_causal", r.MLXVLM_CAUSAL_KEY,
                                          r.MLXVLM_LAYER_CAUSAL, r.MLXVLM_IS_CAUSAL_FIELD),),
-    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,),
+    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=(MLX_USE_SWA,),
 )
 
 PROFILES = (DFLASH_MLX_PROFILE, MLX_VLM_V1_ONLY, MLX_VLM_DFLASH2, MLX_VLM_CURRENT)

@@ -128,6 +128,7 @@ class Profile:
     quant: Callable[[Mapping[str, str]], list[QuantOutcome]] | None = None
     notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
     advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
+    ignores: tuple[Refusal, ...] = ()            # keys it does not read whose meaning is lost: DF815, degraded
     serve: Callable[["Drafter", int | None], str | None] | None = None
 
     @property

@@ -8,6 +8,7 @@ raises when target_layer_ids is missing; the released dflash 0.1.0 computes defa
 from __future__ import annotations
 
 from . import causality, released as r
+from .attention_keys import ignores_sinks, ignores_use_swa
 from .profile import Cite, Default, Drafter, Fact, Profile, Refusal
 from .sglang import guessed_taps
 from .versions import at_least, between
@@ -39,6 +40,7 @@ ZLAB_PROFILE = Profile(
     defaults=(Default("target_layer_ids", guessed_taps, str(r.ZLAB_TAPS),
                       why="fc is fed hidden states it was not trained on"),
               Default("block_size", 16, str(r.ZLAB_BLOCK), why="drafts blocks of a length it was not trained on")),
+    ignores=(ignores_use_swa(r.ZLAB_NO_USE_SWA), ignores_sinks(r.ZLAB_NO_SINKS)),
 )
 
 SPECULATORS_PROFILE = Profile(

@@ -36,6 +36,11 @@ VLLM_ASSISTANT = Cite("vllm", ("0.29.0", "0.33.0"), V_DFLASH, "`encoder.fc` / `e
 VLLM_EMBED = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "includes_embed_tokens = True")
 VLLM_USE_SWA = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                     "# ``use_swa`` forces SWA on every layer, even an all-full ``layer_types``.")
+VLLM_USE_SWA_LEGACY = Cite("vllm", ("0.27.1",), V_DFLASH,
+                           "# ``use_swa`` forces SWA on every layer, even an all-full ``layer_types``.")
+# one learned sink logit per head when dflash_config.attention_sink_bias is true (MiMo)
+VLLM_SINKS = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+                  '"attention_sink_bias",\n            getattr(config, "add_swa_attention_sink_bias", False),')
 VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                    '"DFlash sliding attention requires a window size configured in "')
 VLLM_MIXED = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
@@ -94,6 +99,14 @@ SGLANG_BLOCK = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
 SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")
 SGLANG_TAPS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
                    "def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> List[int]:")
+# use_swa is never read: sliding layers come from layer_types only
+SGLANG_NO_USE_SWA = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS, "use_swa", absent=True)
+SGLANG_NO_USE_SWA_MODEL = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "use_swa", absent=True)
+# dflash_config.attention_sink_bias: not read up to 0.5.19 (0.5.19 builds sinks for Nemotron 3.5 drafts only)
+SGLANG_NO_SINKS = Cite("sglang", ("0.5.18",), S_MODEL, "attention_sink_bias", absent=True)
+SGLANG_NEMOTRON_SINKS_ONLY = Cite("sglang", ("0.5.19",), S_MODEL, "elif draft_cfg.attention_sink_bias:", absent=True)
+SGLANG_SINKS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
+                    'raw_attention_sink_bias = dflash_cfg.get("attention_sink_bias", False)')
 SGLANG_TOKENS = Cite("sglang", ("0.5.19", "0.5.23"), S_WORKER, "self.speculative_num_draft_tokens = int(self.block_size)")
 
 # --- mlx-vlm -----------------------------------------------------------------------------------------
@@ -116,6 +129,12 @@ MLXVLM_LAYER_CAUSAL = Cite("mlx-vlm", ("0.7.0", "0.7.10"), "mlx_vlm/speculative/
 MLXVLM_IS_CAUSAL_FIELD = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, "is_causal: bool = False")
 MLXVLM_CAUSAL_KEY = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, 'flat["is_causal"] = bool(dflash_cfg["causal"])')
 MLXVLM_NO_CAUSAL_KEY = Cite("mlx-vlm", ("0.6.17",), M_V1, 'dflash_cfg["causal"]', absent=True)
+M_V1_MODEL = "mlx_vlm/speculative/drafters/qwen3_dflash/dflash.py"
+MLXVLM_NO_USE_SWA = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "use_swa", absent=True)
+MLXVLM_NO_USE_SWA_MODEL = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL, "use_swa", absent=True)
+MLXVLM_NO_SINKS = Cite("mlx-vlm", ("0.6.0", "0.6.17"), M_V1_MODEL, "attention_sink_bias", absent=True)
+MLXVLM_SINKS = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1,
+                    'flat["attention_sink_bias"] = bool(dflash_cfg["attention_sink_bias"])')
 MLXVLM_V2_NESTED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, 'for key in (\n            "block_size",')
 MLXVLM_V2_NOT_CAUSAL = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2,
                             'raise ValueError("DFlash2 causal draft blocks are not currently supported.")')
@@ -134,6 +153,8 @@ DFLASHMLX_MASK = Cite("dflash-mlx", ("0.1.8",), D_MODEL,
                       'self.mask_token_id = int((args.dflash_config or {}).get("mask_token_id", 0) or 0)')
 DFLASHMLX_REQUIRED = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "    num_target_layers: int\n    block_size: int\n")
 DFLASHMLX_FROM_DICT = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "**{key: value for key, value in data.items() if key in cls.__annotations__}")
+DFLASHMLX_NO_USE_SWA = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "use_swa", absent=True)
+DFLASHMLX_NO_SINKS = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "attention_sink", absent=True)
 DFLASHMLX_BLOCK = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "self.block_size = int(args.block_size)")
 
 # --- z-lab reference (PyPI `dflash`) -----------------------------------------------------------------
@@ -144,6 +165,8 @@ ZLAB_TAPS = Cite("dflash", ("0.1.0",), Z_MODEL,
 ZLAB_CAUSAL = Cite("dflash", ("0.1.0",), Z_MODEL,
                    'self.is_causal = layer_type == "sliding_attention" if is_causal is None else bool(is_causal)')
 ZLAB_WINDOW = Cite("dflash", ("0.1.0",), Z_MODEL, "visible &= query_position - key_position < sliding_window")
+ZLAB_NO_USE_SWA = Cite("dflash", ("0.1.0",), Z_MODEL, "use_swa", absent=True)
+ZLAB_NO_SINKS = Cite("dflash", ("0.1.0",), Z_MODEL, "sink", absent=True)
 ZLAB_BLOCK = Cite("dflash", ("0.1.0",), Z_MODEL, 'self.block_size = int(_draft_value(config, "block_size", 16))')
 
 # --- speculators -------------------------------------------------------------------------------------

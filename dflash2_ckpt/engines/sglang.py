@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..formats.spec import DraftSpec
 from . import causality, quant, released as r, serve
+from .attention_keys import ignores_sinks, ignores_use_swa
 from .profile import Cite, Default, DraftTokens, Fact, Profile
 from .versions import at_least, below
 
@@ -42,6 +43,8 @@ FC = _fact("fc is a plain torch Linear for DFlash drafters (quant-aware only for
            "that match no parameter are skipped: a quantized fc's packed tensors are dropped, fc stays at random init "
            "(sgl-project/sglang#39087)", r.SGLANG_FC_PLAIN, r.SGLANG_IGNORE, r.SGLANG_FC_QUANTIZABLE)
 
+USE_SWA = ignores_use_swa(r.SGLANG_NO_USE_SWA, r.SGLANG_NO_USE_SWA_MODEL)
+
 OLD = Profile(
     engine="sglang", label="SGLang", versions=below("0.5.19", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
@@ -54,6 +57,7 @@ OLD = Profile(
              _fact("q/k/v are built as one QKVParallelLinear with the quant config (prefix 'qkv_proj' without the "
                    "layer path)", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_018), FC, NESTED_ONLY),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
+    ignores=(USE_SWA, ignores_sinks(r.SGLANG_NO_SINKS)),
 )
 
 CURRENT = Profile(
@@ -70,6 +74,10 @@ CURRENT = Profile(
              _fact("q/k/v are built as one QKVParallelLinear that receives the quant config, so quantized q/k/v "
                    "load", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_ARG), FC, NESTED_ONLY),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
+    # 0.5.19 builds sinks for Nemotron 3.5 drafts only; 0.5.20 and later read dflash_config.attention_sink_bias.
+    # The range is judged as its oldest release, so a sink drafter is never said to load on 0.5.19
+    ignores=(USE_SWA, ignores_sinks(r.SGLANG_NEMOTRON_SINKS_ONLY, r.SGLANG_SINKS,
+                                    extra=" (SGLang 0.5.19; 0.5.20 and later read it)")),
 )
 
 PROFILES = (OLD, CURRENT)

@@ -26,6 +26,9 @@ def _fact(text: str, *cites: Cite) -> Fact:
 FLAT_READS = _fact("reads the nested dialect and the speculators flat dialect (update_dflash maps "
                    "aux_hidden_state_layer_ids - 1 to dflash_config.target_layer_ids and sets dflash_config.causal = "
                    "not sliding_window_non_causal, absent = bidirectional)", r.VLLM_FLAT_TAPS, r.VLLM_FLAT_CAUSAL)
+SINKS = _fact("MiMo-style keys are read: dflash_config.use_swa slides every layer of an all-full layer_types and "
+              "dflash_config.attention_sink_bias builds one learned sink logit per head",
+              r.VLLM_USE_SWA_LEGACY, r.VLLM_USE_SWA, r.VLLM_SINKS)
 EMBED = _fact("a shipped embed_tokens copy is loaded into the drafter's own embedding and used for drafting; "
               "without one the drafter shares the target's", r.VLLM_EMBED)
 ASSISTANT_READS = _fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
@@ -115,7 +118,7 @@ LEGACY = _profile(
     (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2, r.VLLM_DFLASH1),
      _fact("causality: dflash_config.causal overrides every layer, else sliding layers causal; the top-level "
            "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
-     EMBED, FLAT_READS),
+     EMBED, SINKS, FLAT_READS),
     version_by="architecture (DFlash2DraftModel is not registered)",
     causality=causality.vllm_legacy,
     causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
@@ -149,7 +152,7 @@ _LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflas
           _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
           _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
                 "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
-          EMBED, DRAFT_QUANT, FLAT_READS)
+          EMBED, SINKS, DRAFT_QUANT, FLAT_READS)
 
 DENSE_CONV = _profile(
     between("0.29", "0.31", "release"), frozenset({"v1", "v2"}),

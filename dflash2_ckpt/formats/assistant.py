@@ -16,14 +16,13 @@ Who loads the encoder.* names (read from the public sources, pinned commits):
 - exllamav3 loads the encoder.* names as they are (`key_fc = "encoder.fc"`, vcruz305/exllamav3
   exllamav3/architecture/muse_glimmer_assistant.py), as does the transformers assistant model the export
   was saved from (its context projection is the `encoder` module: fc + output_norm_enc).
+
+The pydantic model of the dialect is formats/assistant_model.py; this module stays free of pydantic, so
+detecting the dialect costs no import.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Optional
-
-from pydantic import Field
-
-from .common import MODEL_CONFIG, NonNegInt, PosInt, TransformerFields
+from typing import Any, Mapping
 
 # stored name -> the name the nested / flat dialects (and vLLM after its remap) use
 ASSISTANT_TENSORS = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}
@@ -34,19 +33,6 @@ ENGINE_SUPPORT = ("vLLM routes MuseGlimmerAssistantModel to its DFlash model and
                   "and skips them silently (fc and hidden_norm stay uninitialised); exllamav3 and the "
                   "transformers assistant model read them as they are. `dflash2-ckpt convert --to nested` "
                   "writes the names every DFlash engine loads")
-
-
-class AssistantV1Config(TransformerFields):
-    model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (assistant export dialect)"}
-    architectures: Optional[list[str]] = None
-    # the published Muse-Glimmer export has none: its embedding and head are the target's
-    vocab_size: Optional[PosInt] = None  # type: ignore[assignment]
-    target_layer_ids: Annotated[list[NonNegInt], Field(min_length=1)]
-    block_size: Optional[PosInt] = None
-    mask_token_id: Optional[NonNegInt] = None
-    is_causal: Optional[bool] = None
-    num_target_layers: Optional[PosInt] = None
-    target_hidden_size: Optional[PosInt] = None
 
 
 def special_ids(config: Mapping[str, Any]) -> list[int]:

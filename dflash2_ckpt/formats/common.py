@@ -5,6 +5,8 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .keys import STANDARD_HF_KEYS  # noqa: F401  (re-exported: its old home)
+
 PosInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
 PosFloat = Annotated[float, Field(gt=0)]
@@ -13,16 +15,6 @@ LayerTypeField = Literal["sliding_attention", "full_attention"]
 # Unknown keys are kept (extra="allow") on purpose: a conversion must carry them verbatim.
 # strict: JSON true is not 1, 8.0 is not 8; NaN / Infinity literals are refused.
 MODEL_CONFIG = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, populate_by_name=True)
-
-# Standard Hugging Face keys a drafter config carries that no DFlash rule reads; kept, not reported.
-STANDARD_HF_KEYS = frozenset({
-    "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range", "attention_dropout",
-    "use_cache", "transformers_version", "model_type", "dtype", "torch_dtype", "tie_word_embeddings",
-    "use_sliding_window", "max_window_layers", "rope_scaling", "partial_rotary_factor", "name_or_path",
-    "_name_or_path", "output_attentions", "output_hidden_states", "return_dict", "chunk_size_feed_forward",
-    "is_encoder_decoder", "layer_norm_eps", "sep_token_id", "decoder_start_token_id", "auto_map",
-    "quantization_config", "quantization",   # read by the loaders' quantizers; checked by checks/quant.py
-})
 
 
 class RopeParameters(BaseModel):

@@ -29,6 +29,9 @@ TENSORS: tuple[tuple[str, str], ...] = (
     ("layers.{N}.self_attn.o_proj.bias", "blk.{N}.attn_output.bias"),
     ("layers.{N}.self_attn.q_norm.weight", "blk.{N}.attn_q_norm.weight"),
     ("layers.{N}.self_attn.k_norm.weight", "blk.{N}.attn_k_norm.weight"),
+    # MiMo-style per-head attention sinks (dflash_config.attention_sink_bias; vLLM's parameter name), an
+    # optional tensor of llama.cpp's dflash loader (llama.cpp b11434:src/models/dflash.cpp LLM_TENSOR_ATTN_SINKS)
+    ("layers.{N}.self_attn.attention_sink_bias", "blk.{N}.attn_sinks.weight"),
     ("layers.{N}.mlp.gate_proj.weight", "blk.{N}.ffn_gate.weight"),
     ("layers.{N}.mlp.up_proj.weight", "blk.{N}.ffn_up.weight"),
     ("layers.{N}.mlp.down_proj.weight", "blk.{N}.ffn_down.weight"),

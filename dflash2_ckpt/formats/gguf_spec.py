@@ -135,6 +135,8 @@ def read_spec(h: GGUFHeader) -> GGUFRead:
         selector_rank=v2["selector_rank"] if version == "v2" else None,
         selector_top_k=v2["selector_top_k"] if version == "v2" else None,
         paths=N.SPEC_PATHS,
+        # llama.cpp applies per-head sinks wherever blk.N.attn_sinks.weight exists: the GGUF declares them so
+        drafter_extra={"attention_sink_bias": True} if any(n.endswith(".attn_sinks.weight") for n in names) else {},
     )
     return GGUFRead(spec, version, (), v2_tensors)
 

@@ -1,34 +1,41 @@
 """config.json bytes -> dict -> the dialect's pydantic model -> DraftSpec, with findings instead of tracebacks.
 
-The findings themselves are written by config_findings.py (DF1xx); this module only decides when.
+The findings themselves are written by config_findings.py (DF1xx); this module only decides when. A config
+the fast parse (formats/fast.py) accepts is not handed to pydantic at all, so reading a valid config
+imports no pydantic; every other config is validated by the model, which writes the findings.
 """
 from __future__ import annotations
 
 import json
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING
 
 from ..findings import Finding
-from .assistant import AssistantV1Config, special_ids
-from .common import STANDARD_HF_KEYS, TransformerFields
+from . import fast
+from .assistant import special_ids
 from .config_findings import (duplicate_keys, json_path, missing, out_of_range, unknown_key, unreadable,
                               validation_findings)
 from .detect import Detection, detect
-from .flat import FlatV1Config, FlatV2Config
-from .nested import NestedV1Config, NestedV2Config
+from .keys import STANDARD_HF_KEYS
 from .spec import V2_KEYS, CausalityKeys, DraftSpec
+
+if TYPE_CHECKING:
+    from .assistant_model import AssistantV1Config
+    from .common import TransformerFields
+    from .flat import FlatV1Config
+    from .nested import NestedV1Config
 
 # far above any drafter (1-8 layers) or target (under 200); bounds the per-layer work
 MAX_DRAFT_LAYERS = 4096
 
-MODELS: dict[tuple[str, str], type[BaseModel]] = {
-    ("nested", "v1"): NestedV1Config,
-    ("nested", "v2"): NestedV2Config,
-    ("flat", "v1"): FlatV1Config,
-    ("flat", "v2"): FlatV2Config,
-    ("assistant", "v1"): AssistantV1Config,
-}
+
+
+def __getattr__(name: str) -> object:
+    if name == "MODELS":            # its old home; the models load on first use (formats/models.py)
+        from .models import MODELS
+        return MODELS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Duplicates:
@@ -141,26 +148,30 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
     det = det or detect(config)
     if det.version is None or det.dialect is None:
         return None, []
-    model = MODELS[(det.dialect, det.version)]
     oversized = _oversized_ints(config)
     if oversized:
         return None, oversized
-    try:
-        parsed = model.model_validate(dict(config))
-    except ValidationError as e:
-        return None, validation_findings(e)
+    parsed: Any = fast.parse(det.dialect, det.version, config)
+    if parsed is None:
+        from pydantic import ValidationError
+
+        from .models import MODELS
+        try:
+            parsed = MODELS[(det.dialect, det.version)].model_validate(dict(config))
+        except ValidationError as e:
+            return None, validation_findings(e)
     # Everything downstream builds per-layer lists; a hostile num_hidden_layers (10**9) would exhaust
     # memory, so an absurd count is refused here instead of being trusted.
-    tl: Any = parsed.transformer_layer_config if det.dialect == "flat" else parsed  # type: ignore[attr-defined]
+    tl: Any = parsed.transformer_layer_config if det.dialect == "flat" else parsed
     if tl.num_hidden_layers > MAX_DRAFT_LAYERS:
         path = "transformer_layer_config.num_hidden_layers" if det.dialect == "flat" else "num_hidden_layers"
         return None, [out_of_range(path, tl.num_hidden_layers, "a drafter has a handful of layers; more than "
                                    f"{MAX_DRAFT_LAYERS} is refused", f"<= {MAX_DRAFT_LAYERS}")]
     if det.dialect == "nested":
-        return _nested_spec(parsed, det)  # type: ignore[arg-type]
+        return _nested_spec(parsed, det)
     if det.dialect == "assistant":
-        return _assistant_spec(parsed)  # type: ignore[arg-type]
-    return _flat_spec(parsed, det)  # type: ignore[arg-type]
+        return _assistant_spec(parsed)
+    return _flat_spec(parsed, det)
 
 
 def _scales(src: Any) -> dict[str, Any]:
@@ -233,7 +244,7 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
               "sample_from_anchor"):
         value = getattr(cfg, k)
         if value is not None:
-            drafter_extra[k] = value.model_dump(exclude_none=False) if isinstance(value, BaseModel) else value
+            drafter_extra[k] = value.model_dump(exclude_none=False) if hasattr(value, "model_dump") else value
     v2 = _v2(cfg, det.version or "v1")
     spec = DraftSpec(
         version=det.version or "v1", dialect="flat", **fields,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .parse import MODELS
+from .models import MODELS
 
 FILES = {
     "nested-v2.schema.json": ("nested", "v2"),

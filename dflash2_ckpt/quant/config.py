@@ -17,11 +17,10 @@ is quantized and with which scheme; `QuantConfig.scheme_for` reproduces that dec
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from .match import MAX_REGEXES, compile_pattern
 
@@ -189,8 +188,16 @@ def _int(v: Any, where: str, default: int | None = None) -> int | None:
     return v
 
 
-_BOOL: TypeAdapter[bool] = TypeAdapter(bool)
-_INT: TypeAdapter[int] = TypeAdapter(int)
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+
+@functools.cache
+def _adapter(tp: type) -> TypeAdapter[Any]:
+    """pydantic's lax reading of `tp`, as compressed-tensors' fields read it; pydantic loads only for a
+    quantized drafter's config, not on every verify."""
+    from pydantic import TypeAdapter
+    return TypeAdapter(tp)
 
 
 def _lib_bool(v: Any, where: str, default: bool) -> bool:
@@ -198,8 +205,9 @@ def _lib_bool(v: Any, where: str, default: bool) -> bool:
     what pydantic refuses ("maybe", a list) is refused here too, not read as Python's truthiness."""
     if v is None:
         return default
+    from pydantic import ValidationError
     try:
-        return _BOOL.validate_python(v)
+        return bool(_adapter(bool).validate_python(v))
     except ValidationError:
         raise QuantConfigError(f"{where} = {v!r}: expected true or false") from None
 
@@ -208,8 +216,9 @@ def _lib_int(v: Any, where: str, default: int | None = None) -> int | None:
     """A positive int as compressed-tensors reads it (pydantic: 4 and "4", not "four" or 4.5)."""
     if v is None:
         return default
+    from pydantic import ValidationError
     try:
-        n = _INT.validate_python(v)
+        n = int(_adapter(int).validate_python(v))
     except ValidationError:
         n = 0
     if isinstance(v, bool) or n <= 0:

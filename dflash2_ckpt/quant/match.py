@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
-import re2  # type: ignore[import-untyped,unused-ignore]
-
 if sys.version_info >= (3, 11):
     from re import _constants as sre_c, _parser as sre_parse  # type: ignore[attr-defined,unused-ignore]
 else:
@@ -31,8 +29,15 @@ MAX_PATTERN = 2048        # characters of one pattern; real ones are a few dozen
 MAX_NAME = 1024           # characters of a name the backtracking fallback runs on
 MAX_REGEXES = 1024        # `re:` entries per config that are evaluated
 
-_OPTS = re2.Options()
-_OPTS.log_errors = False   # RE2 otherwise logs every pattern it refuses to stderr
+
+
+@lru_cache(maxsize=1)
+def _re2() -> tuple[Any, Any]:
+    """RE2 and its options, loaded with the first pattern (a drafter without a quantization config has none)."""
+    import re2  # type: ignore[import-untyped,unused-ignore]
+    opts = re2.Options()
+    opts.log_errors = False   # RE2 otherwise logs every pattern it refuses to stderr
+    return re2, opts
 
 
 @dataclass(frozen=True)
@@ -89,8 +94,9 @@ def compile_pattern(pattern: str) -> Matcher:
     if len(pattern) > MAX_PATTERN:
         return Matcher(pattern, None, f"it is {len(pattern)} characters long (limit {MAX_PATTERN})")
     compiled = re.compile(pattern)                  # the library's own verdict on validity
+    re2, opts = _re2()
     try:
-        r = re2.compile(pattern, options=_OPTS)
+        r = re2.compile(pattern, options=opts)
         return Matcher(pattern, lambda name: r.match(name) is not None)
     except re2.error:
         pass

@@ -151,12 +151,45 @@ def _e(text: Any) -> str:
     return html.escape(printable("" if text is None else str(text)))
 
 
-_TICKS = re.compile(r"`([^`]+)`")
+# the inline markdown finding messages and Hub errors carry: code spans, links, bare URLs, strong and
+# emphasis; `_x_` emphasises only between non-word characters and `__` never does, so snake_case and
+# dunder names stay as they are
+_INLINE = re.compile(
+    r"`(?P<code>[^`]+)`"
+    r"|\[(?P<text>[^\]\n]+)\]\((?P<href>[^)\s]+)\)"
+    r"|(?P<url>https?://[^\s<>()`]*[^\s<>()`.,;:!?'\"])"
+    r"|\*\*(?=\S)(?P<strong>.+?)(?<=\S)\*\*"
+    r"|(?<![\w*])\*(?=[^\s*])(?P<em>[^*]+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=[^\s_])(?P<em_>[^_]+?)(?<=[^\s_])_(?!\w)")
+_WEB = re.compile(r"https?://", re.I)
+
+
+def _link(inner: str, href: str) -> str:
+    """`inner` (HTML already) as a link to `href`: only web addresses become links."""
+    if not _WEB.match(href):        # javascript:, data:, relative: shown as text, never followed
+        return f"{inner} ({_e(href)})"
+    return f'<a href="{_e(href)}" rel="noopener noreferrer">{inner}</a>'
 
 
 def _m(text: Any) -> str:
-    """A message with markdown code spans (`x`) as <code>, never as raw backticks; everything escaped."""
-    return _TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", _e(text))
+    """A message as HTML: its inline markdown rendered (<code>, <a>, <strong>, <em>), so no cell shows raw
+    backticks, asterisks or [text](url); everything else escaped."""
+    s = printable("" if text is None else str(text))
+    out, at = [], 0
+    for m in _INLINE.finditer(s):
+        out.append(html.escape(s[at:m.start()]))
+        at = m.end()
+        g = m.groupdict()
+        if g["code"] is not None:
+            out.append(f"<code>{html.escape(g['code'])}</code>")
+        elif g["href"] is not None:
+            out.append(_link(_m(g["text"]), g["href"]))
+        elif g["url"] is not None:
+            out.append(_link(html.escape(g["url"]), g["url"]))
+        elif g["strong"] is not None:
+            out.append(f"<strong>{_m(g['strong'])}</strong>")
+        else:
+            out.append(f"<em>{_m(g['em'] or g['em_'])}</em>")
+    return "".join(out) + html.escape(s[at:])
 
 
 def _details(n: int, r: Row) -> str:

@@ -1,6 +1,7 @@
 """`--format text`: rich tables for people. One layout per report kind, looked up by the kind's name."""
 from __future__ import annotations
 
+import importlib
 from typing import IO, Any, Callable, Mapping
 
 from rich.console import Console
@@ -8,12 +9,16 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
+from ..findings import Verdict
 from .engine_tables import render_engine_tables
 from .safe import printable
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 TextRenderer = Callable[[Any, Console], None]
 _LAYOUTS: dict[str, TextRenderer] = {}
+# kinds whose layout lives in a module of its own, imported the first time a report of the kind renders
+KIND_MODULES = {"convert": "text_convert", "smoke": "text_smoke", "compat": "text_compat", "convert-gguf": "text_gguf",
+                "diff": "text_diff", "audit": "text_audit", "accept": "text_accept", "config": "text_config"}
 
 
 def text_renderer(kind: str) -> Callable[[TextRenderer], TextRenderer]:
@@ -35,11 +40,20 @@ class SafeConsole(Console):
 
 def console(stream: IO[str]) -> Console:
     tty = stream.isatty() if hasattr(stream, "isatty") else False
-    return SafeConsole(file=stream, highlight=False, soft_wrap=True, width=None if tty else 160)
+    # emoji off: a `:name:` in a tensor name or message is text, not a picture (and rich's emoji table
+    # stays unloaded)
+    return SafeConsole(file=stream, highlight=False, soft_wrap=True, width=None if tty else 160, emoji=False)
+
+
+def layout(kind: str) -> TextRenderer | None:
+    """The text layout registered for `kind`, importing its module on first use."""
+    if kind not in _LAYOUTS and kind in KIND_MODULES:
+        importlib.import_module(f".{KIND_MODULES[kind]}", __package__)
+    return _LAYOUTS.get(kind)
 
 
 def render(report: Any, stream: IO[str]) -> None:
-    _LAYOUTS.get(getattr(report, "kind", ""), render_generic)(report, console(stream))
+    (layout(getattr(report, "kind", "")) or render_generic)(report, console(stream))
 
 
 def counts(findings: Any) -> dict[str, int]:
@@ -60,10 +74,9 @@ def render_findings(report: Any, out: Console) -> None:
     out.print(table)
 
 
-def render_verdict(report: Any, out: Console) -> None:
+def render_verdict(report: Verdict, out: Console) -> None:
     c = counts(report.findings)
-    failed = report.failed() if hasattr(report, "failed") else c["error"] > 0
-    verdict = "[red]FAILED[/red]" if failed else "[green]passed[/green]"
+    verdict = "[red]FAILED[/red]" if report.failed() else "[green]passed[/green]"
     out.print(f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
 
 
@@ -140,11 +153,17 @@ def render_check(result: Any, out: Console) -> None:
     render_verify(result.verify, out)
     if result.smoke is None:
         return
-    layout = _LAYOUTS.get(getattr(result.smoke, "kind", ""))
-    if layout is not None:
-        layout(result.smoke, out)
-    else:       # a runner that returned only a verdict
-        out.print(f"smoke forward: {'FAILED' if result.smoke_failed() else 'passed'}")
+    smoke_layout = layout(result.smoke.kind)      # report/text_smoke.py, loaded on first use
+    assert smoke_layout is not None
+    smoke_layout(result.smoke, out)
+
+
+@text_renderer("hook")
+def render_hook(run: Any, out: Console) -> None:
+    """A hook run on a console the caller holds; the CLI writes the same lines without rich (text_hook.py)."""
+    from .text_hook import concise_lines
+    for line in concise_lines(run):
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @text_renderer("push")

@@ -6,12 +6,10 @@ line (a tensor, a shard) sits at 1:1 of its file; a warning or info says so at t
 """
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Console
+from typing import IO, Any
 
 from .locate import locate
-from .text import text_renderer
+from .safe import printable
 
 
 def concise_lines(run: Any) -> list[str]:
@@ -27,7 +25,7 @@ def concise_lines(run: Any) -> list[str]:
     return lines
 
 
-@text_renderer("hook")
-def render_hook(run: Any, out: Console) -> None:
-    for line in concise_lines(run):
-        out.print(line, markup=False, highlight=False, soft_wrap=True)
+def render_plain(run: Any, stream: IO[str]) -> None:
+    """The lines as they are, control characters escaped (report/safe.py): what rich printed for them,
+    without loading rich into every pre-commit run (report/text.py's layout prints the same on a Console)."""
+    stream.write("".join(printable(line) + "\n" for line in concise_lines(run)))

@@ -7,7 +7,6 @@ the hooks stay light; the smoke hook shells out to `dflash2-ckpt smoke`, which n
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +135,7 @@ def run_hook(files: Iterable[str | os.PathLike[str]], level: Level, *, strict: b
 
 def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:
     """`dflash2-ckpt smoke DIR` per directory, in a child process (torch stays out of this one); worst exit code."""
+    import subprocess               # only the smoke hook starts processes
     worst = 0
     for d in dirs:
         rc = subprocess.call([sys.executable, "-m", "dflash2_ckpt", "smoke", str(d), *extra_args])

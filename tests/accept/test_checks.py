@@ -43,7 +43,7 @@ def test_a_near_tie_is_rounding_not_a_loop_error():
 
 
 def test_not_drafting_threshold_and_causes_in_order():
-    assert checks.drafting(2.4, 8) == []
+    assert checks.drafting(2.6, 8) == []
     (f,) = checks.drafting(2.39, 8)
     assert f.code == "DF751"
     msg = f.message

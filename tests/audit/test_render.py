@@ -23,7 +23,10 @@ def _result() -> AuditResult:
         Row(input="b/alpha", repo="b/alpha", revision="a" * 40, dialect="flat", version="v2",
             counts={"error": 2, "warning": 0, "info": 0},
             findings=({"code": "DF201", "severity": "error", "message": "missing <fc.weight>"},
-                      {"code": "DF106", "severity": "error", "message": "set `mask_token_id` below `vocab_size`"}),
+                      {"code": "DF106", "severity": "error", "message": "set `mask_token_id` below `vocab_size`"},
+                      {"code": "DF116", "severity": "info", "message": "**kept** as *is*, _see_ [the codes](https://"
+                       "example.org/codes#df116) or https://example.org/x_y. [no](javascript:alert(1)) 2*3*4 "
+                       "snake_case __init__"}),
             engines=(_engine("vllm", ">=0.29", "fails"), _engine("sglang", ">=0.5.19", "loads"))),
         Row(input="c/gone", repo="c/gone", error={"type": "RepositoryNotFoundError", "message": "repo c/gone not found",
                                                  "hint": "check the spelling"}),
@@ -61,6 +64,13 @@ def test_html_marks_verify_errors_has_a_legend_and_no_raw_markdown() -> None:
                                          for v in ("loads", "degraded", "fails", "needs-conversion"))
     body = page[page.index("<body>"):page.index("<script>")]
     assert "`" not in body and "<code>mask_token_id</code>" in body
+    # emphasis, links and bare addresses render; a javascript: link stays text; snake_case and 2*3*4 stay
+    assert "<strong>kept</strong> as <em>is</em>, <em>see</em>" in body
+    assert '<a href="https://example.org/codes#df116" rel="noopener noreferrer">the codes</a>' in body
+    assert '<a href="https://example.org/x_y" rel="noopener noreferrer">https://example.org/x_y</a>.' in body
+    assert "no (javascript:alert(1))" in body and 'href="javascript' not in body
+    assert "2*3*4 snake_case __init__" in body
+    assert "**" not in body and "](" not in body
     assert "position:sticky" in page
 
 
@@ -122,6 +132,13 @@ def test_html_sorts_and_filters_in_a_real_browser(browser, tmp_path) -> None:  #
     assert drafters() == ["b/alpha"] and details() == ["b/alpha"]
     page.fill("#text", "")
     assert sorted(details()) == ["a/zeta", "b/alpha", "c/gone"]
+
+    # no raw markdown where people read: the findings as the browser shows them
+    page.click("#row-1 summary")
+    shown = page.inner_text("#row-1")
+    assert "set mask_token_id below vocab_size" in shown and "kept as is, see the codes or" in shown
+    assert not any(mark in shown for mark in ("`", "**", "](", "*is*", "_see_"))
+    assert page.eval_on_selector("#row-1 a[href^='https://example.org/codes']", "a => a.textContent") == "the codes"
 
     # sticky header and first column: still in view after scrolling the table both ways
     page.set_viewport_size({"width": 420, "height": 300})

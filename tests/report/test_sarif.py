@@ -12,7 +12,7 @@ from dflash2_ckpt.codes import all_codes
 from dflash2_ckpt.report import render, render_error
 from dflash2_ckpt.usecases.verify import verify
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
@@ -66,15 +66,21 @@ def test_error_document_is_valid_sarif_too() -> None:
     assert inv["executionSuccessful"] is False and "no such file" in inv["toolExecutionNotifications"][0]["message"]["text"]
 
 
+CODES_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "codes.md").read_text(encoding="utf-8")
+
+
 def test_rules_carry_help_for_code_scanning() -> None:
     from urllib.parse import urlsplit
     rules = sarif_of(verify(FIXTURES / "good" / "nested-v2"))["runs"][0]["tool"]["driver"]["rules"]
     assert len(rules) == len(all_codes())
     for rule in rules:
         url = urlsplit(rule["helpUri"])
-        assert url.scheme == "https" and url.fragment == "finding-codes"
+        # each rule links to its own row of docs/codes.md, which carries that anchor
+        assert url.scheme == "https" and url.path.endswith("/docs/codes.md") and url.fragment == rule["id"].lower()
+        assert f'<a id="{url.fragment}"></a>{rule["id"]} |' in CODES_PAGE
         assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"])
         assert rule["id"] in rule["help"]["markdown"]
+        assert "**What breaks:**" in rule["help"]["markdown"] and "**Fix:**" in rule["help"]["markdown"]
 
 
 def test_fingerprints_survive_moved_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

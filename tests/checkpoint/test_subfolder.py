@@ -3,11 +3,10 @@ several make the run stop with the candidates listed. Local directories and Hub 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.errors import AmbiguousSubfolderError
@@ -15,26 +14,7 @@ from dflash2_ckpt.checkpoint.open_source import open_source
 from dflash2_ckpt.usecases.verify import verify
 
 from _kit.fakehub import FakeHub
-
-ROOT = Path(__file__).resolve().parents[2]
-TARGET = ROOT / "fixtures" / "targets" / "tiny-target"
-
-
-def layout(tmp: Path, ckpts: dict[str, Path], drafters: list[str], *, root_drafter: bool = False) -> Path:
-    """A target-shaped root (its config.json, a stand-in weight file) with drafters in subfolders."""
-    d = tmp / "repo"
-    d.mkdir()
-    if root_drafter:
-        for p in ckpts["tiny"].iterdir():
-            shutil.copy(p, d / p.name)
-    else:
-        shutil.copy(TARGET / "config.json", d / "config.json")
-        (d / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
-    for sub in drafters:
-        shutil.copytree(ckpts["tiny"], d / sub)
-    (d / "docs").mkdir()
-    (d / "docs" / "config.json").write_text(json.dumps({"model_type": "something-else"}))   # not a drafter
-    return d
+from _kit.hub_fixtures import layout
 
 
 def sources(kind: str, d: Path, hub: FakeHub) -> str:
@@ -57,7 +37,7 @@ def test_the_one_drafter_subfolder_is_used_and_named(tmp_path: Path, ckpts: dict
     rest = [f.to_json() for f in report.findings if f.code != "DF612"]
     assert rest == [f.to_json() for f in verify(ckpts["tiny"]).findings]
     assert report.summary == verify(ckpts["tiny"]).summary
-    r = CliRunner().invoke(main, ["verify", target, "--format", "json"])
+    r = invoke_cli(main, ["verify", target, "--format", "json"])
     assert r.exit_code == 0 and [f["code"] for f in json.loads(r.output)["findings"]].count("DF612") == 1
 
 
@@ -69,9 +49,9 @@ def test_several_drafter_subfolders_ask_which(tmp_path: Path, ckpts: dict[str, P
     with pytest.raises(AmbiguousSubfolderError) as e:
         open_source(target)
     assert e.value.candidates == ["dflash-a", "variants/dflash-b"]
-    r = CliRunner().invoke(main, ["verify", target])
+    r = invoke_cli(main, ["verify", target])
     assert r.exit_code == 3 and "dflash-a, variants/dflash-b" in r.output and "--subfolder" in r.output
-    ok = CliRunner().invoke(main, ["verify", target, "--subfolder", "variants/dflash-b"])
+    ok = invoke_cli(main, ["verify", target, "--subfolder", "variants/dflash-b"])
     assert ok.exit_code == 0 and "DF612" not in ok.output
 
 

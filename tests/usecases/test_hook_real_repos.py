@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 
@@ -16,7 +16,7 @@ POINTER = ("version https://git-lfs.github.com/spec/v1\n"
 
 
 def hook(*args: str):
-    return CliRunner().invoke(main, ["hook", *args], catch_exceptions=False)
+    return invoke_cli(main, ["hook", *args])
 
 
 def repo(tmp_path: Path) -> Path:
@@ -56,5 +56,5 @@ def test_an_lfs_pointer_says_to_run_git_lfs_pull(tmp_path: Path) -> None:
     [f] = [f for c in json.loads(res.output)["checked"] for f in c["findings"] if f["code"] == "DF603"]
     assert "Git LFS pointer" in f["message"] and "git lfs pull" in f["message"]
     assert "exceeds the" not in f["message"]
-    res = CliRunner().invoke(main, ["verify", str(r / "drafter")], catch_exceptions=False)
+    res = invoke_cli(main, ["verify", str(r / "drafter")])
     assert "git lfs pull" in res.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli, run_json
 
 from dflash2_ckpt.cli import main
 from _kit.gguf import FIXTURES
@@ -14,13 +14,8 @@ GGUF = FIXTURES / "gguf"
 MANIFEST = json.loads((GGUF / "MANIFEST.json").read_text())
 
 
-def run(*args: str) -> tuple[int, dict]:
-    res = CliRunner().invoke(main, ["verify", *args, "--format", "json"], catch_exceptions=False)
-    return res.exit_code, json.loads(res.output)
-
-
 def test_clean_gguf_passes_strict() -> None:
-    code, report = run(str(GGUF / "drafter-v2.gguf"), "--strict", "--target", str(FIXTURES / "targets" / "tiny-target"))
+    code, report = run_json("verify", str(GGUF / "drafter-v2.gguf"), "--strict", "--target", str(FIXTURES / "targets" / "tiny-target"))
     assert code == 0 and report["findings"] == [], report["findings"]
     assert report["summary"]["dialect"] == "gguf" and report["summary"]["version"] == "v2"
 
@@ -28,14 +23,14 @@ def test_clean_gguf_passes_strict() -> None:
 @pytest.mark.parametrize("name", sorted(MANIFEST))
 def test_broken_gguf_fails_with_its_code(name: str) -> None:
     want = MANIFEST[name]
-    code, report = run(str(GGUF / name), *(["--strict"] if want["strict"] else []))
+    code, report = run_json("verify", str(GGUF / name), *(["--strict"] if want["strict"] else []))
     assert code == 1
     assert want["code"] in {f["code"] for f in report["findings"]}, report["findings"]
     if want["strict"]:
-        assert run(str(GGUF / name))[0] == 0
+        assert run_json("verify", str(GGUF / name))[0] == 0
 
 
 def test_annotations_point_at_the_gguf_file() -> None:
-    res = CliRunner().invoke(main, ["verify", str(GGUF / "fork-architecture.gguf"), "--format", "github"])
+    res = invoke_cli(main, ["verify", str(GGUF / "fork-architecture.gguf"), "--format", "github"])
     first = res.output.splitlines()[0]
     assert first.startswith("::error file=") and "fork-architecture.gguf" in first and "DF901" in first

@@ -5,7 +5,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,11 +67,11 @@ def test_a_url_works_wherever_a_repo_id_does(hub: FakeHub, ckpts: dict[str, Path
     sha = hub.add_commit("org/drafter", ckpts["tiny"], prefix="dflash/", ref="dev")
     target = Path(__file__).resolve().parents[2] / "fixtures" / "targets" / "tiny-target"
     hub.add_commit("org/target", target)
-    r = CliRunner().invoke(main, ["verify", f"{hub.url}/org/drafter/tree/dev/dflash", "--format", "json"])
+    r = invoke_cli(main, ["verify", f"{hub.url}/org/drafter/tree/dev/dflash", "--format", "json"])
     assert r.exit_code == 0, r.output
     assert '"commit_sha": "%s"' % sha in r.output and '"subfolder": "dflash"' in r.output
-    r = CliRunner().invoke(main, ["inspect", f"{hub.url}/org/drafter/blob/dev/dflash/config.json"])
+    r = invoke_cli(main, ["inspect", f"{hub.url}/org/drafter/blob/dev/dflash/config.json"])
     assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(main, ["verify", f"{hub.url}/org/drafter/tree/dev/dflash",
+    r = invoke_cli(main, ["verify", f"{hub.url}/org/drafter/tree/dev/dflash",
                                   "--target", f"{hub.url}/org/target"])
     assert r.exit_code in (0, 1) and "DF508" not in r.output, r.output

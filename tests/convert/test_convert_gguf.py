@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 from hypothesis import HealthCheck, given, settings
 
 from _kit.gguf import FIXTURES, TINY_TARGET, header_of, target_with_tokenizer, to_gguf
@@ -160,7 +160,7 @@ def test_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_cli(tmp_path: Path) -> None:
-    run = CliRunner().invoke
+    run = invoke_cli
     out = tmp_path / "d.gguf"
     r = run(main, ["convert", str(FIXTURES / "good" / "nested-v2"), "-o", str(out), "--to", "gguf",
                    "--target", str(TINY_TARGET), "--format", "json"])
@@ -206,16 +206,16 @@ def test_dense_reader_gives_the_same_values_on_both_sides(tmp_path: Path) -> Non
 
 def test_smoke_and_scan_on_a_gguf_file(tmp_path: Path) -> None:
     g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "d.gguf")
-    r = CliRunner().invoke(main, ["verify", str(g), "--scan", "--format", "json"])
+    r = invoke_cli(main, ["verify", str(g), "--scan", "--format", "json"])
     assert json.loads(r.output)["scan"]["tensors_scanned"] == 36
     pytest.importorskip("torch")
-    r = CliRunner().invoke(main, ["smoke", str(g)])
+    r = invoke_cli(main, ["smoke", str(g)])
     assert r.exit_code == 3 and "convert it back first" in r.output
 
 
 def test_dry_run_and_f16(tmp_path: Path) -> None:
     src = FIXTURES / "good" / "nested-v2"
-    r = CliRunner().invoke(main, ["convert", str(src), "-o", str(tmp_path / "d.gguf"), "--to", "gguf",
+    r = invoke_cli(main, ["convert", str(src), "-o", str(tmp_path / "d.gguf"), "--to", "gguf",
                                   "--target", str(TINY_TARGET), "--dry-run", "--format", "json"])
     assert r.exit_code == 0 and json.loads(r.output)["dry_run"] and list(tmp_path.iterdir()) == []
     g = to_gguf(src, tmp_path / "h.gguf", outtype="f16")
@@ -256,7 +256,6 @@ def test_dry_run_of_a_quantized_gguf_reads_the_header_only(tmp_path: Path, monke
     """`convert FILE.gguf --dry-run` plans from the header: no tensor is read or dequantized."""
     import json as _json
 
-    from click.testing import CliRunner
 
     import dflash2_ckpt.convert.from_gguf as fg
     from dflash2_ckpt.cli import main
@@ -265,8 +264,8 @@ def test_dry_run_of_a_quantized_gguf_reads_the_header_only(tmp_path: Path, monke
     def no_data(*a: Any, **k: Any) -> Any:
         raise AssertionError("a dry run dequantized a tensor")
     monkeypatch.setattr(fg, "to_float32", no_data)
-    r = CliRunner().invoke(main, ["convert", str(g), "--to", "nested", "-o", str(tmp_path / "out"), "--dry-run",
-                                  "--format", "json"], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(g), "--to", "nested", "-o", str(tmp_path / "out"), "--dry-run",
+                                  "--format", "json"])
     assert r.exit_code == 0, r.output
     doc = _json.loads(r.stdout)
     assert doc["dequantized_tensors"] > 0 and not (tmp_path / "out").exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from _kit.fakehub import FakeHub
-from .test_hub_cli import run
+from _kit.cli import run_output as run
 
 pytest.importorskip("torch")
 pytest.importorskip("triton")      # interpreted on a CPU: tests/conftest.py chose the mode

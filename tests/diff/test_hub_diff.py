@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 
@@ -24,8 +24,8 @@ def test_diff_against_a_hub_reference_pins_its_commit(hub: FakeHub, ckpts: dict[
         pytest.skip("fixtures/good not built")
     sha = hub.add_commit("org/drafter", ckpts["nested-v2"])
     receipt = tmp_path / "receipt.json"
-    res = CliRunner().invoke(main, ["diff", str(QUANTIZED), "--reference", "org/drafter", "--receipt", str(receipt),
-                                    "--format", "json"], catch_exceptions=False)
+    res = invoke_cli(main, ["diff", str(QUANTIZED), "--reference", "org/drafter", "--receipt", str(receipt),
+                                    "--format", "json"])
     assert res.exit_code == 0, res.output
     rec = json.loads(receipt.read_text())
     assert rec["reference"]["commit_sha"] == sha and rec["reference"]["repo_id"] == "org/drafter"

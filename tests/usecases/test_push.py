@@ -8,10 +8,12 @@ import pytest
 
 from _kit.cli import run_output as run
 from dflash2_ckpt.checkpoint.open_source import open_source
-from dflash2_ckpt.usecases.push import smoke_failed
+from dflash2_ckpt.findings import Finding
 from dflash2_ckpt.usecases.verify import verify
+from dflash2_ckpt.usecases.verify_smoke import CheckResult
 
 from _kit.fakehub import FakeHub
+from _kit.smoke import smoke_report, stand_in_smoke
 
 
 
@@ -70,6 +72,15 @@ def test_push_errors_are_one_line(hub: FakeHub, ckpts: dict[str, Path], dest: st
     assert code == 3 and "Traceback" not in out
 
 
+def test_two_revisions_are_refused_as_verify_refuses_them(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    """push and verify share one "two revisions given" rule (RepoRef.one_revision), hint included."""
+    for argv in (["push", str(ckpts["tiny"]), f"{dest}@a", "--revision", "b", "--token", "hf_granted"],
+                 ["verify", f"{dest}@a", "--revision", "b"]):
+        code, out = run(*argv)
+        assert code == 3 and "two revisions given: @a and --revision b" in out and "give the revision once" in out
+    assert hub.commit_requests == []
+
+
 def test_smoke_without_the_extra_is_exit_3(hub: FakeHub, ckpts: dict[str, Path], dest: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
@@ -80,17 +91,20 @@ def test_smoke_without_the_extra_is_exit_3(hub: FakeHub, ckpts: dict[str, Path],
 
 def test_smoke_refusal_uploads_nothing(hub: FakeHub, ckpts: dict[str, Path], dest: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import types
-    fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = lambda d: types.SimpleNamespace(failed=lambda strict=False: True)  # type: ignore[attr-defined]
-    monkeypatch.setitem(__import__("sys").modules, "dflash2_ckpt.smoke", fake)
+    stand_in_smoke(monkeypatch, Finding("DF703", "NaN in the conv"))
     code, out = run("push", str(ckpts["tiny"]), dest, "--no-card", "--smoke", "--token", "hf_granted")
     assert code == 1 and "refused by smoke" in out and hub.commit_requests == []
 
 
-@pytest.mark.parametrize("result, failed", [(True, False), (False, True), (None, False)])
-def test_smoke_failed_shapes(result: object, failed: bool) -> None:
-    assert smoke_failed(result) is failed
+def test_smoke_failed_reads_the_smoke_findings(ckpts: dict[str, Path]) -> None:
+    """The smoke result is one type (SmokeReport): no smoke never fails, its findings decide otherwise."""
+    report = verify(ckpts["tiny"])
+    assert not CheckResult(report).smoke_failed(strict=True)
+    warned = smoke_report(Finding("DF705", "inert conv"))
+    result = CheckResult(report, warned, tuple(warned.findings))
+    assert not result.smoke_failed() and result.smoke_failed(strict=True)
+    broken = smoke_report(Finding("DF703", "NaN in the conv"))
+    assert CheckResult(report, broken, tuple(broken.findings)).failed()
 
 
 def test_push_offline_is_one_line_and_immediate(hub: FakeHub, ckpts: dict[str, Path], dest: str,

@@ -10,18 +10,12 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke
 
-from dflash2_ckpt.cli import main
-
-from .conftest import FIXTURES
+from conftest import FIXTURES
 from _kit.fakehub import FakeHub
 
 TARGET = FIXTURES / "targets" / "tiny-target"
-
-
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def download(hub: FakeHub, repo: str, files: Path) -> Path:
@@ -42,25 +36,25 @@ def snapshot(hub: FakeHub) -> Path:
 
 
 def test_verify_inspect_and_compat_read_a_cache_snapshot(snapshot: Path) -> None:
-    r = cli("verify", str(snapshot), "--format", "json")
+    r = invoke("verify", str(snapshot), "--format", "json")
     assert r.exit_code == 0, r.output
     codes = {f["code"] for f in json.loads(r.output)["findings"]}
     assert "DF607" not in codes
-    assert cli("inspect", str(snapshot)).exit_code == 0
-    doc = json.loads(cli("compat", str(snapshot), "--format", "json").output)
+    assert invoke("inspect", str(snapshot)).exit_code == 0
+    doc = json.loads(invoke("compat", str(snapshot), "--format", "json").output)
     assert ("vllm", ">=0.31", "loads") in {(e["engine"], e["versions"], e["verdict"]) for e in doc["engines"]}
 
 
 def test_convert_reads_a_cache_snapshot(snapshot: Path, tmp_path: Path) -> None:
-    r = cli("convert", str(snapshot), "--to", "flat", "-o", str(tmp_path / "flat"), "--target", str(TARGET))
+    r = invoke("convert", str(snapshot), "--to", "flat", "-o", str(tmp_path / "flat"), "--target", str(TARGET))
     assert r.exit_code == 0, r.output
-    assert cli("verify", str(tmp_path / "flat")).exit_code == 0
+    assert invoke("verify", str(tmp_path / "flat")).exit_code == 0
 
 
 def test_a_cached_target_is_read(hub: FakeHub, snapshot: Path) -> None:
     target = download(hub, "org/target", TARGET)
     assert (target / "config.json").is_symlink()
-    r = cli("verify", str(snapshot), "--target", str(target), "--format", "json")
+    r = invoke("verify", str(snapshot), "--target", str(target), "--format", "json")
     assert r.exit_code == 0, r.output
     assert "DF508" not in {f["code"] for f in json.loads(r.output)["findings"]}
 
@@ -73,6 +67,6 @@ def test_a_link_out_of_the_cache_repository_is_still_refused(hub: FakeHub, snaps
         link = snapshot / "model.safetensors"
         link.unlink()
         os.symlink(to, link)
-        r = cli("verify", str(snapshot), "--format", "json")
+        r = invoke("verify", str(snapshot), "--format", "json")
         assert r.exit_code == 1, (i, r.output)
         assert "DF607" in {f["code"] for f in json.loads(r.output)["findings"]}, i

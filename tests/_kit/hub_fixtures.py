@@ -1,4 +1,5 @@
-"""Hub tests: a fake Hub on 127.0.0.1 per test, the real huggingface_hub client pointed at it, no network.
+"""The Hub fixtures every test may use (tests/conftest.py registers them): a fake Hub on 127.0.0.1 per
+test (`hub`), the real huggingface_hub client pointed at it, `offline`, the `ckpts` checkpoints, no network.
 
 huggingface_hub reads HF_ENDPOINT / HF_HOME at import time, and it may already be imported by the
 time a fixture runs, so both the environment and the constants module are patched; dflash2_ckpt.hub
@@ -7,6 +8,7 @@ reads the environment again at call time, so either alone would do for it, but n
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from pathlib import Path
 from typing import Any, Iterator
@@ -117,3 +119,20 @@ def ckpts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         if (FIXTURES / "good" / name / "config.json").is_file():
             out[name] = FIXTURES / "good" / name
     return out
+
+
+def layout(tmp: Path, ckpts: dict[str, Path], drafters: list[str], *, root_drafter: bool = False) -> Path:
+    """A target-shaped root (its config.json, a stand-in weight file) with drafters in subfolders."""
+    d = tmp / "repo"
+    d.mkdir()
+    if root_drafter:
+        for p in ckpts["tiny"].iterdir():
+            shutil.copy(p, d / p.name)
+    else:
+        shutil.copy(FIXTURES / "targets" / "tiny-target" / "config.json", d / "config.json")
+        (d / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    for sub in drafters:
+        shutil.copytree(ckpts["tiny"], d / sub)
+    (d / "docs").mkdir()
+    (d / "docs" / "config.json").write_text(json.dumps({"model_type": "something-else"}))   # not a drafter
+    return d

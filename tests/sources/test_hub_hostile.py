@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli, run_json
 
 from dflash2_ckpt.cli import main
 
@@ -22,9 +22,10 @@ LIMIT_MIB = 640
 
 
 def run(*args: str) -> tuple[int, dict, float]:
+    """The kit's JSON run, timed: a hostile Hub must not hold a command past its deadline."""
     t0 = time.monotonic()
-    r = CliRunner().invoke(main, [*args, "--format", "json"], catch_exceptions=False)
-    return r.exit_code, json.loads(r.output) if r.output.strip() else {}, time.monotonic() - t0
+    code, doc = run_json(*args)
+    return code, doc, time.monotonic() - t0
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def test_a_bad_listed_size_is_the_hub_at_fault_not_the_checkpoint(hub: FakeHub, 
 # ---------------------------------------------------------------- subfolder discovery (item 12, item 5)
 
 def _target_with_subfolders(tmp: Path, ckpts: dict[str, Path], subs: list[str]) -> Path:
-    from .test_subfolder import layout
+    from _kit.hub_fixtures import layout
     return layout(tmp, ckpts, subs)
 
 
@@ -117,7 +118,7 @@ def test_an_injected_subfolder_name_writes_no_workflow_command(hub: FakeHub, ckp
                                                                tmp_path: Path) -> None:
     name = "dflash\n::error file=evil.py::injected"
     hub.add_commit("org/inject", _target_with_subfolders(tmp_path, ckpts, [name]))
-    r = CliRunner().invoke(main, ["verify", "org/inject", "--format", "github"], catch_exceptions=False)
+    r = invoke_cli(main, ["verify", "org/inject", "--format", "github"])
     lines = r.output.split("\n")
     assert any("DF612" in x for x in lines), r.output
     assert not [x for x in lines if x.lstrip().startswith("::error file=evil")], lines

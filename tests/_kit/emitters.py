@@ -11,7 +11,9 @@ import ast
 from functools import lru_cache
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent     # dflash2_ckpt/, this module lives in dflash2_ckpt/dev/
+import dflash2_ckpt
+
+PACKAGE = Path(dflash2_ckpt.__file__).resolve().parent     # the package whose modules declare EMITS
 
 
 def _emits(tree: ast.Module) -> frozenset[str] | None:
