@@ -4,8 +4,8 @@ BF16 / F16 / F32 tensors are copied byte for byte (only the name and the header 
 dequantized by the gguf package to F32 and reported, since the precision they lost is gone. The config is
 the source config.json the file carries when we wrote it and it still agrees with the metadata (so a
 round trip gives back the very same files), else one written from the metadata. The result is staged,
-read back, checked to describe the same drafter, then renamed into place; the other dialect goes through
-the dialect conversion.
+its writes checked as they happen (pieces.py), checked to describe the same drafter, then renamed into
+place; the other dialect goes through the dialect conversion.
 """
 from __future__ import annotations
 
@@ -156,9 +156,11 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
     return entries, sources, rows
 
 
-def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], bytes]:
-    def compute() -> bytes:
-        return bytes(to_float32(ckpt.source.read_range(file, t.begin, t.nbytes), t.type_name, t.shape).data)
+def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], memoryview]:
+    def compute() -> memoryview:
+        # the array's own bytes, not a copy: peak memory is the quantized tensor plus its float32 values
+        values = to_float32(ckpt.source.read_range(file, t.begin, t.nbytes), t.type_name, t.shape)
+        return values.reshape(-1).view("uint8").data
     return compute
 
 
