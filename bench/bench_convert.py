@@ -1,26 +1,26 @@
 #!/usr/bin/env python3
-"""convert (streamed, hashed, verified, fsync'd) vs `cp` vs a naive load-everything-then-save conversion.
+"""convert --to flat (streamed, checked as it writes, fsync'd, verified) against `cp -r SRC DST && sync`.
 
-    python bench/bench_convert.py [--dir /tmp/dflash2-bench-convert] [--sizes 0.5,2] [--repeat 2]
+    python bench/bench_convert.py [--dir /tmp/dflash2-bench-convert] [--sizes 0.5,2,4,8] [--kinds dense,w4a16]
+                                  [--caches hot,cold] [--repeat 2]
 
-For each size, writes a non-sparse nested DFlash2 checkpoint (BF16, random bytes, one model.safetensors;
-geometry H=2048, I=8192, 16 heads / 4 kv heads, vocab 151936, rank 256, layer count chosen for the size),
-then, in one run, each command in its own subprocess so its peak RSS is its own:
-  cp          cp -r SRC DST
-  cp+sync     cp -r SRC DST && sync            (convert fsyncs its output; this is the fair comparison)
-  convert     dflash2-ckpt convert SRC -o DST --to flat --verifier-name bench/target --verifier-arch Qwen3ForCausalLM
-  naive       safetensors.torch load_file + save_file of the renamed dict, plus the config
-The source is read once before timing so every command reads it from the page cache. `sync` runs
-between commands (untimed) so one command's writeback does not land on the next. Outputs are
-deleted after each command and everything at the end.
+For each kind and size, writes a non-sparse nested DFlash2 checkpoint (one model.safetensors, data a repeated
+64 MiB random block):
+  dense   BF16, H 2048, I 8192, 16 heads / 4 kv heads, vocab 151936, rank 256; layers chosen for the size
+  w4a16   the Qwen3.8-27B-DFlash2 layout as compressed-tensors stores it in W4A16 (group 128; conv and
+          selector dense; fixtures/quantized/qwen3.8-27b-w4a16.*), its layer count chosen for the size
+then `repeat` paired, interleaved runs per cache state (bench/_paired.py): baseline `cp -r SRC DST && sync`,
+candidate `python -m dflash2_ckpt convert SRC -o DST --to flat --verifier-name bench/target
+--verifier-arch Qwen3ForCausalLM`. Reports medians, the ratio of each pair, CPU time, peak RSS and the load
+average. The naive load-everything conversion of earlier rounds is left out: at 8 GB it would hold 8 GB.
+Everything is deleted at the end (and each source once its size is done).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import random
+import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,27 +32,11 @@ from dflash2_ckpt.formats.parse import to_spec  # noqa: E402
 from dflash2_ckpt.checkpoint.layout import expected_tensors  # noqa: E402
 from dflash2_ckpt.dev.synth import materialise  # noqa: E402
 
-MEASURE = """
-import json, resource, subprocess, sys, time
-t = time.perf_counter()
-rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(json.dumps({"rc": rc, "seconds": time.perf_counter() - t,
-                  "max_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
-"""
-NAIVE = """
-import json, sys
-from pathlib import Path
-from safetensors import safe_open
-from safetensors.torch import load_file, save_file
-src, dst = Path(sys.argv[1]), Path(sys.argv[2])
-dst.mkdir()
-tensors = load_file(src / "model.safetensors")
-with safe_open(src / "model.safetensors", "pt") as f:
-    meta = f.metadata()
-save_file(tensors, dst / "model.safetensors", metadata=meta)
-cfg = json.loads((src / "config.json").read_text())
-(dst / "config.json").write_text(json.dumps(cfg, indent=2))
-"""
+sys.path.insert(0, str(ROOT / "bench"))
+import _paired  # noqa: E402
+from dflash2_ckpt.dev.synth import read_tensor_list  # noqa: E402
+
+QUANT = ROOT / "fixtures" / "quantized"
 
 
 def config(layers: int) -> dict[str, Any]:
@@ -73,84 +57,103 @@ def tensors_for(cfg: dict[str, Any]) -> list[tuple[str, str, tuple[int, ...]]]:
     return [(e.name, "BF16", e.shape) for e in expected_tensors(spec)]
 
 
+_WIDTH = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4, "I64": 8, "I8": 1, "U8": 1, "F8_E4M3": 1}
+
+
 def nbytes(ts: list[tuple[str, str, tuple[int, ...]]]) -> int:
     total = 0
-    for _, _, shape in ts:
-        n = 2
+    for _, dtype, shape in ts:
+        n = _WIDTH[dtype]
         for d in shape:
             n *= d
         total += n
     return total
 
 
-def build(directory: Path, gib: float) -> int:
+def quantized(layers: int) -> tuple[dict[str, Any], list[tuple[str, str, tuple[int, ...]]]]:
+    """The 27B W4A16 layout with `layers` decoder layers (layer 0's tensors repeated)."""
+    cfg = json.loads((QUANT / "qwen3.8-27b-w4a16.config.json").read_text())
+    ts = read_tensor_list(QUANT / "qwen3.8-27b-w4a16.tensors.tsv")
+    base = [t for t in ts if not t[0].startswith("layers.")]
+    layer0 = [t for t in ts if t[0].startswith("layers.0.")]
+    out = list(base)
+    for i in range(layers):
+        out += [(f"layers.{i}." + n[len("layers.0."):], d, s) for n, d, s in layer0]
+    cfg.update(num_hidden_layers=layers, layer_types=["sliding_attention"] * layers, max_window_layers=layers)
+    return cfg, out
+
+
+def layout(kind: str, gb: float) -> tuple[dict[str, Any], list[tuple[str, str, tuple[int, ...]]]]:
     layers = 1       # the smallest drafter of at least the asked size
-    while nbytes(tensors_for(config(layers))) < gib * 1e9:
+    while True:
+        if kind == "dense":
+            cfg = config(layers)
+            ts = tensors_for(cfg)
+        else:
+            cfg, ts = quantized(layers)
+        if nbytes(ts) >= gb * 1e9 * 0.97:
+            return cfg, ts
         layers += 1
-    cfg = config(layers)
-    rng = random.Random(0)
-    materialise(directory, cfg, tensors_for(cfg), data=lambda name, n: rng.randbytes(n))
+
+
+def build(directory: Path, gb: float, kind: str = "dense") -> int:
+    import random
+    import zlib
+    cfg, ts = layout(kind, gb)
+    block = random.Random(0).randbytes(64 << 20)
+
+    def data(name: str, n: int) -> bytes:
+        at = zlib.crc32(name.encode()) % len(block)
+        rep = (block[at:] + block[:at]) * (n // len(block) + 1)
+        return rep[:n]
+    materialise(directory, cfg, ts, data=data)
     return (directory / "model.safetensors").stat().st_size
 
 
-def measure(cmd: list[str]) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True)
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    if res["rc"] != 0:
-        raise RuntimeError(f"{cmd} failed with {res['rc']}")
-    return res
-
-
-def run_size(work: Path, gib: float, repeat: int) -> dict[str, Any]:
-    src = work / f"src-{gib}"
-    size = build(src, gib)
-    subprocess.run(["cat", str(src / "model.safetensors")], stdout=subprocess.DEVNULL, check=True)
+def run_size(work: Path, gb: float, kind: str, caches: list[str], repeat: int) -> list[dict[str, Any]]:
+    src = work / f"src-{kind}-{gb}"
+    size = build(src, gb, kind)
     dst = work / "dst"
-    cmds = {
-        "cp": ["cp", "-r", str(src), str(dst)],
-        "cp+sync": ["sh", "-c", f"cp -r '{src}' '{dst}' && sync"],
-        "convert": [sys.executable, "-m", "dflash2_ckpt", "convert", str(src), "-o", str(dst), "--to", "flat",
-                    "--verifier-name", "bench/target", "--verifier-arch", "Qwen3ForCausalLM"],
-        "naive": [sys.executable, "-c", NAIVE, str(src), str(dst)],
-    }
-    results: dict[str, list[dict[str, Any]]] = {k: [] for k in cmds}
-    for _ in range(repeat):
-        for name, cmd in cmds.items():
-            subprocess.run(["sync"], check=True)
-            results[name].append(measure(cmd))
-            shutil.rmtree(dst)
-    shutil.rmtree(src)
-    best = {k: min(v, key=lambda r: r["seconds"]) for k, v in results.items()}
-    return {"gib": gib, "file_bytes": size, "runs": results, "best": best,
-            "convert_over_cp": best["convert"]["seconds"] / best["cp"]["seconds"],
-            "convert_over_cp_sync": best["convert"]["seconds"] / best["cp+sync"]["seconds"],
-            "naive_over_cp": best["naive"]["seconds"] / best["cp"]["seconds"]}
+    base = ["sh", "-c", f"cp -r '{src}' '{dst}' && sync"]
+    cand = [sys.executable, "-m", "dflash2_ckpt", "convert", str(src), "-o", str(dst), "--to", "flat",
+            "--verifier-name", "bench/target", "--verifier-arch", "Qwen3ForCausalLM"]
+    out = []
+    try:
+        for cache in caches:
+            r = _paired.paired(base, cand, [src], cache, repeat, lambda: shutil.rmtree(dst, ignore_errors=True))
+            r.update(kind=kind, gb=gb, file_bytes=size)
+            out.append(r)
+            print(_paired.row(f"convert --to flat, {kind}", size, r), flush=True)
+    finally:
+        shutil.rmtree(src, ignore_errors=True)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default="/tmp/dflash2-bench-convert")
-    ap.add_argument("--sizes", default="0.5,2")
+    ap.add_argument("--sizes", default="0.5,2,4,8")
+    ap.add_argument("--kinds", default="dense,w4a16")
+    ap.add_argument("--caches", default="hot,cold")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--json", help="write every run here")
     args = ap.parse_args()
     work = Path(args.dir)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    os.environ["PYTHONPATH"] = str(ROOT)
+    print("baseline: cp -r SRC DST && sync; candidate: python -m dflash2_ckpt convert SRC -o DST --to flat "
+          "--verifier-name bench/target --verifier-arch Qwen3ForCausalLM")
+    print(_paired.HEADER, flush=True)
+    rows = []
     try:
-        rows = [run_size(work, float(s), args.repeat) for s in args.sizes.split(",")]
+        for kind in args.kinds.split(","):
+            for s in args.sizes.split(","):
+                rows += run_size(work, float(s), kind, args.caches.split(","), args.repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(rows, indent=2))
-    print()
-    print("| size | file bytes | cp s | cp+sync s | convert s | naive s | convert/cp | convert/(cp+sync) | "
-          "convert peak RSS MiB | naive peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        b = r["best"]
-        print(f"| {r['gib']} GB | {r['file_bytes']:,} | {b['cp']['seconds']:.2f} | {b['cp+sync']['seconds']:.2f} | "
-              f"{b['convert']['seconds']:.2f} | {b['naive']['seconds']:.2f} | {r['convert_over_cp']:.2f}x | "
-              f"{r['convert_over_cp_sync']:.2f}x | {b['convert']['max_rss_mib']:.0f} | "
-              f"{b['naive']['max_rss_mib']:.0f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

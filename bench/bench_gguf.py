@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""GGUF figures on the published Qwen3.8-27B-DFlash2 layout (fixtures/real/).
+"""GGUF figures: header verify with a real-size vocabulary, `convert --to gguf` against `cp && sync` at
+0.5 / 2 / 4 / 8 GB, and GGUF -> HF of the Qwen3.8-27B-DFlash2 layout in BF16 / Q8_0 / Q4_K_M.
 
-    python bench/bench_gguf.py [--dir /tmp/dflash2-bench-gguf] [--repeat 3] [--no-dense]
+    python bench/bench_gguf.py [--dir /tmp/dflash2-bench-gguf] [--sizes 0.5,2,4,8] [--repeat 2]
+                               [--parts header,to-gguf,from-gguf] [--caches hot,cold]
 
-1. A target tokenizer GGUF with a real-size vocabulary (248,320 tokens of 4-12 bytes, 247,000 merges), so
-   the drafter's header is as large as a real one (several MB).
-2. The 27B layout materialised sparse, converted `--to gguf --tokenizer-from` it (BF16 kept: exact).
-3. Header-level `verify` of that GGUF: bytes read, in-process time (best of 5, imports excluded), peak RSS,
-   and the CLI end to end in a fresh process.
-4. Unless --no-dense: the same layout with every data byte written (3.85 GB, a repeated random block),
-   then `cp` vs `cp && sync` vs `dflash2-ckpt convert --to gguf` (which fsyncs and reads every tensor back),
-   each in its own subprocess (peak RSS = that child's ru_maxrss), the source read once beforehand.
-Everything is deleted at the end.
+header     The 27B layout (fixtures/real/) converted `--to gguf --tokenizer-from` a synthetic target GGUF with
+           a real-size vocabulary (248,320 tokens of 4-12 bytes, 247,000 merges: an 8 MB header), against
+           the same layout as safetensors: `python -m dflash2_ckpt verify FILE --format json` in fresh
+           processes, paired and interleaved (safetensors the baseline), hot and cold; and in-process
+           (imports excluded, best of 5, hot): verify() of each, with the bytes it read.
+to-gguf    bench_convert.py's dense layout (H 2048, vocab 151,936) at each size, every byte written, against
+           `cp SRC/model.safetensors DST && sync`: `python -m dflash2_ckpt convert SRC -o DST.gguf --to gguf
+           --tokenizer-from TOK.gguf` (BF16 kept: exact; a 151,936-token vocabulary with 150,000 merges).
+from-gguf  The 27B layout with every byte written (normal values), as BF16 GGUF (convert --to gguf), and as
+           Q8_0 and Q4_K_M made from it by llama.cpp's llama-quantize (the pinned b11434 build); each
+           converted back `--to nested` once, against `cp FILE DST && sync`, with peak RSS; and the
+           `--dry-run` of each (fresh process, wall and peak RSS).
+Paired runs, caches and the load average as in bench/_paired.py. Everything is deleted at the end.
 """
 from __future__ import annotations
 
@@ -23,23 +29,20 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+import _paired  # noqa: E402
+import bench_convert  # noqa: E402
 from dflash2_ckpt.dev.synth import materialise, read_tensor_list  # noqa: E402
 
 REAL = ROOT / "fixtures" / "real"
-MEASURE = """
-import json, resource, subprocess, sys, time
-t = time.perf_counter()
-rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL)
-print(json.dumps({"rc": rc, "seconds": time.perf_counter() - t,
-                  "max_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
-"""
 VERIFY = """
 import json, resource, sys, time
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 best = None
 for _ in range(5):
     t = time.perf_counter()
@@ -62,83 +65,156 @@ def tokenizer_gguf(path: Path, vocab: int, merges: int) -> None:
     w.add_token_list(tokens)
     w.add_token_types([1] * vocab)
     w.add_token_merges([f"{rng.choice(alphabet)}{rng.choice(alphabet)} {rng.choice(alphabet)}" for _ in range(merges)])
-    w.add_eos_token_id(248046)
+    w.add_eos_token_id(min(vocab - 1, 248046))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
     w.close()
 
 
-def measure(*cmd: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)  # type: ignore[no-any-return]
-
-
 def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "dflash2_ckpt", *args]
+
+
+def normal_block() -> bytes:
+    """64 MiB of BF16 values ~ N(0, 0.02): quantizers see real-looking weights, not NaN bit patterns."""
+    import numpy as np
+    a = (np.random.default_rng(1).standard_normal(32 << 20) * 0.02).astype(np.float32)
+    return (a.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+
+
+def repeated(block: bytes) -> Any:
+    def data(name: str, n: int) -> bytes:
+        return (block * (n // len(block) + 1))[:n]
+    return data
+
+
+def header_part(d: Path, repeat: int, caches: list[str]) -> None:
+    cfg = json.loads((REAL / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
+    ts = read_tensor_list(REAL / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv")
+    tok = d / "tok-248k.gguf"
+    tokenizer_gguf(tok, cfg["vocab_size"], 247_000)
+    st = materialise(d / "27b-sparse", cfg, ts)
+    g = d / "27b.gguf"
+    subprocess.run(cli("convert", str(st), "-o", str(g), "--to", "gguf", "--tokenizer-from", str(tok)),
+                   check=True, stdout=subprocess.DEVNULL)
+    from dflash2_ckpt.sources import LocalSource
+    from dflash2_ckpt.sources.gguf_header import read_gguf_header
+    h, _ = read_gguf_header(LocalSource(g), g.name)
+    print(f"27B-layout GGUF: {g.stat().st_size:,} B (sparse), {len(h.tensors)} tensors, {len(h.kv)} keys, "
+          f"header {h.header_bytes:,} B")
+    for what, path in (("safetensors", st), ("GGUF", g)):
+        v = json.loads(subprocess.run([sys.executable, "-c", VERIFY, str(path)], capture_output=True, text=True,
+                                      check=True).stdout)
+        print(f"in-process header verify, {what}: {v['seconds'] * 1000:.1f} ms (best of 5, imports excluded, hot), "
+              f"bytes read {v['bytes_read']:,}, peak RSS {v['max_rss_mib']:.0f} MiB, findings {v['findings']}")
+    base = cli("verify", str(st), "--format", "json")
+    cand = cli("verify", str(g), "--format", "json")
+    print("baseline: " + " ".join(base[1:]) + "; candidate: " + " ".join(cand[1:]))
+    print(_paired.HEADER)
+    for cache in caches:
+        r = _paired.paired(base, cand, [st / "model.safetensors", st / "config.json", g], cache, repeat,
+                           lambda: None)
+        print(_paired.row("verify GGUF (248k vocab) vs verify safetensors", g.stat().st_size, r), flush=True)
+    shutil.rmtree(st)
+    g.unlink()
+
+
+def to_gguf_part(d: Path, sizes: list[float], repeat: int, caches: list[str]) -> None:
+    tok = d / "tok-152k.gguf"
+    tokenizer_gguf(tok, 151936, 150_000)
+    print("baseline: cp SRC/model.safetensors DST && sync; candidate: python -m dflash2_ckpt convert SRC -o DST.gguf "
+          "--to gguf --tokenizer-from TOK.gguf")
+    print(_paired.HEADER)
+    for gb in sizes:
+        src = d / f"src-{gb}"
+        size = bench_convert.build(src, gb)
+        out_bin, out_gguf = d / "out.bin", d / "out.gguf"
+        base = ["sh", "-c", f"cp '{src}/model.safetensors' '{out_bin}' && sync"]
+        cand = cli("convert", str(src), "-o", str(out_gguf), "--to", "gguf", "--tokenizer-from", str(tok))
+
+        def clean() -> None:
+            out_bin.unlink(missing_ok=True)
+            out_gguf.unlink(missing_ok=True)
+        try:
+            for cache in caches:
+                r = _paired.paired(base, cand, [src], cache, repeat, clean)
+                print(_paired.row("convert --to gguf, dense", size, r), flush=True)
+        finally:
+            shutil.rmtree(src, ignore_errors=True)
+
+
+def quantize(src: Path, dst: Path, kind: str) -> None:
+    build = Path.home() / ".cache" / "dflash2-ckpt" / "llama.cpp-b11434" / "build" / "bin"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build))
+    subprocess.run([str(build / "llama-quantize"), str(src), str(dst), kind, "2"], check=True, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def from_gguf_part(d: Path) -> None:
+    cfg = json.loads((REAL / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
+    ts = read_tensor_list(REAL / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv")
+    tok = d / "tok-248k.gguf"
+    if not tok.exists():
+        tokenizer_gguf(tok, cfg["vocab_size"], 247_000)
+    dense = materialise(d / "27b-dense", cfg, ts, data=repeated(normal_block()))
+    files = {"BF16": d / "27b-bf16.gguf"}
+    subprocess.run(cli("convert", str(dense), "-o", str(files["BF16"]), "--to", "gguf", "--tokenizer-from", str(tok)),
+                   check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(dense)
+    for kind in ("Q8_0", "Q4_K_M"):
+        files[kind] = d / f"27b-{kind.lower()}.gguf"
+        quantize(files["BF16"], files[kind], kind)
+    print("baseline: cp FILE.gguf DST && sync; candidate: python -m dflash2_ckpt convert FILE.gguf -o DST --to nested "
+          "(one pair each, hot); dry run: the same with --dry-run")
+    print("| GGUF | file GB | cp+sync s | convert s | ratio | convert CPU s | convert peak RSS MiB | written GB | "
+          "dry run s | dry run peak RSS MiB | load average |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    out = d / "out"
+    for kind, f in files.items():
+        def clean() -> None:
+            shutil.rmtree(out, ignore_errors=True)
+            (d / "out.bin").unlink(missing_ok=True)
+        base = ["sh", "-c", f"cp '{f}' '{d / 'out.bin'}' && sync"]
+        cand = cli("convert", str(f), "-o", str(out), "--to", "nested")
+        clean()
+        _paired.warm([f])
+        b = _paired.measure(base)
+        clean()
+        _paired.warm([f])
+        c = _paired.measure(cand)
+        written = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+        clean()
+        dry = _paired.measure(cli("convert", str(f), "-o", str(out), "--to", "nested", "--dry-run"))
+        loads = [*b["load"], *c["load"], *dry["load"]]
+        print(f"| {kind} | {f.stat().st_size / 1e9:.2f} | {b['seconds']:.2f} | {c['seconds']:.2f} | "
+              f"{c['seconds'] / b['seconds']:.2f}x | {c['cpu']:.2f} | {c['max_rss_mib']:.0f} | {written / 1e9:.2f} | "
+              f"{dry['seconds']:.2f} | {dry['max_rss_mib']:.0f} | {min(loads):.1f}-{max(loads):.1f} |", flush=True)
+        clean()
+    for f in files.values():
+        f.unlink()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default="/tmp/dflash2-bench-gguf")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-dense", action="store_true")
+    ap.add_argument("--sizes", default="0.5,2,4,8")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--parts", default="header,to-gguf,from-gguf")
+    ap.add_argument("--caches", default="hot,cold")
     a = ap.parse_args()
     d = Path(a.dir)
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     os.environ["PYTHONPATH"] = str(ROOT)
+    parts, caches = a.parts.split(","), a.caches.split(",")
     try:
-        cfg = json.loads((REAL / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
-        ts = read_tensor_list(REAL / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv")
-        tok = d / "target-tokenizer.gguf"
-        tokenizer_gguf(tok, cfg["vocab_size"], 247_000)
-        sparse = materialise(d / "27b-sparse", cfg, ts)
-        g = d / "27b.gguf"
-        conv = measure(*cli("convert", str(sparse), "-o", str(g), "--to", "gguf", "--tokenizer-from", str(tok)))
-        from dflash2_ckpt.sources import LocalSource
-        from dflash2_ckpt.sources.gguf_header import read_gguf_header
-        h, _ = read_gguf_header(LocalSource(g), g.name)
-        print(f"27B-layout GGUF: {g.stat().st_size:,} B (sparse), {len(h.tensors)} tensors, {len(h.kv)} keys, "
-              f"header {h.header_bytes:,} B (data from byte {h.data_start:,}); written from the sparse source "
-              f"in {conv['seconds']:.2f} s, peak RSS {conv['max_rss_mib']:.0f} MiB")
-        v = json.loads(subprocess.run([sys.executable, "-c", VERIFY, str(g)], capture_output=True, text=True,
-                                      check=True).stdout)
-        print(f"header verify: {v['seconds'] * 1000:.0f} ms (best of 5, imports excluded), bytes read "
-              f"{v['bytes_read']:,} ({v['bytes_read'] - h.header_bytes:,} past the header), peak RSS "
-              f"{v['max_rss_mib']:.0f} MiB, findings {v['findings']}")
-        runs = [measure(*cli("verify", str(g), "--format", "json")) for _ in range(a.repeat)]
-        print("CLI verify end to end (fresh process, imports included): "
-              + ", ".join(f"{r['seconds']:.2f} s" for r in runs) + f"; peak RSS {max(r['max_rss_mib'] for r in runs):.0f} MiB")
-        if a.no_dense:
-            return
-        block = random.Random(1).randbytes(64 << 20)
-
-        def data(name: str, n: int) -> bytes:
-            return (block * (n // len(block) + 1))[:n]
-        dense = materialise(d / "27b-dense", cfg, ts, data=data)
-        subprocess.run(["cat", str(dense / "model.safetensors")], stdout=subprocess.DEVNULL, check=True)
-        rows: dict[str, list[dict[str, float]]] = {"cp": [], "cp+sync": [], "convert --to gguf": []}
-        for _ in range(a.repeat):
-            for name, cmd in (("cp", ["cp", str(dense / "model.safetensors"), str(d / "out.bin")]),
-                              ("cp+sync", ["sh", "-c", f"cp {dense}/model.safetensors {d}/out.bin && sync"]),
-                              ("convert --to gguf", cli("convert", str(dense), "-o", str(d / "out.gguf"), "--to",
-                                                        "gguf", "--tokenizer-from", str(tok)))):
-                subprocess.run(["sync"], check=True)
-                r = measure(*cmd)
-                assert r["rc"] == 0, (name, r)
-                rows[name].append(r)
-                for f in ("out.bin", "out.gguf"):
-                    (d / f).unlink(missing_ok=True)
-        size = (dense / "model.safetensors").stat().st_size
-        print(f"dense 27B layout: {size:,} B")
-        base = min(r["seconds"] for r in rows["cp"])
-        base_sync = min(r["seconds"] for r in rows["cp+sync"])
-        for name, rs in rows.items():
-            best = min(r["seconds"] for r in rs)
-            print(f"  {name:18s} best {best:6.2f} s  ({best / base:.2f}x cp, {best / base_sync:.2f}x cp+sync)  "
-                  f"peak RSS {max(r['max_rss_mib'] for r in rs):5.0f} MiB  runs "
-                  + " ".join(f"{r['seconds']:.2f}" for r in rs))
+        if "header" in parts:
+            header_part(d, max(a.repeat, 3), caches)
+        if "to-gguf" in parts:
+            to_gguf_part(d, [float(s) for s in a.sizes.split(",")], a.repeat, caches)
+        if "from-gguf" in parts:
+            from_gguf_part(d)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -23,6 +23,10 @@ BUDGET = 64 * 1024
 
 
 def main() -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description="Bytes a header-level verify of a Hub repo transfers.")
+    ap.add_argument("--write", action="store_true", help="replace the ## hub section of bench/RESULTS.md")
+    args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-hub-"))
     os.environ.update(HF_HOME=str(tmp / "hf-home"), HF_HUB_DISABLE_TELEMETRY="1")
     os.environ.pop("HF_TOKEN", None)
@@ -66,7 +70,7 @@ def main() -> int:
     ] + [f"  {m} {name} -> {st}, {sent:,} B{f', Range {rg}' if rg else ''}" for m, name, st, sent, rg in files]
     lines += retry_lines
     print("\n".join(lines))
-    if "--write" in sys.argv:
+    if args.write:
         write_section("\n".join(lines))
     return 0 if total < BUDGET and r.exit_code in (0, 1) else 1
 

@@ -36,7 +36,7 @@ REAL = ROOT / "fixtures" / "real"
 Q = ROOT / "fixtures" / "quantized"
 VERIFY = """
 import sys, time, json
-from dflash2_ckpt.verify import verify
+from dflash2_ckpt.usecases.verify import verify
 t = time.perf_counter()
 r = verify(sys.argv[1])
 print(json.dumps({"seconds": time.perf_counter() - t, "bytes_read": r.bytes_read,

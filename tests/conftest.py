@@ -13,6 +13,7 @@ import pytest
 
 from dflash2_ckpt.findings import Finding
 
+
 # Triton fixes interpreted vs compiled mode at its first import, and several packages import it
 # (compressed-tensors, torch's compile stack): choose once, here, before any test module is collected,
 # so every test that runs a kernel (smoke, accept, quant, reduced vocabularies) gets the interpreter on
@@ -28,6 +29,10 @@ PRODUCED = pytest.StashKey[set]()
 FULL_RUN = pytest.StashKey[bool]()       # the whole suite is collected: the produced-codes check may judge
 LAST = "test_every_registered_code_is_produced"
 DEFAULT_MARKS = "not slow"
+
+
+# the fake Hub and its checkpoints, for the tests of every package that reads a Hub repo
+from _kit.hub_fixtures import ckpts, hub, no_network, offline  # noqa: F401,E402  (fixtures, used by name)
 
 
 def pytest_configure(config: pytest.Config) -> None:

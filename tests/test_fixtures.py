@@ -5,9 +5,7 @@ import filecmp
 import json
 
 import pytest
-from click.testing import CliRunner
-
-from dflash2_ckpt.cli import main
+from _kit.cli import run_json
 
 from conftest import FIXTURES
 
@@ -17,16 +15,11 @@ VERIFY_CASES = sorted(n for n, w in MANIFEST.items() if "reference" not in w)
 GOOD = sorted(p.name for p in (FIXTURES / "good").iterdir())
 
 
-def run(*args: str) -> tuple[int, dict]:
-    res = CliRunner().invoke(main, ["verify", *args, "--format", "json"], catch_exceptions=False)
-    return res.exit_code, json.loads(res.output)
-
-
 @pytest.mark.parametrize("name", GOOD)
 def test_good_fixture_passes_clean(name: str) -> None:
     # the assistant export records no vocab_size: its target gives it (without one, DF120 warns)
     target = ["--target", str(FIXTURES / "targets" / "tiny-target")] if name == "assistant-v1" else []
-    code, report = run(str(FIXTURES / "good" / name), "--strict", *target)
+    code, report = run_json("verify", str(FIXTURES / "good" / name), "--strict", *target)
     assert code == 0, report["findings"]
     # the assistant export is clean too, its notes say where its vocabulary came from and which engines
     # load its encoder.* names; a reduced-vocabulary drafter's note names its own head
@@ -38,7 +31,7 @@ def test_good_fixture_passes_clean(name: str) -> None:
 def test_broken_fixture_fails_with_its_code_only(name: str) -> None:
     want = MANIFEST[name]
     args = [str(FIXTURES / "broken" / name)] + (["--strict"] if want["strict"] else [])
-    code, report = run(*args)
+    code, report = run_json("verify", *args)
     assert code == 1
     codes = {f["code"] for f in report["findings"]}
     assert want["code"] in codes
@@ -48,12 +41,12 @@ def test_broken_fixture_fails_with_its_code_only(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(n for n, w in MANIFEST.items() if w["strict"]))
 def test_warning_fixtures_pass_without_strict(name: str) -> None:
-    code, _ = run(str(FIXTURES / "broken" / name))
+    code, _ = run_json("verify", str(FIXTURES / "broken" / name))
     assert code == 0
 
 
 def test_ignore_makes_a_broken_fixture_pass() -> None:
-    code, report = run(str(FIXTURES / "broken" / "fc-wrong-shape"), "--ignore", "DF203")
+    code, report = run_json("verify", str(FIXTURES / "broken" / "fc-wrong-shape"), "--ignore", "DF203")
     assert code == 0 and report["findings"] == []
 
 

@@ -5,7 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 
@@ -21,19 +21,21 @@ def test_version_comes_from_the_metadata_alone() -> None:
     import dflash2_ckpt
     from dflash2_ckpt.report.sarif import document
     assert dflash2_ckpt.__version__ == VERSION
-    res = CliRunner().invoke(main, ["--version"])
+    res = invoke_cli(main, ["--version"])
     assert res.exit_code == 0 and res.output.strip().endswith(f"version {VERSION}")
     literal = [p for p in (ROOT / "dflash2_ckpt").rglob("*.py") if re.search(r'__version__\s*=\s*"', p.read_text())]
     assert literal == []                                   # no second copy of the number to forget
 
-    class Empty:
+    from dflash2_ckpt.findings import Verdict
+
+    class Empty(Verdict):
         kind, subject, findings = "verify", "x", ()
     assert document(Empty())["runs"][0]["tool"]["driver"]["version"] == VERSION
 
 
 def test_documented_tags_name_this_version() -> None:
     tag = f"v{VERSION}"
-    docs = {p: p.read_text() for p in [ROOT / "docs" / "hooks-and-push.md", ROOT / ".pre-commit-hooks.yaml",
+    docs = {p: p.read_text() for p in [ROOT / "docs" / "hooks.md", ROOT / ".pre-commit-hooks.yaml",
                                        ROOT / "action.yml",
                                        ROOT / "docs" / "hub.md", ROOT / "docs" / "github-actions-verify.yml"]}
     revs = {(p.name, r) for p, t in docs.items() for r in re.findall(r"rev: (v[\w.]+)", t)}
@@ -50,8 +52,8 @@ def test_py_typed_ships() -> None:
 
 def test_shell_completion_lists_the_commands() -> None:
     env = {"_DFLASH2_CKPT_COMPLETE": "bash_complete", "COMP_WORDS": "dflash2-ckpt ver", "COMP_CWORD": "1"}
-    res = CliRunner().invoke(main, [], prog_name="dflash2-ckpt", env=env)
+    res = invoke_cli(main, [], prog_name="dflash2-ckpt", env=env)
     assert res.output.splitlines() == ["plain,verify"]
-    res = CliRunner().invoke(main, [], prog_name="dflash2-ckpt", env={"_DFLASH2_CKPT_COMPLETE": "bash_source"})
+    res = invoke_cli(main, [], prog_name="dflash2-ckpt", env={"_DFLASH2_CKPT_COMPLETE": "bash_source"})
     assert "_dflash2_ckpt_completion" in res.output
     assert "_DFLASH2_CKPT_COMPLETE=bash_source dflash2-ckpt" in (ROOT / "docs" / "commands.md").read_text()

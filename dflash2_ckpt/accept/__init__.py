@@ -35,7 +35,7 @@ def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str |
            max_new_tokens: int = 64, block_size: int | None = None,
            expect: str | float | tuple[float, float] | None = None, device: str | None = None,
            kernels: str | None = None, limit: int | None = None, revision: str | None = None,
-           token: str | None = None, max_memory: int | None = None,
+           token: str | None = None, max_memory: int | None = None, batch: int = 1, threads: int | None = None,
            progress: Callable[[int, int, str], None] | None = None) -> AcceptReport:
     """Run block speculative decoding of `target` with `drafter` and return the statistics.
 
@@ -45,6 +45,8 @@ def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str |
     expect: the published mean acceptance length, "TAU" or "TAU±TOL" (DF752 outside it).
     max_memory: bytes the pair may take (default: a safe share of the device's memory); BudgetError,
     before anything loads, when the estimate is over it.
+    batch: prompts decoded together, one target forward per step for all of them (same tokens, same τ).
+    threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load).
     progress: called as (prompts done, prompts, label) before each prompt and once at the end.
     Raises MissingDependencyError without torch/transformers, ConfigError / SourceError when the
     drafter, target or prompts cannot be used.
@@ -55,4 +57,4 @@ def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str |
     from .run import run_accept
     return run_accept(drafter, target, prompts=prompts, max_new_tokens=max_new_tokens, block_size=block_size,
                       expect=expect, device=device, kernels=kernels, limit=limit, revision=revision, token=token,
-                      max_memory=max_memory, progress=progress)
+                      max_memory=max_memory, batch=batch, threads=threads, progress=progress)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..engines.runners.llama_cpp import ENGINE, Completion, LlamaServer, find_server
+from ..engines.runners.llama_cpp import ENGINE, Completion, LlamaServer, find_server, resolve_build
 from ..errors import ConfigError, SourceError
 from ..findings import Finding
 from . import checks, stats
@@ -103,7 +103,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         n_max = block - 1
         with LlamaServer(binary, target_path, draft, n_max=n_max, ctx=CTX) as server:
             try:
-                build = server.build_info()
+                build, build_how = resolve_build(binary, server.build_info())
                 plist, source = engine_prompts(server, prompts, tokenizer, hf_t, limit)
                 need = max(len(p.ids) for p in plist) + max_new_tokens + block
                 if need > CTX:
@@ -156,13 +156,16 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         prompts=results, expect=want, findings=findings, engine=ENGINE, build=build,
         engine_details={"llama_server": str(binary), "spec_draft_n_max": n_max, "draft_n": drafted,
                         "draft_n_accepted": accepted, "drafter_converted": converted,
-                        "wall_s": round(seconds, 2), **({"parity": parity} if parity else {})})
+                        "wall_s": round(seconds, 2), **build_how, **({"parity": parity} if parity else {})})
 
 
 def _parity(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,
             max_new: int, limit: int | None, device: str | None, tau_engine: float) -> dict[str, Any]:
     from . import accept
     ref = accept(hf_drafter, hf_target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device or "cpu")
-    ratio = tau_engine / ref.tau.mean if ref.tau.mean else 0.0
-    return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4), "ratio": round(ratio, 4),
-            "floor": checks.PARITY_FLOOR, "findings": checks.parity(ENGINE, tau_engine, ref.tau.mean)}
+    # llama-server crops the last step at n_predict as transformers does: compare like with like
+    committed = checks.committed_tau([f.generated for f in ref.prompts], [f.steps for f in ref.prompts])
+    ratio = tau_engine / committed if committed else 0.0
+    return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4),
+            "tau_reference_committed": round(committed, 4), "ratio": round(ratio, 4),
+            "floor": checks.PARITY_FLOOR, "findings": checks.parity(ENGINE, tau_engine, committed)}

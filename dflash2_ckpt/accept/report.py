@@ -49,6 +49,8 @@ class AcceptReport(Verdict):
     engine: str = "reference"              # "reference" (this toolkit's loop) or the serving engine's name
     build: str | None = None               # the engine's own build string
     engine_details: dict[str, Any] = field(default_factory=dict)   # counters, parity, the engine's paths
+    batch: int = 1                         # prompts decoded together (one target forward per step for all)
+    threads: dict[str, Any] = field(default_factory=dict)   # the torch thread choice (dflash2_ckpt.threads)
     kind: ClassVar[str] = "accept"
 
     @property
@@ -73,12 +75,16 @@ class AcceptReport(Verdict):
             "passed": self.passed, "findings": [f.to_json() for f in self.findings],
             "engine": self.engine, "build": self.build,
         }
+        if self.batch != 1:
+            doc["batch"] = self.batch
         if self.engine_details:
             doc["engine_details"] = {k: v for k, v in self.engine_details.items() if timings or k != "wall_s"}
         if timings:
             doc["tokens_per_s"] = {"speculative": round(self.tokens_per_s, 2),
                                    "baseline": round(self.baseline_tokens_per_s, 2),
                                    "speedup": round(self.speedup, 3)}
+            if self.threads:                   # chosen from the load: a timing condition, not a result
+                doc["threads"] = dict(self.threads)
         else:
             for p in doc["prompts"]:
                 del p["tokens_per_s"], p["baseline_tokens_per_s"]

@@ -9,7 +9,7 @@ from ..errors import ConfigError
 from ..smoke.device import pick_device
 from ..smoke.drafting import Drafter, Kernels, load_drafter
 from . import checks, stats
-from .loop import greedy, speculative
+from .loop import Decoded, greedy, speculative_batch
 from .prompts import load_prompts
 from .report import AcceptReport, PromptResult
 from .target import Target, load_target, resolve_target
@@ -59,10 +59,14 @@ def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | No
 
 def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[str] | None, max_new_tokens: int,
                block_size: int | None, expect: Any, device: str | None, kernels: str | None, limit: int | None,
-               revision: str | None, token: str | None, max_memory: int | None = None,
-               progress: Callable[[int, int, str], None] | None = None) -> AcceptReport:
+               revision: str | None, token: str | None, max_memory: int | None = None, batch: int = 1,
+               threads: int | None = None, progress: Callable[[int, int, str], None] | None = None) -> AcceptReport:
     if max_new_tokens < 1:
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
+    if batch < 1:
+        raise ConfigError("batch must be at least 1", field="batch")
+    from ..threads import apply as apply_threads
+    chosen = apply_threads(threads)
     want = checks.parse_expect(expect)
     drafter, target, root = _pair(drafter_in, target_in, block_size=block_size, device=device, kernels=kernels,
                                   revision=revision, token=token, max_memory=max_memory)
@@ -72,11 +76,16 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
     findings = list(drafter.findings)
     spec_s = base_s = 0.0
     spec_tok = base_tok = spec_fw = base_fw = 0
+    runs: dict[int, Decoded] = {}
     for i, p in enumerate(plist):
         if progress is not None:
             progress(i, len(plist), p.label)
         ref = greedy(target, p.ids, max_new_tokens)
-        run = speculative(target, drafter, p.ids, max_new_tokens)
+        if i not in runs:         # the next `batch` prompts verified together (one target forward per step)
+            group = plist[i:i + batch]
+            runs.update(zip(range(i, i + len(group)),
+                            speculative_batch(target, drafter, [g.ids for g in group], max_new_tokens)))
+        run = runs.pop(i)
         at = checks.first_difference(ref.tokens, run.tokens)
         gap = None
         if at is not None and at < min(len(ref.tokens), len(run.tokens)):
@@ -104,4 +113,4 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
         acceptance_rate=stats.acceptance_rate(every, drafts), per_position=stats.per_position(every, drafts),
         tokens_per_s=spec_tok / spec_s if spec_s else 0.0, baseline_tokens_per_s=base_tok / base_s if base_s else 0.0,
         target_forwards={"baseline": base_fw, "speculative": spec_fw, "saved": base_fw - spec_fw},
-        prompts=results, expect=want, findings=findings)
+        prompts=results, expect=want, findings=findings, batch=batch, threads=chosen.to_json())

@@ -109,6 +109,25 @@ class Target:
         return nxt, torch.cat([hs[t + 1][0] for t in self.taps], dim=-1).float()
 
 
+    @property
+    def pad_id(self) -> int:
+        pad = getattr(self.model.config, "pad_token_id", None)
+        return int(pad) if isinstance(pad, int) else 0       # masked out wherever it pads
+
+    @torch.no_grad()
+    def forward_rows(self, rows: Sequence[Sequence[int]], valid: torch.Tensor, positions: torch.Tensor
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Several requests' tokens after the cached ones, one forward: rows [Q][k] (equal lengths),
+        valid [Q, cached + k] (False: a padding or rejected entry no row may attend to), positions [Q, k].
+        Returns (greedy next token [Q, k], taps [Q, k, n_t·H] float32)."""
+        x = torch.tensor([list(r) for r in rows], dtype=torch.long, device=self.device)
+        out = self.model(input_ids=x, attention_mask=valid.to(self.device, torch.long),
+                         position_ids=positions.to(self.device), use_cache=True, output_hidden_states=True,
+                         **{self._cache_kw: self.cache})
+        hs = out.hidden_states
+        return out.logits.float().argmax(-1), torch.cat([hs[t + 1] for t in self.taps], dim=-1).float()
+
+
 def load_target(target: str | os.PathLike[str], taps: Sequence[int], device: torch.device, *,
                 revision: str | None = None, token: str | None = None, label: str | None = None) -> Target:
     """bf16 on a GPU, fp32 on the CPU; eager attention so the verify forward is plain and deterministic."""

@@ -11,7 +11,7 @@ from ..findings import Finding
 from ..formats.detect import Detection
 from ..formats.gguf_names import gguf_to_hf
 from ..formats.gguf_spec import read_spec
-from ..sources.gguf_header import GGUFHeader, parse_gguf_header
+from ..sources.gguf_header import GGUFHeader, LazyArray, parse_gguf_header
 from ..sources.safetensors_header import TensorInfo
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def read_gguf(ckpt: Checkpoint, name: str) -> GGUFHeader:
 
 def scalar_metadata(header: GGUFHeader) -> dict[str, Any]:
     """The metadata without its arrays (the vocabulary alone is hundreds of thousands of entries)."""
-    return {k: kv.value for k, kv in header.kv.items() if not isinstance(kv.value, list)}
+    return {k: kv.value for k, kv in header.kv.items() if not isinstance(kv.value, (list, LazyArray))}
 
 
 def hf_tensors(header: GGUFHeader) -> dict[str, TensorInfo]:

@@ -35,14 +35,12 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
         raise SourceError("no such file or directory, and not a Hub repo id", path=path,
                           hint="give a checkpoint directory, or a Hub repo as org/name, org/name@revision or "
                                "https://huggingface.co/org/name")
-    if ref.revision and revision and ref.revision != revision:
-        raise SourceError(f"two revisions given: @{ref.revision} and --revision {revision}", path=path,
-                          hint="give the revision once")
+    revision = ref.one_revision(revision, path)
     if ref.subfolder and subfolder and ref.subfolder.strip("/") != subfolder.strip("/"):
         raise SourceError(f"two subfolders given: /{ref.subfolder} and --subfolder {subfolder}", path=path,
                           hint="give the subfolder once")
     folder = ref.subfolder or subfolder
-    hub = HubSource(ref.repo_id, revision=ref.revision or revision, subfolder=folder, token=token,
+    hub = HubSource(ref.repo_id, revision=revision, subfolder=folder, token=token,
                     config_only=not require_weights)
     if not require_weights:
         return hub

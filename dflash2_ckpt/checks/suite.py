@@ -36,14 +36,17 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
 OPENING = ("config", "files")
 
 
-def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
-    """Every family in order (or only the named ones); each decides for itself whether it applies."""
+def run_families(ctx: CheckContext, only: Iterable[str] | None = None) -> dict[str, list[Finding]]:
+    """Each family's findings under its name, in order (or only the named ones); each decides for itself
+    whether it applies. What one run found serves every later reader (convert's refusals read verify's)."""
     wanted = None if only is None else set(only)
-    out: list[Finding] = []
-    for name, family in FAMILIES:
-        if wanted is None or name in wanted:
-            out += family(ctx)
+    out = {name: family(ctx) for name, family in FAMILIES if wanted is None or name in wanted}
     if ctx.checkpoint.gguf is not None:     # what the GGUF family says better about a GGUF file
         from .gguf import SUPERSEDED
-        out = [f for f in out if f.code not in SUPERSEDED]
+        out = {name: [f for f in found if f.code not in SUPERSEDED] for name, found in out.items()}
     return out
+
+
+def run_checks(ctx: CheckContext, only: Iterable[str] | None = None) -> list[Finding]:
+    """Every family's findings in order (or only the named ones'), as one list."""
+    return [f for found in run_families(ctx, only).values() for f in found]

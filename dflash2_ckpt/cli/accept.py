@@ -12,7 +12,7 @@ import click
 
 from ..errors import Dflash2Error
 from .errors import guarded
-from .options import configured, emit, hub_options, open_source, outputs_option, strict_option
+from .options import configured, emit, hub_options, open_source, outputs_option, strict_option, threads_option
 from .smoke import parse_size
 
 ACCEPT_FORMATS = ("text", "json", "sarif", "github", "markdown", "html")
@@ -63,9 +63,12 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Memory the pair may take, e.g. 16G (default: half the RAM, or 90% of the GPU's); refused "
                    "before loading above it.")
-@click.option("--engine", type=click.Choice(["reference", "llama.cpp"]), default="reference", show_default=True,
-              help="Where the drafter runs: this toolkit's reference loop, or llama.cpp's llama-server "
-                   "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first).")
+@click.option("--engine", type=click.Choice(["reference", "llama.cpp", "transformers"]), default="reference",
+              show_default=True,
+              help="Where the drafter runs: this toolkit's reference loop, llama.cpp's llama-server "
+                   "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first), or transformers' "
+                   "DFlash assisted generation (a DFlash v1 drafter in the assistant dialect), compared with "
+                   "the reference loop.")
 @click.option("--llama-server", "llama_server", default=None,
               help="The llama-server binary (default: $DFLASH2_CKPT_LLAMA_SERVER, then PATH).")
 @click.option("--hf-target", "hf_target", default=None,
@@ -73,6 +76,9 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
                    "the reference loop runs on the same prompts for tau_engine / tau_reference.")
 @click.option("--hf-drafter", "hf_drafter", default=None,
               help="With --engine llama.cpp and a GGUF DRAFTER: its HF checkpoint, for the reference comparison.")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Prompts decoded together, one target forward per step for all of them (reference loop).")
+@threads_option
 @click.option("--format", "fmt", type=click.Choice(ACCEPT_FORMATS), default="text", show_default=True,
               help="markdown: a card-ready τ table with the per-position chart (for push --accept-table); "
                    "html: a page with the chart; json, sarif, github as everywhere.")
@@ -84,10 +90,15 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
             target_revision: str | None, max_memory: str | None, engine: str, llama_server: str | None,
-            hf_target: str | None, hf_drafter: str | None, fmt: str, strict: bool, revision: str | None,
+            hf_target: str | None, hf_drafter: str | None, batch: int,
+            threads: int | None, fmt: str, strict: bool, revision: str | None,
             subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
     if engine == "llama.cpp":
+        if batch != 1:
+            from ..errors import UsageError
+            raise UsageError("--batch applies to the reference loop (--engine reference); llama-server batches "
+                             "by its own slots")
         import tempfile
         from pathlib import Path
         from ..accept.engine import run_engine_accept
@@ -101,6 +112,18 @@ def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int,
                                           expect=expect, limit=limit, llama_server=llama_server,
                                           hf_drafter=hf_drafter, hf_target=hf_target, device=device,
                                           converted_from=source), fmt, strict, outputs)
+    if engine == "transformers":
+        if llama_server or hf_target or hf_drafter or kernels or block_size:
+            from ..errors import UsageError
+            raise UsageError("--llama-server, --hf-target, --hf-drafter, --kernels and --block-size do not apply "
+                             "to --engine transformers (it drafts the drafter's own block with its own code)")
+        from ..accept import require_accept_deps
+        require_accept_deps()
+        from ..accept.engine_transformers import run_transformers_accept
+        return emit(run_transformers_accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
+                                            max_new_tokens=max_new_tokens, expect=expect, limit=limit,
+                                            device=device, revision=target_revision, token=token,
+                                            max_memory=parse_size(max_memory)), fmt, strict, outputs)
     if llama_server or hf_target or hf_drafter:
         from ..errors import UsageError
         raise UsageError("--llama-server, --hf-target and --hf-drafter apply to --engine llama.cpp only")
@@ -110,7 +133,8 @@ def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int,
         report = accept(open_source(drafter, revision, token, subfolder), target, prompts=prompts,
                         max_new_tokens=max_new_tokens, block_size=block_size, expect=expect, device=device,
                         kernels=kernels, limit=limit, revision=target_revision, token=token,
-                        max_memory=parse_size(max_memory), progress=progress)
+                        max_memory=parse_size(max_memory), batch=batch, threads=threads,
+                        progress=progress)
     return emit(report, fmt, strict, outputs)
 
 

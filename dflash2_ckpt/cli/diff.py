@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from .errors import guarded
-from .options import emit, format_option, open_source, output_option
+from .options import emit, format_option, open_source, output_option, threads_option
 
 
 @click.command("diff")
@@ -18,10 +18,11 @@ from .options import emit, format_option, open_source, output_option
 @click.option("--reference", "-r", required=True, help="The source checkpoint (local path or Hub repo id).")
 @click.option("--receipt", type=click.Path(dir_okay=False), default=None,
               help="Write a JSON receipt: sha256 of every file on both sides and the per-tensor figures.")
+@threads_option
 @format_option
 @output_option
 @guarded
-def command(derived: str, reference: str, receipt: str | None, fmt: str,
+def command(derived: str, reference: str, receipt: str | None, threads: int | None, fmt: str,
             outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Compare every tensor of DERIVED (quantized or re-exported) with the reference it was made from:
     equal, quantization-noise, different (random, zeroed, transposed, swapped), missing or extra."""
@@ -40,10 +41,10 @@ def command(derived: str, reference: str, receipt: str | None, fmt: str,
     if err.is_terminal:
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task("diff", total=None)
-            result = diff(d, r, progress=lambda i, n, name: bar.update(task, completed=i, total=n,
+            result = diff(d, r, threads=threads, progress=lambda i, n, name: bar.update(task, completed=i, total=n,
                                                                       description=escape(name[-40:])))
     else:
-        result = diff(d, r)
+        result = diff(d, r, threads=threads)
     if receipt:
         Path(receipt).write_text(json.dumps(result.receipt(), indent=2) + "\n")
     return emit(result, fmt, outputs=outputs)

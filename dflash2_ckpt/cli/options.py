@@ -62,6 +62,12 @@ def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
             render(report, fmt, f)
 
 
+def threads_option(fn: F) -> F:
+    return click.option("--threads", type=click.IntRange(min=1), default=None,
+                        help="torch intra-op threads (default: OMP_NUM_THREADS, else the usable cores less the "
+                             "load average; one when they are busy).")(fn)
+
+
 def strict_option(fn: F) -> F:
     return click.option("--strict", is_flag=True, help="Fail on warnings too.")(fn)
 

@@ -9,7 +9,8 @@ import click
 from rich.console import Console
 
 from .errors import guarded
-from .options import configured, emit, format_option, hub_options, open_source, open_target, strict_option
+from .options import (configured, emit, format_option, hub_options, open_source, open_target, strict_option,
+                      threads_option)
 
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -68,13 +69,14 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Refuse to start above this estimate, e.g. 16G or 800M (default: half the RAM on a CPU, "
                    "90%% of the GPU's memory).")
+@threads_option
 @format_option
 @strict_option
 @hub_options
 @guarded
 @configured("path")
 def command(path: str, target: str | None, hidden_states: str | None, block_size: int | None, seed: int,
-            device: str | None, requests: int, layers: int | None, max_memory: str | None, fmt: str, strict: bool,
+            device: str | None, requests: int, layers: int | None, max_memory: str | None, threads: int | None, fmt: str, strict: bool,
             revision: str | None, subfolder: str | None, token: str | None) -> int:
     """Run the drafter's full conv and a Triton selector walk to prove its tensors draft."""
     from ..smoke import require_smoke_deps, run_smoke
@@ -83,7 +85,8 @@ def command(path: str, target: str | None, hidden_states: str | None, block_size
     with _progress() as progress:
         report = run_smoke(open_source(path, revision, token, subfolder), target=open_target(target, token),
                            hidden_states=hidden_states, block_size=block_size, seed=seed, device=device,
-                           requests=requests, layers=layers, max_memory=budget, progress=progress)
+                           requests=requests, layers=layers, max_memory=budget, threads=threads,
+                           progress=progress)
     return emit(report, fmt, strict)
 
 

@@ -1,8 +1,8 @@
 """convert(): exact conversion between the nested and flat dialects (CONTRACT §3a).
 
-plan (headers only) -> stage beside DST -> copy tensor byte ranges in the kernel, reading each
-tensor back and comparing it with the source -> fsync -> open_checkpoint + verify() the staged output -> rename into
-place. Any failure removes the
+plan (headers only) -> stage beside DST -> copy tensor byte ranges in the kernel, every write checked
+against the plan as it happens (stream.py) -> fsync -> open_checkpoint + verify() the staged output -> rename
+into place. Any failure removes the
 staging directory; a run killed outright leaves one that the next run for the same DST removes.
 """
 from __future__ import annotations
@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
@@ -26,7 +25,7 @@ from .configs import Verifier
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
 from .staging import check_overlap, claim_destination, install, staging_area
-from .stream import WriteError, make_buffers, write_shard
+from .stream import WriteError, write_shard
 
 __all__ = ["convert", "ConversionReport", "WriteError"]
 
@@ -108,10 +107,8 @@ def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
     checked = 0
     config = _json_bytes(plan.config, "config.json")        # before the tensors: a refusal costs nothing
     index = _json_bytes(plan.index(), INDEX) if plan.sharded else None
-    with ThreadPoolExecutor(1) as pool:
-        bufs = make_buffers(pool)
-        for shard in plan.shards:
-            checked += write_shard(bufs, str(src_root / shard.source), str(tmp / shard.name), shard)
+    for shard in plan.shards:
+        checked += write_shard(str(src_root / shard.source), str(tmp / shard.name), shard)
     _write_json(tmp / "config.json", config)
     if index is not None:
         _write_json(tmp / INDEX, index)
@@ -162,12 +159,13 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     check_overlap(src_root, dst_path)
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
     needs_vocab(ckpt)
-    plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers)
+    source = verify(ckpt)      # the source is verified once: to plan, to refuse, then to compare
+    plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers, families=source.families)
     if dry_run:
         extra = {"dst_exists": os.path.lexists(dst_path)}
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = claim_destination(dst_path, dst, force)
-    source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
+    source_findings = source.findings
     _refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
                      list(accept_findings))
     with staging_area(dst_path, dst) as tmp:

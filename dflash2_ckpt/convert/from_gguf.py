@@ -4,8 +4,8 @@ BF16 / F16 / F32 tensors are copied byte for byte (only the name and the header 
 dequantized by the gguf package to F32 and reported, since the precision they lost is gone. The config is
 the source config.json the file carries when we wrote it and it still agrees with the metadata (so a
 round trip gives back the very same files), else one written from the metadata. The result is staged,
-read back, checked to describe the same drafter, then renamed into place; the other dialect goes through
-the dialect conversion.
+its writes checked as they happen (pieces.py), checked to describe the same drafter, then renamed into
+place; the other dialect goes through the dialect conversion.
 """
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, ClassVar, Iterable, Literal
 
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import bits_per_weight
 from ..errors import ConversionError, SourceError, SourceFindingsError
-from ..findings import Finding, keep
+from ..findings import Finding, Verdict, keep
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
@@ -42,8 +42,8 @@ _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
 @dataclass
-class FromGGUFReport:
-    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+class FromGGUFReport(Verdict):
+    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str
@@ -156,9 +156,11 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
     return entries, sources, rows
 
 
-def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], bytes]:
-    def compute() -> bytes:
-        return bytes(to_float32(ckpt.source.read_range(file, t.begin, t.nbytes), t.type_name, t.shape).data)
+def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], memoryview]:
+    def compute() -> memoryview:
+        # the array's own bytes, not a copy: peak memory is the quantized tensor plus its float32 values
+        values = to_float32(ckpt.source.read_range(file, t.begin, t.nbytes), t.type_name, t.shape)
+        return values.reshape(-1).view("uint8").data
     return compute
 
 

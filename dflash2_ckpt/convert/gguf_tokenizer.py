@@ -18,7 +18,8 @@ from gguf.vocab import BpeVocab, SpecialVocab
 from ..errors import ConversionError
 from ..formats.gguf_names import KEY_MASK
 from ..sources import LocalSource
-from ..sources.gguf_header import read_gguf_header
+from ..sources.gguf_header import LazyArray, read_gguf_header
+from .gguf_pack import RawArray
 
 # SpecialVocab's types, minus "mask": the target's mask token is not the drafter's
 _SPECIAL = ("bos", "eos", "unk", "sep", "pad", "cls")
@@ -91,7 +92,9 @@ def from_gguf(writer: GGUFWriter, path: Path, vocab_size: int) -> list[str]:
         if not key.startswith("tokenizer.") or key == KEY_MASK:
             continue
         value: Any = kv.value
-        if kv.type == GGUFValueType.STRING or kv.sub_type == GGUFValueType.STRING:
+        if isinstance(value, LazyArray):    # the file's own bytes, spliced into the header (gguf_pack.py)
+            value = RawArray(value.packed(), value.sub, value)
+        elif kv.type == GGUFValueType.STRING or kv.sub_type == GGUFValueType.STRING:
             value = _encode(value)
         writer.add_key_value(key, value, kv.type, sub_type=kv.sub_type)
         copied += 1

@@ -1,18 +1,24 @@
 """Write one output file from a header and pieces, each a byte range of a source file (copied in the kernel,
-holes kept) or bytes computed in memory (a type change); then read every piece back and compare.
+holes kept) or bytes computed in memory (a type change), checked as they are written.
 
 The GGUF conversions use it in both directions; the dialect conversion's shard writer (stream.py) is the
-same idea for contiguous safetensors shards, and its copy and compare primitives are reused here.
+same idea for contiguous safetensors shards, and its copy, ledger and spot-check primitives are reused
+here: every write goes into a ledger that must cover the planned runs exactly, the header is read back
+whole, each copied run and each computed piece is spot-checked at its ends and at random places, and the
+source files must be unchanged at the end. Computed bytes are checked in memory before they are written
+(their length against the plan) and then let go, so memory holds one tensor at a time.
 """
 from __future__ import annotations
 
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..errors import ConversionError
-from .stream import CHUNK, Buffers, _copy_range, _pwrite_all, _same_bytes, _zero_run, make_buffers, segments
+from .stream import (Ledger, Run, Snapshot, _copy_range, _pwrite_all, same_samples, sample_places, segments,
+                     source_changed, start_writeback)
 
 
 @dataclass(frozen=True)
@@ -24,8 +30,8 @@ class Piece:
     src_end: int = 0
     data: bytes = b""         # ... or these bytes
     # ... or bytes computed when the piece is written (a dequantized tensor): `length` of them, made,
-    # written and compared one piece at a time, so memory holds one tensor, never the file
-    compute: Callable[[], bytes] | None = None
+    # written and checked one piece at a time, so memory holds one tensor, never the file
+    compute: Callable[[], bytes | memoryview] | None = None
     length: int = 0
 
     @property
@@ -35,74 +41,67 @@ class Piece:
         return self.length if self.compute is not None else len(self.data)
 
 
+def _differs(name: str, dst: Path) -> ConversionError:
+    return ConversionError(f"{name}: the bytes written to {dst.name} differ from what was planned; "
+                           "the output was discarded")
+
+
 def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> int:
-    """Create `dst` (never an existing file), write, compare every piece with its source, fsync.
+    """Create `dst` (never an existing file), write and check every piece, fsync.
     Returns how many pieces were verified."""
-    from concurrent.futures import ThreadPoolExecutor
-    fds: dict[Path, int] = {}
+    fds: dict[Path, tuple[int, Snapshot]] = {}
     dst_fd = os.open(dst, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    rng = random.Random()
     try:
-        with ThreadPoolExecutor(1) as pool:
-            bufs = make_buffers(pool)
-            _pwrite_all(dst_fd, memoryview(header), 0)
-            os.ftruncate(dst_fd, size)               # padding and unwritten holes read as zeros
-            copy_buf = bytearray()
-            for p in pieces:
-                if p.compute is not None:
-                    _write_computed(dst, dst_fd, p)
-                    continue
-                if p.src_file is None:
-                    _pwrite_all(dst_fd, memoryview(p.data), p.out_begin)
-                    continue
-                fd = fds.get(p.src_file)
-                if fd is None:
-                    fd = fds[p.src_file] = os.open(p.src_file, os.O_RDONLY)
-                for off, n, data in segments(fd, p.src_begin, p.src_end):
-                    if data:
-                        _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf)
-            os.fsync(dst_fd)
-            for p in pieces:
-                if p.compute is None and not _same(bufs, fds, dst_fd, p):
-                    raise ConversionError(f"{p.name}: the bytes read back from {dst.name} differ from what was "
-                                          "written; the output was discarded")
-            if os.pread(dst_fd, len(header), 0) != header:
-                raise ConversionError(f"the header read back from {dst.name} differs; the output was discarded")
+        _pwrite_all(dst_fd, memoryview(header), 0)
+        os.ftruncate(dst_fd, size)               # padding and unwritten holes read as zeros
+        copy_buf = bytearray()
+        ledger, planned = Ledger(), []
+        copied: list[tuple[Run, int, str]] = []
+        for p in pieces:
+            if p.src_file is None:
+                data = p.compute() if p.compute is not None else p.data
+                if len(data) != p.nbytes:
+                    raise ConversionError(f"internal: {p.name} computed {len(data)} bytes, not {p.nbytes}")
+                planned.append((p.out_begin, len(data), -1))
+                _pwrite_all(dst_fd, memoryview(data), p.out_begin, ledger)
+                start_writeback(dst_fd, p.out_begin, len(data))
+                if not _same_as_memory(dst_fd, p.out_begin, data, rng):
+                    raise _differs(p.name, dst)
+                del data                            # one computed tensor in memory at a time
+                continue
+            if p.src_file not in fds:
+                fd = os.open(p.src_file, os.O_RDONLY)
+                fds[p.src_file] = (fd, Snapshot(fd))
+            fd = fds[p.src_file][0]
+            for off, n, has_data in segments(fd, p.src_begin, p.src_end):
+                if has_data:
+                    run = (p.out_begin + off, n, p.src_begin + off)
+                    planned.append(run)
+                    copied.append((run, fd, p.name))
+                    _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger)
+        if not ledger.matches(planned):
+            raise ConversionError(f"the writes to {dst.name} do not cover the planned byte ranges exactly; the "
+                                  "output was discarded")
+        if os.pread(dst_fd, len(header), 0) != header:
+            raise ConversionError(f"the header read back from {dst.name} differs; the output was discarded")
+        for (d, n, s), fd, name in copied:
+            if not same_samples(fd, s, dst_fd, d, n, rng):
+                raise _differs(name, dst)
+        os.fsync(dst_fd)
+        for path, (_, snap) in fds.items():
+            if not snap.unchanged():
+                raise source_changed(path.name)
     finally:
         os.close(dst_fd)
-        for fd in fds.values():
+        for fd, _ in fds.values():
             os.close(fd)
     return len(pieces)
 
 
-def _write_computed(dst: Path, dst_fd: int, p: Piece) -> None:
-    """Make the piece's bytes, write them, read them back and compare, then let them go."""
-    assert p.compute is not None
-    data = p.compute()
-    if len(data) != p.length:
-        raise ConversionError(f"internal: {p.name} computed {len(data)} bytes, not {p.length}")
-    _pwrite_all(dst_fd, memoryview(data), p.out_begin)
-    if not _same_data(dst_fd, p.out_begin, data):
-        raise ConversionError(f"{p.name}: the bytes read back from {dst.name} differ from what was written; "
-                              "the output was discarded")
-
-
-def _same_data(dst_fd: int, at: int, data: bytes) -> bool:
-    done = 0
-    while done < len(data):
-        k = min(CHUNK, len(data) - done)
-        if os.pread(dst_fd, k, at + done) != data[done:done + k]:
-            return False
-        done += k
-    return True
-
-
-def _same(bufs: Buffers, fds: dict[Path, int], dst_fd: int, p: Piece) -> bool:
-    if p.src_file is None:
-        return _same_data(dst_fd, p.out_begin, p.data)
-    fd = fds[p.src_file]
-    for off, n, data in segments(fd, p.src_begin, p.src_end):
-        ok = (_same_bytes(bufs, fd, p.src_begin + off, dst_fd, p.out_begin + off, n) if data
-              else _zero_run(bufs, dst_fd, p.out_begin + off, n))
-        if not ok:
+def _same_as_memory(dst_fd: int, at: int, data: bytes | memoryview, rng: random.Random) -> bool:
+    view = memoryview(data).cast("B")
+    for off, k in sample_places(len(view), rng):
+        if os.pread(dst_fd, k, at + off) != view[off:off + k]:
             return False
     return True

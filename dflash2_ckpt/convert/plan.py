@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 from ..checkpoint import INDEX, PICKLE_SUFFIXES, Checkpoint
 from ..checks.context import CheckContext
-from ..checks.suite import OPENING, run_checks
+from ..checks.suite import OPENING, run_families
 from ..errors import ConversionError, SourceError
 from ..findings import Finding
 from ..formats.parse import to_spec
@@ -109,10 +109,17 @@ class ConversionPlan:
         return {"metadata": meta, "weight_map": dict(sorted(weight_map.items()))}
 
 
-def _refuse_source(ckpt: Checkpoint) -> list[Finding]:
-    """Raise when the source cannot be converted faithfully; otherwise its config and file findings."""
-    ctx = CheckContext(ckpt)
-    opening = run_checks(ctx, only=OPENING)
+# the families a refusal reads: what opening found, and the v1/v2 identity
+REFUSAL_FAMILIES = (*OPENING, "identity")
+
+
+def _refuse_source(ckpt: Checkpoint, families: Mapping[str, Sequence[Finding]] | None = None) -> list[Finding]:
+    """Raise when the source cannot be converted faithfully; otherwise its config and file findings.
+    `families` is what verify found on the source (Report.families), so a conversion checks it once;
+    without it the families a refusal reads run here, in one pass."""
+    if families is None:
+        families = run_families(CheckContext(ckpt), only=REFUSAL_FAMILIES)
+    opening = [f for name in OPENING for f in families.get(name, ())]
     errs = [f for f in opening if f.severity == "error"]
     bad = [f for f in errs if f.code in UNREADABLE]
     if bad:
@@ -126,7 +133,7 @@ def _refuse_source(ckpt: Checkpoint) -> list[Finding]:
         raise ConversionError(f"the source config is not a valid DFlash config: {why}", path=ckpt.label,
                               hint=f"run `dflash2-ckpt verify {ckpt.label}`")
     # v1/v2 contradictions (identity) must not be carried over either
-    for f in [*errs, *run_checks(ctx, only=("identity",))]:
+    for f in [*errs, *families.get("identity", ())]:
         if f.code in AMBIGUOUS and f.severity == "error":
             raise ConversionError(f"{f.code} {f.message}", path=ckpt.label,
                                   hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it")
@@ -194,8 +201,10 @@ def _layout_shards(tensors: list[TensorAction], ckpt: Checkpoint) -> list[OutSha
 
 
 def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | None = None,
-              num_target_layers: int | None = None) -> ConversionPlan:
-    opening = _refuse_source(ckpt)
+              num_target_layers: int | None = None,
+              families: Mapping[str, Sequence[Finding]] | None = None) -> ConversionPlan:
+    """The plan from headers alone; `families`: the source's verify findings by family, when computed."""
+    opening = _refuse_source(ckpt, families)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
     assert spec is not None and config is not None and det is not None
     assert det.dialect in ("nested", "flat", "assistant")     # a GGUF source goes through from_gguf

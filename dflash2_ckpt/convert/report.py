@@ -25,7 +25,7 @@ class ConversionReport(Verdict):
     files_skipped: tuple[tuple[str, str], ...]
     notes: tuple[str, ...]
     written: bool = False                # DST is in place
-    tensors_verified: int = 0            # read back and compared byte for byte with the source
+    tensors_verified: int = 0            # written and checked against the plan (convert/stream.py)
     verify_findings: tuple[Finding, ...] = ()
     cleaned: tuple[str, ...] = ()
     seconds: float = 0.0

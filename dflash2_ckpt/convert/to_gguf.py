@@ -3,18 +3,18 @@
 plan (headers only: names, ggml types, offsets) -> header and metadata through the gguf package's
 GGUFWriter -> tensor bytes copied from the source in the kernel when the type is kept (exact: only the
 metadata changes, the shape is ne reversed), computed otherwise (f16 / f32 casts, q8_0 via the gguf
-package) -> every tensor read back and compared -> the file re-opened as a GGUF drafter: same DraftSpec as
-the source, no new error finding -> renamed into place. The destination is complete or absent.
+package, one tensor in memory at a time) -> every write checked against the plan as it happens (pieces.py)
+-> the file re-opened as a GGUF drafter: same DraftSpec as the source, no new error finding -> renamed into
+place. The destination is complete or absent.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
@@ -27,7 +27,7 @@ from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
 from ..checks.pairing import target_text_config
 from ..errors import ConversionError, ConversionUsageError
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import DraftSpec
@@ -38,6 +38,7 @@ from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import gguf_view
 from .gguf_exact import gguf_differences
+from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
 from .pieces import Piece, write_pieces
 from .plan import _refuse_source, _tensor_fate
@@ -76,8 +77,8 @@ class GGUFTensorPlan:
 
 
 @dataclass
-class GGUFConversionReport:
-    kind = "convert-gguf"          # the reporters' text layout (report/text_gguf.py)
+class GGUFConversionReport(Verdict):
+    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str
@@ -212,32 +213,40 @@ def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTen
 
 
 def _header_bytes(w: GGUFWriter, scratch: Path) -> bytes:
-    """Header + key/values + tensor infos as the gguf package writes them, padded to the data alignment."""
+    """Header + key/values + tensor infos as the gguf package writes them, the long arrays packed once
+    (gguf_pack.py), padded to the data alignment."""
+    packed = take_long_arrays(w)
     w.write_header_to_file(scratch)
     w.write_kv_data_to_file()
     w.write_ti_data_to_file()
     w.close()
-    raw = scratch.read_bytes()
+    raw = splice(scratch.read_bytes(), packed)
     scratch.unlink()
     return raw + bytes(-len(raw) % w.data_alignment)
 
 
-def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int, alignment: int,
-            digest: dict[str, str]) -> tuple[list[Piece], int]:
+def _encoder(src: Path, t: GGUFTensorPlan) -> Callable[[], bytes]:
+    """The tensor in its output type, made only when write_pieces writes it (one tensor in memory at a time)."""
+    def compute() -> bytes:
+        with open(src, "rb") as f:
+            f.seek(t.begin)
+            raw = f.read(t.end - t.begin)
+        data = from_float32(to_float32(raw, t.src_dtype, t.shape), t.out_type.name)
+        if len(data) != t.out_bytes:
+            raise ConversionError(f"internal: {t.gguf_name} encodes to {len(data)} bytes, not {t.out_bytes}")
+        return data
+    return compute
+
+
+def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int,
+            alignment: int) -> tuple[list[Piece], int]:
     pieces, offset = [], 0
     for t in tensors:
         at = data_start + offset
         if t.exact:
             pieces.append(Piece(t.gguf_name, at, src_root / t.file, t.begin, t.end))
         else:
-            with open(src_root / t.file, "rb") as f:
-                f.seek(t.begin)
-                raw = f.read(t.end - t.begin)
-            data = from_float32(to_float32(raw, t.src_dtype, t.shape), t.out_type.name)
-            if len(data) != t.out_bytes:
-                raise ConversionError(f"internal: {t.gguf_name} encodes to {len(data)} bytes, not {t.out_bytes}")
-            digest[t.gguf_name] = hashlib.sha256(data).hexdigest()
-            pieces.append(Piece(t.gguf_name, at, None, data=data))
+            pieces.append(Piece(t.gguf_name, at, None, compute=_encoder(src_root / t.file, t), length=t.out_bytes))
         offset += -(-t.out_bytes // alignment) * alignment
     return pieces, data_start + offset
 
@@ -290,8 +299,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
                     notes=notes)
         report.metadata_keys = len(w.kv_data[0])
         header = _header_bytes(w, tmp / "header.part")
-        digests: dict[str, str] = {}
-        pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment, digests)
+        pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment)
         out = tmp / dst_path.name
         report.tensors_verified = write_pieces(out, header, size, pieces)
         report.findings = _verify_written(out, ckpt, view, source_findings, tensors, target_cfg)

@@ -1,5 +1,6 @@
 """The one generator of every table in docs/ that is written from the code: the finding codes (from the
-registry) and the engine profiles. Each sits between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
+registry: the table and one section per code) and the engine profiles. Each sits between
+`<!-- NAME:start -->` and `<!-- NAME:end -->`.
 
     python -m dflash2_ckpt.dev.doc_tables           rewrite the tables in place
     python -m dflash2_ckpt.dev.doc_tables --check   exit 1 and name the stale ones (a test runs this)
@@ -10,13 +11,33 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from ..codes import all_codes, family_of
 from ..codes import markdown_table as codes_table
 from .engine_table import engines_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def codes_reference() -> str:
+    """One section per family, one per code under a heading `### DFNNN name` (the table's row keeps the
+    short anchor `#dfnnn` that SARIF rules link to), with what breaks and how to fix it, from the registry."""
+    out: list[str] = []
+    family = None
+    for c in all_codes():
+        prefix, title = family_of(c.code)
+        if prefix != family:
+            family = prefix
+            out += [f"## {prefix.ljust(5, 'x')}: {title}", ""]
+        status = " (deprecated)" if c.status == "deprecated" else ""
+        out += [f"### {c.code} {c.name}", "", f"{c.severity}{status} · {c.summary}", "",
+                f"- **What breaks:** {c.breaks}", f"- **Fix:** {c.fix}", ""]
+    return "\n".join(out).rstrip()
+
+
 # (page, marker name) -> the table's text
 TABLES: dict[tuple[str, str], Callable[[], str]] = {
     ("codes.md", "codes"): codes_table,
+    ("codes.md", "code-reference"): codes_reference,
     ("compat.md", "engines"): engines_table,
 }
 

@@ -42,10 +42,12 @@ class Figures:
     reason: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def add(self, d: torch.Tensor, r: torch.Tensor, noise2: float) -> None:
-        # float32 dot products per chunk (BLAS), float64 running totals across chunks
+    def add(self, d: torch.Tensor, r: torch.Tensor, noise2: float, scratch: torch.Tensor | None = None) -> None:
+        # float32 dot products per chunk (BLAS), float64 running totals across chunks; scratch: a float32
+        # buffer of at least d's size for the difference (no allocation per chunk)
         d, r = d.float().reshape(-1), r.float().reshape(-1)
-        diff = d - r
+        diff = torch.sub(d, r, out=scratch[:d.numel()]) if scratch is not None and scratch.numel() >= d.numel() \
+            else d - r
         sums = torch.stack([torch.dot(d, r), torch.dot(d, d), torch.dot(r, r), torch.dot(diff, diff)]).tolist()
         if not all(math.isfinite(x) for x in sums):      # NaN / Inf propagate into the sums: find and drop them
             bad = ~(torch.isfinite(d) & torch.isfinite(r))
@@ -59,8 +61,21 @@ class Figures:
             sums = torch.stack([torch.dot(d64, r64), torch.dot(d64, d64), torch.dot(r64, r64),
                                 torch.dot(d64 - r64, d64 - r64)]).tolist()
         self.dot, self.dd, self.rr, self.err2 = (a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums))
-        self.max_abs = max(self.max_abs, float(diff.abs().max()) if diff.numel() else 0.0)
+        if diff.numel():                  # one pass: |x| is largest at the minimum or the maximum
+            lo, hi = torch.aminmax(diff)
+            self.max_abs = max(self.max_abs, abs(float(lo)), abs(float(hi)))
         self.noise2 += noise2
+
+    def add_equal(self, x: torch.Tensor) -> bool:
+        """A chunk whose derived and reference values are the same (bit-identical stored bytes): one dot
+        gives the three products, the error is zero. False when that dot is not finite (the caller then
+        compares the chunk in full, which counts the NaN / Inf values)."""
+        x = x.float().reshape(-1)
+        xx = float(torch.dot(x, x))
+        if not math.isfinite(xx):
+            return False
+        self.dot, self.dd, self.rr = self.dot + xx, self.dd + xx, self.rr + xx
+        return True
 
     @property
     def cosine(self) -> float | None:

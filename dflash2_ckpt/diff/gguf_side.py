@@ -58,6 +58,12 @@ class GGUFSide(SafetensorsSide):
             self._cached = (name, values, _block_noise(values, t.dtype))
         return self._cached[1], self._cached[2]
 
+    def stored_rows(self, name: str, r0: int, r1: int) -> torch.Tensor | None:
+        return None          # GGML blocks are dequantized whole (rows)
+
+    def close(self) -> None:
+        self._cached = None
+
     def rows(self, name: str, r0: int, r1: int) -> tuple[torch.Tensor, float]:
         values, noise = self._whole(name)
         flat = values.reshape(values.shape[0] if values.ndim else 1, -1)

@@ -8,6 +8,7 @@ format (the GGUF reader registers one).
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ class SafetensorsSide:
         raw = self.ckpt.config or {}
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}
+        self._handles: dict[str, io.BufferedReader | None] = {}      # open local files (None: read through the source)
+        self._pool: dict[str, torch.Tensor] = {}                       # read buffers by tensor role
         self._dense: dict[str, TensorInfo] = {}
         self._quant: dict[str, str] = {}      # logical name -> module
         for name, t in self.view.logical.items():
@@ -111,16 +114,51 @@ class SafetensorsSide:
     def tensors(self) -> dict[str, TensorMeta]:
         return self._meta
 
+    def _bytes(self, file: str, start: int, length: int, slot: str) -> torch.Tensor:
+        """`length` bytes of `file` as a uint8 tensor: read straight into a buffer kept for `slot` (the
+        stored tensor's role: weight, weight_scale, ...) from a local file, so a step costs one copy out of
+        the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
+        is overwritten by the next read of the same slot: callers finish with the rows before that."""
+        f = self._handles.get(file)
+        if f is None and file not in self._handles:
+            path = self.ckpt.source.local_path(file)
+            f = open(path, "rb") if path is not None and path.is_file() else None
+            self._handles[file] = f
+        if f is None:
+            data = self.ckpt.source.read_range(file, start, length)
+            return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        buf = self._pool.get(slot)
+        if buf is None or buf.numel() < length:
+            buf = self._pool[slot] = torch.empty(length, dtype=torch.uint8)
+        out = buf[:length]
+        f.seek(start)
+        got = f.readinto(out.numpy().data)
+        if got != length:
+            raise SourceError(f"{file} ended early at byte {start + (got or 0)}", path=self.label)
+        return out
+
     def _read(self, name: str, r0: int, r1: int) -> torch.Tensor:
         """Stored rows r0:r1 of a stored tensor, in its stored dtype (one bounded byte-range read)."""
         t = self.ckpt.tensors[name]
         rows, cols = _rows_of(t.shape)
         r1 = min(r1, rows)
         row_bytes = cols * DTYPE_BITS[t.dtype] // 8
-        data = self.ckpt.source.read_range(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes)
+        data = self._bytes(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes, name.rpartition(".")[2])
         dtype = _BIT_DTYPES.get(t.dtype, TORCH_DTYPES[t.dtype])
-        return torch.frombuffer(bytearray(data), dtype=dtype).reshape(r1 - r0, cols) if data else \
-            torch.empty((0, cols), dtype=dtype)
+        return data.view(dtype).reshape(r1 - r0, cols) if data.numel() else torch.empty((0, cols), dtype=dtype)
+
+    def close(self) -> None:
+        """Close the files the comparison opened (the receipt reads through the source)."""
+        for f in self._handles.values():
+            if f is not None:
+                f.close()
+        self._handles.clear()
+        self._pool.clear()
+
+    def stored_rows(self, name: str, r0: int, r1: int) -> torch.Tensor | None:
+        """The stored rows of a dense tensor, not widened (diff widens them slice by slice); None when quantized."""
+        t = self._dense.get(name)
+        return self._read(t.name, r0, r1) if t is not None else None
 
     def rows(self, name: str, r0: int, r1: int) -> tuple[torch.Tensor, float]:
         if name in self._dense:

@@ -5,8 +5,6 @@ does not read this dialect. Profiles point at these; nothing else decides causal
 """
 from __future__ import annotations
 
-from typing import Callable
-
 from ..formats.spec import DraftSpec
 from .profile import Causality
 
@@ -113,18 +111,3 @@ def intended(spec: DraftSpec) -> Causality:
     result = speculators(spec) if spec.dialect == "flat" else zlab(spec)
     assert result is not None
     return result
-
-
-# the loaders a conversion keeps the drafter exact for, by the name convert and its tests use; the engine
-# profiles (registry.py) point at the same functions
-BY_LOADER: dict[str, Callable[[DraftSpec], Causality | None]] = {
-    "vllm": zlab, "vllm-legacy": vllm_legacy, "speculators": speculators, "sglang": sglang,
-}
-
-
-def all_engines(spec: DraftSpec) -> dict[str, Causality | None]:
-    """Each loader's per-layer causality for `spec`; None where that loader does not read the dialect
-    (none of them reads a GGUF file: llama.cpp does)."""
-    if spec.dialect == "gguf":
-        return {name: None for name in BY_LOADER}
-    return {name: rule(spec) for name, rule in BY_LOADER.items()}

@@ -2,13 +2,20 @@
 from __future__ import annotations
 
 from . import causality, quant, serve
-from .profile import Breakage, Drafter, DraftTokens, Fact, Profile, Refusal
+from . import released as r
+from .profile import Breakage, Cite, Drafter, DraftTokens, Fact, Profile, Refusal
 from .versions import at_least, below
 
-TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1",
-                     "ggml-org/llama.cpp#27342")
-GGUF_ONLY = Fact("reads GGUF only (general.architecture = 'dflash'); an HF checkpoint is converted first",
-                 "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15; ENGINES.md §3")
+
+
+def _fact(text: str, *cites: Cite, also: str = "") -> Fact:
+    """A fact resting on the b11434 source (tests/engines/test_released.py checks each anchor)."""
+    return Fact(text, "; ".join([str(c) for c in cites] + ([also] if also else [])), cites)
+
+
+TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1", str(r.LC_N_MAX))
+GGUF_ONLY = _fact("reads GGUF only (general.architecture = 'dflash'); an HF checkpoint is converted first",
+                  r.LC_ARCH, also="ENGINES.md §3")
 
 
 def _top_k_fits(d: Drafter) -> str | None:
@@ -20,10 +27,10 @@ def _top_k_fits(d: Drafter) -> str | None:
     return f"embedding_length = {spec.hidden_size} < selector_top_k·(selector_top_k + 1) = {k * (k + 1)}"
 
 
-TOP_K = Refusal("selector top-k fits the embedding", _top_k_fits, "ggml-org/llama.cpp:src/models/dflash.cpp@01b78a15")
+TOP_K = Refusal("selector top-k fits the embedding", _top_k_fits, str(r.LC_TOP_K))
 TAPS = "GGUF dflash.target_layers = target_layer_ids + 1 (layer inputs)"
 
-B11434 = "llama.cpp b11434:src/models/dflash.cpp (load_arch_tensors creates no attention-bias tensors)"
+B11434 = f"{r.LC_LAYER_TENSORS}; {r.LC_NO_ATTN_BIAS} (load_arch_tensors creates no attention-bias tensors)"
 
 
 def _attention_biases(d: Drafter) -> str | None:
@@ -39,6 +46,22 @@ def _attention_biases(d: Drafter) -> str | None:
 NO_BIAS = Refusal("no attention biases", _attention_biases, B11434, "DF805")
 
 
+def _d2t_head(d: Drafter) -> str | None:
+    """A reduced vocabulary scores with the drafter's own head: d2t [draft_vocab] scatters those logits to
+    the target ids, and without a head of its own the drafter uses the target's, whose rows are the full
+    vocabulary, so the first draft's graph asserts d2t->ne[0] == n_draft_vocab and the server aborts."""
+    if "d2t" not in d.tensors or {"output.weight", "lm_head.weight"} & d.tensors:
+        return None
+    return ("has d2t (a reduced draft vocabulary) but no head of its own (output.weight [H, draft_vocab]): the "
+            "target's full-vocabulary head is used, and the server aborts while loading "
+            "(GGML_ASSERT(model.d2t->ne[0] == n_draft_vocab))")
+
+
+D2T_HEAD = Refusal("a reduced vocabulary brings its own head", _d2t_head,
+                   "llama.cpp b11434:src/models/dflash.cpp (load_arch_tensors: d2t and output.weight "
+                   "{n_embd, n_vocab_draft}; build: GGML_ASSERT(model.d2t->ne[0] == n_draft_vocab)), run here")
+
+
 def _mask_token(d: Drafter) -> str | None:
     if d.spec is None or d.spec.mask_token_id is not None:
         return None
@@ -46,8 +69,7 @@ def _mask_token(d: Drafter) -> str | None:
             "at the first draft (\"get_sub_batch: failed to add embedding\")")
 
 
-MASK = Refusal("mask token", _mask_token, "llama.cpp b11434:common/speculative.cpp (mask_token_id from the vocab) "
-               "and common/common.cpp get_sub_batch", "DF803")
+MASK = Refusal("mask token", _mask_token, f"{r.LC_MASK}; {r.LC_MASK_BATCH}; {r.LC_SUB_BATCH}", "DF803")
 
 OLD = Profile(
     engine="llama.cpp", label="llama.cpp", versions=below("b10658", "build"),
@@ -57,7 +79,7 @@ OLD = Profile(
     causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(Fact("a DFlash2 GGUF fails: wrong number of tensors; expected 81, got 58",
-                  "ggml-org/llama.cpp#27342 era reports"), GGUF_ONLY),
+                  "ggml-org/llama.cpp#27342 era reports"), Fact(GGUF_ONLY.text, "ENGINES.md §3")),
     breakages=(Breakage(frozenset({"v2"}), "wrong number of tensors; expected 81, got 58",
                         "ggml-org/llama.cpp#27342 era reports"),),
     constraints=(NO_BIAS,),
@@ -71,15 +93,19 @@ CURRENT = Profile(
     causality=causality.gguf,
     causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
-    sources=(Fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
-                  "taps are layer inputs (z-lab id + 1)", "ggml-org/llama.cpp#27342, z-lab/dflash#170"),
-             Fact("without a mask token the server aborts at the first draft (get_sub_batch: failed to add "
-                  "embedding); earlier builds drafted id -1 and accepted nothing",
-                  "llama.cpp b11434:common/common.cpp, run here; ggml-org/llama.cpp#26761"),
+    sources=(_fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
+                   "taps are layer inputs (z-lab id + 1)", r.LC_SPEC_TYPE, r.LC_N_MAX, r.LC_TAPS_PLUS1,
+                   also="ggml-org/llama.cpp#27342, z-lab/dflash#170"),
+             _fact("without a mask token the server aborts at the first draft (get_sub_batch: failed to add "
+                   "embedding); earlier builds drafted id -1 and accepted nothing", r.LC_MASK, r.LC_MASK_BATCH,
+                   r.LC_SUB_BATCH, also="run here; ggml-org/llama.cpp#26761"),
+             _fact("causality: dflash.attention.causal alone, absent = non-causal", r.LC_CAUSAL_DEFAULT,
+                   r.LC_CAUSAL_KEY),
              GGUF_ONLY),
-    notes=(Fact("logs sample_from_anchor=true as a default; DFlash2 needs false", "z-lab/dflash#170"),),
+    notes=(_fact("logs sample_from_anchor=true as a default; DFlash2 needs false", r.LC_ANCHOR_LOG,
+                 also="z-lab/dflash#170"),),
     requires=(MASK,),
-    constraints=(TOP_K, NO_BIAS),
+    constraints=(TOP_K, NO_BIAS, D2T_HEAD),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 

@@ -1,14 +1,45 @@
 """All profiles, oldest first within each engine, and how a name or `engine@version` picks one."""
 from __future__ import annotations
 
+from typing import Callable
+
 from . import llamacpp, mlx, reference, sglang, transformers, vllm
 from ..errors import UsageError
-from .profile import DrafterVersion, Profile
+from ..formats.spec import DraftSpec
+from .profile import Causality, DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
 
 PROFILES: tuple[Profile, ...] = (vllm.PROFILES + sglang.PROFILES + llamacpp.PROFILES + mlx.PROFILES
                                  + reference.PROFILES + transformers.PROFILES)
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
+
+
+
+
+def _conversion_loaders() -> dict[str, Callable[[DraftSpec], Causality | None]]:
+    """The loaders a conversion between the nested and flat dialects keeps the drafter exact for, from the
+    profiles: each engine that serves an HF dialect or reads the flat one (speculators, its trainer), with
+    its newest release's rule under its own name and an older release's other rule as `ENGINE-legacy`."""
+    out: dict[str, Callable[[DraftSpec], Causality | None]] = {}
+    for engine in ENGINES:
+        profiles = [p for p in PROFILES if p.engine == engine]
+        if not any("flat" in p.reads or (p.serve is not None and p.reads & {"nested", "flat"}) for p in profiles):
+            continue
+        rules = [r for r in dict.fromkeys(p.causality for p in reversed(profiles)) if r is not None]
+        for i, rule in enumerate(rules[:2]):
+            out[engine if i == 0 else f"{engine}-legacy"] = rule
+    return out
+
+
+LOADERS = _conversion_loaders()
+
+
+def all_engines(spec: DraftSpec) -> dict[str, Causality | None]:
+    """Each conversion loader's per-layer causality for `spec`; None where that loader does not read the
+    dialect (none of them reads a GGUF file: llama.cpp does)."""
+    if spec.dialect == "gguf":
+        return {name: None for name in LOADERS}
+    return {name: rule(spec) for name, rule in LOADERS.items()}
 
 
 class UnknownEngine(UsageError, ValueError):

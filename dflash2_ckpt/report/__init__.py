@@ -29,6 +29,8 @@ class Reportable(Protocol):
     @property
     def findings(self) -> Sequence[Finding]: ...
 
+    def failed(self, strict: bool = False) -> bool: ...      # findings.Verdict gives it to every kind
+
     def to_json(self) -> dict[str, Any]: ...
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import IO, Any, Mapping
 
+from ..findings import Verdict
 from .locate import locate_all, refusal
 from .safe import printable
 
@@ -45,13 +46,12 @@ def _annotations(report: Any, stream: IO[str]) -> None:
                                 title=f"{f.code} {f.name}") + "\n")
 
 
-def render(report: Any, stream: IO[str]) -> None:
+def render(report: Verdict, stream: IO[str]) -> None:
     findings = list(report.findings)
     _annotations(report, stream)
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     # the verdict the exit code gives (an audit fails on a drafter no engine loads, without an error finding)
-    failed = getattr(report, "failed", None)
-    verdict = "FAILED" if counts["error"] or (callable(failed) and failed()) else "passed"
+    verdict = "FAILED" if counts["error"] or report.failed() else "passed"
     stream.write(plain_line(f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} "
                             f"warning(s), {counts['info']} info") + "\n")
 

@@ -11,30 +11,30 @@ from typing import IO, Any, Mapping
 
 from urllib.parse import quote
 
-from ..codes import all_codes, anchor
+from ..codes import all_codes, anchor, family_of
+from ..findings import Verdict
 from .locate import locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-# where a rule's documentation lives (code scanning links each alert's rule to its row): docs/codes.md
+# where a rule's documentation lives (code scanning links each alert's rule to its row, #dfnnn, in the table
+# of docs/codes.md; its section with what breaks and the fix follows the table)
 DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
-FAMILIES = {"DF1": "config schema", "DF2": "tensors", "DF3": "v1/v2 identity", "DF4": "causality",
-            "DF5": "pairing with the target", "DF6": "files, shards and the model card", "DF75": "acceptance",
-            "DF7": "smoke forward", "DF8": "engine compatibility", "DF9": "GGUF"}
 FINGERPRINT = "dflash2Finding/v1"
 
 
-def _family(code: str) -> str:
-    return next(name for prefix, name in FAMILIES.items() if code.startswith(prefix))
+def help_uri(code: str) -> str:
+    return f"{DOCS}#{anchor(code)}"
 
 
 def _rule(c: Any) -> dict[str, Any]:
-    full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {_family(c.code)} family "
+    full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {family_of(c.code)[1]} family "
             f"(DF{c.code[2]}xx); `dflash2-ckpt codes` lists every code.")
     return {"id": c.code, "name": c.name, "shortDescription": {"text": c.summary},
-            "fullDescription": {"text": full}, "helpUri": f"{DOCS}#{anchor(c.code)}",
-            "help": {"text": full, "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}. "
-                                               f"See [{c.code} in the finding codes]({DOCS}#{anchor(c.code)})."},
+            "fullDescription": {"text": full}, "helpUri": help_uri(c.code),
+            "help": {"text": f"{full} What breaks: {c.breaks} Fix: {c.fix}",
+                     "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}.\n\n**What breaks:** {c.breaks}"
+                                 f"\n\n**Fix:** {c.fix}\n\nSee [{c.code} in the finding codes]({help_uri(c.code)})."},
             "defaultConfiguration": {"level": LEVEL[c.severity]}}
 
 
@@ -77,12 +77,11 @@ def _results(report: Any) -> list[dict[str, Any]]:
     return results
 
 
-def document(report: Any) -> dict[str, Any]:
+def document(report: Verdict) -> dict[str, Any]:
     """executionSuccessful: the tool checked everything it was given (findings are results, not failures);
     a drafter it could not read (audit) makes it false, with one notification each. exitCode: the exit code
     the findings give (1 when the report fails)."""
-    failed = getattr(report, "failed", None)
-    code = 1 if callable(failed) and failed() else 0
+    code = 1 if report.failed() else 0
     skipped = tuple(getattr(report, "unreadable", ()))
     invocation: dict[str, Any] = {"executionSuccessful": not skipped, "exitCode": code,
                                   "properties": {"subject": str(report.subject)}}
@@ -91,7 +90,7 @@ def document(report: Any) -> dict[str, Any]:
     return _log(_results(report), invocation)
 
 
-def render(report: Any, stream: IO[str]) -> None:
+def render(report: Verdict, stream: IO[str]) -> None:
     stream.write(json.dumps(document(report), indent=2, default=str) + "\n")
 
 

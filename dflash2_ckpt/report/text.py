@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
+from ..findings import Verdict
 from .engine_tables import render_engine_tables
 from .safe import printable
 
@@ -73,10 +74,9 @@ def render_findings(report: Any, out: Console) -> None:
     out.print(table)
 
 
-def render_verdict(report: Any, out: Console) -> None:
+def render_verdict(report: Verdict, out: Console) -> None:
     c = counts(report.findings)
-    failed = report.failed() if hasattr(report, "failed") else c["error"] > 0
-    verdict = "[red]FAILED[/red]" if failed else "[green]passed[/green]"
+    verdict = "[red]FAILED[/red]" if report.failed() else "[green]passed[/green]"
     out.print(f"{verdict}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
 
 
@@ -153,11 +153,9 @@ def render_check(result: Any, out: Console) -> None:
     render_verify(result.verify, out)
     if result.smoke is None:
         return
-    smoke_layout = layout(getattr(result.smoke, "kind", ""))
-    if smoke_layout is not None:
-        smoke_layout(result.smoke, out)
-    else:       # a runner that returned only a verdict
-        out.print(f"smoke forward: {'FAILED' if result.smoke_failed() else 'passed'}")
+    smoke_layout = layout(result.smoke.kind)      # report/text_smoke.py, loaded on first use
+    assert smoke_layout is not None
+    smoke_layout(result.smoke, out)
 
 
 @text_renderer("hook")

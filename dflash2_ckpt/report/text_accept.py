@@ -22,14 +22,22 @@ def accept_lines(r: Any) -> list[str]:
              f"(saved {fw['saved']})"]
     for j, x in enumerate(r.per_position):        # the chart, in the terminal
         lines.append(f"    draft {j + 1:>2} {'█' * round(max(0.0, min(1.0, x)) * 40):<40} {x:.2f}")
+    if getattr(r, "threads", None):
+        lines.insert(2, f"  torch threads {r.threads['threads']} ({r.threads['reason']})"
+                        + (f", {r.batch} prompts per target forward" if getattr(r, "batch", 1) > 1 else ""))
     if r.engine != "reference":
         d = r.engine_details
-        lines.insert(1, f"  engine {r.engine} (build {r.build}): {d.get('draft_n_accepted', 0)} of {d.get('draft_n', 0)} "
-                        f"drafted tokens accepted, --spec-draft-n-max {d.get('spec_draft_n_max')}")
+        summary = d.get("summary") or (f"{d.get('draft_n_accepted', 0)} of {d.get('draft_n', 0)} drafted tokens "
+                                       f"accepted, --spec-draft-n-max {d.get('spec_draft_n_max')}")
+        lines.insert(1, f"  engine {r.engine} (build {r.build}): {summary}")
         if "parity" in d:
             pr = d["parity"]
-            lines.append(f"  parity: tau_engine {pr['tau_engine']:.3f}, tau_reference {pr['tau_reference']:.3f}, "
-                         f"ratio {pr['ratio']:.3f} (floor {pr['floor']})")
+            committed = (f" (committed within the output as the engine counts: {pr['tau_reference_committed']:.3f})"
+                         if "tau_reference_committed" in pr else "")
+            lines.append(f"  parity: tau_engine {pr['tau_engine']:.3f}, tau_reference {pr['tau_reference']:.3f}{committed}, "
+                         f"ratio {pr['ratio']:.3f} (floor {pr['floor']})"
+                         + (f"; {pr['steps_same_accepted']} of {pr['steps_engine']} steps accepted as many drafts "
+                            f"in both ({pr['steps_reference']} reference steps)" if "steps_engine" in pr else ""))
     if r.expect is not None:
         lines.append(f"  expected tau {r.expect[0]:g} ± {r.expect[1]:g}")
     for p in r.prompts:

@@ -1,4 +1,4 @@
-"""Text layout of a conversion report: the config key diff, the tensor plan, what was written and read back."""
+"""Text layout of a conversion report: the config key diff, the tensor plan, what was written and checked."""
 from __future__ import annotations
 
 import json
@@ -62,6 +62,6 @@ def render_convert(r: Any, console: Console) -> None:
     if r.dry_run and r.extra.get("dst_exists"):
         console.print(f"[yellow]{r.dst} exists; a real run needs --force[/]")
     if r.written:
-        console.print(f"[green]verified[/]: {r.tensors_verified} tensors read back and compared byte for byte "
-                      f"with the source; verify: {sum(f.severity == 'error' for f in r.verify_findings)} error(s) "
+        console.print(f"[green]verified[/]: {r.tensors_verified} tensors written and checked against the "
+                      f"plan; verify: {sum(f.severity == 'error' for f in r.verify_findings)} error(s) "
                       f"({r.seconds:.2f} s)")

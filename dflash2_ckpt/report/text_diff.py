@@ -33,4 +33,9 @@ def render_diff(result: Any, out: Console) -> None:
     counts = ", ".join(f"{v} {k}" for k, v in sorted(result.counts.items()))
     verdict = "[red]FAILED[/red]" if result.failed() else "[green]passed[/green]"
     out.print(f"{verdict}: {escape(result.derived)} vs {escape(result.reference)}: {counts} "
-              f"({result.seconds:.2f} s)")
+              f"({result.seconds:.2f} s{_threads(result)})")
+
+
+def _threads(result: Any) -> str:
+    t = getattr(result, "threads", None) or {}
+    return f", {t['threads']} torch thread(s): {escape(t['reason'])}" if t else ""

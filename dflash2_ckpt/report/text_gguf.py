@@ -26,5 +26,5 @@ def render_convert_gguf(r: Any, out: Console) -> None:
     if r.findings:
         render_findings(r, out)
     if doc.get("written"):
-        out.print(f"[green]verified[/]: {doc['tensors_verified']} tensors read back and compared "
-                  f"({doc['seconds']:.2f} s)")
+        out.print(f"[green]verified[/]: {doc['tensors_verified']} tensors written and checked "
+                  f"against the plan ({doc['seconds']:.2f} s)")

@@ -13,12 +13,15 @@ def smoke_lines(r: Any) -> list[str]:
              f"  device {r.device}, triton {r.triton_mode}; "
              f"embedding from {r.embedding_source.get('embed_tokens')}, "
              f"head from {r.embedding_source.get('lm_head')}"]
+    if getattr(r, "threads", None):
+        lines.append(f"  torch threads {r.threads['threads']} ({r.threads['reason']})")
     if r.inputs:
         lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in r.inputs.items()))
     if getattr(r, "estimate", None):
         e = r.estimate
         lines.append(f"  estimated before the run: {e['peak_bytes'] / 2**20:,.0f} MiB, {e['seconds']:.0f} s "
-                     f"(budget {e['budget_bytes'] / 2**20:,.0f} MiB)")
+                     f"(budget {e['budget_bytes'] / 2**20:,.0f} MiB)"
+                     + (f"; conv: {e['triton_conv']}" if e.get("triton_conv") else ""))
     for p in r.paths:
         line = f"  input {p['input']}: anchor {p['anchor']} -> greedy {p['greedy']}"
         if "sampled" in p:

@@ -60,13 +60,14 @@ def _target_dir(target: Any) -> Path | None:
 def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
               hidden_states: str | os.PathLike[str] | None = None, block_size: int | None = None,
               seed: int = 0, device: str | None = None, requests: int = 2, layers: int | None = None,
-              max_memory: int | None = None, progress: Any = None) -> SmokeReport:
+              max_memory: int | None = None, threads: int | None = None, progress: Any = None) -> SmokeReport:
     """Run the drafter once on smoke inputs and cross-check it (findings DF7xx).
 
     path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint. Before anything is
     loaded, memory and time are estimated; above `max_memory` bytes (default: a safe fraction of the
     device's memory) BudgetError says how to proceed. progress(stage, done, total) is called per stage
-    (first once with total 0 and the estimate as its text).
+    (first once with total 0 and the estimate as its text). threads: torch's intra-op threads
+    (default: chosen from OMP_NUM_THREADS, the usable cores and the load; dflash2_ckpt.threads).
     target: the target model's directory, or an opened Source (see _target_dir).
     Raises MissingDependencyError without torch/triton, ConfigError when the config does not parse
     into a drafter (verify says why), SourceError when the files cannot be read.
@@ -75,6 +76,8 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     from .budget import check_budget, estimate, gib, machine_budget, matmul_rate, runtime_bytes
     from .device import pick_device, prepare_triton
     from .runner import DEFAULT_BLOCK, smoke
+    from ..threads import apply as apply_threads
+    chosen = apply_threads(threads)
 
     spec, tensors, notes = _first_layers(ckpt, layers)
     dev = pick_device(device)
@@ -87,11 +90,12 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
     if progress is not None:      # total 0: a note, not a stage
-        progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s", 0, 0)
+        progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s; conv: {est.triton_conv}", 0, 0)
     report = smoke(spec, _tensor_files(ckpt, tensors), label=ckpt.source.label,
                    target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
                    block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)
     report.findings[:0] = notes
     report.estimate = {**est.to_json(), "budget_bytes": budget}
+    report.threads = chosen.to_json()
     return report

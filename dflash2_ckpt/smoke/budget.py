@@ -40,8 +40,9 @@ def runtime_bytes() -> int:
         return RUNTIME_BYTES
     return resident_pages * os.sysconf("SC_PAGE_SIZE") + WORKING_MARGIN
 # The Triton conv under TRITON_INTERPRET=1 (CPU) costs per program loop trip, not per FLOP: trips =
-# layers x 4 conv sides x requests x (hidden / 128)^2 with the interpreter's 128-wide tiles. Fitted on
-# the 2-core development VM (H 512 / 1024, 2 / 4 layers: 1.4-3.9 s), about 3.3 ms a trip plus 0.55 s.
+# calls x blocks x (hidden / 128)^2 with the interpreter's 128-wide tiles. Fitted on the 2-core development
+# VM (H 512 / 1024, 2 / 4 layers: 1.4-3.9 s), about 3.3 ms a trip plus 0.55 s. On a CPU the smoke runs it
+# on a sample only (runner._ConvSample: layer 0's 4 calls, one block), the torch conv on every layer.
 INTERPRET_TRIP_S, INTERPRET_FIXED_S = 3.3e-3, 0.55
 
 
@@ -52,10 +53,11 @@ class Estimate:
     parts: dict[str, int]          # bytes by what holds them
     forwards: int
     flops: float
+    triton_conv: str = "every layer"     # or the sample the interpreter runs on a CPU
 
     def to_json(self) -> dict[str, Any]:
         return {"peak_bytes": self.peak_bytes, "seconds": round(self.seconds, 1), "parts": dict(self.parts),
-                "forward_passes": self.forwards, "flops": self.flops}
+                "forward_passes": self.forwards, "flops": self.flops, "triton_conv": self.triton_conv}
 
 
 def gib(n: float) -> str:
@@ -101,14 +103,17 @@ def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int 
     # the largest stored tensor is briefly held in its stored dtype (BF16, 2 B) beside its float32 copy
     parts["widening the largest tensor"] = max(v * h, spec.intermediate_size * h, h * spec.fc_in_features) * 2
     parts["runtime (torch, triton)"] = runtime
-    forwards = 3 + (2 * spec.num_hidden_layers + 3 if spec.version == "v2" else 0)
+    # the forward, candidates, rerun; for v2 the ablation's 2 per layer + 3, and on a GPU the Triton forward
+    forwards = 3 + (2 * spec.num_hidden_layers + 3 + (0 if interpret else 1) if spec.version == "v2" else 0)
     flops = forwards * (2.0 * trunk_params(spec) * tokens + 2.0 * requests * n * v * h)
     stored = (trunk_params(spec) + selector_params(spec)) * 2      # BF16 on disk, typically
     seconds = flops / rate + stored / READ_BYTES_PER_S + parts["embedding and head (float32)"] / READ_BYTES_PER_S
+    what = "every layer (compiled)"
     if interpret and spec.version == "v2":
-        trips = spec.num_hidden_layers * 4 * requests * max(spec.hidden_size / 128, 1) ** 2
+        trips = 4 * max(spec.hidden_size / 128, 1) ** 2          # layer 0's four calls, one block
         seconds += INTERPRET_FIXED_S + INTERPRET_TRIP_S * trips
-    return Estimate(sum(parts.values()), seconds, parts, forwards, flops)
+        what = "torch in every layer; Triton (interpreted) on a sample: layer 0, both convs and sides, one block"
+    return Estimate(sum(parts.values()), seconds, parts, forwards, flops, what)
 
 
 def machine_budget(device_type: str) -> int:

@@ -82,17 +82,31 @@ class RefDrafter:
         q_, p_, _ = x.shape
         return x.view(q_, p_, n_heads, self.spec.head_dim).transpose(1, 2)   # [Q, heads, P, hd]
 
+    def keys_values(self, i: int, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Layer i's keys (normed, rotated at the rows' positions cos/sin) and values of rows x [Q, P, H]."""
+        s, pre = self.spec, f"layers.{i}.self_attn."
+        k = rms_norm(self._heads(self._lin(pre + "k_proj", x), s.num_key_value_heads), self.p[pre + "k_norm.weight"],
+                     s.rms_norm_eps)
+        return apply_rope(k, cos, sin), self._heads(self._lin(pre + "v_proj", x), s.num_key_value_heads)
+
     def _attention(self, i: int, x: torch.Tensor, c: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor],
-                   mask: torch.Tensor) -> torch.Tensor:
+                   mask: torch.Tensor, ctx_kv: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         s, pre = self.spec, f"layers.{i}.self_attn."
         eps, n_ctx = s.rms_norm_eps, c.shape[1]
         cos, sin = rope
         q = rms_norm(self._heads(self._lin(pre + "q_proj", x), s.num_attention_heads), self.p[pre + "q_norm.weight"], eps)
-        kv_in = torch.cat([c, x], dim=1)      # context keys see no input_layernorm and no conv
-        k = rms_norm(self._heads(self._lin(pre + "k_proj", kv_in), s.num_key_value_heads), self.p[pre + "k_norm.weight"], eps)
-        v = self._heads(self._lin(pre + "v_proj", kv_in), s.num_key_value_heads)
-        q = apply_rope(q, cos[n_ctx:], sin[n_ctx:])
-        k = apply_rope(k, cos, sin)
+        if ctx_kv is None:
+            kv_in = torch.cat([c, x], dim=1)      # context keys see no input_layernorm and no conv
+            k = rms_norm(self._heads(self._lin(pre + "k_proj", kv_in), s.num_key_value_heads),
+                         self.p[pre + "k_norm.weight"], eps)
+            v = self._heads(self._lin(pre + "v_proj", kv_in), s.num_key_value_heads)
+            k = apply_rope(k, cos, sin)
+            cos, sin = cos[n_ctx:], sin[n_ctx:]
+        else:                                     # the context's keys and values kept from earlier steps
+            kx, vx = self.keys_values(i, x, cos, sin)     # rope: the block rows' table only
+            k, v = torch.cat([ctx_kv[0], kx], dim=2), torch.cat([ctx_kv[1], vx], dim=2)
+        q = apply_rope(q, cos, sin)
         rep = s.num_attention_heads // s.num_key_value_heads
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
         att = (q @ k.transpose(-1, -2)) * s.head_dim ** -0.5
@@ -122,26 +136,33 @@ class RefDrafter:
         out = fn(pre)
         return opts.conv(out.reshape(q_ * b_, hid), flat, base, proj, 1, block).view(q_, b_, hid)
 
-    def forward(self, hidden: torch.Tensor, anchors: torch.Tensor, block: int, mask_id: int,
-                opts: ForwardOptions | None = None) -> torch.Tensor:
-        """g = norm(r) at block rows 1 … B − 1: [Q, B − 1, H]."""
+    def forward(self, hidden: torch.Tensor | None, anchors: torch.Tensor, block: int, mask_id: int,
+                opts: ForwardOptions | None = None, kept: "KeptContext | None" = None) -> torch.Tensor:
+        """g = norm(r) at block rows 1 … B − 1: [Q, B − 1, H]. With `kept`, the context (its projection and
+        every layer's keys and values) comes from earlier steps instead of `hidden`."""
         opts = opts or ForwardOptions()
         s, eps = self.spec, self.spec.rms_norm_eps
-        q_, n_ctx, _ = hidden.shape
-        dev = hidden.device
-        c = self.context(hidden)
+        if kept is not None:
+            c = kept.context
+            dev = c.device
+        else:
+            assert hidden is not None
+            c = self.context(hidden)
+            dev = hidden.device
+        q_, n_ctx = c.shape[0], c.shape[1]
         opts.stages["context"] = c
         ids = torch.full((q_, block), mask_id, dtype=torch.long, device=dev)
         ids[:, 0] = anchors.to(dev)
         r = self.embed[ids] * s.input_embedding_scale
-        rope = rope_tables(s, torch.arange(n_ctx + block, device=dev))
+        # kept context: its keys are rotated already, so only the block rows' table is needed
+        rope = rope_tables(s, torch.arange(0 if kept is None else n_ctx, n_ctx + block, device=dev))
         for i in range(s.num_hidden_layers):
             slides = s.layer_types[i] == "sliding_attention" and bool(s.sliding_window)
             mask = block_mask(n_ctx, block, self.causal[i], s.sliding_window if slides else None, dev)
             pre = f"layers.{i}."
             h = rms_norm(r, self.p[pre + "input_layernorm.weight"], eps)
             def attend(a: torch.Tensor, i: int = i, m: torch.Tensor = mask) -> torch.Tensor:
-                return self._attention(i, a, c, rope, m)
+                return self._attention(i, a, c, rope, m, kept.layer(i) if kept is not None else None)
 
             def mlp(a: torch.Tensor, i: int = i) -> torch.Tensor:
                 return self._mlp(i, a)
@@ -152,3 +173,54 @@ class RefDrafter:
         g = rms_norm(r, self.p["norm.weight"], eps)[:, 1:]
         opts.stages["final_norm"] = g
         return g
+
+
+class KeptContext:
+    """The drafter's view of the target context, kept between decoding steps: hidden_norm(fc(taps)) and every
+    layer's context keys (normed, rotated) and values. `extend` projects only the new taps and appends them,
+    so a step costs the block, not the whole context again. Storage grows by doubling (amortised copies)."""
+
+    def __init__(self, drafter: RefDrafter, requests: int, device: torch.device) -> None:
+        self.drafter, self.requests, self.device = drafter, requests, device
+        self.n = 0
+        s = drafter.spec
+        self._c = torch.empty(requests, 0, s.hidden_size, device=device)
+        self._k: list[torch.Tensor] = []
+        self._v: list[torch.Tensor] = []
+
+    @property
+    def context(self) -> torch.Tensor:
+        return self._c[:, :self.n]
+
+    def layer(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._k[i][:, :, :self.n], self._v[i][:, :, :self.n]
+
+    @staticmethod
+    def _grow(buf: torch.Tensor, dim: int, need: int) -> torch.Tensor:
+        if buf.shape[dim] >= need:
+            return buf
+        shape = list(buf.shape)
+        shape[dim] = max(need, 2 * shape[dim], 64)
+        out = torch.empty(shape, dtype=buf.dtype, device=buf.device)
+        out.narrow(dim, 0, buf.shape[dim]).copy_(buf)
+        return out
+
+    @torch.no_grad()
+    def extend(self, taps: torch.Tensor) -> None:
+        """Append the target's taps of m more committed tokens: taps [Q, m, n_t·H_t] (or [m, n_t·H_t])."""
+        if taps.dim() == 2:
+            taps = taps.unsqueeze(0)
+        d, s = self.drafter, self.drafter.spec
+        c = d.context(taps.to(self.device, torch.float32))
+        m, n1 = c.shape[1], self.n + c.shape[1]
+        cos, sin = rope_tables(s, torch.arange(self.n, n1, device=self.device))
+        self._c = self._grow(self._c, 1, n1)
+        self._c[:, self.n:n1] = c
+        for i in range(s.num_hidden_layers):
+            k, v = d.keys_values(i, c, cos, sin)
+            if len(self._k) <= i:
+                self._k.append(torch.empty(*k.shape[:2], 0, k.shape[3], device=self.device))
+                self._v.append(torch.empty(*v.shape[:2], 0, v.shape[3], device=self.device))
+            self._k[i], self._v[i] = self._grow(self._k[i], 2, n1), self._grow(self._v[i], 2, n1)
+            self._k[i][:, :, self.n:n1], self._v[i][:, :, self.n:n1] = k, v
+        self.n = n1

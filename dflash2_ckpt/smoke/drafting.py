@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 from .device import pick_device, prepare_triton
-from .drafter import ConvFn, RefDrafter
+from .drafter import ConvFn, KeptContext, RefDrafter
 from .embedding import borrow
 from .runner import BoundDraft, _assumptions, _triton_conv
 from .walk import walk
@@ -66,28 +66,46 @@ class Drafter:
         """A copy with fields changed (params are shared unless replaced); used to study failures."""
         return dataclasses.replace(self, **changes)
 
-    def _bound(self, hidden: torch.Tensor, anchors: torch.Tensor) -> BoundDraft:
+    def _ref(self) -> RefDrafter:
         ref = RefDrafter(self.spec, self.params, self.embed)
         if self.causal_override is not None:
             ref.causal = tuple(self.causal_override)
-        return BoundDraft(self.spec, ref, self.params, self.head, hidden.to(self.device, torch.float32),
-                          anchors.to(self.device).long().view(-1), self.block_size, self.mask_token_id)
+        return ref
+
+    def _bound(self, hidden: torch.Tensor, anchors: torch.Tensor, kept: KeptContext | None = None) -> BoundDraft:
+        ref = kept.drafter if kept is not None else self._ref()
+        d = BoundDraft(self.spec, ref, self.params, self.head, hidden.to(self.device, torch.float32),
+                       anchors.to(self.device).long().view(-1), self.block_size, self.mask_token_id)
+        d.kept = kept
+        return d
+
+    def keep_context(self, requests: int = 1) -> KeptContext:
+        """An empty context to extend with the target's taps step by step and draft from (`draft(kept=...)`):
+        each step projects only the new tokens (the accept loop)."""
+        return KeptContext(self._ref(), requests, self.device)
 
     def _conv(self) -> ConvFn | str:
         return _triton_conv() if self.kernels == "triton" else "torch"
 
-    def draft(self, hidden_states: torch.Tensor, anchors: torch.Tensor, *, temperature: float = 0.0,
-              seeds: torch.Tensor | None = None) -> DraftResult:
+    def draft(self, hidden_states: torch.Tensor | None, anchors: torch.Tensor, *, temperature: float = 0.0,
+              seeds: torch.Tensor | None = None, kept: KeptContext | None = None) -> DraftResult:
         """hidden_states [Q, n, n_t·H_t] (taps concatenated in target_layer_ids order; 2-D = one request),
         anchors [Q]. Positions: context 0 … n − 1, the anchor at n; sampled noise is keyed by
-        (seed, absolute position, candidate id) as in vLLM's walk."""
+        (seed, absolute position, candidate id) as in vLLM's walk. With `kept` (keep_context) the context
+        is the one kept there and hidden_states is None."""
+        if kept is not None:
+            empty = torch.empty(kept.requests, kept.n, 0)
+            return self._draft(self._bound(empty, anchors, kept), temperature, seeds)
+        assert hidden_states is not None
         if hidden_states.dim() == 2:
             hidden_states = hidden_states.unsqueeze(0)
         if hidden_states.dim() != 3 or hidden_states.shape[-1] != self.spec.fc_in_features:
             raise ConfigError(f"hidden states are {list(hidden_states.shape)}; the drafter's fc needs "
                               f"[requests, n_ctx, {self.spec.fc_in_features}]",
                               hint="concatenate the target taps in target_layer_ids order")
-        d = self._bound(hidden_states, anchors)
+        return self._draft(self._bound(hidden_states, anchors), temperature, seeds)
+
+    def _draft(self, d: BoundDraft, temperature: float, seeds: torch.Tensor | None) -> DraftResult:
         with torch.no_grad():
             g = d.forward(conv=self._conv())
             ids, u = d.candidates(g)
@@ -106,7 +124,7 @@ class Drafter:
 
     def _walk(self, d: BoundDraft, u: torch.Tensor, ids: torch.Tensor, z: torch.Tensor, scores: torch.Tensor,
               temperature: float, seeds: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        positions = torch.full_like(d.anchors, d.hidden.shape[1] + 1)     # absolute position of slot 0
+        positions = torch.full_like(d.anchors, d.n_ctx + 1)     # absolute position of slot 0
         sample: dict[str, Any] = {}
         if temperature > 0:
             sample = dict(temperature=temperature, seeds=seeds, positions=positions)

@@ -22,6 +22,7 @@ class SmokeReport(Verdict):
     findings: list[Finding] = field(default_factory=list)
     stages_run: list[str] = field(default_factory=list)
     estimate: dict[str, Any] = field(default_factory=dict)      # memory / time estimated before the run
+    threads: dict[str, Any] = field(default_factory=dict)       # the torch thread choice (dflash2_ckpt.threads)
     kind: ClassVar[str] = "smoke"
 
     @property
@@ -41,6 +42,7 @@ class SmokeReport(Verdict):
             "timings_s": {k: round(v, 6) for k, v in self.timings.items()},
             "stages_run": list(self.stages_run),
             "estimate": dict(self.estimate),
+            "threads": dict(self.threads),
             "passed": self.passed,
             "findings": [f.to_json() for f in self.findings],
         }

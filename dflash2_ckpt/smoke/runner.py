@@ -16,7 +16,7 @@ from ..formats.spec import DraftSpec
 from . import checks, influence
 from .device import pick_device, prepare_triton, sync
 from .conv import grouped_dynamic_conv
-from .drafter import CONV_MODULES, ConvFn, ForwardOptions, RefDrafter
+from .drafter import CONV_MODULES, ConvFn, ForwardOptions, KeptContext, RefDrafter
 from .embedding import borrow
 from .inputs import make_inputs
 from .report import SmokeReport
@@ -29,8 +29,10 @@ _ROPE_MODELLED = (None, "default", "linear")
 
 
 # stages timed by a v2 smoke, for the progress callback's total (v1 runs the first four)
+# (forward_triton_conv on a GPU, conv_triton_sample on a CPU: one of the two runs)
 STAGES = ("load", "embedding", "forward", "candidates", "selector_scores", "walk_torch", "walk_triton",
           "walk_triton_sampled", "rerun", "forward_triton_conv", "ablation")
+CPU_STAGES = tuple("conv_triton_sample" if s == "forward_triton_conv" else s for s in STAGES)
 Progress = Callable[[str, int, int], None]
 
 
@@ -98,10 +100,15 @@ class BoundDraft:
         self.stages: dict[str, torch.Tensor] = {}
         self.ids = self.u = torch.empty(0)
         self.d2t: torch.Tensor | None = None
+        self.kept: KeptContext | None = None       # the context kept between decoding steps (accept)
+
+    @property
+    def n_ctx(self) -> int:
+        return self.kept.n if self.kept is not None else int(self.hidden.shape[1])
 
     def forward(self, conv: ConvFn | None | str = "torch", identity: tuple[str, ...] = ()) -> torch.Tensor:
         opts = ForwardOptions(conv=grouped_dynamic_conv if conv == "torch" else conv, identity=identity)  # type: ignore[arg-type]
-        g = self.drafter.forward(self.hidden, self.anchors, self.block, self.mask_id, opts)
+        g = self.drafter.forward(self.hidden, self.anchors, self.block, self.mask_id, opts, kept=self.kept)
         self.stages = opts.stages
         return g
 
@@ -160,8 +167,9 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     report.findings += checks.in_vocab("anchor ids", anchors, spec.vocab_size)
     if any(f.code == "DF704" for f in report.findings):
         return report
+    sample = _ConvSample() if mode == "interpret" else None
     with timer("forward"):
-        g = d.forward()
+        g = d.forward(conv=sample) if sample is not None else d.forward()
     stages = dict(d.stages)
     with timer("candidates"):
         ids, u = d.candidates(g)
@@ -186,9 +194,14 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     if any(f.code == "DF703" for f in report.findings):
         return report
     tok, tok_s, seeds = _walks(report, d, timer, inputs.seeds.to(dev), inputs.context_len, z, scores)
-    with timer("forward_triton_conv"):
-        g_tr = d.forward(conv=_triton_conv())
-    report.findings += checks.kernel_match("grouped dynamic conv (whole forward)", g, g_tr)
+    if sample is None:           # a GPU: the whole forward again with the Triton conv in every layer
+        with timer("forward_triton_conv"):
+            g_tr = d.forward(conv=_triton_conv())
+        report.findings += checks.kernel_match("grouped dynamic conv (whole forward)", g, g_tr)
+    else:                        # the interpreter: the Triton conv on the sample the torch forward recorded
+        with timer("conv_triton_sample"):
+            report.findings += sample.check(_triton_conv())
+        report.inputs["triton_conv"] = sample.describe()
     with timer("ablation"):
         _ablate(report, d, g, tok, scores, u, z, seed)
     report.stages_run += ["selector", "walk_torch", "walk_triton", "conv_triton", "rerun", "ablation"]
@@ -196,6 +209,42 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
                      "sampled": tok_s[i].tolist(), "temperature": TEMPERATURE, "seed": int(seeds[i])}
                     for i in range(inputs.requests)]
     return report
+
+
+class _ConvSample:
+    """The torch conv (every layer, every row) that keeps a sample of its calls for the Triton kernel: the
+    first layer's four calls (attention_conv and mlp_conv, both sides), one block each, with their real
+    inputs and weights. Under TRITON_INTERPRET=1 the interpreter pays per program and loop trip, so the
+    whole forward through it took minutes at real sizes (369 s of an 8.5 min smoke); the sample costs
+    4 x (hidden / 128)^2 trips and still compares every channel, tap and group of a real block."""
+
+    CALLS = 4
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[torch.Tensor, ...]] = []
+        self.side_of: list[int] = []
+        self.block = 0
+
+    def __call__(self, y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, proj: torch.Tensor, side: int,
+                 block: int) -> torch.Tensor:
+        out = grouped_dynamic_conv(y, h, base, proj, side, block)
+        if len(self.calls) < self.CALLS:
+            self.calls.append((y[:block].clone(), h[:block].clone(), base, proj, out[:block].clone()))
+            self.side_of.append(side)
+            self.block = block
+        return out
+
+    def check(self, conv: ConvFn) -> list[Finding]:
+        found: list[Finding] = []
+        names = ("attention_conv", "attention_conv", "mlp_conv", "mlp_conv")
+        for (y, h, base, proj, ref), side, name in zip(self.calls, self.side_of, names):
+            got = conv(y, h, base, proj, side, self.block)
+            found += checks.kernel_match(f"grouped dynamic conv (layers.0.{name} side {side}, one block)", ref, got)
+        return found
+
+    def describe(self) -> str:
+        return (f"sample: layers.0 attention_conv and mlp_conv, both sides, one block of {self.block} rows "
+                "(the torch conv ran every layer)")
 
 
 def _triton_conv() -> ConvFn:

@@ -4,18 +4,21 @@ Layout (ggml's docs/gguf.md; constants from the `gguf` package): magic "GGUF", u
 uint64 tensor count, uint64 key/value count, the key/value pairs, the tensor infos (name, n_dims,
 ne[n_dims], ggml type, offset relative to the data section), padding to `general.alignment`, data.
 
-The gguf package's GGUFReader memory-maps a whole local file and trusts every count; here the header is
+The gguf package's GGUFReader memory-maps a whole local file, trusts every count and builds a field object
+with numpy views for every array element (two per token: 16 s of CPU for a 248k-token vocabulary with its
+merges, measured in bench/RESULTS.md), so it cannot serve a bounded, header-only verify; here the header is
 pulled through `read_range` in chunks that grow as needed (a vocabulary makes a header several MB), every
 count and length is capped before anything is allocated, and each tensor's span is checked against its
 type's block size, the alignment, the other tensors and the file's end. A header that breaks a rule is a
-HeaderError with the byte offset, never a traceback.
+HeaderError with the byte offset, never a traceback. Long arrays (the tokenizer's) are stepped over with
+their lengths validated and decoded only if a caller reads them (LazyArray).
 """
 from __future__ import annotations
 
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType
 from gguf.constants import GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC
@@ -32,6 +35,7 @@ MAX_ARRAY_TOTAL = 1 << 23      # elements in all arrays together
 MAX_DIMS = 4                   # GGML_MAX_DIMS
 FIRST_CHUNK = 16 << 10
 MAX_CHUNK = 2 << 20          # bounds what a Range read may fetch past the header
+LAZY_MIN = 1024                # arrays longer than this are stepped over, their values read on first use
 
 _SCALARS: dict[GGUFValueType, str] = {
     GGUFValueType.UINT8: "<B", GGUFValueType.INT8: "<b", GGUFValueType.UINT16: "<H", GGUFValueType.INT16: "<h",
@@ -42,10 +46,72 @@ _INT_TYPES = frozenset(t for t in _SCALARS if t not in (GGUFValueType.FLOAT32, G
                                                            GGUFValueType.BOOL))
 
 
+class LazyArray(Sequence[Any]):
+    """An array value the header walk stepped over (a vocabulary, its merges, its token types): its length
+    and byte span are read and validated like any other array (every string length capped, the span
+    inside the header cap and the file), but its elements are decoded only when someone asks for them,
+    from the same bytes read again through the same fetch. Checks that only need the length (how many
+    tokens) never pay for decoding hundreds of thousands of strings."""
+
+    def __init__(self, fetch: Callable[[int, int], bytes], start: int, end: int, n: int, sub: GGUFValueType,
+                 key: str) -> None:
+        self._fetch, self.start, self.end, self._n, self.sub, self._key = fetch, start, end, n, sub, key
+        self._values: list[Any] | None = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def packed(self) -> bytes:
+        """The array as the file stores it after its element type: u64 count, then the elements."""
+        raw = bytearray()
+        begin = self.start - 8
+        while len(raw) < self.end - begin:
+            got = self._fetch(begin + len(raw), self.end - begin - len(raw))
+            if not got:
+                raise HeaderError(f"array {self._key}: the file changed since its header was read",
+                                  offset=self.start)
+            raw += got
+        if struct.unpack_from("<Q", raw)[0] != self._n:
+            raise HeaderError(f"array {self._key}: the file changed since its header was read", offset=begin)
+        return bytes(raw)
+
+    def values(self) -> list[Any]:
+        if self._values is None:
+            self._values = _decode_array(memoryview(self.packed())[8:], self._n, self.sub)
+        return self._values
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.values()[i]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.values())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, LazyArray)):
+            return self.values() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyArray({self._key}: {self._n} x {self.sub.name}, bytes {self.start}..{self.end})"
+
+
+def _decode_array(raw: memoryview, n: int, sub: GGUFValueType) -> list[Any]:
+    if sub in _SCALARS:
+        return list(struct.unpack(f"<{n}{_SCALARS[sub][1]}", raw))
+    out, pos, unpack = [], 0, struct.Struct("<Q").unpack_from
+    for _ in range(n):
+        (ln,) = unpack(raw, pos)
+        out.append(bytes(raw[pos + 8:pos + 8 + ln]).decode("utf-8", errors="surrogateescape"))
+        pos += 8 + ln
+    return out
+
+
 @dataclass(frozen=True)
 class KV:
     type: GGUFValueType
-    value: Any                              # int / float / bool / str, or a list for ARRAY
+    value: Any                              # int / float / bool / str; for ARRAY a list, or a LazyArray
     sub_type: GGUFValueType | None = None   # element type of an ARRAY
 
 
@@ -106,8 +172,8 @@ def tensor_nbytes(ggml_type: int, ne: tuple[int, ...]) -> int:
 class _Reader:
     """A cursor over the header bytes, fetched through `fetch(start, length)` in growing chunks."""
 
-    def __init__(self, fetch: Callable[[int, int], bytes], file_size: int, file: str) -> None:
-        self.fetch, self.size, self.file = fetch, file_size, file
+    def __init__(self, fetch: Callable[[int, int], bytes], file_size: int, file: str, lazy: bool = True) -> None:
+        self.fetch, self.size, self.file, self.lazy = fetch, file_size, file, lazy
         self.buf = bytearray()
         self.pos = 0
         self.chunk = FIRST_CHUNK
@@ -183,12 +249,48 @@ class _Reader:
         self.array_total += n
         if sub == GGUFValueType.ARRAY:
             raise self.err(f"array {key}: nested arrays are not used by any GGUF writer", offset=at)
+        lazy = self.lazy and n > LAZY_MIN
         if sub in _SCALARS:
             fmt = _SCALARS[sub]
             width = struct.calcsize(fmt)
-            raw = self.take(width * n)        # bounded: need() checks the file size and the cap first
+            if lazy:
+                self.need(width * n)          # bounded: need() checks the file size and the cap first
+                self.pos += width * n
+                return KV(t, LazyArray(self.fetch, self.pos - width * n, self.pos, n, sub, key), sub)
+            raw = self.take(width * n)
             return KV(t, list(struct.unpack(f"<{n}{fmt[1]}", raw)), sub)
+        if lazy:
+            start = self.pos
+            self._skip_strings(key, n)
+            return KV(t, LazyArray(self.fetch, start, self.pos, n, sub, key), sub)
         return KV(t, self._strings(key, n), sub)
+
+    def _skip_strings(self, key: str, n: int) -> None:
+        """Step over n length-prefixed strings, every length capped, decoding nothing: the loop is as
+        short as it can be (one unpack, one comparison, one addition a string), and reading past the
+        fetched bytes raises struct.error, where the bytes are fetched (need(), with its file-size and
+        header caps) and the walk resumes at the same string."""
+        unpack, cap, buf = struct.Struct("<Q").unpack_from, MAX_STRING, self.buf
+        i, pos = 0, self.pos
+        while i < n:
+            try:
+                for i in range(i, n):
+                    ln = unpack(buf, pos)[0]
+                    if ln > cap:
+                        self.pos = pos
+                        raise self.err(f"array {key}[{i}]: string length {ln} exceeds the {MAX_STRING}-byte cap")
+                    pos += 8 + ln
+                else:
+                    i = n
+            except struct.error:
+                self.pos = pos
+                self.need(8)
+            self.pos = pos
+        self.pos = pos
+        if pos > len(buf):                  # the last string's bytes are not fetched yet
+            start, self.pos = self.pos, len(buf)
+            self.need(start - len(buf))
+            self.pos = start
 
     def _strings(self, key: str, n: int) -> list[str]:
         """n length-prefixed strings: the vocabulary and merges, hundreds of thousands of them, so the loop
@@ -216,9 +318,11 @@ class _Reader:
         return out
 
 
-def parse_gguf_header(fetch: Callable[[int, int], bytes], file_size: int, file: str = "") -> GGUFHeader:
-    """Read and validate a GGUF header through `fetch(start, length)`; raises HeaderError."""
-    r = _Reader(fetch, file_size, file)
+def parse_gguf_header(fetch: Callable[[int, int], bytes], file_size: int, file: str = "", *,
+                      lazy: bool = True) -> GGUFHeader:
+    """Read and validate a GGUF header through `fetch(start, length)`; raises HeaderError. Arrays of more
+    than LAZY_MIN elements come back as LazyArray unless lazy=False."""
+    r = _Reader(fetch, file_size, file, lazy)
     magic = r.u32()
     if magic != GGUF_MAGIC:
         raise r.err(f"not a GGUF file (magic {magic:#010x})", offset=0)
@@ -303,7 +407,7 @@ def _place(r: _Reader, infos: list[tuple[str, tuple[int, ...], int, int, int]], 
     return tuple(out)
 
 
-def read_gguf_header(source: Any, name: str) -> tuple[GGUFHeader, int]:
+def read_gguf_header(source: Any, name: str, *, lazy: bool = True) -> tuple[GGUFHeader, int]:
     """The header of `name` in a Source, and how many bytes were read to get it."""
     size = source.file_size(name)
     read = [0]
@@ -312,4 +416,4 @@ def read_gguf_header(source: Any, name: str) -> tuple[GGUFHeader, int]:
         data: bytes = source.read_range(name, start, length)
         read[0] += len(data)
         return data
-    return parse_gguf_header(fetch, size, name), read[0]
+    return parse_gguf_header(fetch, size, name, lazy=lazy), read[0]

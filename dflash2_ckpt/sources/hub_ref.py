@@ -5,6 +5,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from ..errors import SourceError
+
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 # hosts whose URLs name a model repo; the configured HF_ENDPOINT's host is accepted too
@@ -16,6 +18,13 @@ class RepoRef:
     repo_id: str
     revision: str | None = None
     subfolder: str | None = None
+
+    def one_revision(self, option: str | None, path: str) -> str | None:
+        """The revision of `org/name@rev` or of `--revision`; SourceError when both are given and differ."""
+        if self.revision and option and self.revision != option:
+            raise SourceError(f"two revisions given: @{self.revision} and --revision {option}", path=path,
+                              hint="give the revision once")
+        return self.revision or option
 
 
 def _repo_id(org: str, name: str) -> str | None:

@@ -14,7 +14,7 @@ from ..checkpoint import PICKLE_SUFFIXES
 from ..errors import (HubAccessError, HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError,
                       SourceError, UnsafePathError)
 from ..findings import Finding, Verdict
-from .verify_smoke import CheckResult, check, smoke_failed
+from .verify_smoke import CheckResult, check
 from ..sources import LocalSource
 from ..sources.hub import hub_settings
 from ..sources.hub_errors import Where, from_exception
@@ -22,7 +22,7 @@ from ..sources.hub_ref import parse_repo_ref
 from ..sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .verify import Report
 
-__all__ = ["PushResult", "push", "smoke_failed"]
+__all__ = ["PushResult", "push"]
 
 # never publish editor, VCS or cache droppings that sit beside a checkpoint
 IGNORE_PATTERNS = [".*", "**/.*", "__pycache__", "**/__pycache__/**", "*.pyc", "*.tmp", "*.incomplete"]
@@ -90,9 +90,7 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
         raise SourceError("not a Hub repo id", path=repo, hint="give the destination as org/name")
-    if ref.revision and revision and ref.revision != revision:
-        raise SourceError(f"two revisions given: @{ref.revision} and --revision {revision}", path=repo)
-    revision = ref.revision or revision
+    revision = ref.one_revision(revision, repo)
     path_in_repo = ref.subfolder or path_in_repo
     src = LocalSource(directory)
     _refuse_escaping_links(Path(src.root))

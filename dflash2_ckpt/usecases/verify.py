@@ -9,7 +9,7 @@ from ..checkpoint import Checkpoint, open_checkpoint
 from ..checkpoint.target import read_target
 from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
-from ..checks.suite import OPENING, run_checks
+from ..checks.suite import OPENING, run_checks, run_families
 from .compat import drafter_of
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views
@@ -29,6 +29,8 @@ class Report(Verdict):
     extra: Mapping[str, Any] = field(default_factory=dict)
     # the checkpoint as verify opened it, so what runs next (the smoke forward) does not open it again
     checkpoint: Checkpoint | None = field(default=None, compare=False, repr=False)
+    # every family's findings by name, before --select / --ignore: convert's refusals read them
+    families: Mapping[str, tuple[Finding, ...]] = field(default_factory=dict, compare=False, repr=False)
     kind: ClassVar[str] = "verify"
 
     @property
@@ -115,10 +117,11 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     t = None if target is None else read_target(target)
     borrow_target_vocab(ckpt, t.config if t is not None else None)
     ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles))
-    found = run_checks(ctx)
+    families = {name: tuple(found) for name, found in run_families(ctx).items()}
+    found = [f for fs in families.values() for f in fs]
     extra = {**ckpt.source.report_extra(), **ctx.extra}
     return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
-                  extra=extra, checkpoint=ckpt)
+                  extra=extra, checkpoint=ckpt, families=families)
 
 
 # file-level findings that mean the tensors could not be listed at all: inspect has nothing true to show

@@ -7,36 +7,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from ..errors import MissingDependencyError
 from ..findings import Finding, Verdict, fails, filter_findings
 from ..sources import Source
 from .verify import Report, verify
 
+if TYPE_CHECKING:       # the smoke package loads only when --smoke runs
+    from ..smoke.report import SmokeReport
+
 Target = str | os.PathLike[str] | Source | None
-
-
-def smoke_failed(result: Any, strict: bool = False) -> bool:
-    """Whether a smoke result failed, for the result shapes a runner may return (Report-like or bool)."""
-    failed = getattr(result, "failed", None)
-    if callable(failed):
-        try:
-            return bool(failed(strict))
-        except TypeError:
-            return bool(failed())
-    if failed is not None:
-        return bool(failed)
-    passed = getattr(result, "passed", None)
-    if passed is not None:
-        return not (passed() if callable(passed) else passed)
-    return result is False
 
 
 @dataclass(frozen=True)
 class CheckResult(Verdict):
     verify: Report
-    smoke: Any = None                          # what run_smoke returned, when the smoke ran
+    smoke: SmokeReport | None = None           # what run_smoke returned, when the smoke ran
     smoke_findings: tuple[Finding, ...] = field(default=())
     kind: ClassVar[str] = "check"
 
@@ -49,11 +36,8 @@ class CheckResult(Verdict):
         return (*self.verify.findings, *self.smoke_findings)
 
     def smoke_failed(self, strict: bool = False) -> bool:
-        if self.smoke is None:
-            return False
-        if hasattr(self.smoke, "findings"):
-            return fails(self.smoke_findings, strict)
-        return smoke_failed(self.smoke, strict)
+        """The smoke ran and its findings (after --select / --ignore) fail it."""
+        return self.smoke is not None and fails(self.smoke_findings, strict)
 
     def failed(self, strict: bool = False) -> bool:
         return self.verify.failed(strict) or self.smoke_failed(strict)
@@ -61,14 +45,13 @@ class CheckResult(Verdict):
     def to_json(self) -> dict[str, Any]:
         doc = self.verify.to_json()
         if self.smoke is not None:
-            to_json = getattr(self.smoke, "to_json", None)
-            doc["smoke"] = to_json() if callable(to_json) else {"passed": not self.smoke_failed()}
+            doc["smoke"] = self.smoke.to_json()
             doc["smoke"]["findings"] = [f.to_json() for f in self.smoke_findings]
             doc["passed"] = doc["passed"] and not self.smoke_failed()
         return doc
 
 
-def _run_smoke(source: Any, target: Target) -> Any:
+def _run_smoke(source: Any, target: Target) -> SmokeReport:
     try:
         from ..smoke import run_smoke
     except ImportError as e:
@@ -87,5 +70,5 @@ def check(source: Any, *, target: Target = None, select: Iterable[str] = (), ign
     if not smoke or report.failed(strict):
         return CheckResult(report)
     result = _run_smoke(report.checkpoint or source, target)     # the checkpoint verify opened, not a second open
-    found = filter_findings(getattr(result, "findings", ()), select, ignore)
+    found = filter_findings(result.findings, select, ignore)
     return CheckResult(report, result, tuple(found))

@@ -206,11 +206,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self.send_header(k, v)
             self.send_header("Content-Length", str(len(body) if length is None else length))
             self.end_headers()
-            sent = 0
-            if self.command != "HEAD" and body:
-                self.wfile.write(body)
-                sent = len(body)
+            sent = len(body) if self.command != "HEAD" and body else 0
+            # logged before the body goes out: a client that has read the whole answer finds it in the log
+            # (logged after, a loaded machine let the next request's test assertions run first)
             self._logged(status, sent)
+            if sent:
+                self.wfile.write(body)
 
         def _logged(self, status: int, sent: int) -> None:
             with hub._lock:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 import dflash2_ckpt
 from dflash2_ckpt.accept.loop import greedy, speculative
@@ -83,21 +83,20 @@ def test_json_report_is_stable(drafter, trained):
 def test_cli_expect_json_and_exit_codes(tmp_path):
     base = [str(DRAFTER), "--target", str(TARGET), "--max-new-tokens", "16", "--limit", "2", "--format", "json"]
     card = tmp_path / "tau.md"
-    res = CliRunner().invoke(accept_command, base + ["--output", f"markdown={card}"], catch_exceptions=False)
+    res = invoke_cli(accept_command, base + ["--output", f"markdown={card}"])
     doc = json.loads(res.output)
     assert f"| {doc['tau']['mean']:.2f} |" in card.read_text().splitlines()[2]     # the card table, same run
     assert res.exit_code == 0 and doc["passed"] and doc["tau"]["mean"] >= 2.0
     assert doc["tau"]["ci95_method"] == "t, 1 df (prompts as clusters)"        # two prompts: 12.7, not 1.96
-    text = CliRunner().invoke(accept_command, base[:-2], catch_exceptions=False).output
+    text = invoke_cli(accept_command, base[:-2]).output
     assert "t, 1 df (prompts as clusters)" in text
     assert doc["prompts_source"] == "target's prompts.jsonl" and len(doc["acceptance_per_position"]) == 7
     tau = doc["tau"]["mean"]
-    res = CliRunner().invoke(accept_command, base + ["--expect", f"{tau + 1:.2f}+-0.1"], catch_exceptions=False)
+    res = invoke_cli(accept_command, base + ["--expect", f"{tau + 1:.2f}+-0.1"])
     assert res.exit_code == 1 and "DF752" in {f["code"] for f in json.loads(res.output)["findings"]}
-    res = CliRunner().invoke(accept_command, base + ["--expect", "fast"], catch_exceptions=False)
+    res = invoke_cli(accept_command, base + ["--expect", "fast"])
     assert res.exit_code == 2
-    res = CliRunner().invoke(accept_command, [str(DRAFTER), "--target", str(PAIR / "nowhere"), "--format", "json"],
-                             catch_exceptions=False)
+    res = invoke_cli(accept_command, [str(DRAFTER), "--target", str(PAIR / "nowhere"), "--format", "json"])
     assert res.exit_code == 3 and json.loads(res.output)["error"]["type"] == "SourceError"
 
 

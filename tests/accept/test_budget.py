@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -37,8 +37,8 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_over_the_budget_is_refused_before_loading_with_what_would_fit(pair: tuple[Path, Path]) -> None:
     drafter, target = pair
     t0 = time.monotonic()
-    r = CliRunner().invoke(accept_command, [str(drafter), "--target", str(target), "--device", "cpu",
-                                            "--max-memory", "8G", "--format", "json"], catch_exceptions=False)
+    r = invoke_cli(accept_command, [str(drafter), "--target", str(target), "--device", "cpu",
+                                            "--max-memory", "8G", "--format", "json"])
     assert r.exit_code == 3, r.output
     err = json.loads(r.stdout)["error"]
     assert err["type"] == "BudgetError" and "nothing was loaded" in err["message"]
@@ -50,6 +50,6 @@ def test_over_the_budget_is_refused_before_loading_with_what_would_fit(pair: tup
 
 def test_text_output_says_it_too(pair: tuple[Path, Path]) -> None:
     drafter, target = pair
-    r = CliRunner().invoke(accept_command, [str(drafter), "--target", str(target), "--device", "cpu",
-                                            "--max-memory", "8G"], catch_exceptions=False)
+    r = invoke_cli(accept_command, [str(drafter), "--target", str(target), "--device", "cpu",
+                                            "--max-memory", "8G"])
     assert r.exit_code == 3 and "8.0 GiB budget" in r.output

@@ -43,7 +43,7 @@ def test_a_near_tie_is_rounding_not_a_loop_error():
 
 
 def test_not_drafting_threshold_and_causes_in_order():
-    assert checks.drafting(2.4, 8) == []
+    assert checks.drafting(2.6, 8) == []
     (f,) = checks.drafting(2.39, 8)
     assert f.code == "DF751"
     msg = f.message
@@ -99,3 +99,11 @@ def test_engine_parity_floor():
     assert checks.parity("llama.cpp", 7.9, 8.0) == []
     (f,) = checks.parity("llama.cpp", 3.0, 8.0)
     assert f.code == "DF755" and f.details["ratio"] == 0.375 and f.details["floor"] == checks.PARITY_FLOOR
+
+
+def test_committed_tau_counts_the_reference_as_an_engine_does():
+    # two prompts of 33 generated tokens (32 committed after the prefill's), 4 and 5 steps: the cropped
+    # last step counts what it committed, not a whole block
+    assert checks.committed_tau([33, 33], [4, 5]) == 64 / 9
+    assert checks.committed_tau([], []) == 0.0
+    assert checks.committed_tau([1], [0]) == 0.0

@@ -1,6 +1,6 @@
 """How a hostile case is run: in-process under a wall-clock alarm, or in a subprocess under limits.
 
-In-process (click's CliRunner, catch_exceptions=False) is fast and turns any unexpected exception into
+In-process (the kit's CLI runner, which never catches an exception) is fast and turns any unexpected exception into
 a test failure with its traceback. Allocation and hang bombs run the CLI in a
 child process with RLIMIT_AS (address space) and a timeout, so a regression that allocates the
 header length or opens a FIFO fails the test instead of taking the machine down or hanging CI.
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any, Iterator
 
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 
@@ -47,7 +47,7 @@ def deadline(seconds: int) -> Iterator[None]:
 
 def run_inprocess(args: list[str]) -> tuple[int, dict[str, Any]]:
     with deadline(INPROCESS_TIMEOUT_S):
-        res = CliRunner().invoke(main, [*args, "--format", "json"], catch_exceptions=False)
+        res = invoke_cli(main, [*args, "--format", "json"])
     assert res.exit_code != 3 or not res.output, res.output
     return res.exit_code, json.loads(res.output) if res.output.strip() else {}
 

@@ -12,10 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import run_json
 from gguf import GGUFValueType
-
-from dflash2_ckpt.cli import main
 
 from _kit.gguf import FIXTURES, rewrite, to_gguf
 from dflash2_ckpt.formats import gguf_names as N
@@ -24,11 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = FIXTURES / "good" / "nested-v2"
 FLAT = ("--to", "flat", "--verifier-name", "tiny/target", "--verifier-arch", "Qwen3ForCausalLM")
-
-
-def cli(*args: str) -> tuple[int, dict]:
-    r = CliRunner().invoke(main, [*args, "--format", "json"], catch_exceptions=False)
-    return r.exit_code, json.loads(r.output) if r.output.strip() else {}
 
 
 def tree(d: Path) -> dict[str, bytes]:
@@ -58,7 +51,7 @@ def test_a_gguf_source_inside_the_destination_is_never_deleted(gguf: Path, tmp_p
     before = tree(d)
     extra = ("--verifier-name", "tiny/target", "--verifier-arch", "Qwen3ForCausalLM") if to == "flat" else ()
     for dst in (d, src, d / "d.gguf" / "sub"):
-        code, doc = cli("convert", str(src), "-o", str(dst), "--to", to, "--force", *extra)
+        code, doc = run_json("convert", str(src), "-o", str(dst), "--to", to, "--force", *extra)
         assert code == 2 and "overlaps the source" in doc["error"]["message"], (dst, doc)
     assert tree(d) == before and src.is_file()
 
@@ -67,7 +60,7 @@ def test_to_gguf_into_the_source_or_its_folder_is_refused(tmp_path: Path) -> Non
     src = Path(shutil.copytree(GOOD, tmp_path / "ckpt"))
     before = tree(src)
     for dst in (src / "x.gguf", tmp_path.with_suffix(".gguf")):
-        code, doc = cli("convert", str(src), "-o", str(dst), "--to", "gguf", "--target",
+        code, doc = run_json("convert", str(src), "-o", str(dst), "--to", "gguf", "--target",
                         str(FIXTURES / "targets" / "tiny-target"), "--force")
         if dst.parent == src:
             assert code == 2 and "overlaps the source" in doc["error"]["message"], doc
@@ -76,7 +69,7 @@ def test_to_gguf_into_the_source_or_its_folder_is_refused(tmp_path: Path) -> Non
 
 def test_the_dialect_path_refuses_a_destination_that_contains_the_source(tmp_path: Path) -> None:
     src = Path(shutil.copytree(GOOD, tmp_path / "a" / "ckpt"))
-    code, doc = cli("convert", str(src), "-o", str(tmp_path / "a"), "--to", "nested", "--force")
+    code, doc = run_json("convert", str(src), "-o", str(tmp_path / "a"), "--to", "nested", "--force")
     assert code == 2 and "contains the source" in doc["error"]["message"]
     assert tree(src) == tree(GOOD)
 
@@ -99,7 +92,7 @@ def test_dead_runs_staging_for_another_destination_is_removed_and_reported(tmp_p
     recycled.mkdir()
     (out / (recycled.name + ".owner")).write_text(json.dumps({"pid": os.getppid(), "start": "1",
                                                              "host": os.uname().nodename}))
-    code, doc = cli("convert", str(GOOD), "-o", str(out / "mine"), *FLAT)
+    code, doc = run_json("convert", str(GOOD), "-o", str(out / "mine"), *FLAT)
     assert code == 0, doc
     assert not stale.exists() and not recycled.exists() and not (out / (recycled.name + ".owner")).exists()
     assert any(stale.name in c and "4,096 bytes" in c for c in doc["cleaned"]), doc["cleaned"]
@@ -112,7 +105,7 @@ def test_a_live_runs_staging_is_left_alone(tmp_path: Path) -> None:
     out.mkdir()
     live = out / f".other.dflash2-tmp-{os.getpid()}-0badc0de"
     live.mkdir()
-    code, doc = cli("convert", str(GOOD), "-o", str(out / "mine"), *FLAT)
+    code, doc = run_json("convert", str(GOOD), "-o", str(out / "mine"), *FLAT)
     assert code == 0 and live.is_dir() and not doc["cleaned"]
 
 
@@ -153,10 +146,10 @@ def test_install_after_another_run_put_the_destination_there_is_exit_2(tmp_path:
                                    (1.5, GGUFValueType.FLOAT32, None)], ids=["scalar", "bool", "float"])
 def test_target_layers_of_the_wrong_type_is_df902(gguf: Path, tmp_path: Path, value: tuple) -> None:
     g = _edited(gguf, tmp_path / "t.gguf", N.KEY_TARGET_LAYERS, value)
-    code, doc = cli("verify", str(g))
+    code, doc = run_json("verify", str(g))
     assert code == 1 and "DF902" in {f["code"] for f in doc["findings"]}
     for cmd in ("inspect", "compat"):
-        code, doc = cli(cmd, str(g))
+        code, doc = run_json(cmd, str(g))
         assert code in (0, 1), (cmd, doc)
 
 
@@ -165,20 +158,20 @@ def test_target_layers_of_the_wrong_type_is_df902(gguf: Path, tmp_path: Path, va
                          ids=["not-strings", "deep", "huge-int", "not-json"])
 def test_bad_recorded_safetensors_metadata_is_dropped_with_a_note(gguf: Path, tmp_path: Path, meta: str) -> None:
     g = _edited(gguf, tmp_path / "m.gguf", N.KEY_SOURCE_ST_META, (meta, GGUFValueType.STRING, None))
-    code, doc = cli("convert", str(g), "-o", str(tmp_path / "out"), "--to", "nested")
+    code, doc = run_json("convert", str(g), "-o", str(tmp_path / "out"), "--to", "nested")
     assert code == 0, doc
     assert any(N.KEY_SOURCE_ST_META in n for n in doc["notes"]), doc["notes"]
 
 
 def test_a_gguf_whose_drafter_fails_verify_is_not_converted(gguf: Path, tmp_path: Path) -> None:
     g = _edited(gguf, tmp_path / "kv0.gguf", N.KEY_HEADS_KV, (0, GGUFValueType.UINT32, None))
-    code, doc = cli("convert", str(g), "-o", str(tmp_path / "out"), "--to", "nested")
+    code, doc = run_json("convert", str(g), "-o", str(tmp_path / "out"), "--to", "nested")
     assert code == 1 and doc["error"]["type"] == "SourceFindingsError", doc
     assert not (tmp_path / "out").exists()
 
 
 def test_to_gguf_without_the_suffix_is_refused_before_any_work(tmp_path: Path) -> None:
-    code, doc = cli("convert", str(GOOD), "-o", str(tmp_path / "drafter"), "--to", "gguf", "--target",
+    code, doc = run_json("convert", str(GOOD), "-o", str(tmp_path / "drafter"), "--to", "gguf", "--target",
                     str(FIXTURES / "targets" / "tiny-target"))
     assert code == 2 and "does not end in .gguf" in doc["error"]["message"]
     assert list(tmp_path.iterdir()) == []
@@ -186,7 +179,7 @@ def test_to_gguf_without_the_suffix_is_refused_before_any_work(tmp_path: Path) -
 
 def test_gguf_to_flat_takes_the_verifier_architectures(gguf: Path, tmp_path: Path) -> None:
     out = tmp_path / "flat"
-    code, doc = cli("convert", str(gguf), "-o", str(out), "--to", "flat", "--verifier-name", "org/target",
+    code, doc = run_json("convert", str(gguf), "-o", str(out), "--to", "flat", "--verifier-name", "org/target",
                     "--verifier-arch", "MyTargetForCausalLM")
     assert code == 0, doc
     cfg = json.loads((out / "config.json").read_text())
@@ -197,13 +190,13 @@ def test_a_config_that_indents_past_the_cap_still_converts(tmp_path: Path) -> No
     import hostile
     src = hostile.indent_blowup(tmp_path)
     assert (src / "config.json").stat().st_size < 16 << 20
-    code, doc = cli("verify", str(src))
+    code, doc = run_json("verify", str(src))
     assert code == 0, doc
     out = tmp_path / "flat"
-    code, doc = cli("convert", str(src), "-o", str(out), *FLAT)
+    code, doc = run_json("convert", str(src), "-o", str(out), *FLAT)
     assert code == 0, doc                  # before: the indented output (> 64 MB) failed its own read-back
     assert (out / "config.json").stat().st_size < 64 << 20
-    code, doc = cli("verify", str(out))
+    code, doc = run_json("verify", str(out))
     assert code == 0, doc
 
 
@@ -217,9 +210,9 @@ def test_gguf_to_hf_is_refused_or_writes_what_verify_passes(gguf: Path, tmp_path
     refused with a typed error and nothing at the destination, or its output verifies."""
     g = _edited(gguf, tmp_path / "g.gguf", key, (value, GGUFValueType.UINT32, None))
     out = tmp_path / "out"
-    code, doc = cli("convert", str(g), "-o", str(out), "--to", "nested")
+    code, doc = run_json("convert", str(g), "-o", str(out), "--to", "nested")
     if code == 0:
-        vcode, vdoc = cli("verify", str(out))
+        vcode, vdoc = run_json("verify", str(out))
         assert vcode == 0, vdoc["findings"]
     else:
         assert code == 1 and doc["error"]["type"] in ("SourceFindingsError", "ConversionError"), doc

@@ -12,6 +12,7 @@ import pytest
 
 import hostile
 from adv_harness import run_limited
+from _kit.cli import invoke_cli
 
 # every hostile class through every header-level command, in a child process under memory and time limits
 COMMANDS = ("verify", "inspect", "compat")
@@ -74,10 +75,8 @@ def test_symmetric_no_is_asymmetric_as_the_library_reads_it(tmp_path: Path) -> N
 def test_diff_refuses_a_quantized_side_the_library_cannot_decompress(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     d = hostile.QUANT_CLASSES["symmetric-string"](tmp_path)
-    from click.testing import CliRunner
     from dflash2_ckpt.cli import main
-    res = CliRunner().invoke(main, ["diff", str(d), "-r", str(hostile.GOOD / "nested-v2"), "--format", "json"],
-                             catch_exceptions=False)
+    res = invoke_cli(main, ["diff", str(d), "-r", str(hostile.GOOD / "nested-v2"), "--format", "json"])
     code, report = res.exit_code, json.loads(res.output)
     assert code == 3 and report["error"]["message"].startswith("cannot dequantize: DF222"), report
     assert report["error"]["type"] == "ConfigError"
@@ -119,11 +118,10 @@ def _github_lines(out: str) -> list[str]:
 @pytest.mark.parametrize("name", [hostile.WORKFLOW_INJECTION, hostile.STOP_COMMANDS, "##[error]legacy"])
 def test_github_format_writes_no_command_a_directory_name_carries(name: str, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from click.testing import CliRunner
     from dflash2_ckpt.cli import main
     hostile.named(tmp_path, name)
     monkeypatch.chdir(tmp_path)             # the subject is the bare name: the verdict line starts with it
-    res = CliRunner().invoke(main, ["verify", name, "--format", "github"], catch_exceptions=False)
+    res = invoke_cli(main, ["verify", name, "--format", "github"])
     lines = res.output.split("\n")
     # the runner takes a line as a command when it starts with `::` (after spaces), or holds `##[` anywhere
     commands = [x for x in lines if x.lstrip().startswith("::")]
@@ -134,23 +132,21 @@ def test_github_format_writes_no_command_a_directory_name_carries(name: str, tmp
 
 
 def test_terminal_escapes_in_a_tensor_name_never_reach_the_output(tmp_path: Path) -> None:
-    from click.testing import CliRunner
     from dflash2_ckpt.cli import main
     d = hostile.extra_tensor(tmp_path, "evil" + hostile.TERMINAL_ESCAPES)
     for fmt in ("text", "github"):
         for cmd in ("verify", "inspect"):
-            res = CliRunner().invoke(main, [cmd, str(d), "--format", fmt], catch_exceptions=False)
+            res = invoke_cli(main, [cmd, str(d), "--format", fmt])
             assert "\x1b" not in res.output and "\x07" not in res.output and "\u202e" not in res.output, (cmd, fmt)
             if cmd == "verify":            # the DF202 finding names the tensor, escapes shown
                 assert "evil\\x1b[2J\\x1b]0;pwned" in res.output, (cmd, fmt, res.output[-300:])
 
 
 def test_sarif_uri_is_percent_encoded(tmp_path: Path) -> None:
-    from click.testing import CliRunner
     from dflash2_ckpt.cli import main
     d = hostile.named(tmp_path, "my drafter\nx")
     (d / "extra.bin").write_bytes(b"not a pickle")       # a finding that sits on a file
-    res = CliRunner().invoke(main, ["verify", str(d), "--format", "sarif"], catch_exceptions=False)
+    res = invoke_cli(main, ["verify", str(d), "--format", "sarif"])
     doc = json.loads(res.output)
     uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]
             for loc in r["locations"]]
@@ -195,12 +191,10 @@ def test_diff_of_a_hostile_quantization_config_ends_in_a_typed_answer(cid: str, 
     """diff dequantizes through compressed-tensors, whose validation errors used to surface as internal
     errors: every class ends in a report or a typed error naming the finding, in-process (torch does not
     import under the child-process memory limit)."""
-    from click.testing import CliRunner
     from dflash2_ckpt.cli import main
     d = hostile.QUANT_CLASSES[cid](tmp_path)
     reference = Path(__file__).resolve().parents[2] / "fixtures" / "good" / "nested-v2"
-    r = CliRunner().invoke(main, ["diff", str(d), "--reference", str(reference), "--format", "json"],
-                           catch_exceptions=False)
+    r = invoke_cli(main, ["diff", str(d), "--reference", str(reference), "--format", "json"])
     doc = json.loads(r.output)
     assert r.exit_code in (0, 1, 3), (cid, r.exit_code, doc)
     if r.exit_code == 3:

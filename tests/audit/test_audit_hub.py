@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.audit import audit
 from dflash2_ckpt.cli import main
@@ -144,7 +144,7 @@ def test_hub_search_by_architecture_and_tag(catalogue: tuple[FakeHub, dict[str, 
 def test_cli_table_formats_and_exit_codes(catalogue: tuple[FakeHub, dict[str, str]], tmp_path: Path) -> None:
     hub, kinds = catalogue
     good = ["zlab/nested-v2-00", "spec/flat-v2-00"]
-    r = CliRunner().invoke(main, ["audit", *good, "--format", "json", "--engine", "vllm"], catch_exceptions=False)
+    r = invoke_cli(main, ["audit", *good, "--format", "json", "--engine", "vllm"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.output)
     assert [row["repo"] for row in doc["rows"]] == good and doc["passed"] is True
@@ -153,18 +153,17 @@ def test_cli_table_formats_and_exit_codes(catalogue: tuple[FakeHub, dict[str, st
     lst = tmp_path / "list.txt"
     lst.write_text("# drafters\nzlab/nested-v2-01\n\nbroken/tensor-missing  # broken\n")
     out = tmp_path / "audit.md"
-    r = CliRunner().invoke(main, ["audit", "--from-file", str(lst), "--format", "markdown", "-o", str(out)],
-                           catch_exceptions=False)
+    r = invoke_cli(main, ["audit", "--from-file", str(lst), "--format", "markdown", "-o", str(out)])
     assert r.exit_code == 1, r.output                                      # one drafter does not load cleanly
     md = out.read_text()
     assert sum(ln.startswith("| ") for ln in md.splitlines()) == 3 and "| zlab/nested-v2-01 |" in md and "| broken/tensor-missing |" in md
 
-    r = CliRunner().invoke(main, ["audit", "org/nope-1", "org/nope-2", "--format", "json"], catch_exceptions=False)
+    r = invoke_cli(main, ["audit", "org/nope-1", "org/nope-2", "--format", "json"])
     assert r.exit_code == 3                                                # nothing could be audited
     err = json.loads(r.output)["error"]
     assert "none of the 2 drafter(s)" in err["message"] and "org/nope-1: " in err["message"]
 
-    r = CliRunner().invoke(main, ["audit", "--format", "html", "zlab/nested-v2-02"], catch_exceptions=False)
+    r = invoke_cli(main, ["audit", "--format", "html", "zlab/nested-v2-02"])
     assert r.exit_code == 0 and r.output.startswith("<!doctype html>")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 
@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def audit(*args: str):
-    return CliRunner().invoke(main, ["audit", *args], catch_exceptions=False)
+    return invoke_cli(main, ["audit", *args])
 
 
 def test_sarif_places_results_in_their_drafters_and_reports_the_unreadable(hub: FakeHub, tmp_path: Path) -> None:

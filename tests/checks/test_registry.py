@@ -9,7 +9,7 @@ import pytest
 
 import dflash2_ckpt
 from dflash2_ckpt.codes import REGISTRY
-from dflash2_ckpt.dev.emitters import _emits, declarations, emitter_of, emitters
+from _kit.emitters import _emits, declarations, emitter_of, emitters
 
 PACKAGE = Path(dflash2_ckpt.__file__).resolve().parent
 STABLE = sorted(c.code for c in REGISTRY.values() if c.status == "stable")

@@ -50,7 +50,8 @@ def import_graph(pkg: Path = PKG) -> dict[str, set[str]]:
 # the layers, lowest first: a module may import its own layer and the layers below it, never one above.
 # Every import counts (inside functions, under TYPE_CHECKING). Names are top-level modules or packages.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "codes", "findings", "version"),   # ground: typed errors, the code registry, the Finding, the version
+    ("errors", "codes", "findings", "version", "threads"),   # ground: typed errors, the code registry, the Finding,
+    # the version, the torch thread choice
     ("sources",),                        # where the bytes come from: local directories, Hub repos
     ("formats",),                        # what the bytes mean: safetensors / GGUF headers, config dialects
     ("quant",),                          # quantization schemes and how each stores a linear
@@ -63,7 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),                         # every renderer
     ("cli",),                            # the commands
     ("dev",),                            # development aids: tests, benches and fixtures use them
-    ("__init__", "__main__", "compat", "gate", "synth", "emitters"),   # the public API, old promised paths
+    ("__init__", "__main__", "compat", "gate"),   # the public API and the old paths the docs promised
 )
 
 
@@ -74,6 +75,18 @@ def layer_of(module: str) -> int:
         if top in names:
             return i
     raise AssertionError(f"{module} is in no layer: add its package to LAYERS")
+
+
+def test_the_package_root_holds_the_ground_the_api_and_the_layer_packages() -> None:
+    """Beside the layer packages: the ground, the public API, and the old paths the docs still promise
+    (re-exports only); development aids live in dev/ and the tests' own in tests/_kit."""
+    assert {p.stem for p in PKG.glob("*.py")} == {"__init__", "__main__", "errors", "codes", "findings", "version",
+                                                  "compat", "gate"}
+    docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
+    for old in ("compat", "gate"):
+        assert f"dflash2_ckpt.{old} import" in docs, f"{old}.py is promised nowhere: remove it"
+        body = ast.parse((PKG / f"{old}.py").read_text()).body
+        assert all(isinstance(n, (ast.Expr, ast.ImportFrom, ast.Assign)) for n in body), f"{old}.py defines code"
 
 
 def test_every_module_is_in_a_layer() -> None:

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from click.testing import CliRunner
+from _kit.cli import invoke, invoke_cli
 
 from dflash2_ckpt.formats import schemas
 from dflash2_ckpt.cli import codes_table, main
@@ -13,12 +13,9 @@ from dflash2_ckpt.cli import codes_table, main
 from conftest import FIXTURES, ROOT
 
 from _kit.cli import one_json, run
+from _kit.smoke import stand_in_smoke
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def test_exit_codes() -> None:
@@ -31,7 +28,7 @@ def test_exit_codes() -> None:
 
 
 def test_missing_path_is_exit_3_with_one_line(tmp_path) -> None:
-    r = CliRunner().invoke(main, ["verify", str(tmp_path / "nope")])
+    r = invoke_cli(main, ["verify", str(tmp_path / "nope")])
     assert r.exit_code == 3
     assert "Traceback" not in r.output and "no such file or directory" in r.output
 
@@ -141,8 +138,6 @@ def test_ctrl_c_under_json_prints_the_error_document(monkeypatch) -> None:
 
 def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
     """verify --smoke --target org/name opens the repo once and hands that Source to the smoke."""
-    import types
-
     from dflash2_ckpt.cli import options
     from dflash2_ckpt.sources import LocalSource
     opened = LocalSource(FIXTURES / "targets" / "tiny-target")
@@ -152,22 +147,13 @@ def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
         # the checkpoint opens as usual; the target "org/target" stands for a Hub repo opened config-only
         return opened if path == "org/target" and not require_weights else real_open(path, *args, **kw)
     monkeypatch.setattr(options, "open_source", open_source)
-    seen = {}
-
-    def fake_run_smoke(source, target=None):
-        seen["target"] = target
-        return types.SimpleNamespace(failed=lambda strict=False: False, findings=[], to_json=lambda: {})
-    fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = fake_run_smoke
-    monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
+    seen = stand_in_smoke(monkeypatch)
     code, out, _ = run("verify", GOOD, "--smoke", "--target", "org/target", "--format", "json")
     assert code == 0 and seen["target"] is opened and "smoke" in one_json(out)
 
 
 def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
     """verify --smoke opens the checkpoint once: the smoke gets the Checkpoint verify opened."""
-    import types
-
     import dflash2_ckpt.usecases.verify as verify_mod
     from dflash2_ckpt.checkpoint import Checkpoint
     opened = []
@@ -176,15 +162,8 @@ def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
     def counting_open(path):
         opened.append(real_open(path))
         return opened[-1]
-    seen = {}
-
-    def fake_run_smoke(source, target=None):
-        seen["source"] = source
-        return types.SimpleNamespace(failed=lambda strict=False: False, findings=[], to_json=lambda: {})
-    fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = fake_run_smoke
     monkeypatch.setattr(verify_mod, "open_checkpoint", counting_open)
-    monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
+    seen = stand_in_smoke(monkeypatch)
     code, out, _ = run("verify", GOOD, "--smoke", "--format", "json")
     assert code == 0 and len(opened) == 1
     assert isinstance(seen["source"], Checkpoint) and seen["source"] is opened[0]

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from dflash2_ckpt.engines.causality import all_engines
+from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError
+from dflash2_ckpt.findings import Finding
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES
@@ -76,3 +77,21 @@ def test_null_transformer_architectures_is_dropped(tmp_path: Path) -> None:
     assert any(c.src == "transformer_layer_config.architectures" and c.action == "dropped"
                for c in r.config_changes)
     assert json.loads((tmp_path / "out" / "config.json").read_text())["architectures"] == ["DFlash2DraftModel"]
+
+
+def test_one_verification_of_the_source_per_conversion(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """convert verifies the source once and plans, refuses and compares from that one report."""
+    from dflash2_ckpt.checks import suite
+    runs: list[tuple[str, str]] = []
+
+    def counted(name: str, family: suite.Family) -> suite.Family:
+        def run(ctx: suite.CheckContext) -> list[Finding]:
+            runs.append((ctx.checkpoint.label, name))
+            return family(ctx)
+        return run
+    monkeypatch.setattr(suite, "FAMILIES", tuple((n, counted(n, f)) for n, f in suite.FAMILIES))
+    src = FIXTURES / "good" / "nested-v2"
+    convert(src, tmp_path / "out", to="flat", target=TARGET, verifier_name="tiny/target")
+    on_source = [name for label, name in runs if label == str(src)]
+    assert sorted(on_source) == sorted(name for name, _ in suite.FAMILIES)     # each family once
+    assert {label for label, _ in runs} - {str(src)}, "the written output is verified too"

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 
@@ -27,15 +27,15 @@ def mimo(tmp_path: Path) -> Path:
 
 def test_nested_to_flat_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     d = mimo(tmp_path)
-    r = CliRunner().invoke(main, ["convert", str(d), "--to", "flat", "-o", str(tmp_path / "flat"),
-                                  "--target", str(TARGET)], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(d), "--to", "flat", "-o", str(tmp_path / "flat"),
+                                  "--target", str(TARGET)])
     assert r.exit_code == 1 and "attention_sink_bias" in r.output and "use_swa" in r.output
     assert not (tmp_path / "flat").exists()
 
 
 def test_compat_does_not_advise_it(tmp_path: Path) -> None:
     d = mimo(tmp_path)
-    doc = json.loads(CliRunner().invoke(main, ["compat", str(d), "--format", "json"], catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["compat", str(d), "--format", "json"]).output)
     [spec] = [e for e in doc["engines"] if e["engine"] == "speculators"]
     assert spec["verdict"] == "fails" and spec["reasons"][0]["code"] in ("DF813", "DF814")
     assert not any("--to flat" in r["message"] for e in doc["engines"] for r in e["reasons"] if r["code"] == "DF801")
@@ -44,12 +44,12 @@ def test_compat_does_not_advise_it(tmp_path: Path) -> None:
 def test_convert_takes_a_subfolder_like_verify(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(FIXTURES / "good" / "nested-v2", repo / "dflash")
-    r = CliRunner().invoke(main, ["convert", str(repo), "--subfolder", "dflash", "--to", "flat", "-o",
-                                  str(tmp_path / "flat"), "--target", str(TARGET)], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(repo), "--subfolder", "dflash", "--to", "flat", "-o",
+                                  str(tmp_path / "flat"), "--target", str(TARGET)])
     assert r.exit_code == 0, r.output
-    assert CliRunner().invoke(main, ["verify", str(tmp_path / "flat")]).exit_code == 0
-    r = CliRunner().invoke(main, ["convert", str(repo), "--subfolder", "../x", "--to", "flat", "-o",
-                                  str(tmp_path / "f2")], catch_exceptions=False)
+    assert invoke_cli(main, ["verify", str(tmp_path / "flat")]).exit_code == 0
+    r = invoke_cli(main, ["convert", str(repo), "--subfolder", "../x", "--to", "flat", "-o",
+                                  str(tmp_path / "f2")])
     assert r.exit_code == 2
 
 
@@ -58,10 +58,9 @@ def test_inspect_names_the_layer_type_it_has_instead_of_none(tmp_path: Path) -> 
     cfg = json.loads((d / "config.json").read_text())
     cfg.pop("layer_types", None)
     (d / "config.json").write_text(json.dumps(cfg))
-    doc = json.loads(CliRunner().invoke(main, ["inspect", str(d), "--format", "json"],
-                                        catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["inspect", str(d), "--format", "json"]).output)
     assert all("dflash_config.use_swa" in layer["type_text"] for layer in doc["summary"]["layers"])
-    r = CliRunner().invoke(main, ["inspect", str(d)], env={"COLUMNS": "250"}, catch_exceptions=False)
+    r = invoke_cli(main, ["inspect", str(d)], env={"COLUMNS": "250"})
     rows = [line for line in r.output.splitlines() if line.startswith("│ 0 ") or line.startswith("│ 1 ")]
     assert rows and all("None" not in x and "not in layer_types" in x for x in rows), r.output
 
@@ -73,12 +72,12 @@ def test_declared_sink_tensors_are_not_unexpected(tmp_path: Path) -> None:
     heads = cfg["num_attention_heads"]
     sinks = [(f"layers.{i}.self_attn.attention_sink_bias", "F32", (heads,)) for i in range(cfg["num_hidden_layers"])]
     d = materialise(tmp_path / "sinks", cfg, layout_of(cfg) + sinks)
-    doc = json.loads(CliRunner().invoke(main, ["verify", str(d), "--format", "json"], catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["verify", str(d), "--format", "json"]).output)
     assert "DF202" not in {f["code"] for f in doc["findings"]}, doc["findings"]
     # undeclared, the same tensors are reported
     cfg["dflash_config"]["attention_sink_bias"] = False
     d2 = materialise(tmp_path / "undeclared", cfg, layout_of(cfg) + sinks)
-    doc = json.loads(CliRunner().invoke(main, ["verify", str(d2), "--format", "json"], catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["verify", str(d2), "--format", "json"]).output)
     assert "DF202" in {f["code"] for f in doc["findings"]}
 
 

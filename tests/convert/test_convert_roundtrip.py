@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dflash2_ckpt.engines.causality import all_engines, intended as intended_causality
+from dflash2_ckpt.engines.causality import intended as intended_causality
+from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences

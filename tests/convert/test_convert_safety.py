@@ -62,9 +62,9 @@ def test_force_keeps_old_destination_when_verification_fails(tmp_path: Path, src
     dst.mkdir()
     (dst / "keep.txt").write_text("old")
 
-    def corrupt(*args: object) -> None:
+    def corrupt(*args: object) -> bool:
         raise ConversionError("simulated mismatch")
-    monkeypatch.setattr(stream, "_check_tensor", corrupt)
+    monkeypatch.setattr(stream, "same_samples", corrupt)
     with pytest.raises(ConversionError, match="simulated"):
         convert(src, dst, to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), force=True)
     assert (dst / "keep.txt").read_text() == "old" and leftovers(tmp_path) == []
@@ -86,19 +86,83 @@ def test_disk_full_leaves_nothing(tmp_path: Path, src: Path, monkeypatch: pytest
 
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["copy_file_range", "buffered"])
-def test_corrupted_write_is_caught_by_the_read_back(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     kernel: bool) -> None:
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_corrupted_write_is_caught(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch,
+                                   kernel: bool, where: str) -> None:
+    """A byte that differs from the source after the copy (a stray write) is caught by the spot check at
+    either end of the run, without reading the whole output back."""
     real = stream._copy_range
     if not kernel:   # the fallback path where the kernel cannot copy between the files
         monkeypatch.delattr(os, "copy_file_range")
 
-    def flip(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray) -> None:
-        real(src_fd, start, length, dst_fd, out, buf)
+    def flip(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray,
+             ledger: stream.Ledger) -> None:
+        real(src_fd, start, length, dst_fd, out, buf, ledger)
         if length > 100:
-            byte = os.pread(src_fd, 1, start + 50)
-            os.pwrite(dst_fd, bytes([byte[0] ^ 1]), out + 50)
+            at = 50 if where == "start" else length - 50
+            byte = os.pread(src_fd, 1, start + at)
+            os.pwrite(dst_fd, bytes([byte[0] ^ 1]), out + at)
     monkeypatch.setattr(stream, "_copy_range", flip)
     with pytest.raises(ConversionError, match="differ from the"):
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
+    assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
+
+
+def test_corrupted_byte_inside_a_large_run_is_caught_by_the_random_samples(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    """Inside a run, one random 64 KiB place per 256 MiB is compared; with a run of 4 sample widths and
+    one sample per 64 KiB (the rate shrunk for the test), every middle byte is checked."""
+    monkeypatch.setattr(stream, "SAMPLE_EVERY", stream.SAMPLE)
+    a, b = tmp_path / "a", tmp_path / "b"
+    data = os.urandom(4 * stream.SAMPLE)
+    a.write_bytes(data)
+    wrong = bytearray(data)
+    wrong[2 * stream.SAMPLE + 7] ^= 1
+    b.write_bytes(bytes(wrong))
+    fa, fb = os.open(a, os.O_RDONLY), os.open(b, os.O_RDONLY)
+    try:
+        import random
+        assert any(not stream.same_samples(fa, 0, fb, 0, len(data), random.Random(i)) for i in range(20))
+        assert stream.same_samples(fa, 0, fa, 0, len(data), random.Random(0))
+    finally:
+        os.close(fa)
+        os.close(fb)
+
+
+@pytest.mark.parametrize("fault", ["shifted", "short", "skipped"])
+def test_a_write_off_the_plan_is_caught_by_the_ledger(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      fault: str) -> None:
+    """A copy that lands one byte off, stops short or is skipped is refused before the rename, from the
+    ledger of what the system calls reported, whatever the bytes look like."""
+    real = stream._copy_range
+    calls = {"n": 0}
+
+    def bad(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray,
+            ledger: stream.Ledger) -> None:
+        calls["n"] += 1
+        if calls["n"] != 3 or length < 8:
+            return real(src_fd, start, length, dst_fd, out, buf, ledger)
+        if fault == "shifted":
+            return real(src_fd, start, length, dst_fd, out + 1, buf, ledger)
+        if fault == "short":
+            return real(src_fd, start, length - 4, dst_fd, out, buf, ledger)
+        return None
+    monkeypatch.setattr(stream, "_copy_range", bad)
+    with pytest.raises(ConversionError, match="do not cover the planned byte ranges"):
+        convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
+    assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
+
+
+def test_a_source_changed_during_the_copy_is_caught(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = stream._copy_range
+    shard = sorted(src.glob("*.safetensors"))[0]
+
+    def touch(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        st = shard.stat()
+        os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    monkeypatch.setattr(stream, "_copy_range", touch)
+    with pytest.raises(ConversionError, match="changed while it was being copied"):
         convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.convert import convert, verifier_identity
@@ -36,8 +36,8 @@ def test_relative_target_becomes_an_absolute_path(tmp_path: Path, monkeypatch: p
     (work / "verifier").mkdir(parents=True)
     (work / "verifier" / "config.json").write_text((TARGET / "config.json").read_text())
     monkeypatch.chdir(work)
-    res = CliRunner().invoke(main, ["convert", str(SRC), "-o", str(tmp_path / "flat"), "--to", "flat",
-                                    "--target", "verifier"], catch_exceptions=False)
+    res = invoke_cli(main, ["convert", str(SRC), "-o", str(tmp_path / "flat"), "--to", "flat",
+                                    "--target", "verifier"])
     assert res.exit_code == 0, res.output
     v = _verifier(tmp_path / "flat")
     assert v["name_or_path"] == str(work / "verifier") and os.path.isabs(v["name_or_path"])
@@ -64,8 +64,8 @@ def test_recorded_local_paths_are_not_repo_ids(recorded: str, tmp_path: Path) ->
 def test_verifier_name_alone_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         convert(SRC, "/nonexistent/never-written", to="flat", verifier_name="org/target", dry_run=True)
-    res = CliRunner().invoke(main, ["convert", str(SRC), "-o", "/nonexistent/x", "--to", "flat",
-                                    "--verifier-name", "org/target"], catch_exceptions=False)
+    res = invoke_cli(main, ["convert", str(SRC), "-o", "/nonexistent/x", "--to", "flat",
+                                    "--verifier-name", "org/target"])
     assert res.exit_code == 2 and "--verifier-arch" in res.output
 
 

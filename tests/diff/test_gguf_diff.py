@@ -9,6 +9,7 @@ from _kit.gguf import FIXTURES, header_of, to_gguf
 
 pytest.importorskip("torch")
 from dflash2_ckpt.diff import diff  # noqa: E402
+from _kit.cli import invoke_cli
 
 SRC = FIXTURES / "good" / "nested-v2"
 
@@ -48,14 +49,13 @@ def test_the_command_diffs_a_quantized_gguf(tmp_path: Path) -> None:
     """Through the CLI (which opens both sides as sources), not only the library call with path strings."""
     import json
 
-    from click.testing import CliRunner
 
     from dflash2_ckpt.cli import main
     g = to_gguf(SRC, tmp_path / "q8.gguf", outtype="q8_0")
-    r = CliRunner().invoke(main, ["diff", str(g), "-r", str(SRC), "--format", "json"], catch_exceptions=False)
+    r = invoke_cli(main, ["diff", str(g), "-r", str(SRC), "--format", "json"])
     assert r.exit_code == 0, r.output
     verdicts = {t["name"]: t["verdict"] for t in json.loads(r.stdout)["tensors"]}
     assert "quantization-noise" in verdicts.values() and "different" not in verdicts.values()
     # and the GGUF as the reference side: a verdict for every tensor, not an internal error (exit 3)
-    r = CliRunner().invoke(main, ["diff", str(SRC), "-r", str(g), "--format", "json"], catch_exceptions=False)
+    r = invoke_cli(main, ["diff", str(SRC), "-r", str(g), "--format", "json"])
     assert r.exit_code in (0, 1) and len(json.loads(r.stdout)["tensors"]) == len(verdicts), r.output

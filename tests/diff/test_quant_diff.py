@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,8 +58,8 @@ def test_quantized_fixture_is_noise_where_quantized_and_equal_elsewhere(scheme: 
 @pytest.mark.parametrize("name", sorted(n for n, w in MANIFEST.items() if "reference" in w))
 def test_broken_cases_found_by_diff_exit_1_with_their_code(name: str) -> None:
     want = MANIFEST[name]
-    res = CliRunner().invoke(main, ["diff", str(FIXTURES / "broken" / name), "--reference",
-                                    str(FIXTURES / want["reference"]), "--format", "json"], catch_exceptions=False)
+    res = invoke_cli(main, ["diff", str(FIXTURES / "broken" / name), "--reference",
+                                    str(FIXTURES / want["reference"]), "--format", "json"])
     assert res.exit_code == 1
     report = json.loads(res.output)
     errors = {f["code"] for f in report["findings"] if f["severity"] == "error"}
@@ -130,8 +130,7 @@ def test_receipt_hashes_every_file_on_both_sides() -> None:
 
 def test_cli_writes_receipt_and_passes(tmp_path: Path) -> None:
     out = tmp_path / "receipt.json"
-    res = CliRunner().invoke(main, ["diff", str(Q / "fp8"), "-r", str(GOOD), "--receipt", str(out)],
-                             catch_exceptions=False)
+    res = invoke_cli(main, ["diff", str(Q / "fp8"), "-r", str(GOOD), "--receipt", str(out)])
     assert res.exit_code == 0, res.output
     assert "passed" in res.output and json.loads(out.read_text())["counts"]["quantization-noise"] == 15
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from dflash2_ckpt.engines.causality import all_engines, intended as intended_causality
+from dflash2_ckpt.engines.causality import intended as intended_causality
+from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.checks.causality import causality_findings
 from dflash2_ckpt.engines import newest_supporting, resolve
 from dflash2_ckpt.formats.parse import to_spec
@@ -105,3 +106,13 @@ def test_no_causality_key_on_dflash2_sliding_layers_is_df403() -> None:
 def test_flat_mixed_layers_name_the_layers_vllm_flattens() -> None:
     [f] = causality_findings(spec("flat", [S, F], sliding_window_non_causal=False), V2)
     assert f.details["engine"] == "vllm>=0.31" and f.details["layers"] == [1]
+
+
+def test_the_conversion_loaders_come_from_the_engine_profiles() -> None:
+    """One list of engines: the loaders a conversion keeps exact are read off the profiles."""
+    from dflash2_ckpt.engines.registry import LOADERS, by_engine
+    assert set(LOADERS) == {"vllm", "vllm-legacy", "sglang", "speculators"}
+    for name, rule in LOADERS.items():
+        assert rule in {p.causality for p in by_engine(name.removesuffix("-legacy"))}
+    assert LOADERS["vllm"] is by_engine("vllm")[-1].causality
+    assert LOADERS["vllm-legacy"] is by_engine("vllm")[0].causality

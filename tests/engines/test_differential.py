@@ -215,3 +215,45 @@ def test_speculators_causality_defaults_match_the_profile() -> None:
         want = v2 if spec.version == "v2" else v1
         assert profile.causality(unset) == tuple((t == "sliding_attention") and not want for t in spec.layer_types), name
     assert (v1, v2) == (False, True)
+
+
+# --- transformers: the assistant config class resolves what the profile says it fills in ---------------------
+ASSISTANT = [(n, c, s) for n, c, s in DRAFTERS if s.dialect == "assistant"]
+TF_KEYS = ("block_size", "mask_token_id", "target_layer_ids")
+
+
+def _without(cfg: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in cfg.items() if k != key}
+
+
+def test_transformers_assistant_config_fills_what_the_profile_says() -> None:
+    """The installed transformers' MuseGlimmerAssistantConfig, given each assistant config and the same config
+    without each DFlash key, reads or fills in the value the profile's effective_value predicts."""
+    transformers = pytest.importorskip("transformers")
+    from dflash2_ckpt.engines.transformers import PROFILES
+    profile = resolve(f"transformers@{transformers.__version__}")
+    assert profile in PROFILES
+    by_key = {d.key: d for d in profile.defaults}
+    from huggingface_hub.errors import StrictDataclassFieldValidationError as StrictError
+    cls = transformers.MuseGlimmerAssistantConfig
+    names = set(cls.__dataclass_fields__) if hasattr(cls, "__dataclass_fields__") else None
+    checked = 0
+    for name, cfg, spec in ASSISTANT:
+        for drop in (None, *TF_KEYS):
+            c = cfg if drop is None else _without(cfg, drop)
+            kwargs = {k: v for k, v in c.items() if names is None or k in names}
+            d = Drafter("assistant", spec.version, spec, c)
+            refused = [x.check(d) for x in profile.constraints if x.check(d)]
+            try:
+                theirs = cls(**kwargs)
+            except (TypeError, ValueError, StrictError) as e:    # the strict dataclass validates every field
+                assert refused, f"{name}: transformers refuses the config, the profile does not: {e}"
+                continue
+            assert not refused, f"{name}: the profile refuses what transformers loads: {refused}"
+            for key in TF_KEYS:
+                want = effective_value(d, by_key[key])
+                got = getattr(theirs, key)
+                assert (list(got) if isinstance(got, (list, tuple)) else got) == want, f"{name} without {drop}: {key}"
+            checked += 1
+    assert checked >= 4              # the tiny v1 drafter whole and less each key (the assistant fixture's
+    #                                  sliding_window null is refused by both)

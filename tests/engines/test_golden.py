@@ -32,7 +32,8 @@ GOLDEN = [
     (Q27, "mlx-vlm>=0.6.16,<0.7.0", "loads", ["DF810"]),     # DFlash2Config: is_causal false; note min(5, block) drafted
     (Q27, "mlx-vlm>=0.7.0", "loads", ["DF810"]),             # same config class through 0.7.10
     (Q27, "z-lab>=0.1.0", "loads", []),                      # dflash 0.1.0: DFlash2DraftModel, taps present
-    (Q27, "transformers>=5.24.0", "unsupported", ["DF800"]),  # transformers 5.24: assistant model, no DFlash2 selector
+    (Q27, "transformers>=5.15.0,<5.17.0", "unsupported", ["DF800"]),  # transformers 5.15-5.16: assistant model, no DFlash2 selector
+    (Q27, "transformers>=5.17.0", "unsupported", ["DF800"]),  # transformers 5.17-5.24: assistant model, no DFlash2 selector
     (Q27, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 speculators: flat dialect only
     # --- Muse-Glimmer-30B-DFlash2: nested v2, block 16, output_multiplier / softcapping ---
     (MUSE, "vllm<0.28", "unsupported", ["DF800"]),           # §1 vLLM <= 0.27: no DFlash2
@@ -48,7 +49,8 @@ GOLDEN = [
     (MUSE, "mlx-vlm>=0.6.16,<0.7.0", "loads", ["DF810"]),    # drafts min(5, 16) tokens unless runtime_block_size
     (MUSE, "mlx-vlm>=0.7.0", "loads", ["DF810"]),            # same
     (MUSE, "z-lab>=0.1.0", "loads", []),                     # reference
-    (MUSE, "transformers>=5.24.0", "unsupported", ["DF800"]),  # no DFlash2
+    (MUSE, "transformers>=5.15.0,<5.17.0", "unsupported", ["DF800"]),  # no DFlash2
+    (MUSE, "transformers>=5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (MUSE, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
     # --- Qwen3-4B-DFlash-b16: nested v1, old dialect (top-level block_size / rope_theta), full attention ---
     (Q4B, "vllm<0.28", "loads", ["DF810"]),                  # §1 v1 served with the pre-DFlash2 rule: full => bidirectional
@@ -64,7 +66,8 @@ GOLDEN = [
     (Q4B, "mlx-vlm>=0.6.16,<0.7.0", "loads", []),            # same v1 config reader
     (Q4B, "mlx-vlm>=0.7.0", "loads", []),                    # same (plus dflash_config.causal, absent here)
     (Q4B, "z-lab>=0.1.0", "loads", []),                      # reference
-    (Q4B, "transformers>=5.24.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
+    (Q4B, "transformers>=5.15.0,<5.17.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
+    (Q4B, "transformers>=5.17.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
     (Q4B, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
     # --- speculators 0.9.0 tiny DFlash2 save: flat v2, sliding_window_non_causal true, verifier present ---
     (SPEC, "vllm<0.28", "unsupported", ["DF800"]),           # §1 'dflash2' rejected before DFlash2
@@ -82,7 +85,8 @@ GOLDEN = [
     (SPEC, "mlx-vlm>=0.6.16,<0.7.0", "needs-conversion", ["DF801"]),  # reads the nested dialect
     (SPEC, "mlx-vlm>=0.7.0", "needs-conversion", ["DF801"]),  # reads the nested dialect
     (SPEC, "z-lab>=0.1.0", "needs-conversion", ["DF801"]),   # reference reads nested
-    (SPEC, "transformers>=5.24.0", "unsupported", ["DF800"]),  # no DFlash2
+    (SPEC, "transformers>=5.15.0,<5.17.0", "unsupported", ["DF800"]),  # no DFlash2
+    (SPEC, "transformers>=5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (SPEC, "speculators>=0.9,<0.10", "loads", []),           # §1 its own save, verifier present
 ] + [
     # --- DSpark: not a DFlash drafter, no engine profile runs it ---

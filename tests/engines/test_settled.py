@@ -16,6 +16,7 @@ from dflash2_ckpt.dev.synth import materialise
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES, real_config
+from _kit.cli import invoke_cli
 
 Q27 = real_config("z-lab_Qwen3.8-27B-DFlash2")
 Q4B = real_config("z-lab_Qwen3-4B-DFlash-b16")
@@ -140,17 +141,23 @@ def test_vllm_weight_quantized_projections_still_fail_at_every_release(ref: str)
 # --- transformers: DFlash v1 in the assistant dialect only -------------------------------------------------
 
 def test_compat_with_transformers_loads_an_assistant_export_and_refuses_dflash2() -> None:
-    from click.testing import CliRunner
 
     from dflash2_ckpt.cli import main
 
-    ok = CliRunner().invoke(main, ["compat", str(FIXTURES / "good" / "assistant-v1"), "--engine", "transformers",
-                                   "--format", "json"])
+    ok = invoke_cli(main, ["compat", str(FIXTURES / "pairs" / "tiny" / "drafter-v1"), "--engine",
+                                   "transformers", "--format", "json"])
     assert ok.exit_code == 0, ok.output
     import json
     [e] = json.loads(ok.output)["engines"]
     assert e["verdict"] == "loads" and any("block_size - 1" in x["message"] for x in e["reasons"])
-    v2 = CliRunner().invoke(main, ["compat", str(FIXTURES / "good" / "nested-v2"), "--engine", "transformers@5.24.0",
+    # a null sliding_window (as Qwen3-derived configs write it) fails transformers' strict config class
+    null = invoke_cli(main, ["compat", str(FIXTURES / "good" / "assistant-v1"), "--engine",
+                                     "transformers@5.15.0", "--format", "json"])
+    assert null.exit_code == 1
+    [e] = json.loads(null.output)["engines"]
+    assert e["verdict"] == "fails" and "sliding_window is None" in e["reasons"][0]["message"]
+    assert str(r.TF_SLIDING_INT) in e["reasons"][0]["message"]
+    v2 = invoke_cli(main, ["compat", str(FIXTURES / "good" / "nested-v2"), "--engine", "transformers@5.24.0",
                                    "--format", "json"])
     assert v2.exit_code == 1
     [e] = json.loads(v2.output)["engines"]

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke, invoke_cli
 
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.engines import PROFILES
@@ -26,10 +26,6 @@ MANIFEST = json.loads((FIXTURES / "broken" / "MANIFEST.json").read_text())
 ERRORS = sorted(n for n, m in MANIFEST.items() if not m["strict"] and "reference" not in m)
 TARGET = FIXTURES / "targets" / "tiny-target"
 ALL_PROFILES = len(PROFILES)
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def compat_json(*args: str) -> tuple[int, dict]:
@@ -133,7 +129,7 @@ def _run_advice(command: str, out: Path, dry_run: bool) -> tuple[int, str]:
     assert argv[:2] == ["dflash2-ckpt", "convert"], command
     i = argv.index("-o")
     argv[i + 1] = str(out)
-    r = CliRunner().invoke(main, argv[1:] + (["--dry-run"] if dry_run else []))
+    r = invoke_cli(main, argv[1:] + (["--dry-run"] if dry_run else []))
     return r.exit_code, r.output
 
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from _kit.cli import invoke, invoke_cli
 
 from dflash2_ckpt import require_version, verify
 from dflash2_ckpt.checkpoint import open_checkpoint
@@ -155,7 +155,7 @@ def test_real_shape_converts_sparse(real_shape: Path, tmp_path: Path) -> None:
 
 
 def test_cli_verify_names_the_dialect() -> None:
-    res = CliRunner().invoke(main, ["verify", str(TINY), "--format", "json"], catch_exceptions=False)
+    res = invoke_cli(main, ["verify", str(TINY), "--format", "json"])
     data = json.loads(res.output)
     assert res.exit_code == 0 and data["summary"]["dialect"] == "assistant"
 
@@ -182,15 +182,11 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
     materialise(tmp_path / "a", c, build.assistant_layout(build.nested("v1")))
     spec = open_checkpoint(tmp_path / "a").spec
     assert spec is not None and spec.dialect == "assistant"
-    from dflash2_ckpt.engines.causality import all_engines
+    from dflash2_ckpt.engines.registry import all_engines
     assert all_engines(spec) == {"vllm": (True, True), "vllm-legacy": None, "speculators": None, "sglang": None}
 
 
 # ---- the published export has no vocab_size: the target's vocabulary, or the bound its ids give
-
-def cli(*args: str):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
 
 def test_the_fixture_records_no_vocab_size_like_the_published_export() -> None:
     assert "vocab_size" not in json.loads((TINY / "config.json").read_text())
@@ -198,14 +194,14 @@ def test_the_fixture_records_no_vocab_size_like_the_published_export() -> None:
 
 
 def test_verify_without_a_target_warns_and_judges_with_the_bound_of_its_ids() -> None:
-    r = cli("verify", str(TINY), "--format", "json")
+    r = invoke("verify", str(TINY), "--format", "json")
     doc = json.loads(r.output)
     assert r.exit_code == 0
     [note] = [f for f in doc["findings"] if f["code"] == "DF120"]
     assert note["severity"] == "warning" and "--target" in note["message"]
     cfg = json.loads((TINY / "config.json").read_text())
     assert doc["summary"]["geometry"]["vocab_size"] == max(cfg["mask_token_id"], cfg["eos_token_id"]) + 1
-    assert cli("verify", str(TINY), "--strict").exit_code == 1
+    assert invoke("verify", str(TINY), "--strict").exit_code == 1
 
 
 def test_verify_with_a_target_takes_its_vocabulary(tmp_path: Path) -> None:
@@ -213,13 +209,13 @@ def test_verify_with_a_target_takes_its_vocabulary(tmp_path: Path) -> None:
     big.mkdir()
     (big / "config.json").write_text(json.dumps(dict(json.loads((TARGET / "config.json").read_text()),
                                                      vocab_size=100)))
-    doc = json.loads(cli("verify", str(TINY), "--target", str(big), "--format", "json").output)
+    doc = json.loads(invoke("verify", str(TINY), "--target", str(big), "--format", "json").output)
     assert doc["summary"]["geometry"]["vocab_size"] == 100
     assert [f["severity"] for f in doc["findings"] if f["code"] == "DF120"] == ["info"]
 
 
 def test_compat_judges_the_published_layout() -> None:
-    doc = json.loads(cli("compat", str(TINY), "--format", "json").output)
+    doc = json.loads(invoke("compat", str(TINY), "--format", "json").output)
     verdicts = {(e["engine"], e["versions"]): e["verdict"] for e in doc["engines"]}
     assert verdicts[("vllm", ">=0.29,<0.31")] == verdicts[("vllm", ">=0.31")] == "loads"
     advice = [r["message"] for e in doc["engines"] for r in e["reasons"] if r["code"] == "DF801"]
@@ -227,10 +223,10 @@ def test_compat_judges_the_published_layout() -> None:
 
 
 def test_convert_asks_for_the_target_and_writes_its_vocab_size(tmp_path: Path) -> None:
-    r = cli("convert", str(TINY), "--to", "nested", "-o", str(tmp_path / "n"))
+    r = invoke("convert", str(TINY), "--to", "nested", "-o", str(tmp_path / "n"))
     assert r.exit_code == 2 and "--target" in r.output and not (tmp_path / "n").exists()
-    r = cli("convert", str(TINY), "--to", "nested", "-o", str(tmp_path / "n"), "--target", str(TARGET))
+    r = invoke("convert", str(TINY), "--to", "nested", "-o", str(tmp_path / "n"), "--target", str(TARGET))
     assert r.exit_code == 0, r.output
     out = json.loads((tmp_path / "n" / "config.json").read_text())
     assert out["vocab_size"] == json.loads((TARGET / "config.json").read_text())["vocab_size"]
-    assert cli("verify", str(tmp_path / "n"), "--strict", "--target", str(TARGET)).exit_code == 0
+    assert invoke("verify", str(tmp_path / "n"), "--strict", "--target", str(TARGET)).exit_code == 0

@@ -86,15 +86,48 @@ def _v1(base: Path, out: Path, engine: dict[str, str]) -> Path:
 def _quantize(kind: str, codebooks_only: bool = False) -> Callable[[Path, Path, dict[str, str]], Path]:
     def make(base: Path, out: Path, engine: dict[str, str]) -> Path:
         cmd = [engine["llama_quantize"]]
+        kind_arg = kind
         if codebooks_only:
-            cmd += ["--tensor-type", f"selector={kind.lower()}"]
-            kind_arg = "F32"
-        else:
-            kind_arg = kind
+            # the two codebooks in `kind`, every other tensor F32 as it was: --tensor-type overrides apply
+            # only under a quantized base type, the first matching pattern wins
+            # (llama.cpp b11434:src/llama-quant.cpp llama_tensor_get_type)
+            cmd += ["--tensor-type", f"selector_predecessor={kind.lower()}",
+                    "--tensor-type", f"selector_successor={kind.lower()}", "--tensor-type", ".=f32"]
         res = subprocess.run(cmd + ["--allow-requantize", str(base), str(out), kind_arg], capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"llama-quantize {kind} failed: {(res.stdout + res.stderr)[-1500:]}")
+        if codebooks_only:
+            types = {t.name: t.tensor_type.name for t in GGUFReader(out).tensors}
+            assert types["selector_predecessor.weight"] == types["selector_successor.weight"] == kind, types
+            assert types["selector_hidden.weight"] == "F32", types
         return out
+    return make
+
+
+def kept_ids() -> np.ndarray:
+    """The draft vocabulary of the reduced-vocabulary variant: the specials and every token the recall
+    pair's language uses (its words and the separator), so a correct d2t drafts as the full vocabulary."""
+    from transformers import AutoTokenizer
+    pair = ROOT / "fixtures" / "pairs" / "recall"
+    tok = AutoTokenizer.from_pretrained(str(pair / "target"))
+    lang = json.loads((pair / "recall.json").read_text())
+    ids = {0, 1, 2} | {i for w in lang["words"] + [lang["separator"]] for i in tok(w, add_special_tokens=False)["input_ids"]}
+    return np.array(sorted(ids), dtype=np.int64)
+
+
+def _reduced_vocab(d2t: str = "absolute", head: bool = True) -> Callable[[Path, Path, dict[str, str]], Path]:
+    """The drafter with its own head over a reduced vocabulary: output.weight = the target's head rows of
+    kept_ids(), and d2t the target id of each draft row: absolute ids, as llama.cpp's converter writes
+    them (llama.cpp b11434:conversion/qwen.py DSparkModel.prepare_tensors), or the offsets an HF
+    checkpoint stores (target id - draft id, speculators' d2t) copied as they are."""
+    def make(base: Path, out: Path, engine: dict[str, str]) -> Path:
+        from safetensors import safe_open
+        ids = kept_ids()
+        add: dict[str, np.ndarray] = {"d2t": ids if d2t == "absolute" else ids - np.arange(ids.size, dtype=np.int64)}
+        if head:
+            with safe_open(str(ROOT / "fixtures" / "pairs" / "recall" / "target" / "model.safetensors"), "np") as f:
+                add["output.weight"] = f.get_tensor("lm_head.weight")[ids].astype(np.float32)
+        return rewrite(base, out, add_tensors=add)
     return make
 
 
@@ -118,6 +151,15 @@ VARIANTS = [
     Variant("q8_0", "llama-quantize Q8_0, whole drafter", _quantize("Q8_0"), QUANT),
     Variant("q4_0", "llama-quantize Q4_0, whole drafter", _quantize("Q4_0"), QUANT),
     Variant("q4_k_m", "llama-quantize Q4_K_M, whole drafter", _quantize("Q4_K_M"), QUANT),
+    Variant("codebooks-q8_0", "llama-quantize --tensor-type: the selector codebooks alone in Q8_0",
+            _quantize("Q8_0", codebooks_only=True), QUANT),
+    Variant("codebooks-q4_0", "llama-quantize --tensor-type: the selector codebooks alone in Q4_0",
+            _quantize("Q4_0", codebooks_only=True), QUANT),
+    Variant("reduced-vocab-d2t", "its own head over the language's 44 tokens, d2t absolute target ids",
+            _reduced_vocab(), DFLASH),
+    Variant("reduced-vocab-d2t-offsets", "the same, d2t as HF offsets (target id - draft id) copied unchanged",
+            _reduced_vocab("offsets"), DFLASH),
+    Variant("reduced-vocab-no-head", "d2t without the drafter's own output.weight", _reduced_vocab(head=False), DFLASH),
 ]
 
 

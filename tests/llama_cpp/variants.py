@@ -37,7 +37,8 @@ def rewrite(src: Path, dst: Path, *, drop_keys: Iterable[str] = (), set_keys: Ma
             continue
         w.add_tensor(t.name, np.asarray(t.data), raw_dtype=t.tensor_type)
     for name, arr in add_tensors.items():
-        w.add_tensor(name, arr.astype(np.float32))
+        # integer maps (d2t) keep their type; weights are written as F32
+        w.add_tensor(name, arr if arr.dtype == np.int64 else arr.astype(np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -1,4 +1,4 @@
-"""A new report kind plugs in with subject, findings and to_json(): every format renders it."""
+"""A new report kind plugs in as a Verdict with subject, findings and to_json(): every format renders it."""
 from __future__ import annotations
 
 import io
@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from dflash2_ckpt.findings import Finding
+from dflash2_ckpt.findings import Finding, Verdict
 from dflash2_ckpt.report import FORMATS, render
 from dflash2_ckpt.report.text import text_renderer
 
 
 @dataclass
-class AuditReport:
+class AuditReport(Verdict):
     subject: str
     findings: tuple[Finding, ...]
     kind = "audit-test"

@@ -12,7 +12,7 @@ from dflash2_ckpt.codes import all_codes
 from dflash2_ckpt.report import render, render_error
 from dflash2_ckpt.usecases.verify import verify
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
@@ -80,6 +80,7 @@ def test_rules_carry_help_for_code_scanning() -> None:
         assert f'<a id="{url.fragment}"></a>{rule["id"]} |' in CODES_PAGE
         assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"])
         assert rule["id"] in rule["help"]["markdown"]
+        assert "**What breaks:**" in rule["help"]["markdown"] and "**Fix:**" in rule["help"]["markdown"]
 
 
 def test_fingerprints_survive_moved_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from click.testing import CliRunner  # noqa: E402
+from _kit.cli import invoke_cli  # noqa: E402
 
 from dflash2_ckpt.checkpoint import open_checkpoint  # noqa: E402
 from dflash2_ckpt.cli import main  # noqa: E402
@@ -71,7 +71,7 @@ def test_default_budget_is_a_fraction_of_this_machine() -> None:
 
 
 def test_cli_refuses_with_the_next_steps(real27b: Path) -> None:
-    res = CliRunner().invoke(main, ["smoke", str(real27b), "--max-memory", "8G", "--device", "cpu"])
+    res = invoke_cli(main, ["smoke", str(real27b), "--max-memory", "8G", "--device", "cpu"])
     assert res.exit_code == 3
     assert "nothing was loaded" in res.output and "--layers" in res.output
     assert "smoke:" not in res.output                       # no progress bar off a terminal

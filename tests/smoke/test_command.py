@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
+from _kit.cli import invoke_cli  # noqa: E402
 
 import dflash2_ckpt.smoke as smoke_pkg  # noqa: E402
 from dflash2_ckpt.errors import ConfigError, MissingDependencyError  # noqa: E402
@@ -36,7 +36,7 @@ def test_missing_dependency_is_a_typed_error(monkeypatch):
                         lambda name, *a: None if name == "triton" else real(name, *a))
     with pytest.raises(MissingDependencyError, match="triton"):
         smoke_pkg.run_smoke("anything")
-    res = CliRunner().invoke(smoke_command, ["anything"], catch_exceptions=False)
+    res = invoke_cli(smoke_command, ["anything"])
     assert res.exit_code == 3 and "smoke]" in res.output
 
 
@@ -52,7 +52,7 @@ def test_unparseable_config_cannot_run(tmp_path):
 
 @pytest.mark.skipif(not (FIXTURE / "config.json").is_file(), reason="fixtures not built")
 def test_cli_json_on_a_fixture():
-    res = CliRunner().invoke(smoke_command, [str(FIXTURE), "--format", "json", "--seed", "2"], catch_exceptions=False)
+    res = invoke_cli(smoke_command, [str(FIXTURE), "--format", "json", "--seed", "2"])
     doc = json.loads(res.output)
     assert res.exit_code == 0, res.output
     assert doc["version"] == "v2" and doc["device"] == "cpu" and doc["triton_mode"] == "interpret"
@@ -66,17 +66,17 @@ def test_cli_exit_codes(tmp_path):
 
     ck = tmp_path / "ck"
     shutil.copytree(FIXTURE, ck)
-    res = CliRunner().invoke(smoke_command, [str(ck), "--block-size", "4"], catch_exceptions=False)
+    res = invoke_cli(smoke_command, [str(ck), "--block-size", "4"])
     assert res.exit_code == 0 and "result: passed" in res.output
     # an extra tensor in a second, unindexed file still reaches the loader: an error finding
     write(ck, {"stray.weight": torch.zeros(2)}, "extra.safetensors")
-    res = CliRunner().invoke(smoke_command, [str(ck), "--format", "json"], catch_exceptions=False)
+    res = invoke_cli(smoke_command, [str(ck), "--format", "json"])
     assert res.exit_code == 1
     assert "DF701" in {f["code"] for f in json.loads(res.output)["findings"]}
-    res = CliRunner().invoke(smoke_command, [str(tmp_path / "nowhere")], catch_exceptions=False)
+    res = invoke_cli(smoke_command, [str(tmp_path / "nowhere")])
     assert res.exit_code == 3
     if not torch.cuda.is_available():
-        res = CliRunner().invoke(smoke_command, [str(FIXTURE), "--device", "cuda"], catch_exceptions=False)
+        res = invoke_cli(smoke_command, [str(FIXTURE), "--device", "cuda"])
         assert res.exit_code == 3 and "CUDA" in res.output
 
 def test_run_smoke_accepts_an_opened_checkpoint(tmp_path):

@@ -37,8 +37,9 @@ def test_v2_smoke_passes_and_reports_everything(tmp_path):
     for p in r.paths:
         assert len(p["greedy"]) == len(p["sampled"]) == spec.block_size - 1
         assert all(0 <= t < spec.vocab_size for t in p["greedy"] + p["sampled"])
-    for stage in ("load", "forward", "walk_triton", "walk_triton_sampled", "forward_triton_conv", "ablation"):
+    for stage in ("load", "forward", "walk_triton", "walk_triton_sampled", "conv_triton_sample", "ablation"):
         assert r.timings[stage] >= 0
+    assert "forward_triton_conv" not in r.timings and r.inputs["triton_conv"].startswith("sample: layers.0")
     ab = r.ablation
     assert set(ab["conv"]) == {f"layers.{i}.{m}" for i in range(2) for m in ("attention_conv", "mlp_conv")}
     assert all(v["relative_change"] > 1e-3 for v in ab["conv"].values())
@@ -173,3 +174,31 @@ def test_unbuildable_geometry_cannot_run(tmp_path):
     spec = tiny_spec("v2", conv_group_size=7)
     with pytest.raises(ConfigError, match="conv_group_size"):
         smoke(spec, {}, label="x")
+
+
+def test_cpu_smoke_runs_the_triton_conv_on_a_sample_and_catches_a_wrong_kernel(tmp_path, monkeypatch):
+    """On a CPU the torch conv runs every layer and the interpreted Triton conv layer 0's four calls on one
+    block; a kernel that is off is still found (DF708), and the estimate says which conv runs where."""
+    import dflash2_ckpt.smoke.runner as runner
+    from dflash2_ckpt.smoke.triton_conv import triton_grouped_dynamic_conv
+
+    calls = []
+
+    def off(y, h, base, proj, side, block):
+        calls.append(y.shape[0])
+        return triton_grouped_dynamic_conv(y, h, base, proj, side, block) * 1.01
+
+    monkeypatch.setattr(runner, "_triton_conv", lambda: off)
+    spec = tiny_spec("v2")
+    r = run(tmp_path, spec, {**tiny_params(spec), **tiny_embed(spec)})
+    assert calls == [r.inputs["block_size"]] * 4             # one block each, four calls
+    bad = [f for f in r.findings if f.code == "DF708"]
+    assert len(bad) == 4 and "layers.0.attention_conv side 0" in bad[0].message and not r.passed
+
+
+def test_estimate_before_a_cpu_smoke_names_the_sampled_conv():
+    from dflash2_ckpt.smoke.budget import estimate
+    spec = tiny_spec("v2")
+    cpu, gpu = estimate(spec, requests=2, block=8, interpret=True), estimate(spec, requests=2, block=8)
+    assert "Triton (interpreted) on a sample" in cpu.triton_conv and gpu.triton_conv == "every layer (compiled)"
+    assert cpu.to_json()["triton_conv"] == cpu.triton_conv and gpu.forwards == cpu.forwards + 1

@@ -7,7 +7,7 @@ import pytest
 
 from dflash2_ckpt.checks import suite
 from dflash2_ckpt.checks.context import CheckContext
-from dflash2_ckpt.dev.emitters import emitter_of
+from _kit.emitters import emitter_of
 from dflash2_ckpt.findings import Finding
 from dflash2_ckpt.usecases.verify import inspect, verify
 

