@@ -81,7 +81,7 @@ def test_the_package_root_holds_the_ground_the_api_and_the_layer_packages() -> N
     """Beside the layer packages: the ground, the public API, and the old paths the docs still promise
     (re-exports only); development aids live in dev/ and the tests' own in tests/_kit."""
     assert {p.stem for p in PKG.glob("*.py")} == {"__init__", "__main__", "errors", "codes", "findings", "version",
-                                                  "compat", "gate"}
+                                                  "threads", "compat", "gate"}
     docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     for old in ("compat", "gate"):
         assert f"dflash2_ckpt.{old} import" in docs, f"{old}.py is promised nowhere: remove it"
