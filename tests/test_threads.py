@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from dflash2_ckpt import threads
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.errors import ConfigError
+from _kit.cli import invoke_cli
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -62,13 +62,13 @@ def test_diff_reports_the_threads_it_used():
     pytest.importorskip("torch")
     pytest.importorskip("compressed_tensors")
     good = FIXTURES / "good" / "nested-v2"
-    res = CliRunner().invoke(main, ["diff", str(FIXTURES / "quantized" / "w4a16"), "-r", str(good), "--threads", "1",
-                                    "--format", "json"], catch_exceptions=False)
+    res = invoke_cli(main, ["diff", str(FIXTURES / "quantized" / "w4a16"), "-r", str(good), "--threads", "1",
+                                    "--format", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["threads"] == {**json.loads(res.output)["threads"], "threads": 1, "source": "--threads"}
-    text = CliRunner().invoke(main, ["diff", str(good), "-r", str(good), "--threads", "1"], catch_exceptions=False)
+    text = invoke_cli(main, ["diff", str(good), "-r", str(good), "--threads", "1"])
     assert "1 torch thread(s): --threads=1" in text.output
-    bad = CliRunner().invoke(main, ["diff", str(good), "-r", str(good), "--threads", "0"])
+    bad = invoke_cli(main, ["diff", str(good), "-r", str(good), "--threads", "0"])
     assert bad.exit_code == 2 and "--threads" in bad.output
 
 
@@ -76,8 +76,7 @@ def test_smoke_reports_the_threads_it_used(monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    res = CliRunner().invoke(main, ["smoke", str(FIXTURES / "good" / "nested-v2"), "--device", "cpu", "--format", "json"],
-                             catch_exceptions=False)
+    res = invoke_cli(main, ["smoke", str(FIXTURES / "good" / "nested-v2"), "--device", "cpu", "--format", "json"])
     doc = json.loads(res.output)
     assert doc["threads"]["threads"] == 1 and doc["threads"]["source"] == "OMP_NUM_THREADS"
     assert "Triton (interpreted) on a sample" in doc["estimate"]["triton_conv"]

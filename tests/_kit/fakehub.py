@@ -201,15 +201,16 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
         # -- plumbing ------------------------------------------------------------------------------------
         def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
                   length: int | None = None) -> None:
+            sent = len(body) if self.command != "HEAD" and body else 0
+            # logged before anything goes out (end_headers already flushes a bodiless answer such as a
+            # redirect): a client that has read the whole answer finds it in the log; logged later, a
+            # loaded machine let the test's next assertions run first
+            self._logged(status, sent)
             self.send_response(status)
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.send_header("Content-Length", str(len(body) if length is None else length))
             self.end_headers()
-            sent = len(body) if self.command != "HEAD" and body else 0
-            # logged before the body goes out: a client that has read the whole answer finds it in the log
-            # (logged after, a loaded machine let the next request's test assertions run first)
-            self._logged(status, sent)
             if sent:
                 self.wfile.write(body)
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
 import dflash2_ckpt
 from dflash2_ckpt.accept.loop import speculative, speculative_batch
 from dflash2_ckpt.accept.target import load_target
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.smoke.drafting import load_drafter
+from _kit.cli import invoke_cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PAIR = FIXTURES / "pairs" / "tiny"
@@ -68,17 +68,29 @@ def _report(doc: dict) -> dict:
     return doc
 
 
+def _current_threshold(doc: dict) -> dict:
+    """DF751's threshold moved (2.4 -> 2.6, chosen from the recall pair's random-fc seeds) after the golden
+    report was recorded: the golden finding is read with today's threshold, everything else unchanged."""
+    from dflash2_ckpt.accept import checks
+    for f in doc["findings"]:
+        if f["code"] == "DF751":
+            old = f["details"]["threshold"]
+            f["details"]["threshold"] = checks.NOT_DRAFTING
+            f["message"] = f["message"].replace(f"< {old} ", f"< {checks.NOT_DRAFTING} ")
+    return doc
+
+
 def test_report_with_batch_is_the_old_report(pair, tmp_path):
     """The golden report ran on a loaded Target, so on the built-in prompts; the CLI on the target's own."""
     drafter, target = pair
-    want = _report(GOLDEN["runs"]["128"]["report"])
+    want = _current_threshold(_report(GOLDEN["runs"]["128"]["report"]))
     got = dflash2_ckpt.accept(drafter, target, max_new_tokens=128, device="cpu", batch=4)
     assert got.batch == 4 and json.dumps(_report(got.to_json(timings=False)), sort_keys=True) == \
         json.dumps(want, sort_keys=True)
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(main, ["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"),
+    res = invoke_cli(main, ["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"),
                                     "--max-new-tokens", "32", "--batch", "8", "--threads", "1", "--device", "cpu",
-                                    "--format", "json"], catch_exceptions=False)
+                                    "--format", "json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["batch"] == 8 and doc["threads"]["threads"] == 1 and doc["threads"]["source"] == "--threads"
@@ -86,6 +98,6 @@ def test_report_with_batch_is_the_old_report(pair, tmp_path):
 
 
 def test_batch_is_refused_with_the_llama_cpp_engine():
-    res = CliRunner().invoke(main, ["accept", "d.gguf", "--target", "t.gguf", "--engine", "llama.cpp",
+    res = invoke_cli(main, ["accept", "d.gguf", "--target", "t.gguf", "--engine", "llama.cpp",
                                     "--batch", "2"])
     assert res.exit_code != 0 and "--batch applies to the reference loop" in res.output

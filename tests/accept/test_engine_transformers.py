@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
 from dflash2_ckpt.accept.engine_transformers import StepCounter
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.engines import released as r
+from _kit.cli import invoke_cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PAIR = FIXTURES / "pairs" / "tiny"
@@ -31,7 +31,7 @@ ARGS = ["--target", str(TARGET), "--engine", "transformers", "--max-new-tokens",
 
 @pytest.fixture(scope="module")
 def run() -> dict:
-    res = CliRunner().invoke(main, ["accept", str(V1), *ARGS])
+    res = invoke_cli(main, ["accept", str(V1), *ARGS])
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
 
@@ -62,14 +62,14 @@ def test_the_count_is_the_tokens_transformers_committed(run: dict) -> None:
 
 
 def test_text_report_names_the_engine_and_the_parity() -> None:
-    res = CliRunner().invoke(main, ["accept", str(V1), *ARGS[:-2], "--limit", "1", "--max-new-tokens", "12"])
+    res = invoke_cli(main, ["accept", str(V1), *ARGS[:-2], "--limit", "1", "--max-new-tokens", "12"])
     assert res.exit_code == 0, res.output
     assert "engine transformers (build transformers 5." in res.output
     assert "speculation_type='dflash'" in res.output and "parity: tau_engine" in res.output
 
 
 def test_dflash2_drafter_is_refused_with_what_transformers_lacks() -> None:
-    res = CliRunner().invoke(main, ["accept", str(V2), *ARGS])
+    res = invoke_cli(main, ["accept", str(V2), *ARGS])
     assert res.exit_code == 2, res.output
     err = json.loads(res.stdout)["error"]
     assert "DFlash2" in err["message"] and "no conv and no candidate selector" in err["message"]
@@ -81,7 +81,7 @@ def test_nested_v1_drafter_is_refused_naming_the_assistant_dialect() -> None:
     nested = FIXTURES / "good" / "nested-v1"
     if not (nested / "config.json").is_file():
         pytest.skip("no nested v1 fixture")
-    res = CliRunner().invoke(main, ["accept", str(nested), *ARGS])
+    res = invoke_cli(main, ["accept", str(nested), *ARGS])
     assert res.exit_code == 2, res.output
     assert "assistant export dialect" in json.loads(res.stdout)["error"]["message"]
 
@@ -92,14 +92,14 @@ def test_taps_the_target_lacks_are_a_clear_error(tmp_path: Path) -> None:
     shutil.copytree(V1, bad)
     cfg = json.loads((bad / "config.json").read_text())
     (bad / "config.json").write_text(json.dumps({**cfg, "target_layer_ids": [0, 9]}))
-    res = CliRunner().invoke(main, ["accept", str(bad), *ARGS])
+    res = invoke_cli(main, ["accept", str(bad), *ARGS])
     assert res.exit_code == 3, res.output
     err = json.loads(res.stdout)["error"]
     assert err["field"] == "target_layer_ids" and "4-layer target" in err["message"]
 
 
 def test_reference_only_options_are_refused() -> None:
-    res = CliRunner().invoke(main, ["accept", str(V1), *ARGS, "--kernels", "torch"])
+    res = invoke_cli(main, ["accept", str(V1), *ARGS, "--kernels", "torch"])
     assert res.exit_code == 2 and "do not apply to --engine transformers" in res.output
 
 

@@ -97,8 +97,7 @@ def test_to_gguf_carries_the_window_and_the_sinks_where_llama_cpp_reads_them(tmp
     import gguf
     d = sink_drafter(tmp_path)
     out = tmp_path / "d.gguf"
-    r = CliRunner().invoke(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET)],
-                           catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET)])
     assert r.exit_code == 0, r.output
     reader = gguf.GGUFReader(out)
     # what llama.cpp b11434:conversion/qwen.py DFlashModel writes for use_swa, read by src/models/dflash.cpp
@@ -107,15 +106,14 @@ def test_to_gguf_carries_the_window_and_the_sinks_where_llama_cpp_reads_them(tmp
     assert reader.fields["dflash.attention.causal"].contents() is False
     sinks = {t.name: (t.tensor_type.name, [int(x) for x in t.shape]) for t in reader.tensors if "sink" in t.name}
     assert sinks == {"blk.0.attn_sinks.weight": ("F32", [4]), "blk.1.attn_sinks.weight": ("F32", [4])}
-    doc = json.loads(CliRunner().invoke(main, ["verify", str(out), "--format", "json"], catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["verify", str(out), "--format", "json"]).output)
     assert doc["findings"] == [] and doc["passed"], doc
     # the command compat advises for llama.cpp (convert --to gguf) now gives a file it reads as trained
-    doc = json.loads(CliRunner().invoke(main, ["compat", str(out), "--engine", "llama.cpp@b11434", "--format", "json"],
-                                        catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["compat", str(out), "--engine", "llama.cpp@b11434", "--format", "json"]).output)
     assert [e["verdict"] for e in doc["engines"]] == ["loads"], doc
     # and back: the very same config and tensors
     back = tmp_path / "back"
-    r = CliRunner().invoke(main, ["convert", str(out), "--to", "nested", "-o", str(back)], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(out), "--to", "nested", "-o", str(back)])
     assert r.exit_code == 0, r.output
     assert json.loads((back / "config.json").read_text()) == json.loads((d / "config.json").read_text())
     assert (back / "model.safetensors").read_bytes() == (d / "model.safetensors").read_bytes()
@@ -124,8 +122,8 @@ def test_to_gguf_carries_the_window_and_the_sinks_where_llama_cpp_reads_them(tmp
 def test_to_gguf_refuses_sink_tensors_the_config_does_not_declare(tmp_path: Path) -> None:
     d = sink_drafter(tmp_path, declared=False)
     out = tmp_path / "d.gguf"
-    r = CliRunner().invoke(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET),
-                                  "--accept-findings", "DF202"], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET),
+                                  "--accept-findings", "DF202"])
     assert r.exit_code == 1 and "attention_sink_bias" in r.output and "llama.cpp would apply them" in r.output
     assert not out.exists()
 
@@ -137,8 +135,8 @@ def test_to_gguf_refuses_use_swa_over_sliding_layer_types(tmp_path: Path) -> Non
     cfg["sliding_window"] = 16
     (d / "config.json").write_text(json.dumps(cfg))
     out = tmp_path / "d.gguf"
-    r = CliRunner().invoke(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET),
-                                  "--accept-findings", "DF"], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET),
+                                  "--accept-findings", "DF"])
     assert r.exit_code == 1 and "use_swa" in r.output and "one GGUF pattern" in r.output, r.output
     assert not out.exists()
 
@@ -160,7 +158,7 @@ IGNORED = {
 
 def test_compat_never_says_loads_where_the_engine_ignores_the_window_or_the_sinks(tmp_path: Path) -> None:
     d = sink_drafter(tmp_path)
-    doc = json.loads(CliRunner().invoke(main, ["compat", str(d), "--format", "json"], catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["compat", str(d), "--format", "json"]).output)
     by = {(e["engine"], e["versions"]): e for e in doc["engines"]}
     for key, (verdict, keys) in IGNORED.items():
         e = by[key]
@@ -173,8 +171,7 @@ def test_compat_never_says_loads_where_the_engine_ignores_the_window_or_the_sink
     sglang = next(r for r in by[("sglang", ">=0.5.19")]["reasons"] if "read dflash_config.attention_sink" in r["message"])
     assert "0.5.20 and later read it" in sglang["message"]
     # without the MiMo keys the same engines load the drafter as before
-    plain = json.loads(CliRunner().invoke(main, ["compat", str(FIXTURES / "good" / "nested-v1"), "--format", "json"],
-                                          catch_exceptions=False).output)
+    plain = json.loads(invoke_cli(main, ["compat", str(FIXTURES / "good" / "nested-v1"), "--format", "json"]).output)
     assert not any(r["code"] == "DF815" for e in plain["engines"] for r in e["reasons"])
 
 
@@ -195,8 +192,7 @@ def test_sinks_are_written_f32_whatever_the_source_dtype(tmp_path: Path) -> None
         return bf16.astype("<u2").tobytes() if "sink" in name else bytes(nbytes)
     d = materialise(tmp_path / "bf16", cfg, layout_of(cfg, "BF16") + sinks, data=data)
     out = tmp_path / "d.gguf"
-    r = CliRunner().invoke(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET)],
-                           catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(d), "--to", "gguf", "-o", str(out), "--target", str(TARGET)])
     assert r.exit_code == 0, r.output
     t = {t.name: t for t in gguf.GGUFReader(out).tensors}
     assert t["blk.0.attn_q.weight"].tensor_type.name == "BF16"

@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from dflash2_ckpt.cli import main
 
 from . import kinds
 from .conftest import PAIR, PAIRMOD
 from .test_conformance import JUSTIFIED as COMMON, _diff
+from _kit.cli import invoke_cli
 
 # kind -> key -> why it differs there, beyond the keys every file differs in (below)
 JUSTIFIED: dict[str, dict[str, str]] = {
@@ -45,8 +45,8 @@ REFUSED = {
 def test_every_kind_converts_as_llama_cpp_converts_it_or_says_why(kind, engine, ggufs, tmp_path):
     src = kinds.write(kind, tmp_path / kind)
     ours, theirs = tmp_path / "ours.gguf", tmp_path / "theirs.gguf"
-    r = CliRunner().invoke(main, ["convert", str(src), "--to", "gguf", "-o", str(ours), "--tokenizer-from",
-                                  str(ggufs["target"]), "--format", "json"], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(src), "--to", "gguf", "-o", str(ours), "--tokenizer-from",
+                                  str(ggufs["target"]), "--format", "json"])
     try:
         PAIRMOD.llama_convert(engine, src, theirs, "--target-model-dir", str(PAIR / "target"))
         their_error = None
@@ -76,7 +76,6 @@ def test_the_bias_kind_converts_alike_and_compat_says_llama_cpp_refuses_it(engin
     src = kinds.write("bias", tmp_path / "bias")
     theirs = tmp_path / "theirs.gguf"
     PAIRMOD.llama_convert(engine, src, theirs, "--target-model-dir", str(PAIR / "target"))
-    doc = json.loads(CliRunner().invoke(main, ["compat", str(theirs), "--engine", "llama.cpp", "--format", "json"],
-                                        catch_exceptions=False).output)
+    doc = json.loads(invoke_cli(main, ["compat", str(theirs), "--engine", "llama.cpp", "--format", "json"]).output)
     assert {e["verdict"] for e in doc["engines"]} == {"fails"}
     assert all("DF805" in {r["code"] for r in e["reasons"]} for e in doc["engines"])

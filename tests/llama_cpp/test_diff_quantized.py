@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from gguf import GGUFReader
 
 from dflash2_ckpt.cli import main
+from _kit.cli import invoke_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "fixtures" / "targets" / "tiny-target"
@@ -34,8 +34,8 @@ def wide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     cfg.update(hidden_size=256, intermediate_size=512, head_dim=64)
     src = fixtures.write(root / "drafter", cfg, fixtures.layout(cfg))
     f32 = root / "drafter.f32.gguf"
-    r = CliRunner().invoke(main, ["convert", str(src), "--to", "gguf", "-o", str(f32), "--target", str(TARGET),
-                                  "--outtype", "f32"], catch_exceptions=False)
+    r = invoke_cli(main, ["convert", str(src), "--to", "gguf", "-o", str(f32), "--target", str(TARGET),
+                                  "--outtype", "f32"])
     assert r.exit_code == 0, r.output
     return src, f32
 
@@ -48,8 +48,7 @@ def _quantize(engine: dict[str, str], f32: Path, out: Path, kind: str) -> Path:
 
 
 def _diff(derived: Path, reference: Path) -> tuple[int, dict[str, dict]]:
-    r = CliRunner().invoke(main, ["diff", str(derived), "-r", str(reference), "--format", "json"],
-                           catch_exceptions=False)
+    r = invoke_cli(main, ["diff", str(derived), "-r", str(reference), "--format", "json"])
     return r.exit_code, {t["name"]: t for t in json.loads(r.stdout)["tensors"]}
 
 
