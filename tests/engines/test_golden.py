@@ -25,8 +25,8 @@ GOLDEN = [
     (Q27, "vllm>=0.31", "loads", ["DF810", "DF810"]),        # 0.31-0.33 the same for a dense drafter
     (Q27, "sglang<0.5.19", "unsupported", ["DF800"]),        # §1 SGLang <= 0.5.18: v1 only
     (Q27, "sglang>=0.5.19", "loads", ["DF810"]),             # §1 SGLang 0.5.19: DFlash2; honours is_causal; 8 tokens
-    (Q27, "llama.cpp<b10658", "unsupported", ["DF800"]),     # §1 no DFlash2 before b10658 (HF input: nothing to run)
-    (Q27, "llama.cpp>=b10658", "needs-conversion", ["DF801"]),  # §1/§3 GGUF only: convert --to gguf
+    (Q27, "llama.cpp>=b9837,<b10662", "unsupported", ["DF800"]),     # §1 no DFlash2 before b10662 (HF input: nothing to run)
+    (Q27, "llama.cpp>=b10662", "needs-conversion", ["DF801"]),  # §1/§3 GGUF only: convert --to gguf
     (Q27, "dflash-mlx>=0.1.0", "unsupported", ["DF800"]),    # dflash-mlx 0.1.0-0.1.8 model.py: no selector, v1 only
     (Q27, "mlx-vlm>=0.6.0,<0.6.16", "unsupported", ["DF800"]),  # mlx-vlm 0.6.15 has no dflash2/config.py
     (Q27, "mlx-vlm>=0.6.16,<0.7.0", "loads", ["DF810"]),     # DFlash2Config: is_causal false; note min(5, block) drafted
@@ -42,8 +42,8 @@ GOLDEN = [
     (MUSE, "vllm>=0.31", "loads", ["DF810", "DF810"]),       # same
     (MUSE, "sglang<0.5.19", "unsupported", ["DF800"]),       # §1 SGLang <= 0.5.18
     (MUSE, "sglang>=0.5.19", "loads", ["DF810"]),            # §1 SGLang 0.5.19
-    (MUSE, "llama.cpp<b10658", "unsupported", ["DF800"]),    # §1 llama.cpp < b10658
-    (MUSE, "llama.cpp>=b10658", "needs-conversion", ["DF801"]),  # §3 GGUF only
+    (MUSE, "llama.cpp>=b9837,<b10662", "unsupported", ["DF800"]),    # §1 llama.cpp < b10662
+    (MUSE, "llama.cpp>=b10662", "needs-conversion", ["DF801"]),  # §3 GGUF only
     (MUSE, "dflash-mlx>=0.1.0", "unsupported", ["DF800"]),   # released dflash-mlx: v1 only
     (MUSE, "mlx-vlm>=0.6.0,<0.6.16", "unsupported", ["DF800"]),  # no DFlash2 before 0.6.16
     (MUSE, "mlx-vlm>=0.6.16,<0.7.0", "loads", ["DF810"]),    # drafts min(5, 16) tokens unless runtime_block_size
@@ -59,8 +59,8 @@ GOLDEN = [
     (Q4B, "vllm>=0.31", "loads", ["DF810"]),                 # same
     (Q4B, "sglang<0.5.19", "loads", ["DF810"]),              # §1 SGLang v1
     (Q4B, "sglang>=0.5.19", "loads", ["DF810"]),             # §1
-    (Q4B, "llama.cpp<b10658", "needs-conversion", ["DF801"]),   # §3 GGUF only
-    (Q4B, "llama.cpp>=b10658", "needs-conversion", ["DF801"]),  # §3 GGUF only
+    (Q4B, "llama.cpp>=b9837,<b10662", "needs-conversion", ["DF801"]),   # §3 GGUF only
+    (Q4B, "llama.cpp>=b10662", "needs-conversion", ["DF801"]),  # §3 GGUF only
     (Q4B, "dflash-mlx>=0.1.0", "loads", []),                 # v1; top-level model args present; mask and taps nested
     (Q4B, "mlx-vlm>=0.6.0,<0.6.16", "loads", []),            # reads the top-level block_size; mask and taps given
     (Q4B, "mlx-vlm>=0.6.16,<0.7.0", "loads", []),            # same v1 config reader
@@ -76,10 +76,10 @@ GOLDEN = [
     (SPEC, "vllm>=0.31", "loads", ["DF810", "DF810"]),       # same
     (SPEC, "sglang<0.5.19", "unsupported", ["DF800"]),       # §1 v1 only
     (SPEC, "sglang>=0.5.19", "needs-conversion", ["DF801"]),  # §1 SGLang reads the nested dialect
-    (SPEC, "llama.cpp<b10658", "unsupported", ["DF800"]),    # §1
+    (SPEC, "llama.cpp>=b9837,<b10662", "unsupported", ["DF800"]),    # §1
     # §3: its 64-wide embedding cannot hold top-k 16's 272 scores (the converter writes dflash.attention.causal
     # from the layers, which llama.cpp b11434 reads alone, so causality no longer differs)
-    (SPEC, "llama.cpp>=b10658", "fails", ["DF814", "DF804"]),
+    (SPEC, "llama.cpp>=b10662", "fails", ["DF814", "DF804"]),
     (SPEC, "dflash-mlx>=0.1.0", "unsupported", ["DF800"]),   # v1 only
     (SPEC, "mlx-vlm>=0.6.0,<0.6.16", "unsupported", ["DF800"]),  # no DFlash2
     (SPEC, "mlx-vlm>=0.6.16,<0.7.0", "needs-conversion", ["DF801"]),  # reads the nested dialect
@@ -121,6 +121,6 @@ def test_serve_commands_follow_each_engines_draft_token_convention(reports: dict
 
 
 def test_gguf_conversion_command_is_given(reports: dict) -> None:
-    [v] = [v for v in reports[Q27].verdicts if v.profile.id == "llama.cpp>=b10658"]
+    [v] = [v for v in reports[Q27].verdicts if v.profile.id == "llama.cpp>=b10662"]
     assert v.reasons[0].details["command"].startswith("dflash2-ckpt convert ")
     assert "--to gguf -o DRAFTER.gguf --target TARGET" in v.reasons[0].details["command"]

@@ -14,8 +14,9 @@ from dflash2_ckpt.engines.versions import compare, parse_version, show
     ("vllm@0.29", "vllm>=0.29,<0.31"), ("vllm@v0.30.2", "vllm>=0.29,<0.31"), ("vllm@0.31.0", "vllm>=0.31"),
     ("vllm@0.33.0", "vllm>=0.31"), ("vllm", "vllm>=0.31"),
     ("sglang@0.5.18", "sglang<0.5.19"), ("sglang@0.5.19", "sglang>=0.5.19"), ("SGLang", "sglang>=0.5.19"),
-    ("llama.cpp@b10657", "llama.cpp<b10658"), ("llama.cpp@b10658", "llama.cpp>=b10658"),
-    ("llama.cpp@b10700", "llama.cpp>=b10658"), ("dflash-mlx", "dflash-mlx>=0.1.0"), ("dflash-mlx@0.1.8", "dflash-mlx>=0.1.0"),
+    ("llama.cpp@b10644", "llama.cpp>=b9837,<b10662"), ("llama.cpp@b10661", "llama.cpp>=b9837,<b10662"),
+    ("llama.cpp@b10662", "llama.cpp>=b10662"), ("llama.cpp@b9837", "llama.cpp>=b9837,<b10662"),
+    ("llama.cpp@b10700", "llama.cpp>=b10662"), ("dflash-mlx", "dflash-mlx>=0.1.0"), ("dflash-mlx@0.1.8", "dflash-mlx>=0.1.0"),
     ("mlx-vlm", "mlx-vlm>=0.7.0"), ("mlx-vlm@0.6.15", "mlx-vlm>=0.6.0,<0.6.16"), ("mlx-vlm@0.6.17", "mlx-vlm>=0.6.16,<0.7.0"),
     ("mlx-vlm@0.7.10", "mlx-vlm>=0.7.0"),
     ("z-lab", "z-lab>=0.1.0"), ("z-lab@0.1.0", "z-lab>=0.1.0"), ("speculators@0.9.0", "speculators>=0.9,<0.10"),
@@ -26,7 +27,7 @@ def test_resolve(ref: str, profile: str) -> None:
 
 @pytest.mark.parametrize("ref,why", [
     ("tensorrt", "unknown engine"), ("vllm@0.28.1", "no vllm profile covers"), ("vllm@b10700", "release number"),
-    ("llama.cpp@0.29", "build number"), ("mlx-vlm@0.5.0", "no mlx-vlm profile covers"), ("dflash-mlx@0.0.9", "covers"), ("speculators@0.8", "covers"),
+    ("llama.cpp@0.29", "build number"), ("llama.cpp@b9830", "no llama.cpp profile covers"), ("mlx-vlm@0.5.0", "no mlx-vlm profile covers"), ("dflash-mlx@0.0.9", "covers"), ("speculators@0.8", "covers"),
 ])
 def test_unknown_names_and_versions_say_what_exists(ref: str, why: str) -> None:
     with pytest.raises(UnknownEngine, match=why):
