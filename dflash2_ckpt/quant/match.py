@@ -54,19 +54,30 @@ class Matcher:
         return self.run(name)
 
 
+_REPEAT_OPS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None))
+
+
+def _children(op: Any, av: Any) -> list[Any]:
+    """The sub-patterns one parsed node holds (a repetition's body, a group's, an assertion's, each branch)."""
+    if op in _REPEAT_OPS:
+        return [av[2]]
+    if op is sre_c.BRANCH:
+        return list(av[1])
+    if op is sre_c.SUBPATTERN:
+        return [av[3]]
+    if op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
+        return [av[1]]
+    if op is getattr(sre_c, "ATOMIC_GROUP", None):
+        return [av]
+    return []
+
+
 def _repeats(node: Any) -> bool:
     """Does this parsed sub-pattern contain a repetition (max > 1) or an alternation?"""
     for op, av in node:
-        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
-            if av[1] > 1 or _repeats(av[2]):
-                return True
-        elif op is sre_c.BRANCH:
+        if (op in _REPEAT_OPS and av[1] > 1) or op is sre_c.BRANCH:
             return True
-        elif op is sre_c.SUBPATTERN and _repeats(av[3]):
-            return True
-        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT) and _repeats(av[1]):
-            return True
-        elif op is getattr(sre_c, "ATOMIC_GROUP", None) and _repeats(av):
+        if any(_repeats(c) for c in _children(op, av)):
             return True
     return False
 
@@ -74,16 +85,9 @@ def _repeats(node: Any) -> bool:
 def _nested(node: Any) -> bool:
     """A repetition over a sub-pattern that itself repeats or alternates: exponential backtracking."""
     for op, av in node:
-        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
-            if (av[1] > 1 and _repeats(av[2])) or _nested(av[2]):
-                return True
-        elif op is sre_c.BRANCH and any(_nested(b) for b in av[1]):
+        if op in _REPEAT_OPS and av[1] > 1 and _repeats(av[2]):
             return True
-        elif op is sre_c.SUBPATTERN and _nested(av[3]):
-            return True
-        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT) and _nested(av[1]):
-            return True
-        elif op is getattr(sre_c, "ATOMIC_GROUP", None) and _nested(av):
+        if any(_nested(c) for c in _children(op, av)):
             return True
     return False
 
