@@ -29,7 +29,7 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -214,10 +214,18 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             if sent:
                 self.wfile.write(body)
 
-        def _logged(self, status: int, sent: int) -> None:
+        def _logged(self, status: int, sent: int) -> int:
             with hub._lock:
                 hub.log.append(Logged(self.command, urlsplit(self.path).path, status, sent,
                                       self.headers.get("Range")))
+                return len(hub.log) - 1
+
+        def _resent(self, at: int, sent: int) -> None:
+            """Correct the byte count of an answer logged before its body went out (a client that stopped
+            reading got less than promised)."""
+            with hub._lock:
+                if hub.log[at].sent != sent:
+                    hub.log[at] = replace(hub.log[at], sent=sent)
 
         def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
             self._send(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})})
@@ -534,11 +542,11 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             for k, v in headers.items():
                 self.send_header(k, v)
             self.send_header("Content-Length", str(max(n, 0)))
+            # logged before the body, as _send does: the client returns as soon as it has the last byte
+            at = self._logged(206 if partial else 200, max(n, 0) if self.command == "GET" else 0)
             self.end_headers()
-            sent = 0
             if self.command == "GET":
-                sent = self._stream(content, start, n)
-            self._logged(206 if partial else 200, sent)
+                self._resent(at, self._stream(content, start, n))
 
         def _stream(self, content: Content, start: int, n: int) -> int:
             if isinstance(content, bytes):
