@@ -35,6 +35,9 @@ EMBED = _fact("a shipped embed_tokens copy is loaded into the drafter's own embe
 ASSISTANT_READS = _fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
                         "qwen3_dflash, whose weight mapper maps encoder.fc / encoder.output_norm_enc to fc / hidden_norm",
                         r.VLLM_ASSISTANT)
+PREFIX = _fact("load_weights prepends model. to every stored name but lm_head / d2t / t2d, so a name stored with a "
+               "model. prefix reaches the DFlash module as model.model.* and AutoWeightsLoader raises",
+               r.VLLM_PREFIXES, r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES)
 UNKNOWN = _fact("a stored tensor the DFlash module has no parameter for (after load_weights' own renames and "
                 "WeightsMapper) fails the load: AutoWeightsLoader raises 'There is no module or parameter named ...' "
                 "unless the name ends in .bias, which it ignores; a mask_hidden weight fails an assert. DFlash2 "
@@ -106,6 +109,47 @@ def _unknown_tensors(d: Drafter) -> str | None:
             f"{'it' if len(names) == 1 else 'them'} from the safetensors files")
 
 
+# substrings load_weights' own WeightsMapper or AutoWeightsLoader drop by name before routing (the rotary
+# caches always, a mask embedding unless mask_embedding.pt ships one, fc when the drafter takes no aux states)
+_DROPPED = ("rotary_pos_emb.inv_freq", "rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached",
+            "mask_embedding")
+
+
+def _uses_aux(d: Drafter) -> bool:
+    eagle = d.config.get("eagle_config")
+    dc = {**(eagle if isinstance(eagle, dict) else {}), **_dflash_config(d)}
+    return dc.get("use_aux_hidden_state", d.config.get("use_aux_hidden_state", True)) is not False
+
+
+def prefixed_tensors(d: Drafter) -> list[str]:
+    """The stored names load_weights turns into model.model.*: every name but lm_head / d2t / t2d gets `model.`
+    prepended, so a stored `model.` prefix doubles and the DFlash module has no child `model` to route it to.
+    Quantization side tensors are left out (the quant config's mappers may rename them first)."""
+    dropped = _DROPPED + (() if _uses_aux(d) else ("fc.",))
+    return sorted(n for n in d.tensors if n.startswith("model.")
+                  and not any(k in n for k in ("lm_head", "t2d", "d2t") + dropped)
+                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
+
+
+def _prefixed(d: Drafter) -> str | None:
+    names = prefixed_tensors(d)
+    if not names:
+        return None
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"{shown} {'is' if len(names) == 1 else 'are'} stored with a model. prefix, and load_weights prepends "
+            f"another to every name but lm_head / d2t: {names[0]} reaches its DFlash module as model.{names[0]}, "
+            "which has no child named model, and its AutoWeightsLoader raises ValueError 'There is no module or "
+            f"parameter named 'model' ...'; store {'it' if len(names) == 1 else 'them'} without the model. prefix")
+
+
+# the dialect `convert --to` writes from each source dialect; its tensor plan drops the model. prefix
+_OTHER = {"nested": "flat", "flat": "nested", "assistant": "nested"}
+
+
+def _renaming_dialect(d: Drafter) -> str | None:
+    return _OTHER.get(d.dialect or "")
+
+
 def _use_swa_note(d: Drafter) -> str | None:
     if d.dialect == "nested" and _swa_everywhere(d):
         return ("dflash_config.use_swa makes vLLM run every layer with a sliding window although layer_types names "
@@ -130,6 +174,8 @@ def _v2_runner_note(d: Drafter) -> str | None:
 WINDOW = Refusal("sliding window size", _window_missing, str(r.VLLM_WINDOW))
 UNKNOWN_TENSORS = Refusal("unknown tensors", _unknown_tensors,
                           f"{r.VLLM_AUTOLOADER}; {r.VLLM_UNKNOWN_RAISES}", "DF805")
+PREFIXED = Refusal("model. prefix", _prefixed, f"{r.VLLM_PREFIXES}; {r.VLLM_UNKNOWN_RAISES}", "DF805",
+                   convert_to=_renaming_dialect)
 USE_SWA = Refusal("use_swa", _use_swa_note, str(r.VLLM_USE_SWA), "DF810")
 MIXED = Refusal("mixed sliding / full", _mixed_note, str(r.VLLM_MIXED), "DF810")
 V2_RUNNER = Refusal("V2 model runner", _v2_runner_note, f"{r.VLLM_V1_RUNNER}; {r.VLLM_V2_DEFAULT}", "DF810")
@@ -144,7 +190,7 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
                        "not sliding_window_non_causal for every layer, absent = bidirectional",
         taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
         draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
-        constraints=(WINDOW, UNKNOWN_TENSORS), advisories=(USE_SWA, MIXED))
+        constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED))
     base.update(kw)
     return Profile(**base)
 
@@ -154,13 +200,13 @@ LEGACY = _profile(
     (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2, r.VLLM_DFLASH1),
      _fact("causality: dflash_config.causal overrides every layer, else sliding layers causal; the top-level "
            "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
-     EMBED, SINKS, FLAT_READS, UNKNOWN),
+     EMBED, SINKS, FLAT_READS, UNKNOWN, PREFIX),
     version_by="architecture (DFlash2DraftModel is not registered)",
     causality=causality.vllm_legacy,
     causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
                    "not sliding_window_non_causal, absent = bidirectional",
     quant=quant.vllm_rule(False, str(r.VLLM_SELECTOR_DENSE)),
-    constraints=(UNKNOWN_TENSORS,), advisories=(),
+    constraints=(UNKNOWN_TENSORS, PREFIXED), advisories=(),
 )
 
 BROKEN = _profile(
@@ -170,7 +216,7 @@ BROKEN = _profile(
            r.VLLM_DFLASH2, r.VLLM_LOADER_028),
      _fact("no speculators 'dflash2' flat config yet", r.VLLM_FLAT_NO_DFLASH2),
      _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL),
-     EMBED, FLAT_READS, UNKNOWN),
+     EMBED, FLAT_READS, UNKNOWN, PREFIX),
     breakages=(Breakage(frozenset({"v2"}), "There is no module or parameter named 'layers.0.attention_conv'",
                         f"vllm-project/vllm#53428, #53612; {r.VLLM_LOADER_028}"),),
     quant=quant.vllm_rule(False, str(r.VLLM_CONV_DENSE)),
@@ -188,7 +234,7 @@ _LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflas
           _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
           _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
                 "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
-          EMBED, SINKS, DRAFT_QUANT, FLAT_READS, UNKNOWN)
+          EMBED, SINKS, DRAFT_QUANT, FLAT_READS, UNKNOWN, PREFIX)
 
 DENSE_CONV = _profile(
     between("0.29", "0.31", "release"), frozenset({"v1", "v2"}),
