@@ -47,6 +47,9 @@ VLLM_SINKS = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
                   '"attention_sink_bias",\n            getattr(config, "add_swa_attention_sink_bias", False),')
 VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                    '"DFlash sliding attention requires a window size configured in "')
+# a sliding layer's window: dflash_config.swa_window_size, else the top-level sliding_window (0.27.1-0.33.0)
+VLLM_SWA_WINDOW = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+                       '"swa_window_size", getattr(config, "sliding_window", None)')
 VLLM_MIXED = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                   '"DFlash drafters with mixed sliding/full attention require "')
 # V1-runner refusals: a DFlash2 selector draft (it would otherwise degrade to DFlash v1) and mixed layers
@@ -114,6 +117,10 @@ SGLANG_IGNORE = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "# Ignore unexpect
 # a stored model.X resolves to the parameter X (and X to model.X): the prefix is optional
 SGLANG_PREFIX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
                      'if name.startswith("model."):\n                stripped_name = name[len("model.") :]')
+# a sliding layer's window is sliding_window; swa_window_size only for a Nemotron 3.5 draft without one
+SGLANG_SLIDING_FIRST = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS,
+                            'if sliding_window is None and is_nemotron_35_draft_config(config):\n'
+                            '        sliding_window = _get_dflash_config(config).get("swa_window_size")')
 # 0.5.20 and later refuse Domino projector weights unless projector_type is "domino"
 SGLANG_DOMINO = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, '"DFLASH checkpoint contains Domino projector weights but "')
 SGLANG_NO_DOMINO = Cite("sglang", ("0.5.19",), S_MODEL, "Domino projector weights", absent=True)

@@ -230,7 +230,8 @@ _LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflas
           _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL,
                 r.VLLM_CAUSAL_FN),
           _fact("dflash_config.use_swa forces a sliding window on every layer of an all-full layer_types; a sliding "
-                "layer without dflash_config.swa_window_size or sliding_window raises", r.VLLM_USE_SWA, r.VLLM_WINDOW),
+                "layer is windowed by dflash_config.swa_window_size, else sliding_window, and raises without either",
+                r.VLLM_USE_SWA, r.VLLM_SWA_WINDOW, r.VLLM_WINDOW),
           _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
           _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
                 "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
