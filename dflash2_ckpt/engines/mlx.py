@@ -148,8 +148,8 @@ def _runtime_note(d: Drafter) -> str | None:
 _MLXVLM_LOAD = (r.MLXVLM_LOAD_MODEL, r.MLXVLM_LOAD_STRICT, r.MLX_STRICT_EXTRA)
 MLXVLM_OLD_STRICT = _strict(Loader("mlx-vlm", strips_prefix=True, embeds_v1=False, biased=False),
                             *_MLXVLM_LOAD, r.MLXVLM_NO_EMBED)
-MLXVLM_STRICT = _strict(Loader("mlx-vlm", strips_prefix=True, embeds_v1=True, biased=False),
-                        *_MLXVLM_LOAD, r.MLXVLM_V1_EMBED, r.MLXVLM_V2_NO_EMBED)
+MLXVLM_STRICT = _strict(Loader("mlx-vlm", strips_prefix=True, embeds_v1=True, biased=False, sinks=True),
+                        *_MLXVLM_LOAD, r.MLXVLM_V1_EMBED, r.MLXVLM_V2_NO_EMBED, r.MLXVLM_SINK_PARAM)
 MLXVLM_WEIGHTS = _fact("weights load strictly (load_drafter -> load_model -> load_weights(strict=True)): a stored "
                        "name the drafter has no parameter for raises; sanitize strips one model. prefix (DFlash2 "
                        "also renames the bare codebooks to .weight); the drafters own no embedding or head (the "
@@ -160,6 +160,10 @@ MLXVLM_V2_WEIGHTS = _fact("the DFlash2 sanitize strips one model. prefix and ren
                           "embedding: a shipped embed_tokens.weight raises", r.MLXVLM_V2_STRIP, r.MLXVLM_V2_NO_EMBED)
 MLXVLM_OLD_EMBED = _fact("the DFlash v1 sanitize builds no embedding before 0.7.0: a shipped embed_tokens.weight "
                          "raises", r.MLXVLM_V1_NO_EMBED)
+MLXVLM_SINK_TENSORS = _fact("from 0.7.0 a layer holds an attention_sink_bias parameter when the config's "
+                            "attention_sink_bias is set (DFlash v1: dflash_config's, else the top level; DFlash2: "
+                            "the top level only); a stored sinks tensor, or any sink tensor before 0.7.0, raises",
+                            r.MLXVLM_SINK_PARAM, r.MLXVLM_SINKS, r.MLXVLM_V2_NO_SINK_KEY, r.MLXVLM_NO_SINKS)
 MLXVLM_V1_EMBED = _fact("from 0.7.0 the DFlash v1 sanitize builds an embedding for a shipped embed_tokens.weight, "
                         "which then loads", r.MLXVLM_V1_EMBED)
 
@@ -203,7 +207,7 @@ MLX_VLM_CURRENT = Profile(
     sources=V2_FACTS + V1_FACTS + (_fact("a layer is causal iff the config's is_causal (default false); the DFlash v1 "
                                          "config maps dflash_config.causal to is_causal", r.MLXVLM_CAUSAL_KEY,
                                          r.MLXVLM_LAYER_CAUSAL, r.MLXVLM_IS_CAUSAL_FIELD),
-                                   MLXVLM_WEIGHTS, MLXVLM_V2_WEIGHTS, MLXVLM_V1_EMBED),
+                                   MLXVLM_WEIGHTS, MLXVLM_V2_WEIGHTS, MLXVLM_V1_EMBED, MLXVLM_SINK_TENSORS),
     constraints=V2_RULES + (MLXVLM_STRICT,), defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=(MLX_USE_SWA,),
 )
 

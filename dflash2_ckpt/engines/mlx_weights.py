@@ -6,7 +6,8 @@ ValueError("Received N parameters not in model: ...") for any key the model has 
 
 - mlx-vlm strips one `model.` prefix (DFlash2 also renames the bare codebooks to `.weight`); its drafters own
   no embedding or head (the target's are bound at run time), except that from 0.7.0 the DFlash v1 sanitize
-  builds an embedding for a shipped embed_tokens.weight; its attention projections have no bias.
+  builds an embedding for a shipped embed_tokens.weight; its attention projections have no bias; from 0.7.0 a
+  layer holds an attention_sink_bias parameter when the config sets attention_sink_bias, none before.
 - dflash-mlx keeps every name as stored (its sanitize returns the weights unchanged); it owns no embedding or
   head either, and 0.1.8 refuses a draft lm_head by name before loading.
 
@@ -24,6 +25,7 @@ from .profile import Drafter
 _COPIES = ("embed_tokens.weight", "lm_head.weight", "verifier_lm_head.weight", "verifier_norm.weight")
 _MAP = re.compile(r"(?:t2d|d2t)(?:\.weight)?")
 _ATTN_BIAS = re.compile(r"layers\.\d+\.self_attn\.[qkvo]_proj\.bias")
+_SINK = re.compile(r"layers\.\d+\.self_attn\.(?:attention_sink_bias|sinks)")
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,21 @@ class Loader:
     strips_prefix: bool          # sanitize strips one model. prefix
     embeds_v1: bool              # a DFlash v1 drafter's shipped embed_tokens.weight becomes a parameter (mlx-vlm 0.7)
     biased: bool                 # its attention projections take a bias when attention_bias is set
+    sinks: bool = False          # builds a per-layer attention_sink_bias parameter when the config asks (0.7)
     note: str = ""               # a refusal of its own that comes first
 
 
 def _aux(name: str) -> bool:
     return name.rsplit(".", 1)[-1] in AUX_SUFFIXES or name.endswith(("_scale", "scales"))
+
+
+def _asks_sinks(d: Drafter) -> bool:
+    """The config's attention_sink_bias as mlx-vlm 0.7 reads it: the DFlash v1 config takes dflash_config's
+    over the top level, the DFlash2 config the top level only."""
+    dc = d.config.get("dflash_config")
+    if d.version == "v1" and isinstance(dc, dict) and "attention_sink_bias" in dc:
+        return bool(dc["attention_sink_bias"])
+    return bool(d.config.get("attention_sink_bias"))
 
 
 def _why(name: str, key: str, d: Drafter, loader: Loader) -> str | None:
@@ -53,6 +65,9 @@ def _why(name: str, key: str, d: Drafter, loader: Loader) -> str | None:
         return "a vocabulary map"
     if _ATTN_BIAS.fullmatch(key) and not loader.biased:
         return "an attention bias (its projections have none)"
+    if _SINK.fullmatch(key):
+        built = loader.sinks and key.endswith(".attention_sink_bias") and _asks_sinks(d)
+        return None if built else "an attention sink it builds no parameter for"
     if name in d.unexpected:
         return "not part of the drafter"
     return None

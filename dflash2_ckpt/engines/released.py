@@ -194,6 +194,11 @@ MLXVLM_V1_NO_EMBED = Cite("mlx-vlm", ("0.6.17",), M_V1_MODEL, "nn.Embedding", ab
 MLXVLM_V2_NO_EMBED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2_MODEL, '"embed_tokens.weight"', absent=True)
 MLXVLM_NO_BIAS = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL,
                       "self.q_proj = nn.Linear(dim, self.n_heads * self.head_dim, bias=False)")
+# attention sinks: from 0.7.0 each layer holds an attention_sink_bias parameter when the config's
+# attention_sink_bias is set (the DFlash v1 config from dflash_config, the DFlash2 config from the top level only)
+MLXVLM_SINK_PARAM = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1_MODEL,
+                         "self.attention_sink_bias = (\n            mx.zeros((self.n_heads,))")
+MLXVLM_V2_NO_SINK_KEY = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, "attention_sink_bias", absent=True)
 # mlx (the array library mlx-vlm and mlx-lm build on): strict load_weights refuses extra and missing keys
 MLX_STRICT_EXTRA = Cite("mlx", ("0.32.4",), "mlx/nn/layers/base.py",
                         'f"Received {num_extra} parameters not in model: \\n{extras}."')

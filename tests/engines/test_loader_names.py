@@ -192,3 +192,25 @@ def test_the_reference_skips_what_it_has_no_parameter_for(tmp_path: Path) -> Non
     path = drafter(tmp_path, "nested-v2", extra=(EMBED, HEAD, D2T, ("extra_projection.weight", "F32", (4, 4))))
     rc, by = compat(path, "z-lab")
     assert rc == 0 and by["z-lab>=0.1.0"]["verdict"] == "loads"
+
+
+def _sinks(good: str, name: str) -> tuple[Tensor, ...]:
+    cfg = _config(good)
+    return tuple((f"layers.{i}.self_attn.{name}", "F32", (cfg["num_attention_heads"],))
+                 for i in range(cfg["num_hidden_layers"]))
+
+
+def test_mlx_vlm_builds_sink_parameters_from_0_7_for_what_its_config_reads(tmp_path: Path) -> None:
+    sink = {"dflash_config": {**_config("nested-v1")["dflash_config"], "attention_sink_bias": True}}
+    v1 = drafter(tmp_path / "a", "nested-v1", extra=_sinks("nested-v1", "attention_sink_bias"), edit=sink)
+    _, by = compat(v1, "mlx-vlm@0.6.16", "mlx-vlm")
+    assert not refused(by["mlx-vlm>=0.7.0"])           # DFlashAttention.attention_sink_bias, (n_heads,)
+    assert "an attention sink" in refused(by["mlx-vlm>=0.6.16,<0.7.0"])[0]
+    named = drafter(tmp_path / "b", "nested-v1", extra=_sinks("nested-v1", "sinks"), edit=sink)
+    _, by = compat(named, "mlx-vlm")
+    assert "layers.0.self_attn.sinks" in refused(by["mlx-vlm>=0.7.0"])[0]
+    # the DFlash2 config reads attention_sink_bias from the top level only
+    v2_sink = {"dflash_config": {**_config("nested-v2")["dflash_config"], "attention_sink_bias": True}}
+    v2 = drafter(tmp_path / "c", "nested-v2", extra=_sinks("nested-v2", "attention_sink_bias"), edit=v2_sink)
+    _, by = compat(v2, "mlx-vlm")
+    assert "an attention sink" in refused(by["mlx-vlm>=0.7.0"])[0]
