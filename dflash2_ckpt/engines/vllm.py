@@ -40,8 +40,8 @@ PREFIX = _fact("load_weights prepends model. to every stored name but lm_head / 
                r.VLLM_PREFIXES, r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES)
 UNKNOWN = _fact("a stored tensor the DFlash module has no parameter for (after load_weights' own renames and "
                 "WeightsMapper) fails the load: AutoWeightsLoader raises 'There is no module or parameter named ...' "
-                "unless the name ends in .bias, which it ignores; a mask_hidden weight fails an assert. DFlash2 "
-                "inherits the DFlash v1 loader", r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES, r.VLLM_BIAS_IGNORED,
+                "unless it is the .bias of a module it has, which it ignores; a mask_hidden weight fails an assert. "
+                "DFlash2 inherits the DFlash v1 loader", r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES, r.VLLM_BIAS_IGNORED,
                 r.VLLM_MASK_HIDDEN, r.VLLM_DFLASH2_INHERITS)
 DRAFT_QUANT = _fact("drafter linears are built with the draft's own quant config, a fresh copy that is never given "
                     "packed_modules_mapping: weight-quantized projections fail to load (vllm-project/vllm#51581 "
@@ -88,10 +88,20 @@ _ROUTED = ("t2d", "d2t", "draft_id_to_target_id", "embed_tokens", "fc.", "mask_e
            "rotary_emb.", "rotary_pos_emb.", "attention_sink_bias", "sinks", "midlayer", "encoder.")
 
 
+def _ignored_bias(d: Drafter, name: str) -> bool:
+    """AutoWeightsLoader ignores a `.bias` only where the module exists and lacks the parameter (it matches
+    the suffix on the missing name, so the bias of a module that is not there raises at that module): the
+    module exists when another of its tensors is stored and is part of the drafter."""
+    if not name.endswith(".bias"):
+        return False
+    module = name[: -len("bias")]
+    return any(t.startswith(module) and t != name and t not in d.unexpected for t in d.tensors)
+
+
 def refused_tensors(d: Drafter) -> list[str]:
     """The unexpected tensors (verify's DF202) vLLM's AutoWeightsLoader raises on: no parameter of the DFlash
-    module takes the name after its mappers, and it is not a `.bias` (those it ignores)."""
-    return sorted(n for n in d.unexpected if not n.endswith(".bias") and not any(k in n for k in _ROUTED)
+    module takes the name after its mappers, and it is not the `.bias` of a module it has (those it ignores)."""
+    return sorted(n for n in d.unexpected if not _ignored_bias(d, n) and not any(k in n for k in _ROUTED)
                   and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
 
 
