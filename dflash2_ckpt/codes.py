@@ -49,7 +49,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF120", "vocab-size-borrowed", "warning", "no vocab_size (the assistant export borrows the target's embedding and head): judged with the target's, or the bound its token ids give"),
     Code("DF130", "speculators-unloadable", "error", "a flat config speculators cannot load (speculators_config.verifier missing: 'Field required')"),
     Code("DF131", "tap-keys-conflict", "warning", "dflash_config.layer_ids and target_layer_ids disagree; vLLM's DFlash reads layer_ids first"),
-    Code("DF132", "swa-window-conflict", "warning", "dflash_config.use_swa with a swa_window_size that differs from sliding_window"),
+    Code("DF132", "swa-window-conflict", "warning", "dflash_config.swa_window_size differs from sliding_window on sliding layers"),
     # DF2xx tensors
     Code("DF201", "missing-tensor", "error", "a tensor the layout requires is not in the checkpoint"),
     Code("DF202", "unexpected-tensor", "warning", "a tensor no engine loads"),
@@ -227,8 +227,9 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Add speculators_config.verifier (convert with --target or --verifier-name writes it)."),
     "DF131": ("vLLM reads layer_ids, other engines target_layer_ids: they tap different layers.",
               "Make dflash_config.layer_ids and target_layer_ids equal, or keep one."),
-    "DF132": ("Engines disagree on the sliding window, so attention differs between them.",
-              "Make swa_window_size equal to sliding_window."),
+    "DF132": ("vLLM windows sliding layers by swa_window_size, SGLang, mlx-vlm and the reference by sliding_window: "
+              "attention differs between them.",
+              "Make swa_window_size equal to sliding_window, or drop swa_window_size."),
     # DF2xx tensors
     "DF201": ("The engine fails to load, or leaves the parameter at its initial value.",
               "Re-export the checkpoint with every tensor of the layout."),

@@ -1,14 +1,15 @@
 """DF13x: config keys an engine reads beyond the schema, checked where an engine would load them differently.
 
 - speculators 0.9 cannot reload a flat config without speculators_config.verifier (pydantic: Field required).
-- vLLM's DFlash reads MiMo-style dflash_config.layer_ids before target_layer_ids, and dflash_config.use_swa
-  with swa_window_size, which must equal the model's sliding_window (vllm model_executor/models/
-  qwen3_dflash.py _resolve_dflash_layer_ids; the DFlash V1 config contract as lmdeploy mirrors it).
+- vLLM's DFlash reads MiMo-style dflash_config.layer_ids before target_layer_ids (vllm model_executor/models/
+  qwen3_dflash.py _resolve_dflash_layer_ids), and windows a sliding layer by dflash_config.swa_window_size
+  before sliding_window, where the other engines read sliding_window (released.py VLLM_SWA_WINDOW).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..engines import released as r
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 
@@ -41,9 +42,15 @@ def engine_key_findings(spec: DraftSpec, config: Mapping[str, Any]) -> list[Find
                            "target_layer_ids. Keep one (target_layer_ids)", field="dflash_config.layer_ids",
                            details={"layer_ids": layer_ids, "target_layer_ids": list(spec.target_layer_ids)}))
     window = extra.get("swa_window_size")
-    if extra.get("use_swa") and window is not None and window != spec.sliding_window:
-        out.append(Finding("DF132", f"dflash_config.use_swa with swa_window_size = {window} but sliding_window = "
-                           f"{spec.sliding_window}: vLLM's DFlash requires the two to be equal",
+    # vLLM slides a layer when use_swa is set or layer_types says so, and then takes dflash_config.swa_window_size
+    # before sliding_window; SGLang reads sliding_window first, the z-lab reference and mlx-vlm sliding_window only
+    sliding = bool(extra.get("use_swa")) or "sliding_attention" in spec.layer_types
+    if sliding and window is not None and window != spec.sliding_window:
+        out.append(Finding("DF132", f"dflash_config.swa_window_size = {window} but sliding_window = "
+                           f"{spec.sliding_window}: vLLM's DFlash windows its sliding layers by swa_window_size, "
+                           "which it reads before sliding_window; SGLang, mlx-vlm and the z-lab reference window "
+                           "them by sliding_window, so the engines attend over different spans",
                            field="dflash_config.swa_window_size",
-                           details={"swa_window_size": window, "sliding_window": spec.sliding_window}))
+                           details={"swa_window_size": window, "sliding_window": spec.sliding_window,
+                                    "source": f"{r.VLLM_SWA_WINDOW}; {r.SGLANG_SLIDING_FIRST}"}))
     return out

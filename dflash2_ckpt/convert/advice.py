@@ -106,10 +106,42 @@ def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdi
         f"it would still not load: {why}", details={"to": to, "after": after.verdict}),) + after.reasons, None)
 
 
+def _fix_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
+    """A refusal that advises a conversion (details: command, to, rule) keeps the command only when convert
+    would do it, the converted drafter no longer meets the refusal and that engine loads it; otherwise the
+    command is taken out and the reason says why."""
+    if v.verdict != "fails" or not any((r.details or {}).get("command") for r in v.reasons):
+        return v
+    p = v.profile
+    reasons = []
+    for r in v.reasons:
+        info = r.details or {}
+        if not info.get("command"):
+            reasons.append(r)
+            continue
+        rules = {x.name: x for x in p.requires + p.constraints}
+        rule = rules.get(str(info.get("rule")))
+        try:
+            after_d = converted_drafter(ckpt, str(info["to"]), target=d.target)
+            after = judge(p, after_d)
+            why = None if after.verdict in ("loads", "degraded") and (rule is None or rule.check(after_d) is None) \
+                else ", ".join(sorted({x.code for x in after.reasons if x.severity == "error"})) or after.verdict
+        except Dflash2Error as e:
+            why = f"convert refuses it: {e.message}"
+        if why is None:
+            reasons.append(r)
+            continue
+        plain = r.message.replace(f"; `{info['command']}` writes them so", "")
+        reasons.append(Finding(r.code, f"{plain}; converting with `convert --to {info['to']}` would not make it "
+                               f"load (it then reports {why})", details={"to": info["to"], "after": why}))
+    return dataclasses.replace(v, reasons=tuple(reasons))
+
+
 def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
            target: str | None = None, findings: Iterable[Finding] | None = None, **kw: Any) -> CompatReport:
     """The verdict per engine (usecases.compat.compat), each advised conversion checked against convert."""
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     report = judged(ckpt, engines=engines, target=target, findings=findings, **kw)
     d = drafter_of(ckpt, target=target, quantized_modules=kw.get("quantized_modules"))   # the one judged above
-    return dataclasses.replace(report, verdicts=tuple(_advice_holds(v, ckpt, d) for v in report.verdicts))
+    return dataclasses.replace(report, verdicts=tuple(_fix_holds(_advice_holds(v, ckpt, d), ckpt, d)
+                                                            for v in report.verdicts))

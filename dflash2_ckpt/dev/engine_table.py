@@ -14,9 +14,13 @@ def _sources(p: Profile) -> str:
     cites = [c for f in p.sources + p.notes for c in f.cites]
     if not cites:
         return "; ".join(dict.fromkeys(f.source for f in p.sources))
-    read = sorted({v for c in cites for v in c.versions}, key=lambda v: tuple(int(x) for x in v.split(".")))
+    by: dict[str, set[str]] = {}     # a profile may rest on several distributions (mlx-vlm on mlx)
+    for c in cites:
+        by.setdefault(c.dist, set()).update(c.versions)
+    read = "; ".join(f"{dist} {', '.join(sorted(vs, key=lambda v: tuple(int(x) for x in v.split('.'))))}"
+                     for dist, vs in by.items())
     files = ", ".join(f"`{path}`" for path in dict.fromkeys(c.path for c in cites))
-    return f"{cites[0].dist} {', '.join(read)}: {files}"
+    return f"{read}: {files}"
 
 
 def engines_table() -> str:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Literal
 
 from ..findings import Finding
 from . import causality as rules
-from .profile import Default, Drafter, Profile
+from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
                                    "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815"})
@@ -232,6 +232,17 @@ def blocked(p: Profile, d: Drafter, errors: Iterable[Finding]) -> Finding | None
                    details={"codes": codes})
 
 
+def refused(p: Profile, d: Drafter, r: Refusal, complaint: str) -> Finding:
+    """A refusal's finding; where a conversion writes the drafter without what is refused, its command
+    (details: command, to, rule - what convert/advice.py checks)."""
+    to = r.convert_to(d) if r.convert_to is not None else None
+    if to is None:
+        return Finding(r.code, f"{p.title} refuses it: {complaint} ({r.source})")
+    cmd = conversion_command(d, to)
+    return Finding(r.code, f"{p.title} refuses it: {complaint}; `{cmd}` writes them so ({r.source})",
+                   details={"command": cmd, "to": to, "rule": r.name})
+
+
 def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdict:
     """`errors`: the checkpoint's verify findings; an error this engine would hit fails it before anything else."""
     stop = blocked(p, d, errors)
@@ -253,7 +264,7 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
     for r in p.requires + p.constraints:
         complaint = r.check(d)
         if complaint:
-            fails.append(Finding(r.code, f"{p.title} refuses it: {complaint} ({r.source})"))
+            fails.append(refused(p, d, r, complaint))
     quant = _quant(p, d)
     fails += [f for f in quant if f.severity == "error"]
     degraded = _causality(p, d) + _silent_defaults(p, d) + [f for f in quant if f.severity == "warning"]

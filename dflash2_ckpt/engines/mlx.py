@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..formats.spec import DraftSpec
-from . import released as r
+from . import mlx_weights, released as r
 from .attention_keys import ignores_sinks, ignores_use_swa
+from .mlx_weights import Loader
 from .profile import Causality, Cite, Default, Drafter, Fact, Profile, Refusal
 from .sglang import guessed_taps
 from .versions import at_least, between
@@ -32,6 +33,20 @@ def _dflash_mlx_keys(d: Drafter) -> str | None:
     return f"its model args need top-level {', '.join(missing)} (a missing one is a TypeError)" if missing else None
 
 
+def _strict(loader: Loader, *cites: Cite) -> Refusal:
+    return Refusal("strict weights", lambda d: mlx_weights.complaint(d, loader), "; ".join(map(str, cites)), "DF805")
+
+
+DFLASH_MLX_STRICT = _strict(Loader("dflash-mlx", strips_prefix=False, embeds_v1=False, biased=True,
+                                   note=" (0.1.8 refuses a draft lm_head first: 'contains draft-owned lm_head "
+                                        "weights')"),
+                            r.DFLASHMLX_LOADS, r.MLXLM_STRICT, r.MLXLM_STRICT_DEFAULT, r.MLX_STRICT_EXTRA)
+DFLASH_MLX_WEIGHTS = _fact("weights load through mlx-lm's load_model, strict by default, and the draft model's "
+                           "sanitize keeps every name: a model.-prefixed name, a target copy (it has no embedding or head), "
+                           "a vocabulary map or an unknown name raises; 0.1.8 refuses a draft lm_head by name first",
+                           r.DFLASHMLX_LOADS, r.DFLASHMLX_LM_HEAD, r.MLXLM_STRICT, r.MLXLM_STRICT_DEFAULT,
+                           r.MLX_STRICT_EXTRA, r.MLX_STRICT_DEFAULT)
+
 DFLASH_MLX_PROFILE = Profile(
     engine="dflash-mlx", label="dflash-mlx", versions=at_least("0.1.0", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
@@ -44,8 +59,9 @@ DFLASH_MLX_PROFILE = Profile(
              _fact("model args are the top-level config keys; block_size and num_target_layers are required there",
                    r.DFLASHMLX_REQUIRED, r.DFLASHMLX_FROM_DICT, r.DFLASHMLX_BLOCK),
              _fact("mask_token_id is read from dflash_config only, default 0; taps from dflash_config.target_layer_ids, "
-                   "else guessed evenly", r.DFLASHMLX_MASK, r.DFLASHMLX_TAPS)),
+                   "else guessed evenly", r.DFLASHMLX_MASK, r.DFLASHMLX_TAPS), DFLASH_MLX_WEIGHTS),
     requires=(Refusal("top-level model args", _dflash_mlx_keys, str(r.DFLASHMLX_REQUIRED), "DF803"),),
+    constraints=(DFLASH_MLX_STRICT,),
     defaults=(Default("mask_token_id", 0, str(r.DFLASHMLX_MASK), reads=("dflash_config.mask_token_id",),
                       why="a wrong mask id drafts from the wrong embedding"),
               Default("target_layer_ids", guessed_taps, str(r.DFLASHMLX_TAPS), reads=("dflash_config.target_layer_ids",),
@@ -129,6 +145,28 @@ def _runtime_note(d: Drafter) -> str | None:
         if d.version == "v2" else None
 
 
+_MLXVLM_LOAD = (r.MLXVLM_LOAD_MODEL, r.MLXVLM_LOAD_STRICT, r.MLX_STRICT_EXTRA)
+MLXVLM_OLD_STRICT = _strict(Loader("mlx-vlm", strips_prefix=True, embeds_v1=False, biased=False),
+                            *_MLXVLM_LOAD, r.MLXVLM_NO_EMBED)
+MLXVLM_STRICT = _strict(Loader("mlx-vlm", strips_prefix=True, embeds_v1=True, biased=False, sinks=True),
+                        *_MLXVLM_LOAD, r.MLXVLM_V1_EMBED, r.MLXVLM_V2_NO_EMBED, r.MLXVLM_SINK_PARAM)
+MLXVLM_WEIGHTS = _fact("weights load strictly (load_drafter -> load_model -> load_weights(strict=True)): a stored "
+                       "name the drafter has no parameter for raises; sanitize strips one model. prefix (DFlash2 "
+                       "also renames the bare codebooks to .weight); the drafters own no embedding or head (the "
+                       "target's are bound at run time) and no attention bias",
+                       r.MLXVLM_LOAD_MODEL, r.MLXVLM_LOAD_STRICT, r.MLXVLM_LOAD_DEFAULT, r.MLX_STRICT_EXTRA,
+                       r.MLX_STRICT_DEFAULT, r.MLXVLM_V1_STRIP, r.MLXVLM_NO_EMBED, r.MLXVLM_NO_HEAD, r.MLXVLM_NO_BIAS)
+MLXVLM_V2_WEIGHTS = _fact("the DFlash2 sanitize strips one model. prefix and renames the codebooks, and builds no "
+                          "embedding: a shipped embed_tokens.weight raises", r.MLXVLM_V2_STRIP, r.MLXVLM_V2_NO_EMBED)
+MLXVLM_OLD_EMBED = _fact("the DFlash v1 sanitize builds no embedding before 0.7.0: a shipped embed_tokens.weight "
+                         "raises", r.MLXVLM_V1_NO_EMBED)
+MLXVLM_SINK_TENSORS = _fact("from 0.7.0 a layer holds an attention_sink_bias parameter when the config's "
+                            "attention_sink_bias is set (DFlash v1: dflash_config's, else the top level; DFlash2: "
+                            "the top level only); a stored sinks tensor, or any sink tensor before 0.7.0, raises",
+                            r.MLXVLM_SINK_PARAM, r.MLXVLM_SINKS, r.MLXVLM_V2_NO_SINK_KEY, r.MLXVLM_NO_SINKS)
+MLXVLM_V1_EMBED = _fact("from 0.7.0 the DFlash v1 sanitize builds an embedding for a shipped embed_tokens.weight, "
+                        "which then loads", r.MLXVLM_V1_EMBED)
+
 RUNTIME = Refusal("runtime block", _runtime_note, str(r.MLXVLM_V2_RUNTIME), "DF810")
 MLX_USE_SWA = ignores_use_swa(r.MLXVLM_NO_USE_SWA, r.MLXVLM_NO_USE_SWA_MODEL)
 MLX_OLD_IGNORES = (MLX_USE_SWA, ignores_sinks(r.MLXVLM_NO_SINKS))
@@ -140,8 +178,9 @@ MLX_VLM_V1_ONLY = Profile(
     causality_text="bidirectional: draft-block attention has no mask",
     taps="dflash_config.target_layer_ids, else top-level, else [1, 8, 15, 22, 29]", draft_tokens=None,
     sources=(_fact("no DFlash2 drafter", r.MLXVLM_NO_DFLASH2),
-             _fact("draft-block self-attention is unmasked (bidirectional)", r.MLXVLM_V1_NONCAUSAL)) + V1_FACTS,
-    defaults=V1_DEFAULTS, ignores=MLX_OLD_IGNORES,
+             _fact("draft-block self-attention is unmasked (bidirectional)", r.MLXVLM_V1_NONCAUSAL),
+             MLXVLM_WEIGHTS, MLXVLM_OLD_EMBED) + V1_FACTS,
+    constraints=(MLXVLM_OLD_STRICT,), defaults=V1_DEFAULTS, ignores=MLX_OLD_IGNORES,
 )
 
 MLX_VLM_DFLASH2 = Profile(
@@ -153,8 +192,8 @@ MLX_VLM_DFLASH2 = Profile(
     taps="dflash_config.target_layer_ids, else top-level (v1: else [1, 8, 15, 22, 29])", draft_tokens=None,
     sources=V2_FACTS + V1_FACTS + (_fact("the DFlash v1 config reads no causality key and draft-block "
                                          "self-attention is unmasked (bidirectional)", r.MLXVLM_NO_CAUSAL_KEY,
-                                         r.MLXVLM_V1_NONCAUSAL),),
-    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=MLX_OLD_IGNORES,
+                                         r.MLXVLM_V1_NONCAUSAL), MLXVLM_WEIGHTS, MLXVLM_V2_WEIGHTS, MLXVLM_OLD_EMBED),
+    constraints=V2_RULES + (MLXVLM_OLD_STRICT,), defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=MLX_OLD_IGNORES,
 )
 
 MLX_VLM_CURRENT = Profile(
@@ -167,8 +206,9 @@ MLX_VLM_CURRENT = Profile(
     taps="dflash_config.target_layer_ids, else top-level (v1: else [1, 8, 15, 22, 29])", draft_tokens=None,
     sources=V2_FACTS + V1_FACTS + (_fact("a layer is causal iff the config's is_causal (default false); the DFlash v1 "
                                          "config maps dflash_config.causal to is_causal", r.MLXVLM_CAUSAL_KEY,
-                                         r.MLXVLM_LAYER_CAUSAL, r.MLXVLM_IS_CAUSAL_FIELD),),
-    constraints=V2_RULES, defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=(MLX_USE_SWA,),
+                                         r.MLXVLM_LAYER_CAUSAL, r.MLXVLM_IS_CAUSAL_FIELD),
+                                   MLXVLM_WEIGHTS, MLXVLM_V2_WEIGHTS, MLXVLM_V1_EMBED, MLXVLM_SINK_TENSORS),
+    constraints=V2_RULES + (MLXVLM_STRICT,), defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=(MLX_USE_SWA,),
 )
 
 PROFILES = (DFLASH_MLX_PROFILE, MLX_VLM_V1_ONLY, MLX_VLM_DFLASH2, MLX_VLM_CURRENT)

@@ -83,6 +83,9 @@ class Refusal:
     check: Callable[[Drafter], str | None]
     source: str
     code: str = "DF804"                          # DF803 required key, DF804 constraint, DF805 refused tensor
+    # the dialect `convert --to` writes without what is refused (compat advises the command; the advice layer,
+    # convert/advice.py, keeps it only where the converted drafter then loads); None: no conversion fixes it
+    convert_to: Callable[[Drafter], str | None] | None = None
 
 
 @dataclass(frozen=True)

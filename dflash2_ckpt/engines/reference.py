@@ -36,7 +36,12 @@ ZLAB_PROFILE = Profile(
     sources=(_fact("DFlash2DraftModel; per-row sliding window q - k < window", r.ZLAB_DFLASH2, r.ZLAB_WINDOW),
              _fact("a config without target_layer_ids gets evenly spaced default taps (no error); block_size "
                    "defaults to 16", r.ZLAB_TAPS, r.ZLAB_BLOCK),
-             _fact("causality per layer: is_causal, else sliding => causal", r.ZLAB_CAUSAL)),
+             _fact("causality per layer: is_causal, else sliding => causal", r.ZLAB_CAUSAL),
+             _fact("weights load through transformers' from_pretrained (dflash 0.1.0 pins transformers 5.15.0): a "
+                   "stored tensor the draft model has no parameter for (a target copy, a vocabulary map, an unknown "
+                   "name) is logged as UNEXPECTED and skipped; a model. prefix is stripped where the bare name is "
+                   "a parameter", r.ZLAB_PRETRAINED, r.ZLAB_TRANSFORMERS, r.TF_UNEXPECTED, r.TF_UNEXPECTED_WARNS,
+                   r.TF_PREFIX_STRIPPED, r.TF_QWEN3_PREFIX)),
     defaults=(Default("target_layer_ids", guessed_taps, str(r.ZLAB_TAPS),
                       why="fc is fed hidden states it was not trained on"),
               Default("block_size", 16, str(r.ZLAB_BLOCK), why="drafts blocks of a length it was not trained on")),

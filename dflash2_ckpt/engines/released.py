@@ -47,6 +47,9 @@ VLLM_SINKS = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
                   '"attention_sink_bias",\n            getattr(config, "add_swa_attention_sink_bias", False),')
 VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                    '"DFlash sliding attention requires a window size configured in "')
+# a sliding layer's window: dflash_config.swa_window_size, else the top-level sliding_window (0.27.1-0.33.0)
+VLLM_SWA_WINDOW = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+                       '"swa_window_size", getattr(config, "sliding_window", None)')
 VLLM_MIXED = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                   '"DFlash drafters with mixed sliding/full attention require "')
 # V1-runner refusals: a DFlash2 selector draft (it would otherwise degrade to DFlash v1) and mixed layers
@@ -78,6 +81,11 @@ VLLM_BIAS_IGNORED = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'self.ignore_une
 VLLM_AUTOLOADER = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "loader = AutoWeightsLoader(self)")
 VLLM_MASK_HIDDEN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, 'assert "mask_hidden" not in name')
 VLLM_DFLASH2_INHERITS = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2, "def load_weights", absent=True)
+# every name but lm_head / d2t / t2d gets "model." prepended before the outer AutoWeightsLoader routes `model` to
+# the DFlash module, whose own mapper renames midlayer / encoder.* only: a stored model.X arrives as model.X there
+# and no child is named `model` (VLLM_UNKNOWN_RAISES)
+VLLM_PREFIXES = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+                     'elif "lm_head" not in name:\n                name = "model." + name')
 VLLM_ROPE = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "set_default_rope_theta(config, default_theta=1000000)")
 VLLM_FLAT_TAPS = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"target_layer_ids": [i - 1 for i in aux_layer_ids],')
 VLLM_FLAT_CAUSAL = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS,
@@ -106,6 +114,13 @@ SGLANG_FC_PLAIN = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "self.fc = nn.Li
 SGLANG_FC_QUANTIZABLE = Cite("sglang", ("0.5.22", "0.5.23"), S_MODEL,
                              "self.quantizable = self.supports_quantization or self.is_nemotron_35_draft")
 SGLANG_IGNORE = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
+# a stored model.X resolves to the parameter X (and X to model.X): the prefix is optional
+SGLANG_PREFIX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+                     'if name.startswith("model."):\n                stripped_name = name[len("model.") :]')
+# a sliding layer's window is sliding_window; swa_window_size only for a Nemotron 3.5 draft without one
+SGLANG_SLIDING_FIRST = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS,
+                            'if sliding_window is None and is_nemotron_35_draft_config(config):\n'
+                            '        sliding_window = _get_dflash_config(config).get("swa_window_size")')
 # 0.5.20 and later refuse Domino projector weights unless projector_type is "domino"
 SGLANG_DOMINO = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, '"DFLASH checkpoint contains Domino projector weights but "')
 SGLANG_NO_DOMINO = Cite("sglang", ("0.5.19",), S_MODEL, "Domino projector weights", absent=True)
@@ -158,6 +173,37 @@ MLXVLM_V2_RUNTIME = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2,
 MLXVLM_V2_REQUIRED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2,
                           'raise ValueError(f"DFlash2 requires a positive integer {key}.")')
 
+# loading is strict: load_drafter -> utils.load_model -> model.load_weights(..., strict) with strict=True by
+# default (0.6.0 calls load_weights without it: mlx's own default, True); mlx raises on a key the model has
+# no parameter for. The sanitizers strip one model. prefix (DFlash2 also renames the codebooks to .weight);
+# the drafters own no embedding or head (both None until bind) - the DFlash v1 sanitizer builds an embedding
+# for a shipped embed_tokens.weight from 0.7.0 - and their attention projections have no bias
+M_V1_LOAD = "mlx_vlm/speculative/drafters/__init__.py"
+M_V2_MODEL = "mlx_vlm/speculative/drafters/dflash2/dflash2.py"
+MLXVLM_LOAD_MODEL = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_LOAD, "from ...utils import get_model_path, load_model")
+MLXVLM_LOAD_STRICT = Cite("mlx-vlm", ("0.6.15", "0.7.10"), "mlx_vlm/utils.py",
+                          "model.load_weights(list(weights.items()), strict=strict)")
+MLXVLM_LOAD_DEFAULT = Cite("mlx-vlm", ("0.6.0",), "mlx_vlm/utils.py", "model.load_weights(list(weights.items()))")
+MLXVLM_V1_STRIP = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL, 'if k.startswith("model."):')
+MLXVLM_V2_STRIP = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2_MODEL, 'key = key.removeprefix("model.")')
+MLXVLM_NO_HEAD = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL, "self.lm_head = None")
+MLXVLM_NO_EMBED = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL, "self.embed_tokens = None")
+MLXVLM_V1_EMBED = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1_MODEL,
+                       'if "embed_tokens.weight" in out and self.embed_tokens is None:')
+MLXVLM_V1_NO_EMBED = Cite("mlx-vlm", ("0.6.17",), M_V1_MODEL, "nn.Embedding", absent=True)
+MLXVLM_V2_NO_EMBED = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2_MODEL, '"embed_tokens.weight"', absent=True)
+MLXVLM_NO_BIAS = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL,
+                      "self.q_proj = nn.Linear(dim, self.n_heads * self.head_dim, bias=False)")
+# attention sinks: from 0.7.0 each layer holds an attention_sink_bias parameter when the config's
+# attention_sink_bias is set (the DFlash v1 config from dflash_config, the DFlash2 config from the top level only)
+MLXVLM_SINK_PARAM = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1_MODEL,
+                         "self.attention_sink_bias = (\n            mx.zeros((self.n_heads,))")
+MLXVLM_V2_NO_SINK_KEY = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, "attention_sink_bias", absent=True)
+# mlx (the array library mlx-vlm and mlx-lm build on): strict load_weights refuses extra and missing keys
+MLX_STRICT_EXTRA = Cite("mlx", ("0.32.4",), "mlx/nn/layers/base.py",
+                        'f"Received {num_extra} parameters not in model: \\n{extras}."')
+MLX_STRICT_DEFAULT = Cite("mlx", ("0.32.4",), "mlx/nn/layers/base.py", "strict: bool = True,")
+
 # --- dflash-mlx --------------------------------------------------------------------------------------
 D_MODEL = "dflash_mlx/model.py"
 DFLASHMLX_V1_ONLY = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "selector", absent=True)
@@ -172,6 +218,15 @@ DFLASHMLX_NO_USE_SWA = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "use_swa"
 DFLASHMLX_NO_SINKS = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "attention_sink", absent=True)
 DFLASHMLX_BLOCK = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "self.block_size = int(args.block_size)")
 
+# loading goes through mlx-lm's load_model (strict by default); the draft model's sanitize keeps every name;
+# 0.1.8 refuses draft-owned lm_head weights by name before loading
+DFLASHMLX_LOADS = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL,
+                       "def sanitize(self, weights: dict[str, mx.array]) -> dict[str, mx.array]:\n        return weights")
+DFLASHMLX_LM_HEAD = Cite("dflash-mlx", ("0.1.8",), "dflash_mlx/runtime/loading.py",
+                         "contains draft-owned lm_head weights ")
+MLXLM_STRICT = Cite("mlx-lm", ("0.31.0",), "mlx_lm/utils.py", "model.load_weights(list(weights.items()), strict=strict)")
+MLXLM_STRICT_DEFAULT = Cite("mlx-lm", ("0.31.0",), "mlx_lm/utils.py", "    lazy: bool = False,\n    strict: bool = True,")
+
 # --- z-lab reference (PyPI `dflash`) -----------------------------------------------------------------
 Z_MODEL = "dflash/model.py"
 ZLAB_DFLASH2 = Cite("dflash", ("0.1.0",), Z_MODEL, "class DFlash2DraftModel(DFlashDraftModel):")
@@ -183,6 +238,20 @@ ZLAB_WINDOW = Cite("dflash", ("0.1.0",), Z_MODEL, "visible &= query_position - k
 ZLAB_NO_USE_SWA = Cite("dflash", ("0.1.0",), Z_MODEL, "use_swa", absent=True)
 ZLAB_NO_SINKS = Cite("dflash", ("0.1.0",), Z_MODEL, "sink", absent=True)
 ZLAB_BLOCK = Cite("dflash", ("0.1.0",), Z_MODEL, 'self.block_size = int(_draft_value(config, "block_size", 16))')
+
+# from_pretrained (transformers 5.15.0, the release dflash 0.1.0 pins) logs a checkpoint key the model has no
+# parameter for as UNEXPECTED and goes on; a model. prefix (Qwen3's base_model_prefix) is stripped when the bare
+# key is a parameter
+ZLAB_TRANSFORMERS = Cite("dflash", ("0.1.0",), "dflash-0.1.0.dist-info/METADATA", "Requires-Dist: transformers==5.15.0")
+ZLAB_PRETRAINED = Cite("dflash", ("0.1.0",), Z_MODEL, "class DFlashDraftModel(Qwen3PreTrainedModel):")
+TF_UNEXPECTED = Cite("transformers", ("5.15.0",), "transformers/utils/loading_report.py",
+                     "can be ignored when loading from different task/architecture")
+TF_UNEXPECTED_WARNS = Cite("transformers", ("5.15.0",), "transformers/utils/loading_report.py",
+                           "logger.warning(prelude + report)")
+TF_PREFIX_STRIPPED = Cite("transformers", ("5.15.0",), "transformers/core_model_loading.py",
+                          'renamed_key = re.sub(f"^{base_model_prefix}.", "", renamed_key, count=1)')
+TF_QWEN3_PREFIX = Cite("transformers", ("5.15.0",), "transformers/models/qwen3/modeling_qwen3.py",
+                       'base_model_prefix = "model"')
 
 # --- speculators -------------------------------------------------------------------------------------
 SPEC_V2_CFG = "speculators/models/dflash2/config.py"

@@ -44,8 +44,8 @@ FC = _fact("fc is a plain torch Linear for DFlash drafters (quant-aware only for
            "(sgl-project/sglang#39087)", r.SGLANG_FC_PLAIN, r.SGLANG_IGNORE, r.SGLANG_FC_QUANTIZABLE)
 
 UNKNOWN = _fact("a stored tensor that matches no parameter (after the model. prefix and the encoder.* aliases) is "
-                "skipped silently by load_weights: an unexpected tensor loads, with verify's DF202 warning",
-                r.SGLANG_IGNORE)
+                "skipped silently by load_weights: an unexpected tensor loads, with verify's DF202 warning; a "
+                "model. prefix is stripped where the bare name is a parameter", r.SGLANG_IGNORE, r.SGLANG_PREFIX)
 DOMINO = _fact("0.5.20 and later raise on prefix_gru.* / embed_proj.* (Domino projector) weights unless "
                "dflash_config.projector_type is 'domino'; 0.5.19 skips them", r.SGLANG_DOMINO, r.SGLANG_NO_DOMINO)
 

@@ -35,10 +35,13 @@ EMBED = _fact("a shipped embed_tokens copy is loaded into the drafter's own embe
 ASSISTANT_READS = _fact("reads the Muse-Glimmer assistant export as it is: MuseGlimmerAssistantModel routes to "
                         "qwen3_dflash, whose weight mapper maps encoder.fc / encoder.output_norm_enc to fc / hidden_norm",
                         r.VLLM_ASSISTANT)
+PREFIX = _fact("load_weights prepends model. to every stored name but lm_head / d2t / t2d, so a name stored with a "
+               "model. prefix reaches the DFlash module as model.model.* and AutoWeightsLoader raises",
+               r.VLLM_PREFIXES, r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES)
 UNKNOWN = _fact("a stored tensor the DFlash module has no parameter for (after load_weights' own renames and "
                 "WeightsMapper) fails the load: AutoWeightsLoader raises 'There is no module or parameter named ...' "
-                "unless the name ends in .bias, which it ignores; a mask_hidden weight fails an assert. DFlash2 "
-                "inherits the DFlash v1 loader", r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES, r.VLLM_BIAS_IGNORED,
+                "unless it is the .bias of a module it has, which it ignores; a mask_hidden weight fails an assert. "
+                "DFlash2 inherits the DFlash v1 loader", r.VLLM_AUTOLOADER, r.VLLM_UNKNOWN_RAISES, r.VLLM_BIAS_IGNORED,
                 r.VLLM_MASK_HIDDEN, r.VLLM_DFLASH2_INHERITS)
 DRAFT_QUANT = _fact("drafter linears are built with the draft's own quant config, a fresh copy that is never given "
                     "packed_modules_mapping: weight-quantized projections fail to load (vllm-project/vllm#51581 "
@@ -85,10 +88,20 @@ _ROUTED = ("t2d", "d2t", "draft_id_to_target_id", "embed_tokens", "fc.", "mask_e
            "rotary_emb.", "rotary_pos_emb.", "attention_sink_bias", "sinks", "midlayer", "encoder.")
 
 
+def _ignored_bias(d: Drafter, name: str) -> bool:
+    """AutoWeightsLoader ignores a `.bias` only where the module exists and lacks the parameter (it matches
+    the suffix on the missing name, so the bias of a module that is not there raises at that module): the
+    module exists when another of its tensors is stored and is part of the drafter."""
+    if not name.endswith(".bias"):
+        return False
+    module = name[: -len("bias")]
+    return any(t.startswith(module) and t != name and t not in d.unexpected for t in d.tensors)
+
+
 def refused_tensors(d: Drafter) -> list[str]:
     """The unexpected tensors (verify's DF202) vLLM's AutoWeightsLoader raises on: no parameter of the DFlash
-    module takes the name after its mappers, and it is not a `.bias` (those it ignores)."""
-    return sorted(n for n in d.unexpected if not n.endswith(".bias") and not any(k in n for k in _ROUTED)
+    module takes the name after its mappers, and it is not the `.bias` of a module it has (those it ignores)."""
+    return sorted(n for n in d.unexpected if not _ignored_bias(d, n) and not any(k in n for k in _ROUTED)
                   and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
 
 
@@ -104,6 +117,47 @@ def _unknown_tensors(d: Drafter) -> str | None:
     return (f"{shown} {'matches' if len(names) == 1 else 'match'} no parameter of its DFlash module, and its "
             f"AutoWeightsLoader raises ValueError 'There is no module or parameter named ...'; remove "
             f"{'it' if len(names) == 1 else 'them'} from the safetensors files")
+
+
+# substrings load_weights' own WeightsMapper or AutoWeightsLoader drop by name before routing (the rotary
+# caches always, a mask embedding unless mask_embedding.pt ships one, fc when the drafter takes no aux states)
+_DROPPED = ("rotary_pos_emb.inv_freq", "rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached",
+            "mask_embedding")
+
+
+def _uses_aux(d: Drafter) -> bool:
+    eagle = d.config.get("eagle_config")
+    dc = {**(eagle if isinstance(eagle, dict) else {}), **_dflash_config(d)}
+    return dc.get("use_aux_hidden_state", d.config.get("use_aux_hidden_state", True)) is not False
+
+
+def prefixed_tensors(d: Drafter) -> list[str]:
+    """The stored names load_weights turns into model.model.*: every name but lm_head / d2t / t2d gets `model.`
+    prepended, so a stored `model.` prefix doubles and the DFlash module has no child `model` to route it to.
+    Quantization side tensors are left out (the quant config's mappers may rename them first)."""
+    dropped = _DROPPED + (() if _uses_aux(d) else ("fc.",))
+    return sorted(n for n in d.tensors if n.startswith("model.")
+                  and not any(k in n for k in ("lm_head", "t2d", "d2t") + dropped)
+                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
+
+
+def _prefixed(d: Drafter) -> str | None:
+    names = prefixed_tensors(d)
+    if not names:
+        return None
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (f"{shown} {'is' if len(names) == 1 else 'are'} stored with a model. prefix, and load_weights prepends "
+            f"another to every name but lm_head / d2t: {names[0]} reaches its DFlash module as model.{names[0]}, "
+            "which has no child named model, and its AutoWeightsLoader raises ValueError 'There is no module or "
+            f"parameter named 'model' ...'; store {'it' if len(names) == 1 else 'them'} without the model. prefix")
+
+
+# the dialect `convert --to` writes from each source dialect; its tensor plan drops the model. prefix
+_OTHER = {"nested": "flat", "flat": "nested", "assistant": "nested"}
+
+
+def _renaming_dialect(d: Drafter) -> str | None:
+    return _OTHER.get(d.dialect or "")
 
 
 def _use_swa_note(d: Drafter) -> str | None:
@@ -130,6 +184,8 @@ def _v2_runner_note(d: Drafter) -> str | None:
 WINDOW = Refusal("sliding window size", _window_missing, str(r.VLLM_WINDOW))
 UNKNOWN_TENSORS = Refusal("unknown tensors", _unknown_tensors,
                           f"{r.VLLM_AUTOLOADER}; {r.VLLM_UNKNOWN_RAISES}", "DF805")
+PREFIXED = Refusal("model. prefix", _prefixed, f"{r.VLLM_PREFIXES}; {r.VLLM_UNKNOWN_RAISES}", "DF805",
+                   convert_to=_renaming_dialect)
 USE_SWA = Refusal("use_swa", _use_swa_note, str(r.VLLM_USE_SWA), "DF810")
 MIXED = Refusal("mixed sliding / full", _mixed_note, str(r.VLLM_MIXED), "DF810")
 V2_RUNNER = Refusal("V2 model runner", _v2_runner_note, f"{r.VLLM_V1_RUNNER}; {r.VLLM_V2_DEFAULT}", "DF810")
@@ -144,7 +200,7 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
                        "not sliding_window_non_causal for every layer, absent = bidirectional",
         taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
         draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
-        constraints=(WINDOW, UNKNOWN_TENSORS), advisories=(USE_SWA, MIXED))
+        constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED))
     base.update(kw)
     return Profile(**base)
 
@@ -154,13 +210,13 @@ LEGACY = _profile(
     (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2, r.VLLM_DFLASH1),
      _fact("causality: dflash_config.causal overrides every layer, else sliding layers causal; the top-level "
            "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
-     EMBED, SINKS, FLAT_READS, UNKNOWN),
+     EMBED, SINKS, FLAT_READS, UNKNOWN, PREFIX),
     version_by="architecture (DFlash2DraftModel is not registered)",
     causality=causality.vllm_legacy,
     causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
                    "not sliding_window_non_causal, absent = bidirectional",
     quant=quant.vllm_rule(False, str(r.VLLM_SELECTOR_DENSE)),
-    constraints=(UNKNOWN_TENSORS,), advisories=(),
+    constraints=(UNKNOWN_TENSORS, PREFIXED), advisories=(),
 )
 
 BROKEN = _profile(
@@ -170,7 +226,7 @@ BROKEN = _profile(
            r.VLLM_DFLASH2, r.VLLM_LOADER_028),
      _fact("no speculators 'dflash2' flat config yet", r.VLLM_FLAT_NO_DFLASH2),
      _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL),
-     EMBED, FLAT_READS, UNKNOWN),
+     EMBED, FLAT_READS, UNKNOWN, PREFIX),
     breakages=(Breakage(frozenset({"v2"}), "There is no module or parameter named 'layers.0.attention_conv'",
                         f"vllm-project/vllm#53428, #53612; {r.VLLM_LOADER_028}"),),
     quant=quant.vllm_rule(False, str(r.VLLM_CONV_DENSE)),
@@ -184,11 +240,12 @@ _LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflas
           _fact("causality: is_causal, else dflash_config.causal, else sliding layers causal", r.VLLM_CAUSAL,
                 r.VLLM_CAUSAL_FN),
           _fact("dflash_config.use_swa forces a sliding window on every layer of an all-full layer_types; a sliding "
-                "layer without dflash_config.swa_window_size or sliding_window raises", r.VLLM_USE_SWA, r.VLLM_WINDOW),
+                "layer is windowed by dflash_config.swa_window_size, else sliding_window, and raises without either",
+                r.VLLM_USE_SWA, r.VLLM_SWA_WINDOW, r.VLLM_WINDOW),
           _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
           _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
                 "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
-          EMBED, SINKS, DRAFT_QUANT, FLAT_READS, UNKNOWN)
+          EMBED, SINKS, DRAFT_QUANT, FLAT_READS, UNKNOWN, PREFIX)
 
 DENSE_CONV = _profile(
     between("0.29", "0.31", "release"), frozenset({"v1", "v2"}),

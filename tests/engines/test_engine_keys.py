@@ -68,13 +68,29 @@ def test_mimo_layer_ids_that_disagree_with_target_layer_ids() -> None:
     assert f.code == "DF131" and f.field == "dflash_config.layer_ids"
 
 
-def test_mimo_swa_window_must_equal_sliding_window() -> None:
+def test_a_swa_window_other_than_sliding_window_splits_the_engines() -> None:
     cfg = copy.deepcopy(V1)
     cfg.update(sliding_window=4096)
     cfg["dflash_config"].update(use_swa=True, swa_window_size=2048)
     [f], _ = findings(cfg)
     assert f.code == "DF132"
+    # vllm qwen3_dflash.py: dflash_config.get("swa_window_size", getattr(config, "sliding_window", None))
+    assert "reads before sliding_window" in f.message and "requires" not in f.message
+    assert 'vllm==0.27.1..0.33.0:vllm/model_executor/models/qwen3_dflash.py has `"swa_window_size"' in \
+        f.details["source"]
     cfg["dflash_config"]["swa_window_size"] = 4096
+    assert findings(cfg)[0] == []
+
+
+def test_sliding_layer_types_take_the_swa_window_in_vllm_without_use_swa() -> None:
+    # the window is read for every sliding layer, whether use_swa or layer_types makes it slide
+    cfg = copy.deepcopy(V1)
+    n = cfg["num_hidden_layers"]
+    cfg.update(sliding_window=4096, layer_types=["sliding_attention"] * n)
+    cfg["dflash_config"].update(swa_window_size=2048)
+    [f], _ = findings(cfg)
+    assert f.code == "DF132" and f.details == {**f.details, "swa_window_size": 2048, "sliding_window": 4096}
+    cfg["layer_types"] = ["full_attention"] * n          # no sliding layer: the window is never read
     assert findings(cfg)[0] == []
 
 

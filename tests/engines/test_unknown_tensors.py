@@ -128,3 +128,15 @@ def test_domino_projector_weights_fail_sglang_unless_declared(tmp_path: Path) ->
     rc, doc = compat(declared, "sglang@0.5.23")
     (e,) = doc["engines"]
     assert not any(r["code"] == "DF805" for r in e["reasons"]), e
+
+
+def test_the_bias_of_a_module_vllm_does_not_have_fails(tmp_path: Path) -> None:
+    # utils.py AutoWeightsLoader: the .bias suffix is matched on the missing name, so a bias of a missing
+    # module raises at the module ('There is no module or parameter named 'extra_projection' ...')
+    path = drafter(tmp_path, "nested-v2", ("extra_projection.bias", (32,)))
+    assert verify_codes(path).get("DF202") == "warning"
+    rc, doc = compat(path, "vllm@0.29.0", "vllm")
+    assert rc == 1
+    for e in doc["engines"]:
+        assert e["verdict"] == "fails"
+        assert any(r["code"] == "DF805" and "extra_projection.bias" in r["message"] for r in errors(e)), e

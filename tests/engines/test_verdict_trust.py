@@ -7,6 +7,7 @@ fail every engine. Every command compat advises on any fixture is run, and its o
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -133,15 +134,22 @@ def _run_advice(command: str, out: Path, dry_run: bool) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+def _advised(e: dict) -> list[str]:
+    """The conversions a verdict advises: a needs-conversion verdict's (DF801), and a refusal's fix (a
+    `fails` verdict whose refused names a conversion writes the way the engine loads them)."""
+    if e["verdict"] == "needs-conversion":
+        [advice] = [r for r in e["reasons"] if r["code"] == "DF801"]
+        return [advice["message"].split("`")[1]]
+    return [c for r in e["reasons"] if r["code"] == "DF805"
+            for c in re.findall(r"`(dflash2-ckpt convert [^`]*)`", r["message"])]
+
+
 def test_every_advised_conversion_runs_and_then_loads(tmp_path: Path) -> None:
-    ran = 0
+    ran = fixes = 0
     for label, path, target, small in _fixtures(tmp_path):
         rc, doc = compat_json(str(path), "--target", str(target))
-        for e in doc["engines"]:
-            if e["verdict"] != "needs-conversion":
-                continue
-            [advice] = [r for r in e["reasons"] if r["code"] == "DF801"]
-            command = advice["message"].split("`")[1]
+        for e, command in ((e, c) for e in doc["engines"] for c in _advised(e)):
+            fixes += e["verdict"] == "fails"
             out = tmp_path / "out" / f"{ran}{'.gguf' if '--to gguf' in command else ''}"
             out.parent.mkdir(exist_ok=True)
             code, text = _run_advice(command, out, dry_run=not small)
@@ -154,6 +162,7 @@ def test_every_advised_conversion_runs_and_then_loads(tmp_path: Path) -> None:
             [same] = [x for x in after["engines"] if (x["engine"], x["versions"]) == (e["engine"], e["versions"])]
             assert same["verdict"] in ("loads", "degraded"), f"{where} then: {same}"
     assert ran >= 10        # the fixtures advise conversions for SGLang, llama.cpp, speculators, dflash-mlx
+    assert fixes >= 2       # and broken/tensor-model-prefix a conversion for vLLM's refusal (0.29-0.30, 0.31-)
 
 
 def _entry(doc: dict, engine: str, versions: str) -> dict:
