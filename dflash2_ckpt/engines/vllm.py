@@ -136,7 +136,8 @@ def prefixed_tensors(d: Drafter) -> list[str]:
     prepended, so a stored `model.` prefix doubles and the DFlash module has no child `model` to route it to.
     Quantization side tensors are left out (the quant config's mappers may rename them first)."""
     dropped = _DROPPED + (() if _uses_aux(d) else ("fc.",))
-    return sorted(n for n in d.tensors if n.startswith("model.")
+    unknown = set(refused_tensors(d))             # said once, by the unknown-tensor rule
+    return sorted(n for n in d.tensors if n.startswith("model.") and n not in unknown
                   and not any(k in n for k in ("lm_head", "t2d", "d2t") + dropped)
                   and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
 

@@ -124,6 +124,22 @@ def test_sglang_mlx_vlm_and_the_reference_strip_the_prefix(tmp_path: Path) -> No
         assert e["verdict"] == "loads" and not refused(e), e
 
 
+def test_a_prefixed_name_of_no_drafter_part_is_unexpected_for_every_engine(tmp_path: Path) -> None:
+    # model.layers.9.* in a 2-layer drafter: stripping the prefix does not make it load, so verify calls it
+    # unexpected (no rename offered), mlx-vlm's strict load refuses it, and vLLM says so once
+    stray = "model.layers.9.mlp.up_proj.weight"
+    path = drafter(tmp_path, "nested-v2", extra=((stray, "F32", (8, 8)),))
+    r = invoke_cli(main, ["verify", str(path), "--format", "json"])
+    [f] = [f for f in json.loads(r.stdout)["findings"] if f.get("tensor") == stray]
+    assert f["code"] == "DF202" and "rename_to" not in (f.get("details") or {}), f
+    assert "with or without its prefix" in f["message"]
+    rc, by = compat(path, "vllm", "mlx-vlm")
+    assert rc != 0
+    for e in by.values():
+        [msg] = refused(e)
+        assert stray in msg, e
+
+
 def test_dflash_mlx_keeps_the_prefix_and_refuses_it(tmp_path: Path) -> None:
     path = drafter(tmp_path, "nested-v1", prefix=True)
     rc, by = compat(path, "dflash-mlx")
