@@ -1,7 +1,8 @@
 """Dequantize a row range of one module, and the rounding noise its scheme predicts for those rows.
 
-compressed-tensors formats go through the library's own compressors (`decompress` of
-pack-quantized, float-quantized, nvfp4-pack-quantized). ModelOpt and MLX have no maintained torch-only
+compressed-tensors formats are decoded by ct_decode.py, which reproduces the library's `decompress` of
+pack-quantized, float-quantized and nvfp4-pack-quantized bit for bit without importing it (why: there);
+layouts it does not cover go through the library's own compressors. ModelOpt and MLX have no maintained torch-only
 reader, so they are decoded here from their published layouts (ENGINES §2; modelopt/torch/export,
 mlx.core.dequantize): FP8 x scale; E2M1 nibbles (low nibble first) x FP8 group scale x scale_2; MLX
 affine q x scales + biases with q packed little-endian into uint32.
@@ -68,6 +69,16 @@ def _ct_scheme(config: QuantConfig, module: str, raw: Mapping[str, Any]) -> Any:
     return QuantizationScheme.model_validate(raw["config_groups"][group.name])
 
 
+def _ct_decompress(fam: str, config: QuantConfig, raw_config: Mapping[str, Any], module: str,
+                   sd: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The library's own decompress (the decoder of record), for the layouts ct_decode.py does not cover."""
+    from compressed_tensors.compressors import BaseCompressor
+    fmt = {"ct-pack": "pack-quantized", "ct-float": "float-quantized", "ct-nvfp4": "nvfp4-pack-quantized"}[fam]
+    comp = BaseCompressor.load_from_registry(fmt)
+    w: torch.Tensor = comp.decompress(sd, _ct_scheme(config, module, raw_config))["weight"].float()
+    return w
+
+
 def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str, Any], module: str,
                     read: RowReader, logical: tuple[int, ...], r0: int, r1: int
                     ) -> tuple[torch.Tensor, float]:
@@ -76,10 +87,7 @@ def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str
     p = f"{module}."
     fam = scheme.family
     if fam.startswith("ct-"):
-        from compressed_tensors.compressors import BaseCompressor
-        ct = _ct_scheme(config, module, raw_config)
-        fmt = {"ct-pack": "pack-quantized", "ct-float": "float-quantized", "ct-nvfp4": "nvfp4-pack-quantized"}[fam]
-        comp = BaseCompressor.load_from_registry(fmt)
+        from . import ct_decode
         sd: dict[str, torch.Tensor] = {}
         main = "weight_packed" if fam != "ct-float" else "weight"
         sd[main] = read(p + main, r0, r1)
@@ -92,7 +100,14 @@ def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str
                 sd["weight_zero_point"] = read(p + "weight_zero_point", r0 // per, -(-r1 // per))
         if fam == "ct-nvfp4":
             sd["weight_global_scale"] = read(p + "weight_global_scale", 0, ALL)
-        w = comp.decompress(sd, ct)["weight"].float()
+        if not ct_decode.supported(fam, scheme, scale, cols, sd[main], sd.get("weight_global_scale")):
+            w = _ct_decompress(fam, config, raw_config, module, sd)
+        elif fam == "ct-pack":
+            w = ct_decode.pack(sd[main], scheme.bits, cols, scale, scheme, sd.get("weight_zero_point"))
+        elif fam == "ct-float":
+            w = ct_decode.float_quantized(sd[main], scale, scheme)
+        else:
+            w = ct_decode.nvfp4(sd[main], cols, scale, sd["weight_global_scale"])
         if fam == "ct-float":
             return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))
         if fam == "ct-nvfp4":
