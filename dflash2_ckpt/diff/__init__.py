@@ -132,6 +132,9 @@ class _Buffers:
     def float(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         if self._t is None:
             import torch
+
+            from .memory import keep_freed_blocks
+            keep_freed_blocks()
             use_threads(self.threads)
             self._t = (torch.empty(SUB), torch.empty(SUB), torch.empty(SUB))
         return self._t

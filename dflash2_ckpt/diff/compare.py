@@ -134,6 +134,7 @@ def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
     if m is None or m >= mr:
         return 0.0
     import torch
-    ax = d.abs().float().clamp_min(torch.finfo(torch.float32).tiny)
-    step = torch.exp2(torch.floor(torch.log2(ax)) - m)
-    return float((step * step / 12).sum(dtype=torch.float64))
+    v = d.abs().float().clamp_min_(torch.finfo(torch.float32).tiny)    # one new tensor, then in place
+    torch.log2(v, out=v)
+    v.floor_().sub_(m).exp2_()
+    return float(v.mul_(v).div_(12).sum(dtype=torch.float64))

@@ -27,6 +27,19 @@ _QDTYPES = (torch.float8_e4m3fn, torch.float8_e5m2, torch.int8)
 _E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
 # one byte of NVFP4 -> its two values, low nibble first (compressed_tensors unpack_fp4_from_uint8)
 _FP4_PAIRS = torch.tensor([[_E2M1[b & 0xF], _E2M1[b >> 4]] for b in range(256)], dtype=torch.float32)
+# every FP8 code widened by torch itself: a table lookup gives the same bits at about a quarter of the cost of
+# .to(float32), which has no vectorised FP8 path (0.8-1 against 3-4 ns a value, measured on 512 Ki values)
+_FP8 = {dt: torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dt).to(torch.float32)
+        for dt in (torch.float8_e4m3fn, torch.float8_e5m2)}
+
+
+def widen(q: torch.Tensor) -> torch.Tensor:
+    """A stored tensor as float32, exactly as .to(float32) gives it (FP8 through the table above)."""
+    table = _FP8.get(q.dtype)
+    if table is None:
+        return q.to(torch.float32)
+    idx = q.contiguous().view(torch.uint8).reshape(-1).to(torch.int32)
+    return torch.index_select(table, 0, idx).reshape(q.shape)
 
 
 def supported(fam: str, scheme: Scheme, scale: torch.Tensor, cols: int, q: torch.Tensor | None = None,
@@ -95,7 +108,7 @@ def pack(packed: torch.Tensor, bits: int, cols: int, scale: torch.Tensor, scheme
 
 def float_quantized(q: torch.Tensor, scale: torch.Tensor, scheme: Scheme) -> torch.Tensor:
     """float-quantized FP8 / int8 [rows, cols] -> float32 (FP8 and int8 widen exactly)."""
-    w = q.to(torch.float32)
+    w = widen(q)
     return _rounded(_times_scale(w, scale, scheme.strategy), scale.dtype)
 
 
@@ -103,7 +116,8 @@ def nvfp4(packed: torch.Tensor, cols: int, scale: torch.Tensor, global_scale: to
     """nvfp4-pack-quantized uint8 [rows, cols / 2] with FP8 group scales -> float32 [rows, cols]."""
     rows = packed.shape[0]
     s = scale.to(torch.bfloat16) / global_scale        # the library's own op on the small tensor, in its dtype
-    w = _FP4_PAIRS[packed.to(torch.int32)].reshape(rows, -1)[:, :cols]
+    idx = packed.reshape(-1).to(torch.int32)
+    w = torch.index_select(_FP4_PAIRS, 0, idx).reshape(rows, -1)[:, :cols]
     if not w.is_contiguous():
         w = w.contiguous()
     _times_scale(w, s, "group")

@@ -131,3 +131,28 @@ def test_layouts_not_covered_go_to_the_library() -> None:
     assert not ct_decode.supported("ct-pack", replace(s, bits=3), scale, 128)
     assert not ct_decode.supported("ct-pack", replace(s, strategy="block"), scale, 128)
     assert dequant._ct_decompress is not None
+
+
+# --- the noise models, computed in place, against their out-of-place expressions (the receipts' own) --------------
+
+SPECIAL_VALUES = [0.0, -0.0, 2.0, 4.0, 1.9999999, 3.9999998, float("nan"), float("inf"), -float("inf"), 1e-45,
+                  -2.0, 6.0, 1.17549435e-38, 3.4e38]
+
+
+@given(seed=st.integers(0, 2**16), scale=st.sampled_from([1e-30, 1e-3, 1.0, 7.0, 1e30]))
+@settings(max_examples=40, deadline=None)
+def test_noise_models_in_place_equal_the_expressions(seed: int, scale: float) -> None:
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(300, 64, generator=g) * scale
+    q.view(-1)[:len(SPECIAL_VALUES)] = torch.tensor(SPECIAL_VALUES)
+    s = torch.rand(300, 64, generator=g)
+    aq = q.abs()
+    fp4 = torch.where(aq < 2, 0.5, torch.where(aq < 4, 1.0, 2.0)) * s
+    fp4 = fp4 * fp4 / 12
+    ax = q.abs().clamp_min(torch.finfo(torch.float32).tiny)
+    step = torch.exp2(torch.floor(torch.log2(ax)) - 3)
+    grid = step * step / 12
+    before = q.clone()
+    assert torch.equal(dequant._fp4_var(q, s).view(torch.int32), fp4.view(torch.int32))
+    assert torch.equal(dequant._float_grid_var(q, 3).view(torch.int32), grid.view(torch.int32))
+    assert torch.equal(q.view(torch.int32), before.view(torch.int32))       # the input is left as it was
