@@ -32,7 +32,7 @@ def command(derived: str, reference: str, receipt: str | None, threads: int | No
 
     from ..errors import MissingDependencyError
     try:
-        from ..diff import diff   # torch + compressed-tensors: the [diff] extra
+        from ..diff import diff   # torch (and compressed-tensors for some layouts) load when a tensor needs them
     except ImportError as e:
         raise MissingDependencyError(f"diff needs torch and compressed-tensors ({e.name} is missing)",
                                      hint='pip install "dflash2-ckpt[diff]"') from e

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from ..checkpoint import gguf_file
+from ..errors import MissingDependencyError
 from ..findings import Finding, Verdict
 from ..sources import Source
 from ..threads import ThreadChoice, choose as choose_threads, use as use_threads
@@ -131,7 +132,11 @@ class _Buffers:
 
     def float(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         if self._t is None:
-            import torch
+            try:
+                import torch
+            except ImportError as e:          # a copy diffs without torch; anything with float work needs it
+                raise MissingDependencyError(f"diff needs torch for tensors that are not byte-identical ({e.name} "
+                                             "is missing)", hint='pip install "dflash2-ckpt[diff]"') from None
 
             from .memory import keep_freed_blocks
             keep_freed_blocks()

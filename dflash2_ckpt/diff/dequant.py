@@ -79,7 +79,12 @@ def _ct_scheme(config: QuantConfig, module: str, raw: Mapping[str, Any]) -> Any:
 def _ct_decompress(fam: str, config: QuantConfig, raw_config: Mapping[str, Any], module: str,
                    sd: dict[str, torch.Tensor]) -> torch.Tensor:
     """The library's own decompress (the decoder of record), for the layouts ct_decode.py does not cover."""
-    from compressed_tensors.compressors import BaseCompressor
+    try:
+        from compressed_tensors.compressors import BaseCompressor
+    except ImportError as e:
+        from ..errors import MissingDependencyError
+        raise MissingDependencyError(f"{module}: this layout is decoded by compressed-tensors ({e.name} is missing)",
+                                     hint='pip install "dflash2-ckpt[diff]"') from None
     fmt = {"ct-pack": "pack-quantized", "ct-float": "float-quantized", "ct-nvfp4": "nvfp4-pack-quantized"}[fam]
     comp = BaseCompressor.load_from_registry(fmt)
     w: torch.Tensor = comp.decompress(sd, _ct_scheme(config, module, raw_config))["weight"].float()

@@ -119,3 +119,22 @@ def test_large_identical_tensor_spans_several_chunks(tmp_path: Path) -> None:
     if pytest.importorskip("torch"):
         out = subprocess.run(run + [str(b), str(b)], capture_output=True, text=True, env=env, check=True).stdout
         assert json.loads(out) == [{"different": 1, "equal": len(tensors) - 1}, True]   # the NaN in the tail
+
+
+def test_without_torch_a_copy_passes_and_a_change_names_the_extra(tmp_path: Path) -> None:
+    name = _f32_tensor()
+
+    def nudge(b: bytearray) -> bytearray:
+        v = np.frombuffer(b, "<f4").copy()
+        v[0] += 1.0
+        return bytearray(v.tobytes())
+    changed = _copy_with(tmp_path / "changed", name, nudge)
+    code = ("import sys; sys.modules['torch'] = None; from dflash2_ckpt.cli import main; "
+            "sys.argv = ['dflash2-ckpt', 'diff', sys.argv[1], '--reference', sys.argv[2], '--format', 'json']; main()")
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    ok = subprocess.run([sys.executable, "-c", code, str(GOOD), str(GOOD)], capture_output=True, text=True, env=env)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["passed"] is True
+    bad = subprocess.run([sys.executable, "-c", code, str(changed), str(GOOD)], capture_output=True, text=True, env=env)
+    assert bad.returncode == 3 and "Traceback" not in bad.stderr
+    err = json.loads(bad.stdout)["error"]
+    assert err["type"] == "MissingDependencyError" and "dflash2-ckpt[diff]" in err["hint"]
