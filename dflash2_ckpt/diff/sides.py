@@ -131,6 +131,10 @@ class SafetensorsSide:
             self._handles[file] = f
         return f
 
+    def is_local(self, file: str) -> bool:
+        """The file is read from disk (not through the source's ranged reads)."""
+        return self._file(file) is not None
+
     def dense_info(self, name: str) -> TensorInfo | None:
         """Where a dense tensor's bytes are stored (None when the tensor is quantized)."""
         return self._dense.get(name)
