@@ -3,7 +3,12 @@
 effect of the torch thread choice, each before (commit 7aaf2fd, unpacked with `git archive` into --old) and
 after (this tree), in paired, interleaved whole processes with medians, CPU time, peak RSS and the load.
 
-    python bench/bench_compute.py [--dir /tmp/dflash2-bench-compute] [--gb 0.5] [--repeat 3] [--only diff,accept,threads,smoke]
+    python bench/bench_compute.py [--dir /tmp/dflash2-bench-compute] [--old DIR] [--gb 0.5] [--repeat 3]
+        [--only diff,accept,threads,smoke] [--schemes dense,w4a16,w8a16,fp8,nvfp4]
+
+--old: an unpacked tree to compare against (e.g. `git -C MAIN archive HEAD | tar -x -C DIR`); when DIR holds
+no dflash2_ckpt, commit 7aaf2fd is unpacked there. --schemes: the diff cases to run (one locked run each keeps
+a run of the 2 GB pairs under 10 minutes).
 
 diff: a BF16 reference (H 2048 geometry of bench_convert.py, random normal x 0.02) and its derived
 checkpoints: a dense copy and W4A16 (group 128) / W8A16 / FP8 / NVFP4 made by compressed-tensors module by
@@ -146,13 +151,15 @@ def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[s
     return ref, out
 
 
-def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str, Any]) -> None:
+def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str, Any], cases: set[str]) -> None:
     schemes = ["w4a16", "w8a16", "fp8", "nvfp4"]
     t = time.perf_counter()
     ref, derived = build_pairs(base, gb, schemes)
     print(f"pairs built in {time.perf_counter() - t:.0f} s", flush=True)
     rows = []
     for case, der in derived.items():
+        if case not in cases:
+            continue
         a, b = ref / "model.safetensors", der / "model.safetensors"
         subprocess.run(f"cat {a} {b} > /dev/null", shell=True, check=True)
         runs: dict[str, list[dict[str, Any]]] = {"cat": [], "old": [], "new": []}
@@ -167,12 +174,11 @@ def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str,
                **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")}}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    imports = [measure([sys.executable, "-c", "import dflash2_ckpt.diff"], env_for(ROOT)) for _ in range(repeat)]
-    ct = [measure([sys.executable, "-c", "import dflash2_ckpt.diff, compressed_tensors.compressors"], env_for(ROOT))
-          for _ in range(repeat)]
-    results["diff"] = {"rows": rows, "import_torch_s": med(imports, "seconds"), "import_torch_rss": med(imports, "max_rss_mib"),
-                       "import_ct_s": med(ct, "seconds"), "import_ct_rss": med(ct, "max_rss_mib"),
-                       "import_load": loads(imports + ct)}
+    imports = {what: [measure([sys.executable, "-c", f"import {what}"], env_for(ROOT)) for _ in range(repeat)]
+               for what in ("numpy", "dflash2_ckpt.diff", "torch", "compressed_tensors.compressors")}
+    results["diff"] = {"rows": rows, "imports": {k: {m: med(v, m) for m in ("seconds", "cpu", "max_rss_mib")}
+                                                 for k, v in imports.items()},
+                       "import_load": loads(sum(imports.values(), []))}
 
 
 # --- accept --------------------------------------------------------------------------------------------------
@@ -297,6 +303,7 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=0.5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="diff,accept,threads,smoke")
+    ap.add_argument("--schemes", default="dense,w4a16,w8a16,fp8,nvfp4")
     ap.add_argument("--accept-repeat", type=int, default=1)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -305,7 +312,7 @@ def main() -> None:
     only = set(args.only.split(","))
     results: dict[str, Any] = {"uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
     if "diff" in only:
-        bench_diff(base, old, args.gb, args.repeat, results)
+        bench_diff(base, old, args.gb, args.repeat, results, set(args.schemes.split(",")))
     if "accept" in only:
         bench_accept(old, args.accept_repeat, results)
     if "threads" in only:

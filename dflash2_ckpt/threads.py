@@ -7,7 +7,7 @@ accept several times slower and burns CPU the other jobs wanted (bench/RESULTS.m
 2. else `OMP_NUM_THREADS` when set to a positive integer (the user's, or their scheduler's, choice);
 3. else the cores this process may run on (os.sched_getaffinity: a cgroup or taskset limit counts),
    less the current load: one thread when the 1-minute load average is at or above them.
-Choosing is torch-free; `apply` imports torch and sets it. Every report that ran torch says what was chosen.
+Choosing is torch-free; `apply` / `use` import torch and set it. Every report that ran torch says what was chosen.
 """
 from __future__ import annotations
 
@@ -76,10 +76,15 @@ def choose(requested: int | None = None, env: Mapping[str, str] | None = None) -
     return ThreadChoice(from_load(cores, load), "load", cores, load)
 
 
-def apply(requested: int | None = None) -> ThreadChoice:
-    """Choose and set torch's intra-op threads; returns the choice for the report."""
+def use(choice: ThreadChoice) -> None:
+    """Set torch's intra-op threads to a choice made earlier (diff sets them when torch first loads)."""
     import torch
-    choice = choose(requested)
     if torch.get_num_threads() != choice.threads:
         torch.set_num_threads(choice.threads)
+
+
+def apply(requested: int | None = None) -> ThreadChoice:
+    """Choose and set torch's intra-op threads; returns the choice for the report."""
+    choice = choose(requested)
+    use(choice)
     return choice

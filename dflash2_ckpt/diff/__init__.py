@@ -1,7 +1,8 @@
 """`diff DERIVED --reference SRC`: every tensor of a derived checkpoint (quantized, re-exported) against its
 source, tensor by tensor in bounded memory, with a receipt publishers can pin next to the upload.
 
-Needs torch (the [diff] extra); compressed-tensors formats are dequantized by compressed-tensors.
+Bit-identical dense tensors are compared from their bytes (identical.py: no torch); torch (the [diff] extra)
+loads for the first tensor that needs float figures, and dequant.py decodes the quantized formats.
 """
 from __future__ import annotations
 
@@ -10,18 +11,35 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-import torch
-
+from ..checkpoint import gguf_file
+from ..errors import MissingDependencyError
 from ..findings import Finding, Verdict
 from ..sources import Source
-from ..threads import apply as apply_threads
+from ..threads import ThreadChoice, choose as choose_threads, use as use_threads
 from .compare import Figures, dtype_noise
-from .gguf_side import open_gguf
+from .identical import buffers as raw_buffers, identical
 from .sides import Side, TensorMeta, open_side, register_opener
 
-register_opener(open_gguf)      # a .gguf file on either side
+if TYPE_CHECKING:
+    import torch
+
+
+def _open_gguf(path: str | os.PathLike[str] | Source) -> Side | None:
+    """A `.gguf` path, or a source (local, Hub) whose checkpoint is a GGUF file; the reader (numpy, gguf,
+    torch) loads only then."""
+    if isinstance(path, (str, os.PathLike)):
+        hit = str(path).endswith(".gguf") and os.path.isfile(path)
+    else:
+        hit = gguf_file(path, path.list_files()) is not None
+    if not hit:
+        return None
+    from .gguf_side import GGUFSide
+    return GGUFSide(path)
+
+
+register_opener(_open_gguf)      # a .gguf file on either side
 
 EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233"})
 __all__ = ["DiffResult", "diff", "register_opener"]
@@ -106,14 +124,29 @@ SUB = 1 << 16
 
 
 class _Buffers:
-    def __init__(self) -> None:
-        self.d = torch.empty(SUB)
-        self.r = torch.empty(SUB)
-        self.diff = torch.empty(SUB)
+    """The float path's reused slices, and the thread choice applied to torch when it first loads."""
+    def __init__(self, threads: ThreadChoice) -> None:
+        self.threads = threads
+        self._t: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        self.raw = raw_buffers()
+
+    def float(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        if self._t is None:
+            try:
+                import torch
+            except ImportError as e:          # a copy diffs without torch; anything with float work needs it
+                raise MissingDependencyError(f"diff needs torch for tensors that are not byte-identical ({e.name} "
+                                             "is missing)", hint='pip install "dflash2-ckpt[diff]"') from None
+
+            from .memory import keep_freed_blocks
+            keep_freed_blocks()
+            use_threads(self.threads)
+            self._t = (torch.empty(SUB), torch.empty(SUB), torch.empty(SUB))
+        return self._t
 
 
 def _f32(x: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
-    if x.dtype == torch.float32:
+    if x.dtype == buf.dtype:                # float32
         return x
     out = buf[:x.numel()]
     out.copy_(x)                      # widened in place: the same values as .float(), no allocation
@@ -124,19 +157,21 @@ def _accumulate(fig: Figures, dv: torch.Tensor, rv: torch.Tensor, noise: float, 
                 same: bool, bufs: _Buffers) -> None:
     """One step's rows, SUB values at a time. same: the stored bytes are identical (only the norms to add)."""
     d, r = dv.reshape(-1), rv.reshape(-1)
+    bd, br, bdiff = bufs.float()
     for a in range(0, d.numel(), SUB):
-        ds = _f32(d[a:a + SUB], bufs.d)
+        ds = _f32(d[a:a + SUB], bd)
         if same and fig.add_equal(ds):
             continue
-        rs = _f32(r[a:a + SUB], bufs.r)
+        rs = _f32(r[a:a + SUB], br)
         if narrow is not None:
             noise += dtype_noise(ds, *narrow)
-        fig.add(ds, rs, 0.0, bufs.diff)
+        fig.add(ds, rs, 0.0, bdiff)
     fig.noise2 += noise
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bit-identical storage (a NaN equals itself here), compared 8 bytes a lane where the size allows."""
+    import torch
     x, y = a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)
     if x.numel() != y.numel():
         return False
@@ -158,6 +193,11 @@ def _side_rows(side: Side, meta: TensorMeta, name: str, r0: int, r1: int) -> tup
 
 def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
     dm, rm = d.tensors()[name], r.tensors()[name]
+    if dm.scheme is None and rm.scheme is None and hasattr(d, "dense_info") and hasattr(r, "dense_info") \
+            and identical(d, r, name, name, bufs.raw):     # type: ignore[arg-type]
+        fig.identical()
+        return
+    bufs.float()                  # torch loads here, with the thread choice, before any row is read
     rows = dm.shape[0] if dm.shape else 1
     cols = max(1, math.prod(dm.shape[1:]) if dm.shape else 1)
     step = max(32, (STEP_VALUES // cols) // 32 * 32)
@@ -174,14 +214,15 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
 def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source, *,
          progress: Progress | None = None, threads: int | None = None) -> DiffResult:
     """Compare every tensor of `derived` with `reference`. Raises SourceError when either cannot be read.
-    threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load)."""
+    threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load), set
+    when torch loads."""
     start = time.monotonic()
-    chosen = apply_threads(threads)
+    chosen = choose_threads(threads)
     d, r = open_side(derived), open_side(reference)
     dt, rt = d.tensors(), r.tensors()
     names = sorted(set(dt) | set(rt))
     figures = []
-    bufs = _Buffers()
+    bufs = _Buffers(chosen)
     try:
         for i, name in enumerate(names):
             if progress:

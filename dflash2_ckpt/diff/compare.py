@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import torch
+if TYPE_CHECKING:
+    import torch         # the float figures need torch; bit-identical tensors never import it (identical.py)
 
 Verdict = Literal["equal", "quantization-noise", "different", "missing", "extra"]
 NOISE_FACTOR = 3.0
@@ -45,6 +46,7 @@ class Figures:
     def add(self, d: torch.Tensor, r: torch.Tensor, noise2: float, scratch: torch.Tensor | None = None) -> None:
         # float32 dot products per chunk (BLAS), float64 running totals across chunks; scratch: a float32
         # buffer of at least d's size for the difference (no allocation per chunk)
+        import torch
         d, r = d.float().reshape(-1), r.float().reshape(-1)
         diff = torch.sub(d, r, out=scratch[:d.numel()]) if scratch is not None and scratch.numel() >= d.numel() \
             else d - r
@@ -66,10 +68,17 @@ class Figures:
             self.max_abs = max(self.max_abs, abs(float(lo)), abs(float(hi)))
         self.noise2 += noise2
 
+    def identical(self) -> None:
+        """Every stored byte of the tensor is the same on both sides and no value is NaN / Inf (identical.py):
+        the figures of `equal` without the float work. The float path gives exactly these: its three sums are
+        one number s, s / sqrt(s * s) is 1 in IEEE arithmetic and the errors are 0; the sums stay 0 here."""
+        self.verdict, self.max_abs, self.err2, self.noise2 = "equal", 0.0, 0.0, 0.0
+
     def add_equal(self, x: torch.Tensor) -> bool:
         """A chunk whose derived and reference values are the same (bit-identical stored bytes): one dot
         gives the three products, the error is zero. False when that dot is not finite (the caller then
         compares the chunk in full, which counts the NaN / Inf values)."""
+        import torch
         x = x.float().reshape(-1)
         xx = float(torch.dot(x, x))
         if not math.isfinite(xx):
@@ -124,6 +133,8 @@ def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
     m, mr = MANTISSA.get(stored_dtype), MANTISSA.get(ref_dtype, 52 if ref_dtype == "F64" else 23)
     if m is None or m >= mr:
         return 0.0
-    ax = d.abs().float().clamp_min(torch.finfo(torch.float32).tiny)
-    step = torch.exp2(torch.floor(torch.log2(ax)) - m)
-    return float((step * step / 12).sum(dtype=torch.float64))
+    import torch
+    v = d.abs().float().clamp_min_(torch.finfo(torch.float32).tiny)    # one new tensor, then in place
+    torch.log2(v, out=v)
+    v.floor_().sub_(m).exp2_()
+    return float(v.mul_(v).div_(12).sum(dtype=torch.float64))

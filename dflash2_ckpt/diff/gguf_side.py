@@ -10,15 +10,18 @@ schemes use, read off the data because GGML keeps its scales inside the blocks.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from ..checkpoint import gguf_file, open_checkpoint
 from ..sources import Source
 from ..sources.dense import to_float32
 from .sides import SafetensorsSide, TensorMeta
+
+if TYPE_CHECKING:
+    import torch
+    from ..sources.safetensors_header import TensorInfo
 
 _DENSE = {"F32", "F16", "BF16", "F64"}
 
@@ -61,6 +64,9 @@ class GGUFSide(SafetensorsSide):
     def stored_rows(self, name: str, r0: int, r1: int) -> torch.Tensor | None:
         return None          # GGML blocks are dequantized whole (rows)
 
+    def dense_info(self, name: str) -> TensorInfo | None:
+        return None          # compared as float32 values (rows), never byte for byte
+
     def close(self) -> None:
         self._cached = None
 
@@ -69,6 +75,7 @@ class GGUFSide(SafetensorsSide):
         flat = values.reshape(values.shape[0] if values.ndim else 1, -1)
         part = flat[r0:min(r1, flat.shape[0])]
         share = noise * part.shape[0] / max(flat.shape[0], 1)      # the noise of these rows
+        import torch
         return torch.from_numpy(np.ascontiguousarray(part, dtype=np.float32)), share
 
 

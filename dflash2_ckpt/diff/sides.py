@@ -8,28 +8,37 @@ format (the GGUF reader registers one).
 """
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from ..checkpoint import open_checkpoint
 from ..checkpoint.layout import role_of
 from ..errors import ConfigError, SourceError
 from ..sources import Source
 from ..sources.safetensors_header import DTYPE_BITS, TensorInfo
-from .dequant import dequantize_rows
 
-TORCH_DTYPES: dict[str, torch.dtype] = {
-    "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
-    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-    "BOOL": torch.bool, "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2,
-    "U32": torch.uint32, "U16": torch.uint16, "U64": torch.uint64,
-}
-_BIT_DTYPES = {"U32": torch.int32, "U16": torch.int16, "U64": torch.int64}   # bit patterns; arithmetic masks them
+if TYPE_CHECKING:      # torch loads only for a tensor that needs float work (identical.py needs none)
+    import torch
+
+
+@functools.cache
+def torch_dtypes() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(safetensors dtype -> torch dtype, unsigned dtypes -> the signed ones read as bit patterns)."""
+    import torch
+    dtypes = {
+        "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
+        "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+        "BOOL": torch.bool, "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2,
+        "U32": torch.uint32, "U16": torch.uint16, "U64": torch.uint64,
+    }
+    bits = {"U32": torch.int32, "U16": torch.int16, "U64": torch.int64}   # bit patterns; arithmetic masks them
+    return dtypes, bits
+
+
 CHUNK_BYTES = 8 << 20      # raw bytes per side per step: bounds peak memory (float32 copies are 2-8x)
 
 
@@ -114,16 +123,44 @@ class SafetensorsSide:
     def tensors(self) -> dict[str, TensorMeta]:
         return self._meta
 
-    def _bytes(self, file: str, start: int, length: int, slot: str) -> torch.Tensor:
-        """`length` bytes of `file` as a uint8 tensor: read straight into a buffer kept for `slot` (the
-        stored tensor's role: weight, weight_scale, ...) from a local file, so a step costs one copy out of
-        the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
-        is overwritten by the next read of the same slot: callers finish with the rows before that."""
+    def _file(self, file: str) -> io.BufferedReader | None:
         f = self._handles.get(file)
         if f is None and file not in self._handles:
             path = self.ckpt.source.local_path(file)
             f = open(path, "rb") if path is not None and path.is_file() else None
             self._handles[file] = f
+        return f
+
+    def is_local(self, file: str) -> bool:
+        """The file is read from disk (not through the source's ranged reads)."""
+        return self._file(file) is not None
+
+    def dense_info(self, name: str) -> TensorInfo | None:
+        """Where a dense tensor's bytes are stored (None when the tensor is quantized)."""
+        return self._dense.get(name)
+
+    def read_into(self, file: str, start: int, buf: bytearray) -> bytes | bytearray:
+        """len(buf) bytes of `file` from `start`: read into `buf` from a local file (one copy out of the page
+        cache), through the source's read_range otherwise (the Hub)."""
+        f = self._file(file)
+        if f is None:
+            data = self.ckpt.source.read_range(file, start, len(buf))
+            if len(data) != len(buf):
+                raise SourceError(f"{file} ended early at byte {start + len(data)}", path=self.label)
+            return data
+        f.seek(start)
+        got = f.readinto(buf)
+        if got != len(buf):
+            raise SourceError(f"{file} ended early at byte {start + (got or 0)}", path=self.label)
+        return buf
+
+    def _bytes(self, file: str, start: int, length: int, slot: str) -> torch.Tensor:
+        """`length` bytes of `file` as a uint8 tensor: read straight into a buffer kept for `slot` (the
+        stored tensor's role: weight, weight_scale, ...) from a local file, so a step costs one copy out of
+        the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
+        is overwritten by the next read of the same slot: callers finish with the rows before that."""
+        import torch
+        f = self._file(file)
         if f is None:
             data = self.ckpt.source.read_range(file, start, length)
             return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
@@ -144,8 +181,12 @@ class SafetensorsSide:
         r1 = min(r1, rows)
         row_bytes = cols * DTYPE_BITS[t.dtype] // 8
         data = self._bytes(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes, name.rpartition(".")[2])
-        dtype = _BIT_DTYPES.get(t.dtype, TORCH_DTYPES[t.dtype])
-        return data.view(dtype).reshape(r1 - r0, cols) if data.numel() else torch.empty((0, cols), dtype=dtype)
+        dtypes, bits = torch_dtypes()
+        dtype = bits.get(t.dtype, dtypes[t.dtype])
+        if not data.numel():
+            import torch
+            return torch.empty((0, cols), dtype=dtype)
+        return data.view(dtype).reshape(r1 - r0, cols)
 
     def close(self) -> None:
         """Close the files the comparison opened (the receipt reads through the source)."""
@@ -165,6 +206,7 @@ class SafetensorsSide:
             return self._read(self._dense[name].name, r0, r1).float(), 0.0
         mod = self.view.modules[self._quant[name]]
         assert self.view.config is not None and mod.scheme is not None and mod.logical is not None
+        from .dequant import dequantize_rows
         try:
             return dequantize_rows(mod.scheme, self.view.config, self.raw_quant, mod.module, self._read,
                                    mod.logical, r0, r1)
