@@ -11,10 +11,10 @@ the sides, Python between the calls, the profiler's own cost on small calls). On
 """
 from __future__ import annotations
 
+import argparse
 import cProfile
 import json
 import pstats
-import sys
 import time
 from typing import Any
 
@@ -50,13 +50,16 @@ def profile(base: str, case: str) -> dict[str, Any]:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", help="bench_compute.py's directory (DIR/ref and one DIR/<case> per case)")
+    ap.add_argument("cases", nargs="+", help="dense, w4a16, w8a16, fp8, nvfp4, ...")
+    args = ap.parse_args()
     t = time.process_time()
     import torch
     torch.set_num_threads(1)
     imported = round(time.process_time() - t, 3)
-    base = sys.argv[1]
-    for case in sys.argv[2:]:
-        print(json.dumps({"import_torch": imported, **profile(base, case)}), flush=True)
+    for case in args.cases:
+        print(json.dumps({"import_torch": imported, **profile(args.dir, case)}), flush=True)
 
 
 if __name__ == "__main__":
