@@ -60,7 +60,8 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
         _pwrite_all(dst_fd, memoryview(header), 0)
         os.ftruncate(dst_fd, size)               # padding and unwritten holes read as zeros
         copy_buf = bytearray()
-        ledger, planned = Ledger(), []
+        ledger = Ledger()
+        planned: list[Run] = []
         copied: list[tuple[Run, int, str]] = []
         for p in pieces:
             if p.chunks is not None:
