@@ -317,3 +317,25 @@ def test_chunked_dequantization_gives_the_whole_tensors_values(tmp_path: Path, m
             info = back.tensors[N.gguf_to_hf(t.name) or ""]
             got = np.frombuffer((out / info.file).read_bytes()[info.begin:info.end], np.float32).reshape(info.shape)
             assert np.array_equal(got, read_gguf_tensor(LocalSource(g), h, t)), (chunk, t.name)
+
+
+@pytest.mark.parametrize("outtype", ["q8_0", "bf16"])
+def test_to_gguf_type_changes_are_made_in_row_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   outtype: str) -> None:
+    """`--outtype` casts and quantizes in runs of whole rows, one run in memory at a time, and the runs join
+    to the bytes of the whole tensor converted at once (one row per run against the whole tensor)."""
+    import dflash2_ckpt.convert.to_gguf as tg
+    src = FIXTURES / "good" / "nested-v2"
+    monkeypatch.setattr(tg, "_CHUNK_BYTES", 1 << 40, raising=False)
+    whole = to_gguf(src, tmp_path / "whole.gguf", outtype=outtype).read_bytes()
+    monkeypatch.setattr(tg, "_CHUNK_BYTES", 1, raising=False)
+    sizes: list[tuple[int, ...]] = []
+    real = tg.to_float32
+
+    def tracked(raw: bytes, dtype: str, shape: tuple[int, ...]) -> Any:
+        sizes.append(shape)
+        return real(raw, dtype, shape)
+    monkeypatch.setattr(tg, "to_float32", tracked)
+    assert to_gguf(src, tmp_path / "rows.gguf", outtype=outtype).read_bytes() == whole
+    matrices = [s for s in sizes if len(s) == 2]
+    assert matrices and all(s[0] == 1 for s in matrices)            # one row per run
