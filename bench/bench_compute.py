@@ -4,7 +4,6 @@ effect of the torch thread choice, each before (commit 7aaf2fd, unpacked with `g
 after (this tree), in paired, interleaved whole processes with medians, CPU time, peak RSS and the load.
 
     python bench/bench_compute.py [--dir /tmp/dflash2-bench-compute] [--gb 0.5] [--repeat 3] [--only diff,accept,threads,smoke]
-                                  [--accept-tokens 32,64,128,256] [--accept-repeat 1] [--threads-counts 2,1]
 
 diff: a BF16 reference (H 2048 geometry of bench_convert.py, random normal x 0.02) and its derived
 checkpoints: a dense copy and W4A16 (group 128) / W8A16 / FP8 / NVFP4 made by compressed-tensors module by
@@ -14,6 +13,8 @@ and the new reference loop, the new with --batch 8, the greedy loop and the targ
 threads: the new diff (dense copy of the reference) and accept (CLI, 4 prompts x 64 tokens) with the default
 choice against each of --threads-counts (2: torch's own default on this 2-core machine; 1), interleaved, with
 the count and load average the default chose in each run.
+--accept-tokens 32,64,128,256 and --accept-repeat 1: the accept rows to run (one value per locked run keeps
+each under 10 minutes); --threads-counts 2,1: the forced counts of the threads rows.
 smoke: the H 2048, 5-layer v2 layout, CPU, old against new, once each.
 """
 from __future__ import annotations
@@ -319,9 +320,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="diff,accept,threads,smoke")
     ap.add_argument("--accept-repeat", type=int, default=1)
+    ap.add_argument("--json", default=None)
     ap.add_argument("--accept-tokens", default="32,64,128,256", help="--max-new-tokens values, comma-separated")
     ap.add_argument("--threads-counts", default="2,1", help="forced --threads values the default is paired with")
-    ap.add_argument("--json", default=None)
     args = ap.parse_args()
     base, old = Path(args.dir), old_tree(Path(args.old))
     base.mkdir(parents=True, exist_ok=True)
