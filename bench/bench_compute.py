@@ -15,8 +15,11 @@ checkpoints: a dense copy and W4A16 (group 128) / W8A16 / FP8 / NVFP4 made by co
 module; `cat REF DERIVED > /dev/null`, the old and the new `dflash2-ckpt diff` alternate, page cache warm.
 accept: the tiny pair, all 8 prompts, in one process per run (after loading, OMP_NUM_THREADS=1): the old
 and the new reference loop, the new with --batch 8, the greedy loop and the target's own generate().
-threads: the new diff (W4A16) and accept (CLI, 4 prompts x 64 tokens) with the default choice against
---threads 2 (torch's own default on this 2-core machine).
+threads: the new diff (dense copy of the reference) and accept (CLI, 4 prompts x 64 tokens) with the default
+choice against each of --threads-counts (2: torch's own default on this 2-core machine; 1), interleaved, with
+the count and load average the default chose in each run.
+--accept-tokens 32,64,128,256 and --accept-repeat 1: the accept rows to run (one value per locked run keeps
+each under 10 minutes); --threads-counts 2,1: the forced counts of the threads rows.
 smoke: the H 2048, 5-layer v2 layout, CPU, old against new, once each.
 """
 from __future__ import annotations
@@ -191,42 +194,49 @@ from dflash2_ckpt.accept import loop
 from dflash2_ckpt.accept.prompts import load_prompts
 from dflash2_ckpt.accept.target import load_target
 from dflash2_ckpt.smoke.drafting import load_drafter
-pair, n = Path(sys.argv[1]), int(sys.argv[2])
+pair, n, full = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "full"
 drafter = load_drafter(pair / "drafter", target=pair / "target", device="cpu")
 target = load_target(pair / "target", drafter.spec.target_layer_ids, torch.device("cpu"))
 plist, _ = load_prompts(target.tokenizer, None, pair / "target")
 loop.speculative(target, drafter, plist[0].ids, 8)
 out = {}
-t = time.perf_counter(); spec = [loop.speculative(target, drafter, p.ids, n) for p in plist]
-out["speculative"] = time.perf_counter() - t
+def clock(key, t, c):     # wall and CPU (this process) of one phase: the wall moves with the machine's load
+    out[key], out[key + "_cpu"] = time.perf_counter() - t, time.process_time() - c
+t, c = time.perf_counter(), time.process_time(); spec = [loop.speculative(target, drafter, p.ids, n) for p in plist]
+clock("speculative", t, c)
 out["tokens"] = sum(len(s.tokens) for s in spec)
-if hasattr(loop, "speculative_batch"):
-    t = time.perf_counter(); b = loop.speculative_batch(target, drafter, [p.ids for p in plist], n)
-    out["batch8"] = time.perf_counter() - t
+if full and hasattr(loop, "speculative_batch"):
+    t, c = time.perf_counter(), time.process_time(); b = loop.speculative_batch(target, drafter, [p.ids for p in plist], n)
+    clock("batch8", t, c)
     out["batch_same"] = [x.tokens for x in b] == [s.tokens for s in spec]
-t = time.perf_counter(); ref = [loop.greedy(target, p.ids, n) for p in plist]
-out["greedy"] = time.perf_counter() - t
+t, c = time.perf_counter(), time.process_time(); ref = [loop.greedy(target, p.ids, n) for p in plist]
+clock("greedy", t, c)
 out["lossless"] = [r.tokens for r in ref] == [s.tokens for s in spec]
-t = time.perf_counter(); gen = []
+out["spec_tokens"] = [s.tokens for s in spec]
+if not full:        # the old tree: only its loop is compared (batch and generate() are the new tree's rows)
+    print(json.dumps(out))
+    raise SystemExit(0)
+t, c = time.perf_counter(), time.process_time(); gen = []
 for p in plist:
     x = torch.tensor([p.ids])
     with torch.no_grad():
         g = target.model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=n, do_sample=False,
                                   pad_token_id=target.pad_id if hasattr(target, "pad_id") else 0)
     gen.append(g[0, len(p.ids):].tolist())
-out["generate"] = time.perf_counter() - t
+clock("generate", t, c)
 out["generate_same"] = [g[:len(r.tokens)] for g, r in zip(gen, ref)] == [r.tokens for r in ref]
 print(json.dumps(out))
 """
 
 
-def bench_accept(old: Path, repeat: int, results: dict[str, Any]) -> None:
+def bench_accept(old: Path, repeat: int, tokens: list[int], results: dict[str, Any]) -> None:
     rows = []
-    for n in (32, 64, 128, 256):
+    for n in tokens:
         runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
         for _ in range(repeat):
             for which, code in (("old", old), ("new", ROOT)):
-                r = measure([sys.executable, "-c", ACCEPT, str(PAIR), str(n)], env_for(code, OMP_NUM_THREADS="1"))
+                r = measure([sys.executable, "-c", ACCEPT, str(PAIR), str(n), "full" if which == "new" else "loop"],
+                            env_for(code, OMP_NUM_THREADS="1"))
                 if r["rc"]:
                     raise SystemExit(r["stderr"])
                 r.update(json.loads(r["stdout"].strip().splitlines()[-1]))
@@ -235,10 +245,15 @@ def bench_accept(old: Path, repeat: int, results: dict[str, Any]) -> None:
                "old_speculative_s": med(runs["old"], "speculative"), "new_speculative_s": med(runs["new"], "speculative"),
                "new_batch8_s": med(runs["new"], "batch8"), "greedy_s": med(runs["new"], "greedy"),
                "generate_s": med(runs["new"], "generate"),
+               "old_speculative_cpu": med(runs["old"], "speculative_cpu"),
+               "new_speculative_cpu": med(runs["new"], "speculative_cpu"),
+               "new_batch8_cpu": med(runs["new"], "batch8_cpu"), "greedy_cpu": med(runs["new"], "greedy_cpu"),
+               "generate_cpu": med(runs["new"], "generate_cpu"),
                "lossless": all(r["lossless"] for r in runs["old"] + runs["new"]),
                "batch_same": all(r["batch_same"] for r in runs["new"]),
                "generate_same": all(r["generate_same"] for r in runs["new"]),
-               "same_tokens_old_new": runs["old"][0]["tokens"] == runs["new"][0]["tokens"]}
+               "same_tokens_old_new": all(r["spec_tokens"] == runs["new"][0]["spec_tokens"]
+                                          for r in runs["old"] + runs["new"])}
         rows.append(row)
         print(json.dumps(row), flush=True)
     results["accept"] = rows
@@ -246,21 +261,28 @@ def bench_accept(old: Path, repeat: int, results: dict[str, Any]) -> None:
 
 # --- threads ---------------------------------------------------------------------------------------------------
 
-def bench_threads(base: Path, repeat: int, results: dict[str, Any]) -> None:
-    ref, der = base / "ref", base / "w4a16"
+def bench_threads(base: Path, repeat: int, counts: list[int], results: dict[str, Any]) -> None:
+    """The default choice against each forced count, interleaved run by run (the order alternating)."""
+    ref, _ = build_pairs(base, 0.5, [])
+    der = base / "dense"
     diff = [sys.executable, "-m", "dflash2_ckpt", "diff", str(der), "--reference", str(ref), "--format", "json"]
     acc = [sys.executable, "-m", "dflash2_ckpt", "accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"),
            "--limit", "4", "--max-new-tokens", "64", "--device", "cpu", "--format", "json"]
     rows = []
-    for label, cmd in (("diff W4A16", diff), ("accept 4 x 64", acc)):
-        if label.startswith("diff") and not (der / "model.safetensors").is_file():
-            continue
-        runs: dict[str, list[dict[str, Any]]] = {"chosen": [], "two": []}
-        for _ in range(repeat):
-            runs["chosen"].append(measure(cmd, env_for(ROOT)))
-            runs["two"].append(measure(cmd + ["--threads", "2"], env_for(ROOT)))
-        chosen = [json.loads(r["stdout"]).get("threads", {}).get("threads") for r in runs["chosen"]]
-        row = {"what": label, "chosen_threads": chosen, "load": loads(runs["chosen"] + runs["two"]),
+    for label, cmd in (("diff dense", diff), ("accept 4 x 64", acc)):
+        variants = {"default": cmd, **{f"--threads {k}": cmd + ["--threads", str(k)] for k in counts}}
+        runs: dict[str, list[dict[str, Any]]] = {k: [] for k in variants}
+        for i in range(repeat):
+            order = list(variants) if i % 2 == 0 else list(reversed(variants))
+            for k in order:
+                r = measure(variants[k], env_for(ROOT))
+                if r["rc"] not in (0, 1):
+                    raise SystemExit(r["stderr"])
+                r["threads"] = json.loads(r["stdout"]).get("threads", {})
+                runs[k].append(r)
+        row = {"what": label, "default_chose": [(r["threads"].get("threads"), r["threads"].get("load_average"))
+                                                for r in runs["default"]],
+               "load": loads(sum(runs.values(), [])),
                **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")}}
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -306,6 +328,8 @@ def main() -> None:
     ap.add_argument("--schemes", default="dense,w4a16,w8a16,fp8,nvfp4")
     ap.add_argument("--accept-repeat", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--accept-tokens", default="32,64,128,256", help="--max-new-tokens values, comma-separated")
+    ap.add_argument("--threads-counts", default="2,1", help="forced --threads values the default is paired with")
     args = ap.parse_args()
     base, old = Path(args.dir), old_tree(Path(args.old))
     base.mkdir(parents=True, exist_ok=True)
@@ -314,9 +338,9 @@ def main() -> None:
     if "diff" in only:
         bench_diff(base, old, args.gb, args.repeat, results, set(args.schemes.split(",")))
     if "accept" in only:
-        bench_accept(old, args.accept_repeat, results)
+        bench_accept(old, args.accept_repeat, [int(x) for x in args.accept_tokens.split(",")], results)
     if "threads" in only:
-        bench_threads(base, args.repeat, results)
+        bench_threads(base, args.repeat, [int(x) for x in args.threads_counts.split(",")], results)
     if "smoke" in only:
         bench_smoke(base, old, results)
     results["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

@@ -4,6 +4,7 @@
 
     python bench/bench_gguf.py [--dir /tmp/dflash2-bench-gguf] [--sizes 0.5,2,4,8] [--repeat 2]
                                [--parts header,to-gguf,from-gguf] [--caches hot,cold]
+                               [--kinds BF16,Q8_0,Q4_K_M] [--keep]
 
 header     The 27B layout (fixtures/real/) converted `--to gguf --tokenizer-from` a synthetic target GGUF with
            a real-size vocabulary (248,320 tokens of 4-12 bytes, 247,000 merges: an 8 MB header), against
@@ -14,9 +15,11 @@ to-gguf    bench_convert.py's dense layout (H 2048, vocab 151,936) at each size,
            `cp SRC/model.safetensors DST && sync`: `python -m dflash2_ckpt convert SRC -o DST.gguf --to gguf
            --tokenizer-from TOK.gguf` (BF16 kept: exact; a 151,936-token vocabulary with 150,000 merges).
 from-gguf  The 27B layout with every byte written (normal values), as BF16 GGUF (convert --to gguf), and as
-           Q8_0 and Q4_K_M made from it by llama.cpp's llama-quantize (the pinned b11434 build); each
-           converted back `--to nested` once, against `cp FILE DST && sync`, with peak RSS; and the
-           `--dry-run` of each (fresh process, wall and peak RSS).
+           Q8_0 and Q4_K_M made from it by llama.cpp's llama-quantize (the pinned b11434 build; Q8_0 by the
+           toolkit's own `--to gguf --outtype q8_0` while the build is missing); each converted back
+           `--to nested` against `cp FILE DST && sync`, paired, with peak RSS beside the largest tensor;
+           and the `--dry-run` of each (fresh processes, wall and peak RSS). `--keep` keeps the built files
+           in --dir, so that each kind can be measured in its own short run.
 Paired runs, caches and the load average as in bench/_paired.py. Everything is deleted at the end.
 """
 from __future__ import annotations
@@ -144,55 +147,104 @@ def to_gguf_part(d: Path, sizes: list[float], repeat: int, caches: list[str]) ->
             shutil.rmtree(src, ignore_errors=True)
 
 
-def quantize(src: Path, dst: Path, kind: str) -> None:
-    build = Path.home() / ".cache" / "dflash2-ckpt" / "llama.cpp-b11434" / "build" / "bin"
-    env = dict(os.environ, LD_LIBRARY_PATH=str(build))
-    subprocess.run([str(build / "llama-quantize"), str(src), str(dst), kind, "2"], check=True, env=env,
+LLAMA_BIN = Path.home() / ".cache" / "dflash2-ckpt" / "llama.cpp-b11434" / "build" / "bin"
+
+
+def quantize(src: Path, dst: Path, kind: str) -> str:
+    """Q8_0 / Q4_K_M of the BF16 GGUF by llama-quantize; without the build, Q8_0 by the toolkit's own
+    `--to gguf --outtype q8_0` (the gguf package's quantizer) from the dense source. Returns what made it."""
+    env = dict(os.environ, LD_LIBRARY_PATH=str(LLAMA_BIN))
+    subprocess.run([str(LLAMA_BIN / "llama-quantize"), str(src), str(dst), kind, "2"], check=True, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return "llama-quantize b11434"
 
 
-def from_gguf_part(d: Path) -> None:
+def build_27b(d: Path, kinds: list[str]) -> dict[str, tuple[Path, str]]:
+    """The 27B layout as each GGUF kind asked for, reused when already in `d` (--keep between runs)."""
     cfg = json.loads((REAL / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
     ts = read_tensor_list(REAL / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv")
     tok = d / "tok-248k.gguf"
-    if not tok.exists():
+    files = {k: d / f"27b-{k.lower()}.gguf" for k in kinds}
+    made = {k: (d / f"27b-{k.lower()}.made").read_text() if (d / f"27b-{k.lower()}.made").exists() else ""
+            for k in kinds}
+    bf16 = d / "27b-bf16.gguf"
+    todo = [k for k in kinds if not files[k].exists() or not made[k]]
+    if todo and not tok.exists():
         tokenizer_gguf(tok, cfg["vocab_size"], 247_000)
-    dense = materialise(d / "27b-dense", cfg, ts, data=repeated(normal_block()))
-    files = {"BF16": d / "27b-bf16.gguf"}
-    subprocess.run(cli("convert", str(dense), "-o", str(files["BF16"]), "--to", "gguf", "--tokenizer-from", str(tok)),
-                   check=True, stdout=subprocess.DEVNULL)
-    shutil.rmtree(dense)
-    for kind in ("Q8_0", "Q4_K_M"):
-        files[kind] = d / f"27b-{kind.lower()}.gguf"
-        quantize(files["BF16"], files[kind], kind)
-    print("baseline: cp FILE.gguf DST && sync; candidate: python -m dflash2_ckpt convert FILE.gguf -o DST --to nested "
-          "(one pair each, hot); dry run: the same with --dry-run")
-    print("| GGUF | file GB | cp+sync s | convert s | ratio | convert CPU s | convert peak RSS MiB | written GB | "
-          "dry run s | dry run peak RSS MiB | load average |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    dense = d / "27b-dense"
+    if todo and not bf16.exists():
+        materialise(dense, cfg, ts, data=repeated(normal_block()))
+        subprocess.run(cli("convert", str(dense), "-o", str(bf16), "--to", "gguf", "--tokenizer-from", str(tok)),
+                       check=True, stdout=subprocess.DEVNULL)
+        (d / "27b-bf16.made").write_text("convert --to gguf")
+        made["BF16"] = "convert --to gguf"
+    for k in todo:
+        if k == "BF16":
+            continue
+        if (LLAMA_BIN / "llama-quantize").exists():
+            made[k] = quantize(bf16, files[k], k)
+        elif k == "Q8_0":
+            if not dense.exists():
+                materialise(dense, cfg, ts, data=repeated(normal_block()))
+            subprocess.run(cli("convert", str(dense), "-o", str(files[k]), "--to", "gguf", "--outtype", "q8_0",
+                               "--tokenizer-from", str(tok)), check=True, stdout=subprocess.DEVNULL)
+            made[k] = "convert --to gguf --outtype q8_0 (gguf package)"
+        else:
+            raise SystemExit(f"{k} needs llama-quantize ({LLAMA_BIN}), which is not built yet")
+        (d / f"27b-{k.lower()}.made").write_text(made[k])
+    shutil.rmtree(dense, ignore_errors=True)
+    return {k: (files[k], made[k]) for k in kinds}
+
+
+def _out_sizes(f: Path) -> list[tuple[int, int, str]]:
+    """(stored bytes, bytes once converted, name) per tensor: dense types copied, the others float32."""
+    import math
+
+    from dflash2_ckpt.sources import LocalSource
+    from dflash2_ckpt.sources.gguf_header import read_gguf_header
+    h, _ = read_gguf_header(LocalSource(f), f.name)
+    return [(t.nbytes, t.nbytes if t.type_name in ("F32", "F16", "BF16") else 4 * math.prod(t.shape), t.name)
+            for t in h.tensors]
+
+
+def largest(f: Path) -> tuple[int, int, str]:
+    return max(_out_sizes(f), key=lambda x: x[1])
+
+
+def out_bytes(f: Path) -> int:
+    return sum(x[1] for x in _out_sizes(f))
+
+
+def from_gguf_part(d: Path, kinds: list[str], repeat: int, caches: list[str]) -> None:
+    files = build_27b(d, kinds)
+    print("baseline: sh -c 'cp FILE.gguf DST && sync'; candidate: python -m dflash2_ckpt convert FILE.gguf -o DST "
+          "--to nested; dry run: the candidate with --dry-run (fresh process, file hot)")
     out = d / "out"
-    for kind, f in files.items():
+    for kind, (f, made) in files.items():
+        stored, f32, name = largest(f)
+        print(f"{kind} ({made}): {f.stat().st_size:,} B; largest tensor as written {name}: {stored / 2**20:.0f} MiB "
+              f"stored, {f32 / 2**20:.0f} MiB out", flush=True)
+
         def clean() -> None:
             shutil.rmtree(out, ignore_errors=True)
             (d / "out.bin").unlink(missing_ok=True)
         base = ["sh", "-c", f"cp '{f}' '{d / 'out.bin'}' && sync"]
         cand = cli("convert", str(f), "-o", str(out), "--to", "nested")
-        clean()
+        print(_paired.HEADER)
+        for cache in caches:
+            r = _paired.paired(base, cand, [f], cache, repeat, clean)
+            print(_paired.row(f"GGUF {kind} -> HF nested", f.stat().st_size, r), flush=True)
+        written = out_bytes(f)
         _paired.warm([f])
-        b = _paired.measure(base)
+        dry = [_paired.measure(cli("convert", str(f), "-o", str(out), "--to", "nested", "--dry-run"))
+               for _ in range(max(repeat, 3))]
+        dry_s = sorted(x["seconds"] for x in dry)[len(dry) // 2]
+        dry_rss = max(x["max_rss_mib"] for x in dry)
+        dry_load = [x for r in dry for x in r["load"]]
+        print(f"{kind}: tensor bytes written {written / 1e9:.2f} GB; --dry-run median {dry_s:.2f} s (CPU "
+              f"{sorted(x['cpu'] for x in dry)[len(dry) // 2]:.2f} s), peak RSS {dry_rss:.0f} MiB, "
+              f"load {min(dry_load):.1f}-{max(dry_load):.1f}", flush=True)
         clean()
-        _paired.warm([f])
-        c = _paired.measure(cand)
-        written = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-        clean()
-        dry = _paired.measure(cli("convert", str(f), "-o", str(out), "--to", "nested", "--dry-run"))
-        loads = [*b["load"], *c["load"], *dry["load"]]
-        print(f"| {kind} | {f.stat().st_size / 1e9:.2f} | {b['seconds']:.2f} | {c['seconds']:.2f} | "
-              f"{c['seconds'] / b['seconds']:.2f}x | {c['cpu']:.2f} | {c['max_rss_mib']:.0f} | {written / 1e9:.2f} | "
-              f"{dry['seconds']:.2f} | {dry['max_rss_mib']:.0f} | {min(loads):.1f}-{max(loads):.1f} |", flush=True)
-        clean()
-    for f in files.values():
-        f.unlink()
 
 
 def main() -> None:
@@ -202,10 +254,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--parts", default="header,to-gguf,from-gguf")
     ap.add_argument("--caches", default="hot,cold")
+    ap.add_argument("--kinds", default="BF16,Q8_0,Q4_K_M", help="GGUF kinds of the from-gguf part")
+    ap.add_argument("--keep", action="store_true", help="keep --dir (the built files) for the next run")
     a = ap.parse_args()
     d = Path(a.dir)
-    shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
+    if not a.keep:
+        shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True, exist_ok=True)
     os.environ["PYTHONPATH"] = str(ROOT)
     parts, caches = a.parts.split(","), a.caches.split(",")
     try:
@@ -214,9 +269,10 @@ def main() -> None:
         if "to-gguf" in parts:
             to_gguf_part(d, [float(s) for s in a.sizes.split(",")], a.repeat, caches)
         if "from-gguf" in parts:
-            from_gguf_part(d)
+            from_gguf_part(d, a.kinds.split(","), a.repeat, caches)
     finally:
-        shutil.rmtree(d, ignore_errors=True)
+        if not a.keep:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Literal
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Literal
 
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
@@ -145,7 +145,7 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
         if exact:
             sources.append(Piece(hf, 0, root / h.file, t.begin, t.end))
         else:       # dequantized when written (never by a dry run), one tensor in memory at a time
-            sources.append(Piece(hf, 0, None, compute=_dequantizer(ckpt, h.file, t), length=4 * math.prod(t.shape)))
+            sources.append(Piece(hf, 0, None, chunks=_dequantizer(ckpt, h.file, t), length=4 * math.prod(t.shape)))
         rows.append({"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": exact,
                      "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)})
     lossy = [r for r in rows if not r["exact"]]
@@ -156,12 +156,32 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> t
     return entries, sources, rows
 
 
-def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], memoryview]:
-    def compute() -> memoryview:
-        # the array's own bytes, not a copy: peak memory is the quantized tensor plus its float32 values
-        values = to_float32(ckpt.source.read_range(file, t.begin, t.nbytes), t.type_name, t.shape)
-        return values.reshape(-1).view("uint8").data
-    return compute
+# float32 bytes dequantized at a time: gguf's dequantize holds its output twice (the per-group results, then
+# their concatenation), so a whole 27B fc.weight (500 MiB as float32) peaked at 1 GiB plus its stored bytes
+_CHUNK_BYTES = 16 << 20
+
+
+def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], Iterator[memoryview]]:
+    """The tensor's float32 values in runs of whole rows (a ggml row is whole blocks), read and dequantized
+    one run at a time: peak memory is about one run of `_CHUNK_BYTES`, whatever the tensor's size."""
+    cols = t.shape[-1] if t.shape else 1
+    rows = math.prod(t.shape[:-1])
+    row_bytes = t.nbytes // rows if rows else 0
+    if rows * row_bytes != t.nbytes:
+        raise ConversionError(f"{t.name}: {t.nbytes} bytes are not {rows} whole rows of {t.type_name}",
+                              path=ckpt.label)
+    step = max(1, _CHUNK_BYTES // (4 * cols))
+
+    def chunks() -> Iterator[memoryview]:
+        for r in range(0, rows, step):
+            k = min(step, rows - r)
+            raw = ckpt.source.read_range(file, t.begin + r * row_bytes, k * row_bytes)
+            values = to_float32(raw, t.type_name, (k, cols))
+            del raw
+            # the array's own bytes, not a copy
+            yield values.reshape(-1).view("uint8").data
+            del values
+    return chunks
 
 
 def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],

@@ -6,7 +6,8 @@ same idea for contiguous safetensors shards, and its copy, ledger and spot-check
 here: every write goes into a ledger that must cover the planned runs exactly, the header is read back
 whole, each copied run and each computed piece is spot-checked at its ends and at random places, and the
 source files must be unchanged at the end. Computed bytes are checked in memory before they are written
-(their length against the plan) and then let go, so memory holds one tensor at a time.
+(their length against the plan) and then let go, so memory holds one tensor at a time, or one chunk of
+one where the piece is made in chunks (a dequantized tensor: its float32 values are 2-8x the stored bytes).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..errors import ConversionError
 from .stream import (Ledger, Run, Snapshot, _copy_range, _pwrite_all, same_samples, sample_places, segments,
@@ -32,13 +33,16 @@ class Piece:
     # ... or bytes computed when the piece is written (a dequantized tensor): `length` of them, made,
     # written and checked one piece at a time, so memory holds one tensor, never the file
     compute: Callable[[], bytes | memoryview] | None = None
+    # ... or computed in consecutive chunks (`length` bytes in all), each written and checked before the next
+    # is made: memory holds one chunk, not the tensor
+    chunks: Callable[[], Iterator[bytes | memoryview]] | None = None
     length: int = 0
 
     @property
     def nbytes(self) -> int:
         if self.src_file is not None:
             return self.src_end - self.src_begin
-        return self.length if self.compute is not None else len(self.data)
+        return self.length if self.compute is not None or self.chunks is not None else len(self.data)
 
 
 def _differs(name: str, dst: Path) -> ConversionError:
@@ -56,9 +60,13 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
         _pwrite_all(dst_fd, memoryview(header), 0)
         os.ftruncate(dst_fd, size)               # padding and unwritten holes read as zeros
         copy_buf = bytearray()
-        ledger, planned = Ledger(), []
+        ledger = Ledger()
+        planned: list[Run] = []
         copied: list[tuple[Run, int, str]] = []
         for p in pieces:
+            if p.chunks is not None:
+                _write_chunks(dst_fd, dst, p, planned, ledger, rng)
+                continue
             if p.src_file is None:
                 data = p.compute() if p.compute is not None else p.data
                 if len(data) != p.nbytes:
@@ -97,6 +105,26 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
         for fd, _ in fds.values():
             os.close(fd)
     return len(pieces)
+
+
+def _write_chunks(dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: Ledger,
+                  rng: random.Random) -> None:
+    at, end = p.out_begin, p.out_begin + p.nbytes
+    chunks = p.chunks() if p.chunks is not None else iter(())
+    # `next` before binding: the previous chunk is already released when the next one is made
+    while (data := next(chunks, None)) is not None:
+        n = memoryview(data).nbytes
+        if at + n > end:
+            raise ConversionError(f"internal: {p.name} computed more than its {p.nbytes} bytes")
+        planned.append((at, n, -1))
+        _pwrite_all(dst_fd, memoryview(data), at, ledger)
+        start_writeback(dst_fd, at, n)
+        if not _same_as_memory(dst_fd, at, data, rng):
+            raise _differs(p.name, dst)
+        del data
+        at += n
+    if at != end:
+        raise ConversionError(f"internal: {p.name} computed {at - p.out_begin} bytes, not {p.nbytes}")
 
 
 def _same_as_memory(dst_fd: int, at: int, data: bytes | memoryview, rng: random.Random) -> bool:

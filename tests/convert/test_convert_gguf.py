@@ -3,6 +3,7 @@ tokenizer, refusals, and the never-damage guarantees."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -271,23 +272,70 @@ def test_dry_run_of_a_quantized_gguf_reads_the_header_only(tmp_path: Path, monke
     assert doc["dequantized_tensors"] > 0 and not (tmp_path / "out").exists()
 
 
-def test_the_conversion_holds_one_dequantized_tensor_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each quantized tensor is dequantized, written and compared before the next: when one is made, every
-    earlier one has been released (peak memory is one tensor, not the file)."""
+def test_the_conversion_holds_one_dequantized_chunk_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each quantized tensor is dequantized in runs of whole rows, each written and compared before the next is
+    made: when one is made, every earlier one has been released, and none is over the chunk size (peak memory
+    is one chunk, not the tensor: gguf's own dequantize holds a whole tensor's float32 values twice)."""
     import gc
     import weakref
 
     import dflash2_ckpt.convert.from_gguf as fg
     g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "q.gguf", outtype="q8_0")
+    monkeypatch.setattr(fg, "_CHUNK_BYTES", 4096, raising=False)
     alive: list[weakref.ref[Any]] = []
+    sizes: list[int] = []
     real = fg.to_float32
 
     def tracked(*a: Any, **k: Any) -> Any:
         gc.collect()
-        assert all(r() is None for r in alive), "an earlier dequantized tensor is still held"
+        assert all(r() is None for r in alive), "an earlier dequantized chunk is still held"
         out = real(*a, **k)
         alive.append(weakref.ref(out))
+        sizes.append(out.nbytes)
         return out
     monkeypatch.setattr(fg, "to_float32", tracked)
     r = convert_from_gguf(g, tmp_path / "back", to="nested")
-    assert r.written and len(alive) == sum(not t["exact"] for t in r.tensors) > 1
+    h = header_of(g)
+    rows = {t.name: t.shape[-1] * 4 for t in h.tensors if t.type_name == "Q8_0"}
+    assert r.written and len(alive) > sum(not t["exact"] for t in r.tensors) > 1      # several chunks per tensor
+    assert max(sizes) <= max(4096, max(rows.values())) < max(4 * math.prod(t.shape) for t in h.tensors)
+
+
+def test_chunked_dequantization_gives_the_whole_tensors_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Row runs of every size (one row, a few, a run that ends mid-tensor) give the gguf package's values for
+    the whole tensor, placed where the safetensors header says."""
+    import dflash2_ckpt.convert.from_gguf as fg
+    g = to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "q.gguf", outtype="q8_0")
+    h = header_of(g)
+    quantized = [t for t in h.tensors if t.type_name == "Q8_0"]
+    for chunk in (1, 3 * 4 * quantized[0].shape[-1] + 4, 1 << 20):
+        out = tmp_path / f"back-{chunk}"
+        monkeypatch.setattr(fg, "_CHUNK_BYTES", chunk, raising=False)
+        convert_from_gguf(g, out, to="nested")
+        back = open_checkpoint(out)
+        for t in quantized:
+            info = back.tensors[N.gguf_to_hf(t.name) or ""]
+            got = np.frombuffer((out / info.file).read_bytes()[info.begin:info.end], np.float32).reshape(info.shape)
+            assert np.array_equal(got, read_gguf_tensor(LocalSource(g), h, t)), (chunk, t.name)
+
+
+@pytest.mark.parametrize("outtype", ["q8_0", "bf16"])
+def test_to_gguf_type_changes_are_made_in_row_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   outtype: str) -> None:
+    """`--outtype` casts and quantizes in runs of whole rows, one run in memory at a time, and the runs join
+    to the bytes of the whole tensor converted at once (one row per run against the whole tensor)."""
+    import dflash2_ckpt.convert.to_gguf as tg
+    src = FIXTURES / "good" / "nested-v2"
+    monkeypatch.setattr(tg, "_CHUNK_BYTES", 1 << 40, raising=False)
+    whole = to_gguf(src, tmp_path / "whole.gguf", outtype=outtype).read_bytes()
+    monkeypatch.setattr(tg, "_CHUNK_BYTES", 1, raising=False)
+    sizes: list[tuple[int, ...]] = []
+    real = tg.to_float32
+
+    def tracked(raw: bytes, dtype: str, shape: tuple[int, ...]) -> Any:
+        sizes.append(shape)
+        return real(raw, dtype, shape)
+    monkeypatch.setattr(tg, "to_float32", tracked)
+    assert to_gguf(src, tmp_path / "rows.gguf", outtype=outtype).read_bytes() == whole
+    matrices = [s for s in sizes if len(s) == 2]
+    assert matrices and all(s[0] == 1 for s in matrices)            # one row per run
