@@ -1,9 +1,11 @@
 """The recall pair separates every silent failure from the trained drafter, seed after seed.
 
-Its text is recall of a random prefix, so a drafter knows the continuation only through the target's
-hidden states: a random fc, v2 weights read as v1 and taps shifted by one each cost τ whatever the
-prompts (causal attention does not, on this pair: see below). Seed s draws fresh prompts (and the fc noise); bench/accept_failures.py runs
-the same over 16 seeds and more tokens (bench/RESULTS.md).
+The pair speaks two languages (fixtures/build_recall_pair.py). Recall of a random prefix: a drafter knows
+the continuation only through the target's hidden states, so a random fc, v2 weights read as v1 and
+taps shifted by one each cost τ whatever the prompts. A second-order rule: its greedy continuation is a
+chain the drafter computes slot after slot, and a drafter trained bidirectionally loses τ there under a
+causal mask. Seed s draws one recall and three rule prompts (and the fc noise); bench/accept_failures.py
+runs the same over 16 seeds (bench/RESULTS.md).
 """
 from __future__ import annotations
 
@@ -41,14 +43,14 @@ def drafter():
     return load_drafter(PAIR / "drafter", target=PAIR / "target", device="cpu")
 
 
-def _tau(d, prompts) -> float:
-    return dflash2_ckpt.accept(d, PAIR / "target", prompts=prompts, max_new_tokens=32, device="cpu").tau.mean
+def _tau(d, prompts, target=PAIR / "target") -> float:
+    return dflash2_ckpt.accept(d, target, prompts=prompts, max_new_tokens=32, device="cpu").tau.mean
 
 
 @pytest.fixture(scope="module")
 def prompts(tmp_path_factory):
     root = tmp_path_factory.mktemp("recall-prompts")
-    return {s: BENCH.seed_prompts(PAIR, s, 1, root / f"{s}.jsonl") for s in SEEDS}
+    return {s: BENCH.seed_prompts(PAIR, s, 1, root / f"{s}.jsonl", 3) for s in SEEDS}
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +67,16 @@ def test_random_fc_never_drafts_whatever_the_seed(drafter, prompts, trained):
     assert max(taus.values()) < NOT_DRAFTING < min(trained.values()), taus
 
 
-# causal attention costs nothing on this pair (measured: tau 8.0 on all 16 seeds, bench/RESULTS.md): every
-# block slot reads the target's context on its own and never needs a later slot, so the check is not here
-@pytest.mark.parametrize("variant", ["v2-as-v1", "taps+1"])
+# each variant's cost on the trained drafter's own seeds: at least the margin named here (the bench's
+# 16 seeds measured more, bench/RESULTS.md)
+COST = {"v2-as-v1": 1.0, "taps+1": 1.0, "taps-1": 1.0, "causal": 0.25}
+
+
+@pytest.mark.parametrize("variant", sorted(COST))
 def test_each_silent_failure_costs_tau_on_every_seed(variant, drafter, prompts, trained):
     [breaks] = [f for name, _, f in BENCH.VARIANTS if name == variant]
     broken = breaks(drafter, 0)
+    target = BENCH.TARGETS[variant](PAIR, drafter) if variant in BENCH.TARGETS else PAIR / "target"
     seeds = list(SEEDS)[:4]                  # the bench covers 16; four keep the suite short
-    taus = {s: _tau(broken, prompts[s]) for s in seeds}
-    assert all(taus[s] <= trained[s] - 1.0 for s in seeds), (taus, trained)
+    taus = {s: _tau(broken, prompts[s], target) for s in seeds}
+    assert all(taus[s] <= trained[s] - COST[variant] for s in seeds), (taus, trained)

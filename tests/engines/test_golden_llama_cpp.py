@@ -4,9 +4,9 @@ The record was made by running llama-server on each variant of the recall drafte
 (tests/llama_cpp/golden.py); tests/llama_cpp/test_golden_engine.py re-runs the engine when it is built.
 Here compat judges the same variants (made without llama.cpp where that is possible) and must agree:
 "loads" / "degraded" where the engine loaded the file and drafted, "fails" where it refused it. Where the
-engine loaded the file but its drafting collapsed (τ under half the as-converted file's: taps not shifted,
-a v1 file stripped of its conv and selector), a verify error may make compat say "fails" (DF813) rather
-than let the silent loss pass as "loads".
+engine loaded the file but lost a quarter of its τ or more against the as-converted file (taps not
+shifted: 4.43 against 7.75; a v1 file stripped of its conv and selector: 1.12), a verify error may make
+compat say "fails" (DF813) rather than let the silent loss pass as "loads".
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _agrees(verdict: str, row: dict) -> bool:
     if not engine["loads"]:
         return verdict == "fails"
     [base] = [r["engine"]["tau"] for r in ROWS if r["variant"] == "as-converted"]
-    if engine["tau"] < base / 2:   # loaded, drafting collapsed: a stripped v1 is a valid v1 file, so the exact record decides
+    if engine["tau"] < 0.75 * base:   # loaded, drafting lost: a stripped v1 is a valid v1 file, so the exact record decides
         return verdict in ("loads", "degraded", "fails")
     return verdict in ("loads", "degraded")
 
