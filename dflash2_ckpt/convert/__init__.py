@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
@@ -112,8 +111,10 @@ def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
     _write_json(tmp / "config.json", config)
     if index is not None:
         _write_json(tmp / INDEX, index)
-    for f in plan.copy_files:
-        shutil.copyfile(src_root / f, tmp / f)
+    if plan.copy_files:
+        import shutil        # loaded only when there are other files to carry (bz2, lzma come with it)
+        for f in plan.copy_files:
+            shutil.copyfile(src_root / f, tmp / f)
     return checked
 
 

@@ -87,7 +87,8 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                     run = (p.out_begin + off, n, p.src_begin + off)
                     planned.append(run)
                     copied.append((run, fd, p.name))
-                    _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger)
+                    _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger,
+                                writeback=True)
         if not ledger.matches(planned):
             raise ConversionError(f"the writes to {dst.name} do not cover the planned byte ranges exactly; the "
                                   "output was discarded")

@@ -15,9 +15,6 @@ import errno
 import json
 import os
 import re
-import secrets
-import shutil
-import socket
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -26,7 +23,16 @@ TMP, OLD = ".dflash2-tmp-", ".dflash2-old-"
 
 
 def _name(dst: Path, tag: str) -> Path:
-    return dst.parent / f".{dst.name}{tag}{os.getpid()}-{secrets.token_hex(4)}"
+    # os.urandom, not secrets.token_hex: the same 8 hex digits without importing secrets (hmac, hashlib)
+    return dst.parent / f".{dst.name}{tag}{os.getpid()}-{os.urandom(4).hex()}"
+
+
+def _host() -> str:
+    """This machine's name, as socket.gethostname() gives it (uname's nodename, without importing socket)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+    return socket.gethostname()
 
 
 OWNER = ".owner"
@@ -67,13 +73,14 @@ def _alive(pid: int, owner: Path | None = None) -> bool:
         rec = json.loads(owner.read_text())
     except (OSError, ValueError):
         return True                         # unreadable: being written, or not ours to judge
-    if not isinstance(rec, dict) or rec.get("host") != socket.gethostname():
+    if not isinstance(rec, dict) or rec.get("host") != _host():
         return True                         # another machine's run on a shared disk: leave it
     return rec.get("start") is None or rec.get("start") == _started(pid)
 
 
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
+        import shutil                      # only to remove a directory: a conversion that succeeds renames it
         shutil.rmtree(path, ignore_errors=True)
     else:
         try:
@@ -131,7 +138,7 @@ def make_staging(dst: Path) -> Path:
     tmp = _name(dst, TMP)
     owner = tmp.with_name(tmp.name + OWNER)
     with open(owner, "x") as f:                    # written first: a staging directory never lacks one
-        json.dump({"pid": os.getpid(), "start": _started(os.getpid()), "host": socket.gethostname()}, f)
+        json.dump({"pid": os.getpid(), "start": _started(os.getpid()), "host": _host()}, f)
     try:
         tmp.mkdir()
     except BaseException:

@@ -1,7 +1,8 @@
 """A light start, held by what each command imports (load-insensitive, unlike a timing): `--version`
 loads no command, `hook config` neither pydantic nor rich, a header verify of a valid drafter no pydantic,
-and none of them gguf, numpy, the Hub client or another command's report code. A GGUF file, and a
-config pydantic must judge, still load what they need. bench/bench_start.py has the timings."""
+a dialect conversion what a header verify loads plus its own code, and none of them gguf, numpy, the Hub
+client or another command's report code. A GGUF file, and a config pydantic must judge, still load what
+they need. bench/bench_start.py has the timings."""
 from __future__ import annotations
 
 import json
@@ -50,6 +51,26 @@ def test_header_verify_loads_rich_for_its_table_and_nothing_heavier() -> None:
     code, mods = loaded("verify", GOOD)
     assert code == 0
     assert heavy(mods) == ["rich"]
+
+
+# what a dialect conversion has no use for: the writer leaves writeback to the kernel (no ctypes for
+# sync_file_range), names its staging with os.urandom and os.uname (no secrets, hashlib, socket), and
+# removes a directory only on failure (no shutil, bz2, lzma)
+CONVERT_UNUSED = ("ctypes", "secrets", "hashlib", "socket", "shutil", "subprocess", "bz2", "lzma")
+
+
+@pytest.mark.parametrize("to", ["flat", "nested"])
+def test_dialect_convert_loads_what_a_header_verify_does_and_its_own_code(tmp_path: Path, to: str) -> None:
+    src = GOOD if to == "flat" else "fixtures/good/flat-v2"
+    code, mods = loaded("convert", src, "-o", str(tmp_path / "out"), "--to", to, "--verifier-name", "bench/target",
+                        "--verifier-arch", "Qwen3ForCausalLM")
+    assert code == 0 and (tmp_path / "out" / "model.safetensors").is_file()
+    _, verify_mods = loaded("verify", src)
+    assert heavy(mods - {"dflash2_ckpt.convert"}) == ["rich"]      # its table, as verify's
+    assert sorted(m for m in CONVERT_UNUSED if m in mods) == []
+    extra = {m for m in mods - verify_mods if not m.startswith(("dflash2_ckpt.convert", "dflash2_ckpt.cli.convert",
+                                                               "dflash2_ckpt.report.text_convert"))}
+    assert extra <= {"difflib", "heapq", "_heapq", "signal"}, sorted(extra)   # click's option suggestions; SIGTERM
 
 
 def test_what_a_bad_config_or_a_gguf_file_needs_still_loads(tmp_path: Path) -> None:
