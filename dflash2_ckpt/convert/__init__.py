@@ -115,6 +115,8 @@ def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
         import shutil        # loaded only when there are other files to carry (bz2, lzma come with it)
         for f in plan.copy_files:
             shutil.copyfile(src_root / f, tmp / f)
+            with open(tmp / f, "rb") as done:   # durable before the rename installs it, like the shards
+                os.fsync(done.fileno())
     return checked
 
 

@@ -250,3 +250,25 @@ def test_buffered_copy_when_the_kernel_cannot(tmp_path: Path, src: Path, monkeyp
     monkeypatch.setattr(os, "copy_file_range", exdev)
     convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert tensor_bytes(tmp_path / "out") == tensor_bytes(src)
+
+
+def test_every_installed_file_is_fsynced_before_the_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the carried files (tokenizer, README) too, not only the shards and the JSON the plan writes: after a
+    # power cut an installed directory must not hold an empty tokenizer.json
+    from conftest import FIXTURES
+    src = tmp_path / "src"
+    import shutil
+    shutil.copytree(FIXTURES / "good" / "nested-v2", src)
+    (src / "tokenizer.json").write_text('{"model": {}}')
+    (src / "README.md").write_text("# drafter\n")
+    synced: list[str] = []
+    real = os.fsync
+
+    def recording(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+    monkeypatch.setattr(os, "fsync", recording)
+    convert(str(src), str(tmp_path / "out"), to="flat", target=str(FIXTURES / "targets" / "tiny-target"))
+    files = {Path(s).name for s in synced}
+    assert {"tokenizer.json", "README.md", "config.json", "model.safetensors"} <= files, synced
+    assert (tmp_path / "out" / "tokenizer.json").read_text() == '{"model": {}}'
