@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 
 from ..errors import ConversionError
 from .stream import (Ledger, Run, Snapshot, _copy_range, _pwrite_all, same_samples, sample_places, segments,
-                     source_changed, start_writeback)
+                     source_changed)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
     rng = random.Random()
     try:
         _pwrite_all(dst_fd, memoryview(header), 0)
-        os.ftruncate(dst_fd, size)               # padding and unwritten holes read as zeros
+        # the file grows as it is written and writeback is left to the kernel, as in the dialect copy
+        # (stream.py's docstring has the measurement); holes and padding between pieces read as zeros
         copy_buf = bytearray()
         ledger = Ledger()
         planned: list[Run] = []
@@ -73,7 +74,6 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                     raise ConversionError(f"internal: {p.name} computed {len(data)} bytes, not {p.nbytes}")
                 planned.append((p.out_begin, len(data), -1))
                 _pwrite_all(dst_fd, memoryview(data), p.out_begin, ledger)
-                start_writeback(dst_fd, p.out_begin, len(data))
                 if not _same_as_memory(dst_fd, p.out_begin, data, rng):
                     raise _differs(p.name, dst)
                 del data                            # one computed tensor in memory at a time
@@ -87,8 +87,9 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                     run = (p.out_begin + off, n, p.src_begin + off)
                     planned.append(run)
                     copied.append((run, fd, p.name))
-                    _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger,
-                                writeback=True)
+                    _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger)
+        if os.fstat(dst_fd).st_size < size:
+            os.ftruncate(dst_fd, size)           # trailing padding or a trailing hole: zeros, only ever grown
         if not ledger.matches(planned):
             raise ConversionError(f"the writes to {dst.name} do not cover the planned byte ranges exactly; the "
                                   "output was discarded")
@@ -119,7 +120,6 @@ def _write_chunks(dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: 
             raise ConversionError(f"internal: {p.name} computed more than its {p.nbytes} bytes")
         planned.append((at, n, -1))
         _pwrite_all(dst_fd, memoryview(data), at, ledger)
-        start_writeback(dst_fd, at, n)
         if not _same_as_memory(dst_fd, at, data, rng):
             raise _differs(p.name, dst)
         del data

@@ -25,7 +25,6 @@ copy each cost time and CPU on a cold 4 GB copy (17.9 s and 13.6 s against 12.3 
 from __future__ import annotations
 
 import errno
-import functools
 import os
 import random
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from ..errors import ConversionError, Dflash2Error
 from .plan import OutShard
 
 CHUNK = 16 << 20
-STEP = 64 << 20                  # bytes per copy_file_range call, and per writeback head start
+STEP = 64 << 20                  # bytes per copy_file_range call
 SAMPLE = 64 << 10                # bytes compared at each spot-check place
 SAMPLE_EVERY = 256 << 20         # one random sample per this many bytes of a run, besides both ends
 Segment = tuple[int, int, bool]    # (offset relative to the tensor, length, holds data)
@@ -103,9 +102,9 @@ _NO_KERNEL_COPY = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, er
 
 
 def _copy_range(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray,
-                ledger: Ledger, *, writeback: bool = False) -> None:
+                ledger: Ledger) -> None:
     """Copy bytes in the kernel (copy_file_range, like cp); through `buf` where that is unsupported.
-    Each step goes into the ledger as the call reported it; with `writeback`, its writeback starts at once."""
+    Each step goes into the ledger as the call reported it."""
     done = 0
     kernel = hasattr(os, "copy_file_range")
     while done < length:
@@ -128,38 +127,7 @@ def _copy_range(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf
         if got <= 0:
             raise ConversionError(f"the source ended early at byte {start + done}; was it changed meanwhile?")
         ledger.add(out + done, got, start + done)
-        if writeback:
-            start_writeback(dst_fd, out + done, got)
         done += got
-
-
-@functools.lru_cache(maxsize=None)
-def _libc_sync_file_range() -> object | None:
-    """sync_file_range(2) (Linux), which Python's os module does not expose; None elsewhere. Looked up on
-    first use, so a dialect conversion, which does not use it, does not import ctypes."""
-    import ctypes
-    import ctypes.util
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.sync_file_range
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_SYNC_FILE_RANGE_WRITE = 2
-
-
-def start_writeback(fd: int, offset: int, length: int) -> None:
-    """Start writing a just-written range to disk without waiting (SYNC_FILE_RANGE_WRITE), so the
-    fsync at the end of the file finds most pages already written instead of doing all the I/O then.
-    Only a head start: durability still comes from that fsync. The GGUF writer (pieces.py) uses it; the
-    dialect conversion leaves writeback to the kernel (see the module docstring)."""
-    fn = _libc_sync_file_range()
-    if fn is not None and length > 0:
-        fn(fd, offset, length, _SYNC_FILE_RANGE_WRITE)  # type: ignore[operator]
 
 
 def sample_places(length: int, rng: random.Random) -> list[tuple[int, int]]:
