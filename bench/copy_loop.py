@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
+import functools
 import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -32,12 +33,18 @@ import _paired  # noqa: E402
 from dflash2_ckpt.convert.stream import STEP  # noqa: E402
 
 
+@functools.cache
+def _sync_file_range() -> Any:
+    # looked up once: find_library runs ldconfig, which would land inside the timed loop
+    fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).sync_file_range
+    fn.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+    return fn
+
+
 def start_writeback(fd: int, offset: int, length: int) -> None:
     """sync_file_range(SYNC_FILE_RANGE_WRITE): the head-start writeback the writers used to start per step
     (Python's os module does not expose it), kept here as the variant the writers were measured against."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    libc.sync_file_range.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
-    libc.sync_file_range(fd, offset, length, 2)
+    _sync_file_range()(fd, offset, length, 2)
 
 
 def loop(presize: bool, writeback: bool) -> Callable[[str, str], None]:

@@ -86,13 +86,13 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
         found = _role_finding(t, r)
         if found is not None and found.code == "DF208" and assistant:
             found = None  # the dialect's own names; DF305 says which engines load them
-        if (found is not None and found.code == "DF202" and expected and r.canonical not in expected
-                and r.component not in skip_components and not declared_sink(ckpt.spec, r.canonical, t)):
-            # an alias of nothing the config describes (model.layers.9.* in a 2-layer drafter): renaming
-            # would not make it load, so it is unexpected like any other stray tensor, for every engine
-            found = Finding("DF202", f"{name} ({t.dtype} {list(t.shape)}) is not part of the drafter the config "
-                            f"describes, with or without its prefix ({r.canonical}); engines skip or reject it",
-                            tensor=name, details={"bytes": t.nbytes})
+        # an alias of nothing the config describes (model.layers.9.* in a 2-layer drafter): renaming would
+        # not make it load, so it is reported below as unexpected like any other stray tensor
+        stray_alias = (found is not None and found.code == "DF202" and bool(expected)
+                       and r.canonical not in expected and r.component not in skip_components
+                       and not declared_sink(ckpt.spec, r.canonical, t))
+        if stray_alias:
+            found = None
         if found is not None:
             out.append(found)
         if r.rule.fate == "drop":
@@ -102,8 +102,9 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
         if declared_sink(ckpt.spec, r.canonical, t):
             continue
         if r.canonical not in expected and expected and not said and r.component not in skip_components:
+            prefix = f", with or without its prefix ({r.canonical})" if stray_alias else ""
             out.append(Finding("DF202", f"{name} ({t.dtype} {list(t.shape)}) is not part of the drafter the "
-                               "config describes; engines skip or reject it", tensor=name,
+                               f"config describes{prefix}; engines skip or reject it", tensor=name,
                                details={"bytes": t.nbytes}))
 
     # a module stored quantized without a usable scheme (DF227 / DF229) still stands in for its weight

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..quant.storage import AUX_SUFFIXES
-from .profile import Drafter
+from ..quant.storage import is_side_tensor
+from .profile import Drafter, listed
 
 _COPIES = ("embed_tokens.weight", "lm_head.weight", "verifier_lm_head.weight", "verifier_norm.weight")
 _MAP = re.compile(r"(?:t2d|d2t)(?:\.weight)?")
@@ -40,10 +40,6 @@ class Loader:
     note: str = ""               # a refusal of its own that comes first
 
 
-def _aux(name: str) -> bool:
-    return name.rsplit(".", 1)[-1] in AUX_SUFFIXES or name.endswith(("_scale", "scales"))
-
-
 def _asks_sinks(d: Drafter) -> bool:
     """The config's attention_sink_bias as mlx-vlm 0.7 reads it: the DFlash v1 config takes dflash_config's
     over the top level, the DFlash2 config the top level only."""
@@ -55,7 +51,7 @@ def _asks_sinks(d: Drafter) -> bool:
 
 def _why(name: str, key: str, d: Drafter, loader: Loader) -> str | None:
     """Why the model has no parameter for the stored name (None: it has one, or it is not provably refused)."""
-    if _aux(name):
+    if is_side_tensor(name):
         return None
     if name.startswith("model.") and not loader.strips_prefix:
         return "a model. prefix it keeps"
@@ -91,8 +87,7 @@ def complaint(d: Drafter, loader: Loader) -> str | None:
     by: dict[str, list[str]] = {}
     for name, why in names.items():
         by.setdefault(why, []).append(name)
-    parts = "; ".join(f"{', '.join(ns[:3])}{f' and {len(ns) - 3} more' if len(ns) > 3 else ''}: {why}"
-                      for why, ns in by.items())
+    parts = "; ".join(f"{listed(ns, 3)}: {why}" for why, ns in by.items())
     one = len(names) == 1
     return (f"{loader.label} loads weights strictly and has no parameter for {len(names)} stored "
             f"tensor{'' if one else 's'} ({parts}): mlx raises ValueError 'Received {len(names)} parameters not "

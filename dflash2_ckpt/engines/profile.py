@@ -147,3 +147,9 @@ class Profile:
     @property
     def title(self) -> str:
         return f"{self.label} {self.versions.label}".strip()
+
+
+def listed(names: list[str], at_most: int) -> str:
+    """`a, b, c and N more`: the first names of a list a refusal quotes."""
+    more = len(names) - at_most
+    return ", ".join(names[:at_most]) + (f" and {more} more" if more > 0 else "")

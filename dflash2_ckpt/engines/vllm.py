@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import causality, quant, released as r, serve
-from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
-from ..quant.storage import AUX_SUFFIXES
+from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal, listed
+from ..quant.storage import is_side_tensor
 from .versions import VersionRange, at_least, below, between, exactly
 
 TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", str(r.VLLM_FLAT_SAMPLE))
@@ -102,7 +102,7 @@ def refused_tensors(d: Drafter) -> list[str]:
     """The unexpected tensors (verify's DF202) vLLM's AutoWeightsLoader raises on: no parameter of the DFlash
     module takes the name after its mappers, and it is not the `.bias` of a module it has (those it ignores)."""
     return sorted(n for n in d.unexpected if not _ignored_bias(d, n) and not any(k in n for k in _ROUTED)
-                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
+                  and not is_side_tensor(n))
 
 
 def _unknown_tensors(d: Drafter) -> str | None:
@@ -113,7 +113,7 @@ def _unknown_tensors(d: Drafter) -> str | None:
     names = refused_tensors(d)
     if not names:
         return None
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    shown = listed(names, 5)
     return (f"{shown} {'matches' if len(names) == 1 else 'match'} no parameter of its DFlash module, and its "
             f"AutoWeightsLoader raises ValueError 'There is no module or parameter named ...'; remove "
             f"{'it' if len(names) == 1 else 'them'} from the safetensors files")
@@ -138,15 +138,14 @@ def prefixed_tensors(d: Drafter) -> list[str]:
     dropped = _DROPPED + (() if _uses_aux(d) else ("fc.",))
     unknown = set(refused_tensors(d))             # said once, by the unknown-tensor rule
     return sorted(n for n in d.tensors if n.startswith("model.") and n not in unknown
-                  and not any(k in n for k in ("lm_head", "t2d", "d2t") + dropped)
-                  and n.rsplit(".", 1)[-1] not in AUX_SUFFIXES and not n.endswith(("_scale", "scales")))
+                  and not any(k in n for k in ("lm_head", "t2d", "d2t") + dropped) and not is_side_tensor(n))
 
 
 def _prefixed(d: Drafter) -> str | None:
     names = prefixed_tensors(d)
     if not names:
         return None
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    shown = listed(names, 3)
     return (f"{shown} {'is' if len(names) == 1 else 'are'} stored with a model. prefix, and load_weights prepends "
             f"another to every name but lm_head / d2t: {names[0]} reaches its DFlash module as model.{names[0]}, "
             "which has no child named model, and its AutoWeightsLoader raises ValueError 'There is no module or "

@@ -23,6 +23,14 @@ SUFFIXES: dict[Family, tuple[str, ...]] = {
 }
 # any of these after a module path marks it as stored quantized, whatever the config says
 AUX_SUFFIXES = frozenset(s for v in SUFFIXES.values() for s in v if s != "weight") | {"qweight", "qzeros", "g_idx"}
+
+
+def is_side_tensor(name: str) -> bool:
+    """A quantization side tensor by its name alone (a scale, zero point, index; any *_scale or *scales): the
+    quantization config's own mappers route it, so the engines' name checks leave it out."""
+    return name.rsplit(".", 1)[-1] in AUX_SUFFIXES or name.endswith(("_scale", "scales"))
+
+
 MAIN: dict[Family, str] = {"ct-pack": "weight_packed", "ct-nvfp4": "weight_packed"}
 MAIN_DTYPE: dict[Family, tuple[str, ...]] = {
     "ct-pack": ("I32",), "ct-float": ("F8_E4M3", "F8_E5M2", "I8"), "ct-nvfp4": ("U8",),

@@ -66,20 +66,15 @@ def test_a_gzip_bomb_is_cut_at_the_cap(hub: FakeHub, ckpts: dict[str, Path]) -> 
     assert "once inflated" in report["error"]["message"]
 
 
-def test_an_oversized_answer_is_refused(hub: FakeHub, ckpts: dict[str, Path]) -> None:
-    hub.add_commit("org/huge", ckpts["tiny"])
-    hub.inject("oversized", "/api/models/", times=9)
-    code, report, _ = run("verify", "org/huge")
+@pytest.mark.parametrize("fault,repo,says", [("oversized", "org/huge", "larger than"),
+                                              ("deep-json", "org/deep", "nests deeper")])
+def test_an_oversized_or_deep_answer_is_a_typed_error(hub: FakeHub, ckpts: dict[str, Path], fault: str, repo: str,
+                                                      says: str) -> None:
+    hub.add_commit(repo, ckpts["tiny"])
+    hub.inject(fault, "/api/models/", times=9)
+    code, report, _ = run("verify", repo)
     assert code == 3 and report["error"]["type"] == "HubResponseError", report
-    assert "larger than" in report["error"]["message"]
-
-
-def test_deep_json_is_a_typed_error(hub: FakeHub, ckpts: dict[str, Path]) -> None:
-    hub.add_commit("org/deep", ckpts["tiny"])
-    hub.inject("deep-json", "/api/models/", times=9)
-    code, report, _ = run("verify", "org/deep")
-    assert code == 3 and report["error"]["type"] == "HubResponseError", report
-    assert "nests deeper" in report["error"]["message"]
+    assert says in report["error"]["message"]
 
 
 @pytest.mark.parametrize("size", ["12abc", -5, 1.5, True, 10**30])
