@@ -82,6 +82,18 @@ class ConversionUsageError(ConversionError, UsageError):
     """A conversion asked for the impossible: no verifier name, DST exists without force, DST inside SRC."""
 
 
+class MeaningChangedError(ConversionError):
+    """A conversion would change what an engine computes (engines/meaning.py); nothing was written.
+    `meaning`: the per-engine comparison, as JSON."""
+
+    extra_attributes = ("meaning",)
+
+    def __init__(self, message: str, *, meaning: dict[str, Any], path: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
+        self.meaning = meaning
+
+
 class SourceFindingsError(ConversionError):
     """The source has error findings the caller did not accept; nothing was converted."""
 

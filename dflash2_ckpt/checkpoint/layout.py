@@ -170,6 +170,17 @@ def role_for(name: str, spec: DraftSpec | None) -> TensorRole:
     return role_of(name)
 
 
+def canonical_names(names: Iterable[str], spec: DraftSpec | None) -> frozenset[str]:
+    """The tensors a drafter is made of under the names its loaders map them to: name variants resolved,
+    copies of the target and dropped buffers left out (what the meaning check compares)."""
+    out = set()
+    for n in names:
+        r = role_for(n, spec)
+        if r.rule.fate != "drop":
+            out.add(r.canonical)
+    return frozenset(out)
+
+
 def component_of(name: str) -> Component:
     """Which part of the drafter a stored tensor belongs to, by name (variants included)."""
     return role_of(name).component

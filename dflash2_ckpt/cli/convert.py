@@ -37,15 +37,20 @@ from .options import format_option, parse_codes
 @click.option("--force", is_flag=True, help="Replace an existing DST, only after the new one verified.")
 @click.option("--accept-findings", default=None,
               help="Convert even though the source has these error codes or prefixes, comma-separated (e.g. DF201,DF3).")
+@click.option("--accept-changes", default=None,
+              help="Convert even though an engine would build another drafter from the output: the fields "
+                   "(causal, window, taps, block_size, speculative_tokens, mask_token_id, vocab, v_scale, sinks, "
+                   "rope, norm_eps, tensors), optionally ENGINE:FIELD, comma-separated.")
 @format_option
 @guarded
 def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: str | None, target: str | None,
             verifier_name: str | None, verifier_archs: tuple[str, ...], subfolder: str | None, dry_run: bool,
-            force: bool, accept_findings: str | None, fmt: str) -> int:
+            force: bool, accept_findings: str | None, accept_changes: str | None, fmt: str) -> int:
     """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects and GGUF."""
     from ..convert import convert
     from ..report import render
     accept = parse_codes(accept_findings, "--accept-findings")
+    changes = _changes(accept_changes)
     if subfolder:
         src = _inside(src, subfolder)
     _sigterm_unwinds()
@@ -53,15 +58,26 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
         from ..convert.gguf import convert_gguf
         render(convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
                             tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
-                            accept_findings=accept, verifier_architectures=verifier_archs), fmt)
+                            accept_findings=accept, verifier_architectures=verifier_archs,
+                            accept_changes=changes), fmt)
         return EXIT_OK
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
     render(convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
                    verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
-                   accept_findings=accept), fmt)
+                   accept_findings=accept, accept_changes=changes), fmt)
     return EXIT_OK
+
+
+def _changes(value: str | None) -> tuple[str, ...]:
+    from ..engines.meaning import accepted_fields
+    from ..errors import UsageError
+    names = [v.strip() for v in (value or "").split(",") if v.strip()]
+    try:
+        return accepted_fields(names)
+    except ValueError as e:
+        raise UsageError(str(e), hint="e.g. --accept-changes causal or --accept-changes vllm>=0.33:taps") from None
 
 
 def _inside(src: str, subfolder: str) -> str:

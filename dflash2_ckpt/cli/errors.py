@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
                       Dflash2Error, EngineError, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError,
-                      HubError, HubResponseError, HubStatusError, HubUnreachableError, MissingDependencyError,
+                      HubError, HubResponseError, HubStatusError, HubUnreachableError, MeaningChangedError, MissingDependencyError,
                       OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
                       UnsafePathError, UsageError, VersionMismatchError)
@@ -38,6 +38,8 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
     (UsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt COMMAND --help`")),
     (SourceFindingsError, Outcome(EXIT_FINDINGS, "refused",
                                   "fix the source, or accept the codes with --accept-findings")),
+    (MeaningChangedError, Outcome(EXIT_FINDINGS, "refused",
+                                  "`dflash2-ckpt convert --dry-run` shows what each engine would build")),
     (ConversionError, Outcome(EXIT_FINDINGS, "refused", "`dflash2-ckpt convert --dry-run` shows the plan")),
     (MissingDependencyError, Outcome(EXIT_CANNOT_RUN, "missing dependency", "install the extra named above")),
     (BudgetError, Outcome(EXIT_CANNOT_RUN, "over budget",

@@ -21,6 +21,7 @@ from ..errors import ConversionError, ConversionUsageError, SourceError, SourceF
 from ..findings import Finding, keep
 from ..usecases.verify import verify
 from .configs import Verifier
+from .meaning import check_drafters, planned_drafter, source_drafter
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
 from .staging import check_overlap, claim_destination, install, staging_area
@@ -147,12 +148,13 @@ def _refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
             target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
             verifier_architectures: tuple[str, ...] = (), dry_run: bool = False, force: bool = False,
-            accept_findings: Iterable[str] = ()) -> ConversionReport:
+            accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = ()) -> ConversionReport:
     """Convert SRC into the `to` dialect at DST. Raises ConversionUsageError when asked for the impossible
     (no verifier name or architectures, DST exists without force, DST overlaps SRC), SourceFindingsError
     when the source has error findings whose codes (or prefixes) are not in `accept_findings`,
-    ConversionError when it cannot be exact, SourceError when the source cannot be read, WriteError when
-    writing fails; DST is then untouched."""
+    ConversionError when it cannot be exact (MeaningChangedError when an engine would build another drafter
+    from the output than from the source, unless `accept_changes` names the field: engines/meaning.py),
+    SourceError when the source cannot be read, WriteError when writing fails; DST is then untouched."""
     if to not in ("nested", "flat"):
         raise ValueError(f"to must be 'nested' or 'flat', not {to!r}")
     start = time.monotonic()
@@ -164,8 +166,10 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     needs_vocab(ckpt)
     source = verify(ckpt)      # the source is verified once: to plan, to refuse, then to compare
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers, families=source.families)
+    src_drafter = source_drafter(ckpt, None if target is None else str(target))
+    meaning = check_drafters(src_drafter, planned_drafter(plan, src_drafter), accept_changes).to_json()
     if dry_run:
-        extra = {"dst_exists": os.path.lexists(dst_path)}
+        extra = {"dst_exists": os.path.lexists(dst_path), "meaning": meaning}
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = claim_destination(dst_path, dst, force)
     source_findings = source.findings
@@ -177,4 +181,4 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         install(tmp, dst_path, force)
     return report_from_plan(plan, dry_run=False, written=True, tensors_verified=checked,
                             verify_findings=tuple(findings), cleaned=tuple(cleaned),
-                            seconds=time.monotonic() - start)
+                            seconds=time.monotonic() - start, extra={"meaning": meaning})

@@ -29,17 +29,29 @@ def assistant_to_nested(src: Mapping[str, Any], spec: DraftSpec) -> tuple[dict[s
             w.drop(k, v, "remote code of the assistant export, which is not carried over")
         else:
             root[k] = v
+    # the class the export is saved from fills these when absent (formats/parse.py _assistant_spec); the
+    # nested engines do not, so they are written out
+    if "layer_types" not in root or root["layer_types"] is None:
+        w.add(root, "layer_types", list(spec.layer_types), "layer_types", "the assistant config's default (every "
+              "layer sliding), which the nested engines do not fill")
+    if "sliding_window" not in root:
+        w.add(root, "sliding_window", spec.sliding_window, "sliding_window", "the assistant config's default window")
     if "vocab_size" not in root:
         w.add(root, "vocab_size", spec.vocab_size, "vocab_size", "the target's vocabulary, which the export borrows "
               "without recording it")
     if "architectures" not in root:
         w.add(root, "architectures", [ARCH["v1"]], "architectures", "the nested engines route on it")
-    intended = set(intended_causality(spec))
-    if len(intended) == 1:
-        value = intended.pop()
-        if root.get("is_causal") != value:
+    # the export means every layer bidirectional whatever it says (the transformers class it is saved from,
+    # and vLLM 0.33's model-type default); the nested engines must be told so explicitly
+    value = set(intended_causality(spec)).pop()
+    if root.get("is_causal") != value:
+        if "is_causal" in root:
+            w.changes.append(KeyChange("changed", "is_causal", "is_causal", value, root["is_causal"],
+                                       "the assistant model ignores is_causal and runs every layer bidirectional"))
+            root["is_causal"] = value
+        else:
             w.add(root, "is_causal", value, "is_causal", "resolved causality, explicit for vLLM and SGLang")
-        w.add(dc, "causal", value, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
+    w.add(dc, "causal", value, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
     root["dflash_config"] = dc
     notes = ["tensors encoder.fc.weight / encoder.output_norm_enc.weight are written as fc.weight / "
              "hidden_norm.weight, the names the nested engines load"]

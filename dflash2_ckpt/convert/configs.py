@@ -25,7 +25,8 @@ NESTED_ROOT_DRAFTER = ("architectures", "dflash_config", "is_causal", "num_targe
 FLAT_TOP_RESERVED = frozenset({"architectures", "speculators_model_type", "speculators_version", "speculators_config",
                                "aux_hidden_state_layer_ids", "draft_vocab_size", "sample_from_anchor",
                                "sliding_window_non_causal", "target_hidden_size", "transformer_layer_config",
-                               "auto_map", "dtype", "transformers_version", "tie_word_embeddings", *DRAFTER_KEYS})
+                               "auto_map", "dtype", "transformers_version", "tie_word_embeddings", "num_target_layers",
+                               *DRAFTER_KEYS})
 # Hugging Face keys both halves of a flat config may carry; the nested root holds one of each
 SHARED_HF = ("dtype", "torch_dtype", "transformers_version", "tie_word_embeddings")
 ARCH = {"v1": "DFlashDraftModel", "v2": "DFlash2DraftModel"}
@@ -130,7 +131,7 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
         elif k == "is_causal":
             w.drop(k, v, "causality is written as sliding_window_non_causal")
         elif k == "num_target_layers":
-            w.drop(k, v, "the flat dialect has no such field; speculators reads the verifier's own config")
+            w.move(out, k, v, k, k)     # an extra top-level field speculators keeps; SGLang guesses taps from it
         elif k == "auto_map":
             w.drop(k, v, "remote code of the nested repository; speculators loads by speculators_model_type")
         elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version", *CONFIG_KEYS):
@@ -255,6 +256,11 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
                     w.drop(k, v, f"transformer_layer_config.{k} = {tlc[k]!r} is kept")
             else:
                 w.move(root, k, v, k, k)
+        elif k == "num_target_layers":
+            if num_target_layers is not None and v != num_target_layers:
+                raise ConversionError(f"num_target_layers = {v} but the target has {num_target_layers} layers",
+                                      hint="pass the target the drafter was trained for, or fix num_target_layers")
+            w.move(root, k, v, k, k)
         elif k in ("target_layer_ids", "causal"):
             raise ConversionError(f"{k} is an unknown top-level key of the flat config, but dflash_config.{k} is "
                                   "a field the nested engines read; carrying it over would change its meaning",
@@ -267,7 +273,7 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
         w.add(root, "is_causal", is_causal, "is_causal", "resolved causality, explicit for vLLM and SGLang")
         w.add(dc, "causal", is_causal, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
     w.notes.append("causality: " + note)
-    if num_target_layers is not None:
+    if num_target_layers is not None and "num_target_layers" not in root:
         w.add(root, "num_target_layers", num_target_layers, "num_target_layers", "the target's num_hidden_layers")
     root["dflash_config"] = dc
     return root, w.changes, w.notes

@@ -103,8 +103,7 @@ def drafter_differences(a: DraftSpec, b: DraftSpec) -> list[str]:
         va, vb = getattr(a, name), getattr(b, name)
         if va != vb:
             out.append(f"{name}: {va!r} became {vb!r}")
-    if a.num_target_layers is not None and b.num_target_layers is not None \
-            and a.num_target_layers != b.num_target_layers:
+    if a.num_target_layers is not None and a.num_target_layers != b.num_target_layers:
         out.append(f"num_target_layers: {a.num_target_layers} became {b.num_target_layers}")
     if effective_dtype(a) != effective_dtype(b):
         out.append(f"dtype: {effective_dtype(a)!r} became {effective_dtype(b)!r}")

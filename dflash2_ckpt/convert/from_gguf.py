@@ -33,6 +33,8 @@ from ..sources.safetensors_header import build_header
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import as_read_by_llama_cpp
+from .meaning import check_drafters, checkpoint_drafter, source_drafter
+from ..engines import Drafter
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
 from .staging import check_overlap, claim_destination, install, staging_area
@@ -187,7 +189,7 @@ def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], Iterator[m
 def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
                       target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
                       force: bool = False, dry_run: bool = False, verifier_architectures: tuple[str, ...] = (),
-                      accept_findings: Iterable[str] = ()) -> FromGGUFReport:
+                      accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = ()) -> FromGGUFReport:
     start = time.monotonic()
     if os.path.lexists(src):
         check_overlap(Path(src), Path(dst).absolute())
@@ -207,6 +209,9 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
     dtypes = {d for _, d, s in entries if len(s) >= 2}
     config_bytes, config_source = _config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
     report = FromGGUFReport(ckpt.label, str(dst), to, spec.version, config_source, rows, notes)
+    src_drafter = source_drafter(ckpt)
+    planned = _planned_nested(json.loads(config_bytes), entries, src_drafter)
+    report.extra["meaning"] = check_drafters(src_drafter, planned, accept_changes).to_json()
     if dry_run:
         report.extra["dry_run"] = True
         return report
@@ -223,6 +228,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         report.tensors_verified = write_pieces(tmp / "model.safetensors", header,
                                                len(header) + (spans[-1][1] if spans else 0), placed)
         staged = _check_staged(tmp, ckpt, spec)
+        report.extra["meaning"] = check_drafters(src_drafter, checkpoint_drafter(staged), accept_changes).to_json()
         if staged.detection is not None and staged.detection.dialect == to:
             report.findings = tuple(run_checks(CheckContext(staged)))
             _refuse_broken(report.findings, ckpt.label, list(accept_findings))
@@ -230,13 +236,23 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         else:
             from . import convert
             inner = convert(tmp, dst_path, to=to, target=target, verifier_name=verifier_name, force=force,
-                            verifier_architectures=verifier_architectures, accept_findings=accept_findings)
+                            verifier_architectures=verifier_architectures, accept_findings=accept_findings,
+                            accept_changes=accept_changes)
             report.findings = inner.verify_findings
             report.notes.append(f"then converted {staged.detection.dialect if staged.detection else '?'} -> {to}")
     report.written = True
     report.notes += cleaned
     report.seconds = time.monotonic() - start
     return report
+
+
+def _planned_nested(config: dict[str, Any], entries: list[Any], source: Drafter) -> Drafter:
+    """The nested drafter the staged config and tensors will make, before anything is written."""
+    new, _ = to_spec(config)
+    if new is None:
+        raise ConversionError("internal: the written config does not parse")
+    return Drafter(dialect="nested", version=new.version, spec=new, config=config,
+                   tensors=frozenset(e[0] for e in entries), path="DRAFTER", target=source.target)
 
 
 def _refuse_broken(findings: tuple[Finding, ...], label: str, accept: list[str]) -> None:

@@ -13,7 +13,8 @@ def convert_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to
                  target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
                  outtype: str | None = None, tokenizer_from: str | os.PathLike[str] | None = None,
                  dry_run: bool = False, force: bool = False, accept_findings: Iterable[str] = (),
-                 verifier_architectures: tuple[str, ...] = ()) -> GGUFConversionReport | FromGGUFReport:
+                 verifier_architectures: tuple[str, ...] = (),
+                 accept_changes: Iterable[str] = ()) -> GGUFConversionReport | FromGGUFReport:
     """HF -> GGUF with to="gguf"; a .gguf SRC -> the HF dialect `to`. Raises as convert() does."""
     from_gguf = os.fspath(src).endswith(".gguf")
     if to == "gguf":
@@ -25,11 +26,12 @@ def convert_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to
             raise ConversionUsageError(f"the GGUF destination {os.fspath(dst)!r} does not end in .gguf",
                                        hint=f"name it {os.fspath(dst).rstrip('/')}.gguf")
         return convert_to_gguf(src, dst, target=target, outtype=outtype, tokenizer_from=tokenizer_from,
-                               force=force, dry_run=dry_run, accept_findings=accept_findings)
+                               force=force, dry_run=dry_run, accept_findings=accept_findings,
+                               accept_changes=accept_changes)
     if outtype or tokenizer_from:
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
     if to not in ("nested", "flat"):
         raise ValueError(f"to must be 'nested', 'flat' or 'gguf', not {to!r}")
     return convert_from_gguf(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
                              verifier_architectures=verifier_architectures, force=force, dry_run=dry_run,
-                             accept_findings=accept_findings)
+                             accept_findings=accept_findings, accept_changes=accept_changes)

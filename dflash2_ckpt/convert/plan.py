@@ -3,6 +3,7 @@ range, the output shards and their headers, and the other files. Built from head
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -209,8 +210,12 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     assert spec is not None and config is not None and det is not None
     assert det.dialect in ("nested", "flat", "assistant")     # a GGUF source goes through from_gguf
     if det.dialect == to:
-        raise ConversionError(f"the source is already in the {to} dialect; nothing to convert", path=ckpt.label)
-    if det.dialect == "assistant":
+        # nothing to translate: the config is copied as it is; tensor name variants and target copies are
+        # still resolved by the role table, like any conversion, and reported
+        new = json.loads(json.dumps(config))
+        changes: list[KeyChange] = []
+        notes = [f"the source is already in the {to} dialect: config.json is copied unchanged"]
+    elif det.dialect == "assistant":
         new, changes, notes = assistant_to_nested(config, spec)
         if to == "flat":   # through the nested form, which nested_to_flat already writes exactly
             nested_spec, found = to_spec(new)

@@ -31,6 +31,8 @@ from ..errors import ConversionError, ConversionUsageError
 from ..findings import Finding, Verdict
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
+from ..formats.spec import CausalityKeys
+from .meaning import check_drafters, checkpoint_drafter, gguf_drafter, source_drafter
 from ..formats.spec import DraftSpec
 from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
@@ -272,7 +274,7 @@ def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int,
 def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, target: str | os.PathLike[str] | None,
                     outtype: str | None = None, tokenizer_from: str | os.PathLike[str] | None = None,
                     force: bool = False, dry_run: bool = False,
-                    accept_findings: Iterable[str] = ()) -> GGUFConversionReport:
+                    accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = ()) -> GGUFConversionReport:
     """Write SRC (an HF drafter) as the GGUF file DST. Raises ConversionError / SourceError / WriteError."""
     if outtype is not None and outtype not in OUTTYPES:
         raise ValueError(f"outtype must be one of {OUTTYPES}")
@@ -301,8 +303,13 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     check_overlap(src_root, dst_path)
     tensors, notes = plan_tensors(ckpt, outtype)
     view = gguf_view(spec, list(ckpt.tensors), notes)
+    src_drafter = source_drafter(ckpt, None if target is None else str(target))
+    planned = gguf_drafter(view.with_(causality=CausalityKeys(is_causal=_causal(view))),
+                           [t.gguf_name for t in tensors], src_drafter)
+    meaning = check_drafters(src_drafter, planned, accept_changes).to_json()
     report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
                                   outtype or "source dtype", tensors, 0, notes)
+    report.extra["meaning"] = meaning
     if dry_run:
         report.extra["dry_run"] = True
         return report
@@ -321,6 +328,9 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         out = tmp / dst_path.name
         report.tensors_verified = write_pieces(out, header, size, pieces)
         report.findings = _verify_written(out, ckpt, view, source_findings, tensors, target_cfg)
+        # the file as written, read back as llama.cpp reads it, against the source
+        report.extra["meaning"] = check_drafters(src_drafter, checkpoint_drafter(open_checkpoint(out)),
+                                                 accept_changes).to_json()
         _install_file(out, dst_path, force)
     report.written = True
     report.notes += cleaned

@@ -38,6 +38,26 @@ def zlab(spec: DraftSpec) -> Causality | None:
     return sliding_default(spec)
 
 
+ASSISTANT_MODEL_TYPE = "muse_glimmer_assistant"
+
+
+def vllm_assistant_noncausal(spec: DraftSpec) -> Causality | None:
+    """vLLM 0.33 and later: the z-lab rule, except that a config of model_type muse_glimmer_assistant gets
+    dflash_config.causal = false unless it sets one, so only an explicit is_causal makes it causal
+    (vllm==0.33.0:vllm/config/speculative.py, released.VLLM_ASSISTANT_NONCAUSAL)."""
+    keys = spec.causality
+    if spec.transformer_extra.get("model_type") == ASSISTANT_MODEL_TYPE and keys.is_causal is None \
+            and keys.dflash_causal is None:
+        return _all(spec, False)
+    return zlab(spec)
+
+
+def transformers_assistant(spec: DraftSpec) -> Causality:
+    """The transformers assistant model an export is saved from runs every layer bidirectional, whatever
+    the config says (`self.is_causal = False`: released.TF_BIDIRECTIONAL)."""
+    return _all(spec, False)
+
+
 def zlab_nested_only(spec: DraftSpec) -> Causality | None:
     return None if spec.dialect == "flat" else zlab(spec)
 
@@ -107,7 +127,10 @@ def all_bidirectional(spec: DraftSpec) -> Causality | None:
 
 def intended(spec: DraftSpec) -> Causality:
     """What the checkpoint means: the reference reader of its own dialect (the z-lab reference for
-    nested, speculators for flat, the trainer that wrote it)."""
+    nested, speculators for flat, the trainer that wrote it; the transformers assistant model for the
+    assistant export, which is saved from it)."""
+    if spec.dialect == "assistant":
+        return transformers_assistant(spec)
     result = speculators(spec) if spec.dialect == "flat" else zlab(spec)
     assert result is not None
     return result

@@ -19,15 +19,17 @@ ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
 def _conversion_loaders() -> dict[str, Callable[[DraftSpec], Causality | None]]:
     """The loaders a conversion between the nested and flat dialects keeps the drafter exact for, from the
     profiles: each engine that serves an HF dialect or reads the flat one (speculators, its trainer), with
-    its newest release's rule under its own name and an older release's other rule as `ENGINE-legacy`."""
+    its newest release's rule under its own name and its oldest release's other rule as `ENGINE-legacy`."""
     out: dict[str, Callable[[DraftSpec], Causality | None]] = {}
     for engine in ENGINES:
         profiles = [p for p in PROFILES if p.engine == engine]
         if not any("flat" in p.reads or (p.serve is not None and p.reads & {"nested", "flat"}) for p in profiles):
             continue
         rules = [r for r in dict.fromkeys(p.causality for p in reversed(profiles)) if r is not None]
-        for i, rule in enumerate(rules[:2]):
-            out[engine if i == 0 else f"{engine}-legacy"] = rule
+        if rules:
+            out[engine] = rules[0]
+        if len(rules) > 1:
+            out[f"{engine}-legacy"] = rules[-1]
     return out
 
 

@@ -20,6 +20,7 @@ V_DFLASH = V_MODELS + "qwen3_dflash.py"
 V_DFLASH2 = V_MODELS + "qwen3_dflash2.py"
 V_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
 V_CONFIG = "vllm/config/vllm.py"
+V_SPEC_CONFIG = "vllm/config/speculative.py"
 
 VLLM_NO_DFLASH2 = Cite("vllm", ("0.27.1",), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
 VLLM_DFLASH1 = Cite("vllm", ("0.27.1", "0.33.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
@@ -93,6 +94,12 @@ VLLM_FLAT_CAUSAL = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS,
 VLLM_FLAT_SAMPLE = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"sample_from_anchor": config_dict.get("sample_from_anchor", False),')
 VLLM_FLAT_DFLASH2 = Cite("vllm", ("0.29.0", "0.33.0"), V_ALGOS, '@register_speculator("dflash2")')
 VLLM_FLAT_NO_DFLASH2 = Cite("vllm", ("0.28.0",), V_ALGOS, '@register_speculator("dflash2")', absent=True)
+# 0.33 loads the Muse-Glimmer assistant export with dflash_config.causal defaulting to false (the export's own
+# dflash_config, if any, wins; a top-level is_causal still comes first in _dflash_layer_causal)
+VLLM_ASSISTANT_NONCAUSAL = Cite("vllm", ("0.33.0",), V_SPEC_CONFIG, 'if hf_config.model_type == "muse_glimmer_assistant":')
+VLLM_ASSISTANT_NONCAUSAL_DEFAULT = Cite("vllm", ("0.33.0",), V_SPEC_CONFIG, '"dflash_config": {"causal": False}')
+VLLM_ASSISTANT_CAUSAL_ABSENT = Cite("vllm", ("0.32.0",), V_SPEC_CONFIG, 'if hf_config.model_type == "muse_glimmer_assistant":',
+                                    absent=True)
 
 # --- SGLang ------------------------------------------------------------------------------------------
 S_MODEL = "sglang/srt/models/dflash.py"

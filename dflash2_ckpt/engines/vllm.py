@@ -255,15 +255,32 @@ DENSE_CONV = _profile(
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT,
 )
 
-CURRENT = _profile(
-    at_least("0.31", "release"), frozenset({"v1", "v2"}),
-    _LOADS + (_fact("the conv kernel_projection takes the draft quant config; the selector hidden_projection and "
+_QUANT_031 = (_fact("the conv kernel_projection takes the draft quant config; the selector hidden_projection and "
                     "the codebooks stay unquantized", r.VLLM_CONV_QUANT, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),
               _fact("draft quant exclusions are re-addressed to the runtime layer numbers (0.31-0.32 for "
                     "exclude_modules lists, 0.33 through map_draft_quant_config for ModelOpt)",
-                    r.VLLM_EXCLUDE_ALIASES, r.VLLM_MODELOPT_MAP, r.VLLM_MODELOPT_MAP_ABSENT)),
+                    r.VLLM_EXCLUDE_ALIASES, r.VLLM_MODELOPT_MAP, r.VLLM_MODELOPT_MAP_ABSENT))
+
+ASSISTANT_CAUSAL = _fact("the Muse-Glimmer assistant export (model_type muse_glimmer_assistant) is read with the z-lab "
+                         "rule: without is_causal its sliding layers run causal (no model-type default yet)",
+                         r.VLLM_ASSISTANT_CAUSAL_ABSENT, r.VLLM_CAUSAL)
+ASSISTANT_NONCAUSAL = _fact("the Muse-Glimmer assistant export (model_type muse_glimmer_assistant) gets "
+                            "dflash_config.causal = false unless it sets one: every layer bidirectional unless a "
+                            "top-level is_causal says otherwise", r.VLLM_ASSISTANT_NONCAUSAL,
+                            r.VLLM_ASSISTANT_NONCAUSAL_DEFAULT, r.VLLM_CAUSAL)
+
+CURRENT_032 = _profile(
+    between("0.31", "0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_CAUSAL,),
     quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT,
 )
 
-PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT)
+CURRENT = _profile(
+    at_least("0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL,),
+    quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
+    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, causality=causality.vllm_assistant_noncausal,
+    causality_text="is_causal, else dflash_config.causal (false by default for model_type muse_glimmer_assistant), "
+                   "else sliding => causal; flat: not sliding_window_non_causal for every layer, absent = bidirectional",
+)
+
+PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT)

@@ -170,7 +170,7 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
     if det.dialect == "nested":
         return _nested_spec(parsed, det)
     if det.dialect == "assistant":
-        return _assistant_spec(parsed)
+        return _assistant_spec(parsed, config)
     return _flat_spec(parsed, det)
 
 
@@ -237,6 +237,11 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
     fields, paths, findings = _transformer_part(cfg.transformer_layer_config, "transformer_layer_config")
     extra = dict(fields.pop("transformer_extra"))
     drafter_extra = dict(cfg.model_extra or {})
+    # the target's layer count, which convert carries at the top level (SGLang guesses taps from it)
+    layers = drafter_extra.pop("num_target_layers", None)
+    num_target_layers = layers if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0 else None
+    if layers is not None and num_target_layers is None:
+        drafter_extra["num_target_layers"] = layers
     for k in drafter_extra:
         if k not in STANDARD_HF_KEYS:
             findings.append(unknown_key(k, "speculators or vLLM"))
@@ -251,13 +256,14 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
         target_layer_ids=tuple(a - 1 for a in cfg.aux_hidden_state_layer_ids),
         causality=CausalityKeys(sliding_window_non_causal=cfg.sliding_window_non_causal),
         target_hidden_size=cfg.target_hidden_size, mask_token_id=cfg.mask_token_id,
-        block_size=cfg.block_size, **v2, **_scales(cfg),
+        block_size=cfg.block_size, **v2, **_scales(cfg), num_target_layers=num_target_layers,
         transformer_extra=extra, drafter_extra=drafter_extra,
     )
     paths.update(target_layer_ids="aux_hidden_state_layer_ids", mask_token_id="mask_token_id",
                  block_size="block_size", target_hidden_size="target_hidden_size",
                  sliding_window_non_causal="sliding_window_non_causal", draft_vocab_size="draft_vocab_size",
-                 sample_from_anchor="sample_from_anchor", architectures="architectures")
+                 sample_from_anchor="sample_from_anchor", architectures="architectures",
+                 num_target_layers="num_target_layers")
     for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
               "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
         paths[k] = k
@@ -268,9 +274,19 @@ _ASSISTANT_DRAFTER_KEYS = ("architectures", "target_layer_ids", "block_size", "m
                            "num_target_layers", "target_hidden_size")
 
 
-def _assistant_spec(cfg: AssistantV1Config) -> tuple[DraftSpec | None, list[Finding]]:
+# what transformers' MuseGlimmerAssistantConfig fills in when the export leaves a key out, and so what the
+# export means (vLLM reads it through the same config class): every layer sliding, a 2048-token window
+# (released.TF_DEFAULT_SLIDING, TF_SLIDING_INT)
+ASSISTANT_DEFAULT_WINDOW = 2048
+
+
+def _assistant_spec(cfg: AssistantV1Config, raw: Mapping[str, Any]) -> tuple[DraftSpec | None, list[Finding]]:
     """One flat root: transformer and DFlash keys side by side; unknown keys stay at the root (transformer_extra)."""
     fields, paths, findings = _transformer_part(cfg, "")
+    if cfg.layer_types is None:
+        fields["layer_types"] = ("sliding_attention",) * cfg.num_hidden_layers
+    if "sliding_window" not in raw:
+        fields["sliding_window"] = ASSISTANT_DEFAULT_WINDOW
     extra = dict(fields.pop("transformer_extra"))
     vocab_from = "config"
     if fields["vocab_size"] is None:

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .text import text_renderer
+from .text_meaning import render_meaning
 
 
 def _short(value: Any, width: int = 60) -> str:
@@ -47,6 +48,7 @@ def render_convert(r: Any, console: Console) -> None:
         for t in moved:
             tt.add_row(t.action, t.name, t.dst_name or "", f"{t.nbytes:,}", t.reason)
         console.print(tt)
+    render_meaning(r.extra.get("meaning"), console)
     c = r.counts()
     would = "would be " if r.dry_run else ""      # a dry run says what a real run would do, never that it did
     console.print(f"tensors: {c['copy']} {would}copied bit for bit, {c['rename']} {would}renamed, {c['drop']} "

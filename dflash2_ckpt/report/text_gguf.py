@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .text import render_findings, text_renderer
+from .text_meaning import render_meaning
 
 
 @text_renderer("convert-gguf")
@@ -21,6 +22,7 @@ def render_convert_gguf(r: Any, out: Console) -> None:
     out.print(f"tensors: {exact} copied bit for bit, {other} {how}")
     if doc["to"] == "gguf":
         out.print(f"  {doc['bytes_written']:,} B of tensor data, {doc['metadata_keys']} metadata keys")
+    render_meaning(doc.get("meaning"), out)
     for note in doc.get("notes", []):
         out.print(f"note: {escape(note)}")
     if r.findings:

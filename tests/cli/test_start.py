@@ -69,7 +69,10 @@ def test_dialect_convert_loads_what_a_header_verify_does_and_its_own_code(tmp_pa
     assert heavy(mods - {"dflash2_ckpt.convert"}) == ["rich"]      # its table, as verify's
     assert sorted(m for m in CONVERT_UNUSED if m in mods) == []
     extra = {m for m in mods - verify_mods if not m.startswith(("dflash2_ckpt.convert", "dflash2_ckpt.cli.convert",
-                                                               "dflash2_ckpt.report.text_convert"))}
+                                                               "dflash2_ckpt.report.text_convert",
+                                                               # the meaning check and its table
+                                                               "dflash2_ckpt.engines.meaning",
+                                                               "dflash2_ckpt.report.text_meaning"))}
     assert extra <= {"difflib", "heapq", "_heapq", "signal"}, sorted(extra)   # click's option suggestions; SIGTERM
 
 

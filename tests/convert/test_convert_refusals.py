@@ -63,8 +63,6 @@ CASES = [
      "transformer_layer_config carries"),
     ("dtype-conflict", flat_edit(_set("transformer_layer_config.dtype", "bfloat16")), "nested", "dtype"),
     ("flat-top-target-ids", flat_edit(_set("target_layer_ids", [0])), "nested", "target_layer_ids"),
-    ("already-nested", nested_config(p()), "nested", "already in the nested dialect"),
-    ("already-flat", flat_config(p()), "flat", "already in the flat dialect"),
 ]
 
 

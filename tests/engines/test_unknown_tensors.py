@@ -57,7 +57,7 @@ def test_the_fixture_writers_unexpected_tensor_fails_every_vllm_with_dflash2_and
     rc, doc = compat(path, "vllm@0.28.0", "vllm@0.29.0", "vllm@0.31.0", "vllm@0.33.0", "sglang@0.5.23")
     assert rc == 1
     by = {e["versions"]: e for e in doc["engines"]}
-    for label in ("==0.28.0", ">=0.29,<0.31", ">=0.31"):
+    for label in ("==0.28.0", ">=0.29,<0.31", ">=0.31,<0.33", ">=0.33"):
         e = by[label]
         assert e["verdict"] == "fails" and e["serve"] is None, label
         refused = [r for r in errors(e) if r["code"] == "DF805"]

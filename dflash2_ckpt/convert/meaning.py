@@ -1,0 +1,53 @@
+"""The meaning check of a conversion (engines/meaning.py) on the drafters convert plans and writes: the
+source as opened, the output as planned (a dialect plan, a GGUF view) or as read back from the staging
+directory. Every conversion goes through `check_drafters`; advice (compat) and the dry run use the same
+drafters, so what is shown is what is checked.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..checkpoint import Checkpoint
+from ..checkpoint.layout import canonical_names
+from ..engines import Drafter
+from ..engines.meaning import MeaningCheck, check
+from ..formats.spec import DraftSpec
+from .plan import ConversionPlan
+from .quant import module_renames
+
+
+def source_drafter(ckpt: Checkpoint, target: str | None = None) -> Drafter:
+    from ..usecases.compat import drafter_of
+    return drafter_of(ckpt, target=target)
+
+
+def planned_drafter(plan: ConversionPlan, source: Drafter, out: str = "DRAFTER") -> Drafter:
+    """The drafter a dialect plan writes: its config, its tensor names, the quantized modules renamed."""
+    renames = module_renames((t.name, t.dst_name) for t in plan.tensors if t.dst_name)
+    quant = {renames.get(m, m): s for m, s in source.quantized_modules.items()}
+    return Drafter(dialect=plan.to, version=plan.new_spec.version, spec=plan.new_spec, config=plan.config,
+                   tensors=frozenset(t.dst_name for t in plan.tensors if t.dst_name), quantized_modules=quant,
+                   path=out, target=source.target)
+
+
+def gguf_drafter(view: DraftSpec, tensors: Iterable[str], source: Drafter, out: str = "DRAFTER") -> Drafter:
+    """The drafter a GGUF holds: its metadata read as llama.cpp reads it (`view`), its GGUF tensor names
+    listed under their HF names, as an opened GGUF checkpoint lists them."""
+    from ..formats.gguf_names import gguf_to_hf
+    return Drafter(dialect="gguf", version=view.version, spec=view.with_(dialect="gguf"), config={},
+                   tensors=frozenset(gguf_to_hf(t) or t for t in tensors), quantized_modules=source.quantized_modules, path=out,
+                   target=source.target)
+
+
+def checkpoint_drafter(ckpt: Checkpoint) -> Drafter:
+    """A written (staged) checkpoint, opened again: the evidence of what the output says."""
+    return source_drafter(ckpt)
+
+
+def check_drafters(source: Drafter, output: Drafter, accepted: Iterable[str] = ()) -> MeaningCheck:
+    """Raises MeaningChangedError (a ConversionError, exit 1) on a change `accepted` does not name."""
+    return check(source, output, accepted, drafter_names)
+
+
+def drafter_names(d: Drafter) -> frozenset[str]:
+    return canonical_names(d.tensors, d.spec)
