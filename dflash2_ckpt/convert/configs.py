@@ -131,7 +131,9 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
         elif k == "is_causal":
             w.drop(k, v, "causality is written as sliding_window_non_causal")
         elif k == "num_target_layers":
-            w.move(out, k, v, k, k)     # an extra top-level field speculators keeps; SGLang guesses taps from it
+            out[k] = v      # an extra top-level field speculators keeps, listed so the plan shows it survives
+            w.changes.append(KeyChange("moved", k, k, v, reason="kept at the top level: the nested engines (SGLang "
+                                       "guesses taps from it) read it after a conversion back"))
         elif k == "auto_map":
             w.drop(k, v, "remote code of the nested repository; speculators loads by speculators_model_type")
         elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version", *CONFIG_KEYS):
