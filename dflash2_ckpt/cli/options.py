@@ -49,17 +49,55 @@ def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> 
         return tuple(parse_output(v, names, bare) for v in values)
 
     decls = ["-o", "--output"] if bare else ["--output"]
-    return click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
-                        help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
-                             "--output sarif=r.sarif --output json=r.json. An error document goes there too."
-                             + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
+    output = click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
+                          help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
+                               "--output sarif=r.sarif --output json=r.json. An error document goes there too. "
+                               "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
+                               "nor over a file of the checkpoint being read."
+                               + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
+    follow = click.option("--output-follow-symlinks", is_flag=True, expose_value=False, callback=_remember_follow,
+                          help="Write an output FILE that is a symbolic link to the link's target.")
+    return lambda fn: output(follow(fn))
+
+
+def _remember_follow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    ctx.meta[FOLLOW] = value
+
+
+FOLLOW, WRITTEN = "dflash2.output_follow_symlinks", "dflash2.outputs_written"
+
+
+def read_paths(ctx: click.Context | None) -> list[str]:
+    """The paths a command reads: its string parameters that name something on disk (the checkpoint, the
+    target, settings, hook files), and the checkpoint's --subfolder."""
+    if ctx is None:
+        return []
+    values: list[str] = []
+    for name, v in ctx.params.items():
+        if name != "outputs":
+            values += [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, tuple) else []
+    sub = ctx.params.get("subfolder")
+    return values + ([os.path.join(p, sub) for p in values] if isinstance(sub, str) else [])
 
 
 def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
-    """Each --output file gets the whole report in its format (the machine-output contract, per file)."""
-    for fmt, path in outputs:
-        with open(path, "w", encoding="utf-8") as f:
-            render(report, fmt, f)
+    """Each --output file gets the whole report in its format (the machine-output contract, per file): every
+    destination checked first, then all written atomically (report/write.py)."""
+    from ..report.write import destination, files_read, write_files
+    outputs = list(outputs)
+    if not outputs:
+        return
+    ctx = click.get_current_context(silent=True)
+    follow = bool(ctx and ctx.meta.get(FOLLOW))
+    reading = files_read(read_paths(ctx))
+    dests = [destination(path, follow_symlinks=follow, reading=reading) for _, path in outputs]
+    write_files((d, functools.partial(_render_to, report, fmt)) for d, (fmt, _) in zip(dests, outputs))
+    if ctx is not None:
+        ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)
+
+
+def _render_to(report: Any, fmt: str, stream: Any) -> None:
+    render(report, fmt, stream)
 
 
 def threads_option(fn: F) -> F:
