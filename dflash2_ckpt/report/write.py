@@ -51,7 +51,8 @@ def destination(path: str, *, follow_symlinks: bool = False, reading: Collection
         links = [p] + ([] if p.is_absolute() else [Path(*p.parts[:i]) for i in range(1, len(p.parts))])
         for link in links:
             if link.is_symlink():
-                raise UnsafeOutputError(f"{link} is a symbolic link (to {os.readlink(link)}); a report is not "
+                what = "is" if link == p else f"has a folder, {link}, that is"
+                raise UnsafeOutputError(f"{what} a symbolic link (to {os.readlink(link)}); a report is not "
                                         "written through it", path=path, hint=FOLLOW_HINT)
     else:
         p = Path(os.path.realpath(p))
@@ -67,7 +68,7 @@ def destination(path: str, *, follow_symlinks: bool = False, reading: Collection
     return p
 
 
-def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], None]]]) -> None:
+def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], object]]]) -> None:
     """Each (destination, fill) rendered into a temporary file beside its destination, then all renamed into
     place; on any failure the temporary files go and every destination is left as it was."""
     items = list(items)
