@@ -34,24 +34,30 @@ def _text(s: str) -> str:
 
 
 def _key(k: Any) -> str:
-    if not isinstance(k, str):
+    if type(k) is not str:
         raise Invalid
-    return _text(k)
+    return k if k.isascii() else _text(k)
+
+
+_SCALARS = frozenset({bool, int, float, type(None)})
 
 
 def _plain(v: Any) -> Any:
     """`v` itself when it is plain JSON data (str keys, text, numbers, bools, None); anything else (a
     tuple, bytes, an int key from a library caller, a surrogate) is not this module's to judge."""
-    if isinstance(v, dict):
+    t = type(v)
+    if t in _SCALARS:
+        return v
+    if t is str:
+        return v if v.isascii() else _text(v)
+    if t is dict:
         for k, x in v.items():
             _key(k)
             _plain(x)
-    elif isinstance(v, list):
+    elif t is list:
         for x in v:
             _plain(x)
-    elif isinstance(v, str):
-        _text(v)
-    elif v is not None and not isinstance(v, (bool, int, float)):
+    else:
         raise Invalid
     return v
 
