@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import configured, outputs_option, write_outputs
+from .options import configured, outputs_option
+from .outputs import write_outputs
 
 AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
 

@@ -113,7 +113,7 @@ def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str
     import click
 
     from ..report.write import destination, files_read, write_files
-    from .options import FOLLOW, WRITTEN, read_paths
+    from .outputs import FOLLOW, WRITTEN, read_paths
     ctx = click.get_current_context(silent=True)
     meta = ctx.meta if ctx is not None else {}
     if argv is not None:

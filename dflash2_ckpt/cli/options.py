@@ -11,6 +11,7 @@ from ..findings import validate_selectors
 from ..report import FORMATS, render
 from ..sources import Source
 from .errors import EXIT_FINDINGS, EXIT_OK
+from .outputs import Output, remember_follow, write_outputs
 
 F = Callable[..., Any]
 
@@ -19,9 +20,6 @@ def format_option(fn: F) -> F:
     return click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
                         help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
                              "github (workflow annotations).")(fn)
-
-
-Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
 
 
 def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Output:
@@ -55,49 +53,9 @@ def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> 
                                "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
                                "nor over a file of the checkpoint being read."
                                + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
-    follow = click.option("--output-follow-symlinks", is_flag=True, expose_value=False, callback=_remember_follow,
+    follow = click.option("--output-follow-symlinks", is_flag=True, expose_value=False, callback=remember_follow,
                           help="Write an output FILE that is a symbolic link to the link's target.")
     return lambda fn: output(follow(fn))
-
-
-def _remember_follow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    ctx.meta[FOLLOW] = value
-
-
-FOLLOW, WRITTEN = "dflash2.output_follow_symlinks", "dflash2.outputs_written"
-
-
-def read_paths(ctx: click.Context | None) -> list[str]:
-    """The paths a command reads: its string parameters that name something on disk (the checkpoint, the
-    target, settings, hook files), and the checkpoint's --subfolder."""
-    if ctx is None:
-        return []
-    values: list[str] = []
-    for name, v in ctx.params.items():
-        if name != "outputs":
-            values += [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, tuple) else []
-    sub = ctx.params.get("subfolder")
-    return values + ([os.path.join(p, sub) for p in values] if isinstance(sub, str) else [])
-
-
-def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
-    """Each --output file gets the whole report in its format (the machine-output contract, per file): every
-    destination checked first, then all written atomically (report/write.py)."""
-    from ..report.write import destination, files_read, write_files
-    outputs = list(outputs)
-    if not outputs:
-        return
-    ctx = click.get_current_context(silent=True)
-    follow = bool(ctx and ctx.meta.get(FOLLOW))
-    reading = files_read(read_paths(ctx))
-    dests = [destination(path, follow_symlinks=follow, reading=reading) for _, path in outputs]
-    write_files((d, functools.partial(_render_to, report, fmt)) for d, (fmt, _) in zip(dests, outputs))
-    if ctx is not None:
-        ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)
-
-
-def _render_to(report: Any, fmt: str, stream: Any) -> None:
-    render(report, fmt, stream)
 
 
 def threads_option(fn: F) -> F:

@@ -63,8 +63,8 @@ def destination(path: str, *, follow_symlinks: bool = False, reading: Collection
     except OSError:
         return p
     if (st.st_dev, st.st_ino) in reading:
-        raise UnsafeOutputError("is a file of the checkpoint being read; the report would overwrite it", path=path,
-                                hint="write the report outside the checkpoint")
+        raise UnsafeOutputError("is a file this command reads (of the checkpoint, or an input); the report "
+                                "would overwrite it", path=path, hint="write the report to another file")
     return p
 
 

@@ -186,4 +186,4 @@ def test_the_json_file_cannot_overwrite_the_drafter(tmp_path: Path) -> None:
     before = (d / "config.json").read_bytes()
     code, out, _, _ = run_action(tmp_path, paths=str(d), **{"json-file": str(d / "config.json")})
     assert (d / "config.json").read_bytes() == before
-    assert code == 2 and "checkpoint being read" in out
+    assert code == 2 and "a file this command reads" in out

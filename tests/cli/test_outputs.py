@@ -54,7 +54,7 @@ def test_a_file_of_the_checkpoint_is_never_overwritten(tmp_path: Path) -> None:
     for dest in (d / "config.json", d / ".." / "d" / "model.safetensors"):
         for extra in ((), ("--output-follow-symlinks",)):
             r = invoke("verify", str(d), "--output", f"json={dest}", *extra)
-            assert r.exit_code == 2 and "checkpoint being read" in r.output, r.output
+            assert r.exit_code == 2 and "a file this command reads" in r.output, r.output
     link = tmp_path / "r.json"
     link.symlink_to(d / "config.json")
     assert invoke("verify", str(d), "--output", f"json={link}", "--output-follow-symlinks").exit_code == 2
@@ -88,5 +88,18 @@ def test_audit_output_file_is_checked_too(tmp_path: Path) -> None:
     d = _drafter(tmp_path)
     before = (d / "config.json").read_bytes()
     r = invoke("audit", str(d), "-o", str(d / "config.json"))
-    assert r.exit_code == 2 and "checkpoint being read" in r.output
+    assert r.exit_code == 2 and "a file this command reads" in r.output
     assert (d / "config.json").read_bytes() == before
+
+
+def test_a_file_the_command_reads_is_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = tmp_path / "ci.toml"
+    settings.write_text('[tool.dflash2-ckpt]\nstrict = false\n')
+    r = invoke("verify", str(GOOD), "--config", str(settings), "--output", f"json={settings}")
+    assert r.exit_code == 2 and "a file this command reads" in r.output
+    assert settings.read_text() == '[tool.dflash2-ckpt]\nstrict = false\n'
+    # a file that only shares its name with an option's value (--format text) is not an input
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "text").write_text("old\n")
+    assert invoke("verify", str(GOOD), "--format", "text", "--output", "json=text").exit_code == 0
+    assert json.loads((tmp_path / "text").read_text())["passed"] is True
