@@ -4,11 +4,14 @@ never through a symbolic link unless asked, never over a file of the checkpoint 
 A report path may come from a pull request (the Action's `sarif-file`, a committed link named like the
 report) or point back into the drafter (`--output json=DRAFTER/config.json`, `../`). Each destination is
 checked first, every file is rendered into a temporary file in its destination's folder, and only when
-all are complete are they renamed into place: a failure leaves every destination as it was.
+all are complete are they renamed into place: a failure leaves every destination as it was. A character
+device or named pipe (/dev/stdout, /dev/null, a FIFO) is a stream, written in place; a block device or
+socket is refused.
 """
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Callable, Collection, Iterable
@@ -46,6 +49,8 @@ def files_read(paths: Iterable[str]) -> set[tuple[int, int]]:
 def destination(path: str, *, follow_symlinks: bool = False, reading: Collection[tuple[int, int]] = ()) -> Path:
     """The file to write for the report path `path`, or UnsafeOutputError saying why not."""
     p = Path(path)
+    if _stream(p):
+        return p            # /dev/stdout, /dev/null, a named pipe: written as a stream, nothing replaced
     if not follow_symlinks:
         # the file itself, and the folders of a relative path: those a checkout (a pull request) can hold
         links = [p] + ([] if p.is_absolute() else [Path(*p.parts[:i]) for i in range(1, len(p.parts))])
@@ -62,6 +67,9 @@ def destination(path: str, *, follow_symlinks: bool = False, reading: Collection
         st = p.stat()
     except OSError:
         return p
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeOutputError("is not a regular file (a device or socket)", path=path,
+                                hint="name a regular file, /dev/stdout or a named pipe")
     if (st.st_dev, st.st_ino) in reading:
         raise UnsafeOutputError("is a file this command reads (of the checkpoint, or an input); the report "
                                 "would overwrite it", path=path, hint="write the report to another file")
@@ -75,12 +83,16 @@ def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], object]]]) -> No
     temps: list[str] = []
     try:
         for dest, fill in items:
+            if _stream(dest):
+                with open(dest, "w", encoding="utf-8") as f:
+                    fill(f)
+                continue
             fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
             temps.append(tmp)
             with open(fd, "w", encoding="utf-8") as f:
                 fill(f)
             os.chmod(tmp, _mode(dest))
-        for (dest, _), tmp in zip(items, temps):
+        for dest, tmp in zip((d for d, _ in items if not _stream(d)), temps):
             os.replace(tmp, dest)
     except BaseException:
         for tmp in temps:
@@ -89,6 +101,15 @@ def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], object]]]) -> No
             except OSError:
                 pass
         raise
+
+
+def _stream(p: Path) -> bool:
+    """A character device or a named pipe (through links: /dev/stdout): written in place, as a stream."""
+    try:
+        mode = p.stat().st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def _mode(dest: Path) -> int:

@@ -103,3 +103,13 @@ def test_a_file_the_command_reads_is_never_overwritten(tmp_path: Path, monkeypat
     (tmp_path / "text").write_text("old\n")
     assert invoke("verify", str(GOOD), "--format", "text", "--output", "json=text").exit_code == 0
     assert json.loads((tmp_path / "text").read_text())["passed"] is True
+
+
+def test_a_stream_is_written_in_place(tmp_path: Path) -> None:
+    """/dev/stdout (a link to the process's stdout), /dev/null and a named pipe are streams: written, not replaced."""
+    proc = subprocess.run([sys.executable, "-m", "dflash2_ckpt", "verify", str(GOOD), "--format", "github",
+                           "--output", "json=/dev/stdout", "--output", "sarif=/dev/null"], capture_output=True,
+                          text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout[:proc.stdout.index("\n}\n") + 2])["passed"] is True
+    assert Path("/dev/null").is_char_device()
