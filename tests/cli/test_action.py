@@ -187,3 +187,17 @@ def test_the_json_file_cannot_overwrite_the_drafter(tmp_path: Path) -> None:
     code, out, _, _ = run_action(tmp_path, paths=str(d), **{"json-file": str(d / "config.json")})
     assert (d / "config.json").read_bytes() == before
     assert code == 2 and "a file this command reads" in out
+
+
+def test_a_surrogate_key_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    """A config key with a lone surrogate crashed `--format github` (exit 3) in the action."""
+    d = tmp_path / "d"
+    shutil.copytree(GOOD, d)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["k\ud800"] = 1
+    (d / "config.json").write_text(json.dumps(cfg))
+    code, out, outputs, work = run_action(tmp_path, paths=str(d))
+    assert code == 1 and outputs["exit-code"] == "1", out
+    assert re.search(r"^::error file=[^,]*config\.json,(line=\d+,)?title=DF101 ", out, re.M), out
+    [run] = json.loads((work / "dflash2-ckpt.sarif").read_text())["runs"]
+    assert [r["ruleId"] for r in run["results"]] == ["DF101"]
