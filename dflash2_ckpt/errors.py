@@ -42,6 +42,11 @@ class UsageError(Dflash2Error):
     """The caller asked for something that cannot be done as asked (a missing or conflicting argument)."""
 
 
+class UnsafeOutputError(UsageError):
+    """A report file would be written through a symbolic link, over a directory, or over a file of the
+    checkpoint being read."""
+
+
 class SourceError(Dflash2Error):
     """The checkpoint could not be read at all (missing path, permission, network)."""
 

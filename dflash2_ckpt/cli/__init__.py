@@ -81,7 +81,7 @@ class FrontDoor(click.Group):
             fmt = _format_in(argv)
             doc = {"type": "UsageError", "message": e.format_message(), "hint": "see --help", "label": "usage",
                    "exit_code": EXIT_USAGE}
-            write_error_outputs(doc, _outputs_in(argv))
+            write_error_outputs(doc, _outputs_in(argv), argv=argv)
             if fmt in MACHINE_FORMATS:
                 from ..report import render_error
                 render_error(doc, fmt)

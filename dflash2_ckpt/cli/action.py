@@ -6,6 +6,11 @@ and JSON to files through --output, so one run gives all three), optionally `com
 SARIF runs into one file for github/codeql-action/upload-sarif, and writes the step outputs and a job
 summary. The exit code is the worst of the runs (0 passed, 1 findings, 2 usage, 3 could not run) unless
 `fail-on` is `never`. Not a click command: it drives the CLI in child processes, as a workflow would.
+
+Inputs are untrusted text (a workflow may fill them from a pull request): each path is one line, passed
+after `--` so no line can become an option; option values go as `--name=value`; every line printed goes
+through the workflow-command escaping of report/github.py; step outputs use the heredoc form with a random
+delimiter; the SARIF and JSON files are written as every report file is (report/write.py).
 """
 from __future__ import annotations
 
@@ -15,8 +20,14 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any, Mapping
+
+from ..errors import Dflash2Error
+from ..report.github import annotation, escape_data
+from ..report.safe import printable
+from ..report.write import destination, files_read, write_files
 
 TRUE = ("1", "true", "yes", "on")
 
@@ -26,8 +37,13 @@ def _input(env: Mapping[str, str], name: str, default: str = "") -> str:
 
 
 def _words(text: str) -> list[str]:
-    """A list input: one item per line or separated by spaces or commas (as `paths: a b` or a YAML block)."""
+    """A list of names (engines): one item per line or separated by spaces or commas."""
     return [w for line in text.splitlines() for w in line.replace(",", " ").split() if w]
+
+
+def _lines(text: str) -> list[str]:
+    """The `paths` input: one path per line, as written (spaces and commas are part of it)."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _flags(env: Mapping[str, str]) -> list[str]:
@@ -35,9 +51,9 @@ def _flags(env: Mapping[str, str]) -> list[str]:
     out: list[str] = []
     for name in ("target", "revision", "select", "ignore", "config"):
         if value := _input(env, name):
-            out += [f"--{name}", value]
+            out.append(f"--{name}={value}")         # one word: a value can never be read as an option
     for engine in _words(_input(env, "engines")):
-        out += ["--engine", engine]
+        out.append(f"--engine={engine}")
     if _input(env, "strict").lower() in TRUE:
         out.append("--strict")
     return out
@@ -45,7 +61,7 @@ def _flags(env: Mapping[str, str]) -> list[str]:
 
 def _cli(args: list[str], env: Mapping[str, str]) -> int:
     cmd = [sys.executable, "-m", "dflash2_ckpt", *args]
-    print(f"::group::dflash2-ckpt {shlex.join(args)}", flush=True)
+    print(f"::group::{escape_data('dflash2-ckpt ' + shlex.join(args))}", flush=True)
     try:
         return subprocess.call(cmd, env=dict(env))
     finally:
@@ -62,12 +78,17 @@ def merge_sarif(files: list[Path]) -> dict[str, Any]:
     return merged
 
 
+def _cell(text: str) -> str:
+    """A Markdown table cell: one line, no column break, no code span break."""
+    return printable(text).replace("\n", " ").replace("|", "\\|").replace("`", "'")
+
+
 def _summary(rows: list[tuple[str, str, int, dict[str, Any] | None]]) -> str:
     verdict = {0: "passed", 1: "findings", 2: "usage error", 3: "could not run"}
     lines = ["### dflash2-ckpt", "", "| checked | command | result | errors | warnings |", "|---|---|---|---|---|"]
     for subject, command, code, doc in rows:
         counts = (doc or {}).get("counts") or {}
-        lines.append(f"| `{subject}` | {command} | {verdict.get(code, f'exit {code}')} | "
+        lines.append(f"| `{_cell(subject)}` | {command} | {verdict.get(code, f'exit {code}')} | "
                      f"{counts.get('error', '')} | {counts.get('warning', '')} |")
     return "\n".join(lines) + "\n"
 
@@ -80,13 +101,40 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _say(level: str, message: str) -> None:
+    print(annotation(level, message, title="dflash2-ckpt"), flush=True)
+
+
+def _write(path: str, text: str, paths: list[str]) -> bool:
+    """A report file of the action, written as every report file is (never through a link, never over a
+    file of a drafter checked, atomically); refused -> an error annotation and False."""
+    try:
+        dest = destination(path, reading=files_read(paths))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write_files([(dest, lambda f: f.write(text))])
+    except (Dflash2Error, OSError) as e:
+        _say("error", f"not written: {e}")
+        return False
+    return True
+
+
+def _set_outputs(file: str, values: Mapping[str, str]) -> None:
+    """Step outputs in the heredoc form (name<<DELIMITER ... DELIMITER), as actions/toolkit writes them: a
+    newline in a value cannot start another output."""
+    with open(file, "a", encoding="utf-8") as f:
+        for name, value in values.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            while delimiter in value:
+                delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            f.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
 def run(env: Mapping[str, str]) -> int:
-    paths = _words(_input(env, "paths"))
+    paths = _lines(_input(env, "paths"))
     if not paths:
-        print("::error title=dflash2-ckpt::the `paths` input is empty: name drafter directories or Hub repos",
-              flush=True)
+        _say("error", "the `paths` input is empty: name drafter directories or Hub repos, one per line")
         return 2
-    sarif_file = Path(_input(env, "sarif-file", "dflash2-ckpt.sarif"))
+    sarif_file = _input(env, "sarif-file", "dflash2-ckpt.sarif")
     json_file = _input(env, "json-file")
     compat = _input(env, "compat").lower() in TRUE
     child_env = dict(env)
@@ -99,8 +147,8 @@ def run(env: Mapping[str, str]) -> int:
         sarifs: list[Path] = []
         for i, path in enumerate(paths):
             s, j = Path(tmp, f"{i}.sarif"), Path(tmp, f"{i}.json")
-            code = _cli(["verify", path, *_flags(env), "--format", "github",
-                         "--output", f"sarif={s}", "--output", f"json={j}"], child_env)
+            code = _cli(["verify", *_flags(env), "--format", "github",
+                         f"--output=sarif={s}", f"--output=json={j}", "--", path], child_env)
             sarifs.append(s)
             doc = _read_json(j)
             rows.append((path, "verify", code, doc))
@@ -108,23 +156,21 @@ def run(env: Mapping[str, str]) -> int:
             worst = max(worst, code)
             if compat:
                 cj = Path(tmp, f"{i}.compat.json")
-                engines = [x for e in _words(_input(env, "engines")) for x in ("--engine", e)]
-                extra = [x for name in ("target", "revision", "config") if (v := _input(env, name))
-                         for x in (f"--{name}", v)]
-                code = _cli(["compat", path, *engines, *extra, "--format", "github", "--output", f"json={cj}"],
+                engines = [f"--engine={e}" for e in _words(_input(env, "engines"))]
+                extra = [f"--{name}={v}" for name in ("target", "revision", "config") if (v := _input(env, name))]
+                code = _cli(["compat", *engines, *extra, "--format", "github", f"--output=json={cj}", "--", path],
                             child_env)
                 doc = _read_json(cj)
                 rows.append((path, "compat", code, doc))
                 documents.append({"path": path, "command": "compat", "exit_code": code, "report": doc})
                 worst = max(worst, code)
-        sarif_file.parent.mkdir(parents=True, exist_ok=True)
-        sarif_file.write_text(json.dumps(merge_sarif(sarifs), indent=2) + "\n", encoding="utf-8")
-    if json_file:
-        Path(json_file).write_text(json.dumps({"exit_code": worst, "runs": documents}, indent=2) + "\n",
-                                   encoding="utf-8")
+        if not _write(sarif_file, json.dumps(merge_sarif(sarifs), indent=2) + "\n", paths):
+            worst = max(worst, 2)
+    if json_file and not _write(json_file, json.dumps({"exit_code": worst, "runs": documents}, indent=2) + "\n",
+                                paths):
+        worst = max(worst, 2)
     if out := env.get("GITHUB_OUTPUT"):
-        with open(out, "a", encoding="utf-8") as f:
-            f.write(f"exit-code={worst}\nsarif-file={sarif_file}\n")
+        _set_outputs(out, {"exit-code": str(worst), "sarif-file": sarif_file})
     if summary := env.get("GITHUB_STEP_SUMMARY"):
         with open(summary, "a", encoding="utf-8") as f:
             f.write(_summary(rows))

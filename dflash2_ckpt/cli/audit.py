@@ -8,6 +8,7 @@ import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import configured, outputs_option
+from .outputs import write_outputs
 
 AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
 
@@ -71,9 +72,7 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
                           hint=str((result.rows[0].error or {}).get("hint") or "check the repo ids and the network"))
     files = [(ofmt, path) for ofmt, path in outputs if ofmt]
     bare = [path for ofmt, path in outputs if not ofmt]      # -o FILE: the --format output goes there
-    for ofmt, path in files + [(fmt, p) for p in bare]:
-        with open(path, "w", encoding="utf-8") as f:
-            render(result, ofmt, f)
+    write_outputs(result, files + [(fmt, p) for p in bare])
     if not bare:
         render(result, fmt)
     return EXIT_OK if result.passed else EXIT_FINDINGS

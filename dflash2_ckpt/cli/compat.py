@@ -8,7 +8,8 @@ from __future__ import annotations
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import configured, engine_option, format_option, hub_options, open_source, output_option, write_outputs
+from .options import configured, engine_option, format_option, hub_options, open_source, output_option
+from .outputs import write_outputs
 
 
 @click.command("compat")

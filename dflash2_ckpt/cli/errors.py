@@ -18,7 +18,7 @@ from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, Convers
                       HubError, HubResponseError, HubStatusError, HubUnreachableError, MeaningChangedError, MissingDependencyError,
                       OfflineNotCachedError, RateLimitedError,
                       RepositoryNotFoundError, RevisionNotFoundError, SourceError, SourceFindingsError,
-                      UnsafePathError, UsageError, VersionMismatchError)
+                      UnsafeOutputError, UnsafePathError, UsageError, VersionMismatchError)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -35,6 +35,7 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
     (KeyboardInterrupt, Outcome(EXIT_INTERRUPTED, "interrupted",
                                 "run it again; a destination is only ever replaced once complete")),
     (ConversionUsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt convert --help`")),
+    (UnsafeOutputError, Outcome(EXIT_USAGE, "unsafe output", "write the report to another file")),
     (UsageError, Outcome(EXIT_USAGE, "usage", "see `dflash2-ckpt COMMAND --help`")),
     (SourceFindingsError, Outcome(EXIT_FINDINGS, "refused",
                                   "fix the source, or accept the codes with --accept-findings")),
@@ -106,16 +107,34 @@ def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) ->
     sys.exit(doc["exit_code"])
 
 
-def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str]]) -> None:
+def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str]], *, argv: list[str] | None = None) -> None:
     """An --output file holds the error document when the run could not finish (best effort: a file that
-    cannot be written is the error being reported, not a second one)."""
-    from ..report import render_error
+    cannot be written is the error being reported, not a second one). It goes through the checks every
+    report file does (report/write.py), and never replaces a report this run already wrote. `argv`: the
+    command line, when click refused it before the command's parameters existed."""
+    import click
+
+    from ..report.write import destination, files_read, write_files
+    from .outputs import FOLLOW, WRITTEN, read_paths
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.meta if ctx is not None else {}
+    if argv is not None:
+        follow, reading = "--output-follow-symlinks" in argv, files_read(argv)
+    else:
+        follow, reading = bool(meta.get(FOLLOW)), files_read(read_paths(ctx))
     for ofmt, path in outputs:
+        if path in meta.get(WRITTEN, ()):
+            continue
         try:
-            with open(path, "w", encoding="utf-8") as f:
-                render_error(doc, ofmt, f, f)
-        except OSError:
+            dest = destination(path, follow_symlinks=follow, reading=reading)
+            write_files([(dest, functools.partial(_render_error_to, doc, ofmt))])
+        except (OSError, Dflash2Error):
             pass
+
+
+def _render_error_to(doc: Mapping[str, Any], fmt: str, stream: Any) -> None:
+    from ..report import render_error
+    render_error(doc, fmt, stream, stream)
 
 
 def guarded(fn: Callable[..., int]) -> Callable[..., None]:

@@ -11,6 +11,7 @@ from ..findings import validate_selectors
 from ..report import FORMATS, render
 from ..sources import Source
 from .errors import EXIT_FINDINGS, EXIT_OK
+from .outputs import Output, remember_follow, write_outputs
 
 F = Callable[..., Any]
 
@@ -19,9 +20,6 @@ def format_option(fn: F) -> F:
     return click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
                         help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
                              "github (workflow annotations).")(fn)
-
-
-Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
 
 
 def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Output:
@@ -49,17 +47,15 @@ def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> 
         return tuple(parse_output(v, names, bare) for v in values)
 
     decls = ["-o", "--output"] if bare else ["--output"]
-    return click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
-                        help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
-                             "--output sarif=r.sarif --output json=r.json. An error document goes there too."
-                             + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
-
-
-def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
-    """Each --output file gets the whole report in its format (the machine-output contract, per file)."""
-    for fmt, path in outputs:
-        with open(path, "w", encoding="utf-8") as f:
-            render(report, fmt, f)
+    output = click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
+                          help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
+                               "--output sarif=r.sarif --output json=r.json. An error document goes there too. "
+                               "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
+                               "nor over a file of the checkpoint being read."
+                               + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
+    follow = click.option("--output-follow-symlinks", is_flag=True, expose_value=False, callback=remember_follow,
+                          help="Write an output FILE that is a symbolic link to the link's target.")
+    return lambda fn: output(follow(fn))
 
 
 def threads_option(fn: F) -> F:

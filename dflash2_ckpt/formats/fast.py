@@ -4,9 +4,11 @@ pydantic costs a command about a third of its start-up (its import and the model
 header verify or a pre-commit hook parses one config. The models (formats/models.py) stay the one source:
 dev/fast_schema.py reduces them to the table in fast_schema.py, and this module applies it with the
 models' rules (strict types, extra keys kept in order, no inf / nan). It answers only "valid, and here
-are the values" or None; every config it does not accept goes to pydantic (formats/parse.py), so each
+are the values" or None; every config it does not accept, and everything it does not fully understand (a
+lone surrogate, a non-string key, a value that is not plain JSON data), goes to pydantic (formats/parse.py), so each
 finding about a bad config is still pydantic's own. tests/formats/test_fast_parse.py checks, on every
-config in the repository and on thousands of mutations of them, that both agree.
+config in the repository and on thousands of mutations of them, that both agree, down to the spec and the
+findings.
 """
 from __future__ import annotations
 
@@ -18,6 +20,46 @@ from .fast_schema import FIELDS, MODELS
 
 class Invalid(Exception):
     """The fast parse does not accept the value; pydantic decides (and writes the findings)."""
+
+
+def _text(s: str) -> str:
+    """A string pydantic reads as text: a lone surrogate (JSON's "\\ud800") is not; pydantic refuses it in
+    a key and keeps it in a value, so the fast parse refuses both and leaves the decision to pydantic."""
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Invalid from None
+    return s
+
+
+def _key(k: Any) -> str:
+    if type(k) is not str:
+        raise Invalid
+    return k if k.isascii() else _text(k)
+
+
+_SCALARS = frozenset({bool, int, float, type(None)})
+
+
+def _plain(v: Any) -> Any:
+    """`v` itself when it is plain JSON data (str keys, text, numbers, bools, None); anything else (a
+    tuple, bytes, an int key from a library caller, a surrogate) is not this module's to judge."""
+    t = type(v)
+    if t in _SCALARS:
+        return v
+    if t is str:
+        return v if v.isascii() else _text(v)
+    if t is dict:
+        for k, x in v.items():
+            _key(k)
+            _plain(x)
+    elif t is list:
+        for x in v:
+            _plain(x)
+    else:
+        raise Invalid
+    return v
 
 
 def _copy(v: Any) -> Any:
@@ -86,7 +128,7 @@ def _value(spec: tuple[Any, ...], v: Any) -> Any:
     if kind == "str":
         if not isinstance(v, str):
             raise Invalid
-        return v
+        return _text(v)
     if kind == "bool":
         if not isinstance(v, bool):
             raise Invalid
@@ -102,7 +144,7 @@ def _value(spec: tuple[Any, ...], v: Any) -> Any:
     if kind == "dict":
         if not isinstance(v, dict):
             raise Invalid
-        return _copy(v)
+        return _copy(_plain(v))
     if kind == "model":
         return _model(spec[1], v)
     raise Invalid       # a spec kind this module does not know: let pydantic judge
@@ -119,7 +161,7 @@ def _model(name: str, data: Any) -> Parsed:
             raise Invalid
         else:
             fields[key] = default
-    extra = {k: v for k, v in data.items() if k not in fields}
+    extra = {_key(k): _plain(v) for k, v in data.items() if k not in fields}
     return Parsed(name, fields, extra)
 
 

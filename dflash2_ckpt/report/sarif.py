@@ -42,7 +42,7 @@ def fingerprint(f: Any, uri: str) -> str:
     """What identifies a finding across runs without its line: code, file, field or tensor (the message
     only when neither is named), so an alert survives edits that move config.json's lines."""
     anchor = f.field or f.tensor or " ".join(str(f.message).split())
-    return hashlib.sha256("\0".join((f.code, uri, anchor)).encode()).hexdigest()[:32]
+    return hashlib.sha256("\0".join((f.code, uri, anchor)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _version() -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from conftest import FIXTURES, ROOT
@@ -22,6 +24,28 @@ EXPR = re.compile(r"\$\{\{\s*inputs\.([\w-]+)\s*\}\}")
 
 def _step(name: str) -> dict[str, Any]:
     return next(s for s in ACTION["runs"]["steps"] if s.get("id") == name)
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """$GITHUB_OUTPUT as the runner reads it (actions/runner, file command `SetOutputFileCommand`): `name=value`
+    lines and `name<<DELIMITER` blocks; a later value of a name replaces an earlier one."""
+    out: dict[str, str] = {}
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line:
+            continue
+        eq, heredoc = line.find("="), line.find("<<")
+        if eq >= 0 and (heredoc < 0 or eq < heredoc):
+            out[line[:eq]] = line[eq + 1:]
+            continue
+        name, delimiter = line[:heredoc], line[heredoc + 2:]
+        end = lines.index(delimiter, i)
+        out[name] = "\n".join(lines[i:end])
+        i = end + 1
+    return out
 
 
 def run_action(tmp: Path, **inputs: str) -> tuple[int, str, dict[str, str], Path]:
@@ -37,13 +61,13 @@ def run_action(tmp: Path, **inputs: str) -> tuple[int, str, dict[str, str], Path
     (venv_bin / "python").chmod(0o755)
     outputs, summary = tmp / "github_output", tmp / "step_summary"
     work = tmp / "workspace"
-    work.mkdir()
+    work.mkdir(exist_ok=True)                 # a test may lay out the checkout first
     full = {**{k: v for k, v in os.environ.items() if not k.startswith(("INPUT_", "GITHUB_"))}, **env,
             "RUNNER_TEMP": str(tmp / "runner"), "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_OUTPUT": str(outputs),
             "GITHUB_STEP_SUMMARY": str(summary), "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([step["shell"], "-e", "-c", step["run"]], cwd=work, env=full, capture_output=True,
                           text=True, timeout=120)
-    out = dict(line.split("=", 1) for line in outputs.read_text().splitlines()) if outputs.exists() else {}
+    out = parse_outputs(outputs.read_text()) if outputs.exists() else {}
     return proc.returncode, proc.stdout, out, work
 
 
@@ -75,7 +99,7 @@ def test_compat_strict_and_fail_on_never(tmp_path: Path) -> None:
     code, out, outputs, _ = run_action(tmp_path, paths=GOOD, compat="true", engines="vllm@0.28.0",
                                        **{"fail-on": "never"})
     assert code == 0 and outputs["exit-code"] == "1"        # compat said no for vllm 0.28.0; reported only
-    assert "dflash2-ckpt compat" in out and "--engine vllm@0.28.0" in out
+    assert "dflash2-ckpt compat" in out and "--engine=vllm@0.28.0" in out
 
 
 def test_an_unreadable_repo_is_one_error_annotation_and_exit_3(tmp_path: Path) -> None:
@@ -96,4 +120,84 @@ def test_settings_file_input_reaches_verify(tmp_path: Path) -> None:
     settings = tmp_path / "ci.toml"
     settings.write_text('ignore = ["DF203"]\n')            # the broken drafter's only error
     code, out, outputs, _ = run_action(tmp_path, paths=BROKEN, config=str(settings))
-    assert code == 0 and outputs["exit-code"] == "0" and f"--config {settings}" in out
+    assert code == 0 and outputs["exit-code"] == "0" and f"--config={settings}" in out
+
+
+# -- inputs as a pull request may fill them -------------------------------------------------------------------
+
+def test_a_path_line_cannot_become_an_option(tmp_path: Path) -> None:
+    """Each line of `paths` is one path after `--`: `d --output=json=/anywhere/x` used to write /anywhere/x."""
+    target = tmp_path / "anywhere" / "x"
+    target.parent.mkdir()
+    code, out, outputs, _ = run_action(tmp_path, paths=f"{GOOD} --output=json={target}")
+    assert not target.exists()
+    assert code == 3 and outputs["exit-code"] == "3"     # one path, named as written, that does not exist
+    assert f" -- '{GOOD} --output=json={target}'" in out
+
+
+def test_paths_with_spaces_and_commas_one_per_line(tmp_path: Path) -> None:
+    odd = tmp_path / "my drafter, v2"
+    shutil.copytree(GOOD, odd)
+    code, out, outputs, work = run_action(tmp_path, paths=f"  {odd}  \n\n{GOOD}\n", **{"json-file": "r.json"})
+    assert code == 0 and outputs["exit-code"] == "0", out
+    assert [r["path"] for r in json.loads((work / "r.json").read_text())["runs"]] == [str(odd), GOOD]
+
+
+INJECTED = "x\n::error title=INJECTED::owned\r\n::warning::also"
+
+
+@pytest.mark.parametrize("name", ["target", "revision", "select", "ignore", "config", "paths", "engines"])
+def test_no_input_can_print_a_workflow_command(tmp_path: Path, name: str) -> None:
+    """The `::group::` line printed the command with shlex.join, newlines kept: a real annotation."""
+    inputs = {"paths": GOOD, name: INJECTED if name != "paths" else f"{GOOD}\nx ::error title=INJECTED::owned"}
+    _, out, _, _ = run_action(tmp_path, **inputs)
+    commands = [line for line in out.splitlines() if line.startswith("::")]
+    assert not any("INJECTED" in line and not line.startswith(("::group::", "::error title=dflash2-ckpt",
+                                                               "::error file=", "::error title=DF"))
+                   for line in commands), out
+    assert not any(line.startswith(("::error title=INJECTED", "::warning::also")) for line in out.splitlines())
+
+
+def test_a_newline_in_sarif_file_cannot_set_another_output(tmp_path: Path) -> None:
+    """`sarif-file: "x.sarif\\nexit-code=0"` appended exit-code=0 after the real exit-code=3."""
+    name = "x.sarif\nexit-code=0"
+    code, _, outputs, work = run_action(tmp_path, paths=str(tmp_path / "missing"), **{"sarif-file": name})
+    assert code == 3
+    assert outputs == {"exit-code": "3", "sarif-file": name}
+    assert json.loads((work / name).read_text())["version"] == "2.1.0"
+    text = (tmp_path / "github_output").read_text()
+    assert "exit-code<<ghadelimiter_" in text and "\nexit-code=0\n" in text    # inside a block, as data
+
+
+def test_a_committed_link_named_like_the_sarif_file_is_not_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "dflash2-ckpt.sarif").symlink_to(victim)
+    code, out, outputs, _ = run_action(tmp_path, paths=GOOD)
+    assert victim.read_text() == "keep me\n"
+    assert code == 2 and outputs["exit-code"] == "2"
+    assert re.search(r"^::error title=dflash2-ckpt::not written: dflash2-ckpt\.sarif: is a symbolic link", out, re.M), out
+
+
+def test_the_json_file_cannot_overwrite_the_drafter(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    shutil.copytree(GOOD, d)
+    before = (d / "config.json").read_bytes()
+    code, out, _, _ = run_action(tmp_path, paths=str(d), **{"json-file": str(d / "config.json")})
+    assert (d / "config.json").read_bytes() == before
+    assert code == 2 and "a file this command reads" in out
+
+
+def test_a_surrogate_key_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    """A config key with a lone surrogate crashed `--format github` (exit 3) in the action."""
+    d = tmp_path / "d"
+    shutil.copytree(GOOD, d)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["k\ud800"] = 1
+    (d / "config.json").write_text(json.dumps(cfg))
+    code, out, outputs, work = run_action(tmp_path, paths=str(d))
+    assert code == 1 and outputs["exit-code"] == "1", out
+    assert re.search(r"^::error file=[^,]*config\.json,(line=\d+,)?title=DF101 ", out, re.M), out
+    [run] = json.loads((work / "dflash2-ckpt.sarif").read_text())["runs"]
+    assert [r["ruleId"] for r in run["results"]] == ["DF101"]

@@ -156,3 +156,106 @@ def test_a_refused_config_gets_pydantic_findings() -> None:
     assert spec is None
     assert sorted((f.code, f.field) for f in findings) == [("DF101", "hidden_size"), ("DF102", "vocab_size")]
     assert "Input should be a valid integer" in next(f.message for f in findings if f.code == "DF101")
+
+
+# -- the whole parse, both ways: spec and findings from the fast path equal pydantic's, mutation by mutation ------
+
+# keys a hostile or careless config adds or renames to: lone surrogates (JSON "\ud800"), controls, markup,
+# another dialect's fields, names of the models' own attributes
+ODD_KEYS = ["k\ud800", "\udc80", "\ud83d", "a\udfffb", "", "\x00", "\x1b[2J", "é", "漢字", "__proto__",
+            "model_extra", "model_config", "speculators_model_type", "dflash_config", "transformer_layer_config",
+            "target_layer_ids", "[bold]", "a.b", "$"]
+ODD_VALUES: list[Any] = ["\ud800", "x\udc80y", ["\ud800"], {"\ud800": 1}, {"k": "\udfff"}, "\x1b]0;t\x07"]
+DIFF_SEEDS = sorted([*ROOT.glob("fixtures/good/*/config.json"), *ROOT.glob("fixtures/real/*.config.json")])
+
+
+def _both(raw: bytes) -> tuple[Any, Any]:
+    """(spec, findings) from load_config + to_spec, with the fast parse and with pydantic alone."""
+    from dflash2_ckpt.formats.parse import load_config, to_spec
+    out = []
+    for use_fast in (True, False):
+        cfg, findings = load_config(raw)
+        spec = None
+        if cfg is not None:
+            saved = fast.parse
+            if not use_fast:
+                fast.parse = lambda *a, **k: None          # type: ignore[assignment]
+            try:
+                spec, more = to_spec(cfg)
+            finally:
+                fast.parse = saved                         # type: ignore[assignment]
+            findings = findings + more
+        out.append((spec, [(f.code, f.field, f.message, f.severity) for f in findings]))
+    return out[0], out[1]
+
+
+def _mutations(rng: Any, cfg: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
+    """(class, config bytes): every path replaced, deleted, renamed; odd keys added to every object; raw
+    non-UTF-8 bytes in a key."""
+    dicts = [()] + [p for p in _paths(cfg) if isinstance(_get(cfg, p), dict)]
+    for path in _paths(cfg):
+        parent_is_dict = isinstance(_get(cfg, path[:-1]), dict)
+        yield "delete", _dumps(_set(cfg, path, None, delete=True))
+        for v in rng.sample(PROBES, 8):
+            yield "replace with a JSON value", _dumps(_set(cfg, path, v))
+        yield "replace with a surrogate or control string", _dumps(_set(cfg, path, rng.choice(ODD_VALUES)))
+        if parent_is_dict:
+            renamed = _rename(cfg, path, str(path[-1]) + rng.choice(["\ud800", "\udc80", "\x00", "é", "_"]))
+            yield "rename the key (surrogate, control, suffix)", _dumps(renamed)
+    for d in dicts:
+        for k in ODD_KEYS:
+            yield "add an odd key (surrogate, control, another field)", \
+                _dumps(_set(cfg, d + (k,), rng.choice(PROBES + ODD_VALUES)))
+    raw = _dumps(cfg)
+    for k in list(cfg)[:4]:
+        yield "non-UTF-8 bytes in a key", raw.replace(json.dumps(k).encode(), b'"' + k.encode() + b'\xff\xfe"', 1)
+
+
+def _get(cfg: Any, path: tuple[Any, ...]) -> Any:
+    for k in path:
+        cfg = cfg[k]
+    return cfg
+
+
+def _rename(cfg: dict[str, Any], path: tuple[Any, ...], new: str) -> dict[str, Any]:
+    out = copy.deepcopy(cfg)
+    parent = _get(out, path[:-1])
+    items = [(new if k == path[-1] else k, v) for k, v in parent.items()]
+    parent.clear()
+    parent.update(items)
+    return out
+
+
+def _dumps(cfg: Any) -> bytes:
+    # json.dumps writes a lone surrogate as the escape "\ud800", as a hostile config.json would hold it
+    return json.dumps(cfg).encode()
+
+
+def test_fast_and_pydantic_give_the_same_spec_and_findings() -> None:
+    """>= 5,000 mutations of every seed config (fixtures and published), surrogates and non-UTF-8 keys
+    included: the fast path and pydantic alone give equal specs and equal findings (docs/reliability.md
+    lists the classes and their counts)."""
+    import random
+    from collections import Counter
+    rng = random.Random(20261203)
+    classes: Counter[str] = Counter()
+    for seed in DIFF_SEEDS:
+        cfg = json.loads(seed.read_bytes())
+        for cls, raw in _mutations(rng, cfg):
+            with_fast, pydantic_only = _both(raw)
+            assert with_fast == pydantic_only, f"{seed.name}, {cls}: {raw[:300]!r}"
+            classes[cls] += 1
+    print(dict(classes), sum(classes.values()))
+    assert sum(classes.values()) >= 5000
+    assert min(classes.values()) >= 20, classes
+
+
+def test_a_surrogate_key_is_pydantics_to_judge() -> None:
+    """A lone surrogate in a key (top level or inside dflash_config) is refused by pydantic (DF101); the
+    fast path used to accept it and report only DF116."""
+    cfg = _load(ROOT / "fixtures/good/nested-v2/config.json")
+    assert cfg is not None
+    for bad in ({**cfg, "k\ud800": 1}, {**cfg, "dflash_config": {**cfg["dflash_config"], "k\ud800": 1}}):
+        assert fast.parse("nested", "v2", bad) is None
+        (spec, findings), _ = _both(_dumps(bad))
+        assert spec is None and [c for c, *_ in findings] == ["DF101"]

@@ -2,8 +2,9 @@
 
 Seeds are the four good fixture configs and the published configs under fixtures/real/. Each input
 goes through load_config -> detect -> to_spec -> spec_rules and then the whole of verify() over an
-in-memory checkpoint (the good weights beside the mutated config), and the report is rendered as JSON
-and as rich text. A finding is the only acceptable outcome; an exception is a bug.
+in-memory checkpoint (the good weights beside the mutated config), and the report is rendered in every
+format into a strict UTF-8 stream, as a terminal or file writes it (a StringIO takes a lone surrogate a
+real stream refuses). A finding is the only acceptable outcome; an exception is a bug.
 """
 from __future__ import annotations
 
@@ -15,13 +16,12 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from rich.console import Console
 
 from dflash2_ckpt.errors import Dflash2Error
 from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.formats.parse import load_config, to_spec
 from dflash2_ckpt.checks.config import spec_rules
-from dflash2_ckpt.report import render_json, render_text
+from dflash2_ckpt.report import FORMATS, render, render_json
 from dflash2_ckpt.usecases.verify import verify
 from dflash2_ckpt.sources import SourceBase
 from fuzzkit import fuzz
@@ -66,18 +66,23 @@ def run_all(raw: bytes, scan: bool = False) -> None:
     except Dflash2Error:
         return
     json.loads(render_json(report))
-    render_text(report, Console(file=io.StringIO(), width=120))
+    for fmt in FORMATS:
+        # what stdout or an --output file is: UTF-8, strict
+        render(report, fmt, io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict"))
 
 
 # -- JSON-level mutations: replace, delete or add values anywhere in a seed config ------------------
 
+# text with lone surrogates (JSON's "\ud800"), which json.loads returns and no encoder writes
+odd_text = st.lists(st.one_of(st.characters(categories=["Cs"]), st.characters()),
+                    max_size=8).map("".join)   # st.text never yields surrogates
 BIG = [0, -1, 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 300), st.sampled_from(BIG),
                     st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, -0.0, 1e308, 5e-324]),
-                    st.text(max_size=10), st.sampled_from(["[/x]", "[bold]", "DFlash2DraftModel", "dflash2",
+                    st.text(max_size=10), odd_text, st.sampled_from(["[/x]", "[bold]", "DFlash2DraftModel", "dflash2",
                                                            "dflash", "full_attention", "silu", "\x00", "é"]))
 values = st.recursive(scalars, lambda c: st.one_of(st.lists(c, max_size=5),
-                                                   st.dictionaries(st.text(max_size=8), c, max_size=4)),
+                                                   st.dictionaries(st.one_of(st.text(max_size=8), odd_text), c, max_size=4)),
                       max_leaves=8)
 
 
@@ -108,7 +113,7 @@ def mutated_configs(draw: Any) -> bytes:
         elif op == "delete":
             del parent[path[-1]]
         elif isinstance(parent, dict):
-            parent[draw(st.text(max_size=12))] = draw(values)
+            parent[draw(st.one_of(st.text(max_size=12), odd_text))] = draw(values)
     return json.dumps(cfg).encode()
 
 

@@ -1,0 +1,55 @@
+"""Where the report files of a command go: which files the command reads (never overwritten), whether
+--output-follow-symlinks was given, and which reports this run already wrote (never replaced by an error
+document). The writing itself is report/write.py; cli/errors.py writes the error documents through it."""
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Iterable
+
+import click
+
+from ..report import render
+
+Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
+FOLLOW, WRITTEN = "dflash2.output_follow_symlinks", "dflash2.outputs_written"
+
+
+def remember_follow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    ctx.meta[FOLLOW] = value
+
+
+# options naming a checkpoint as plain text (a path or a Hub repo id, so not typed click.Path)
+CHECKPOINT_OPTIONS = ("target", "reference")
+
+
+def read_paths(ctx: click.Context | None) -> list[str]:
+    """The paths a command reads: its arguments (the checkpoint, the hook's files), its click.Path options
+    (settings, prompts, lists) and --target / --reference, and the checkpoint's --subfolder."""
+    if ctx is None:
+        return []
+    values: list[str] = []
+    for param in ctx.command.params:
+        if not (isinstance(param, click.Argument) or isinstance(param.type, click.Path)
+                or param.name in CHECKPOINT_OPTIONS):
+            continue
+        v = ctx.params.get(param.name or "")
+        values += [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, tuple) else []
+    sub = ctx.params.get("subfolder")
+    return values + ([os.path.join(p, sub) for p in values] if isinstance(sub, str) else [])
+
+
+def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
+    """Each --output file gets the whole report in its format (the machine-output contract, per file): every
+    destination checked first, then all written atomically (report/write.py)."""
+    from ..report.write import destination, files_read, write_files
+    outputs = list(outputs)
+    if not outputs:
+        return
+    ctx = click.get_current_context(silent=True)
+    follow = bool(ctx and ctx.meta.get(FOLLOW))
+    reading = files_read(read_paths(ctx))
+    dests = [destination(path, follow_symlinks=follow, reading=reading) for _, path in outputs]
+    write_files((d, functools.partial(render, report, fmt)) for d, (fmt, _) in zip(dests, outputs))
+    if ctx is not None:
+        ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)
