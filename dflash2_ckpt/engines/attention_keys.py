@@ -30,7 +30,9 @@ def swa_everywhere(d: Drafter) -> bool:
 
 
 def declares_sinks(d: Drafter) -> bool:
-    return _dflash_config(d).get("attention_sink_bias") is True
+    """dflash_config.attention_sink_bias: true (nested), or a GGUF's attn_sinks tensors (formats/gguf_spec.py)."""
+    extra = d.spec.drafter_extra if d.spec is not None else _dflash_config(d)
+    return extra.get("attention_sink_bias") is True
 
 
 def value_scale(d: Drafter) -> float | None:

@@ -136,3 +136,23 @@ def test_flat_keys_vllm_builds_its_config_from_are_df121(tmp_path: Path) -> None
     [current] = [e for e in compat["engines"] if (e["engine"], e["versions"]) == ("vllm", ">=0.31")]
     assert current["verdict"] == "degraded"
     assert any("does not read attention_value_scale" in x["message"] for x in current["reasons"])
+
+
+def test_inspect_reports_the_sinks_a_gguf_holds(tmp_path: Path) -> None:
+    from _kit.cli import invoke
+    src = _drafter(tmp_path, {"attention_sink_bias": True})
+    from dflash2_ckpt.checkpoint.layout import expected_tensors
+    from dflash2_ckpt.dev.synth import materialise
+    from dflash2_ckpt.formats.parse import to_spec
+    cfg = json.loads((src / "config.json").read_text())
+    spec, _ = to_spec(cfg)
+    assert spec is not None
+    heads = spec.num_attention_heads
+    sinks = [(f"layers.{i}.self_attn.attention_sink_bias", "F32", (heads,)) for i in range(spec.num_hidden_layers)]
+    d = materialise(tmp_path / "sinks", cfg, [(e.name, "F32", e.shape) for e in expected_tensors(spec)] + sinks)
+    gguf = tmp_path / "sinks.gguf"
+    r = invoke("convert", str(d), "--to", "gguf", "-o", str(gguf), "--target", str(FIXTURES / "targets" / "tiny-target"))
+    assert r.exit_code == 0, r.output
+    _, doc = run_json("inspect", str(gguf))
+    [view] = doc["summary"]["engines"]
+    assert view["engine"].startswith("llama.cpp") and view["defaults"]["attention_sink_bias"]["checkpoint"] is True
