@@ -39,6 +39,12 @@ _SINK_FALLBACK = ReadKey("vLLM", "builds attention sinks when dflash_config.atte
 _MASK_TOKEN = ReadKey("SGLang", "the mask token's text, looked up in the tokenizer when mask_token_id is absent",
                       (r.SGLANG_MASK_TOKEN,))
 
+def reader_of(path: str, dialect: str | None) -> ReadKey | None:
+    """Who reads this unmodelled config path of a drafter of this dialect (a flat config's top level: nobody)."""
+    flat_path = path.startswith("transformer_layer_config.")
+    return READ_KEYS.get(path) if flat_path == (dialect == "flat") else None
+
+
 # config path (top level, or dflash_config.KEY) -> who reads it
 READ_KEYS: dict[str, ReadKey] = {
     "dflash_config.use_aux_hidden_state": _AUX,

@@ -11,7 +11,7 @@ from ..findings import Finding
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-EMITS: frozenset[str] = frozenset({"DF100", "DF101", "DF102", "DF116", "DF117", "DF121"})
+EMITS: frozenset[str] = frozenset({"DF100", "DF101", "DF102", "DF116", "DF117"})
 
 
 def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -75,13 +75,6 @@ def out_of_range(path: str, value: Any, why: str, rule: str) -> Finding:
 
 
 def unknown_key(path: str, readers: str = "the engines") -> Finding:
-    """DF116 for a key no engine reads; DF121 for one some engine releases read beyond the schema (the nested
-    and assistant dialects' loaders: engines/read_keys.py), which this toolkit does not check."""
-    if readers == "the engines":
-        from ..engines.read_keys import READ_KEYS      # the engine facts load only for an unmodelled key
-        known = READ_KEYS.get(path)
-        if known is not None:
-            return Finding("DF121", f"{path} is read by {known.readers}: {known.effect}. This toolkit does not "
-                           "check its value; it is kept verbatim", field=path,
-                           details={"readers": known.readers, "source": known.source})
+    """DF116 for a key the schema does not model; verify turns it into DF121 where an engine release reads it
+    (checks/engine_keys.py, from engines/read_keys.py)."""
     return Finding("DF116", f"{path} is not a key {readers} read; it is kept verbatim", field=path)
