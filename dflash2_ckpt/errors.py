@@ -162,6 +162,15 @@ class RevisionNotFoundError(HubError):
     """The repo exists; the branch, tag or commit does not."""
 
 
+class AmbiguousRevisionError(RevisionNotFoundError):
+    """An abbreviated commit hash that several cached commits start with: `candidates` lists them."""
+
+    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, candidates: list[str],
+                 path: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
+        self.candidates = candidates
+
+
 class EntryNotFoundError(HubError):
     """A file the listing named is not at that commit."""
 

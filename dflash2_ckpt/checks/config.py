@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..findings import Finding
 from ..formats.spec import DraftSpec
+from .engine_keys import engine_read_key
 
 if TYPE_CHECKING:
     from .context import CheckContext
@@ -18,7 +19,8 @@ EMITS: frozenset[str] = frozenset({"DF103", "DF104", "DF105", "DF106", "DF107", 
 def check(ctx: CheckContext) -> list[Finding]:
     """What reading and parsing config.json found, then the cross-field rules on the parsed spec."""
     ckpt = ctx.checkpoint
-    out = list(ckpt.config_findings)
+    dialect = ckpt.detection.dialect if ckpt.detection is not None else None
+    out = [engine_read_key(f, dialect) for f in ckpt.config_findings]
     if ckpt.spec is not None and ckpt.config is not None:
         out += spec_rules(ckpt.spec, ckpt.config)
         out += _borrowed_vocab(ckpt.spec)

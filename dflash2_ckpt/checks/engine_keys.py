@@ -1,4 +1,5 @@
-"""DF13x: config keys an engine reads beyond the schema, checked where an engine would load them differently.
+"""DF13x: config keys an engine reads beyond the schema, checked where an engine would load them differently;
+DF121: such a key this toolkit does not check, named with the releases that read it (engines/read_keys.py).
 
 - speculators 0.9 cannot reload a flat config without speculators_config.verifier (pydantic: Field required).
 - vLLM's DFlash reads MiMo-style dflash_config.layer_ids before target_layer_ids (vllm model_executor/models/
@@ -10,18 +11,30 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..engines import released as r
+from ..engines.read_keys import reader_of
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 
 if TYPE_CHECKING:
     from .context import CheckContext
 
-EMITS: frozenset[str] = frozenset({"DF130", "DF131", "DF132"})
+EMITS: frozenset[str] = frozenset({"DF121", "DF130", "DF131", "DF132"})
 
 
 def check(ctx: CheckContext) -> list[Finding]:
     spec = ctx.spec
     return [] if spec is None else engine_key_findings(spec, ctx.checkpoint.config or {})
+
+
+def engine_read_key(f: Finding, dialect: str | None) -> Finding:
+    """DF116 (a key the schema does not model) becomes DF121 where an engine release reads the key
+    (engines/read_keys.py): "no engine reads it" would be a wrong promise there."""
+    known = reader_of(f.field, dialect) if f.code == "DF116" and f.field else None
+    if known is None:
+        return f
+    return Finding("DF121", f"{f.field} is read by {known.readers}: {known.effect}. This toolkit does not check its "
+                   "value; it is kept verbatim", field=f.field, details={"readers": known.readers,
+                                                                         "source": known.source})
 
 
 def engine_key_findings(spec: DraftSpec, config: Mapping[str, Any]) -> list[Finding]:

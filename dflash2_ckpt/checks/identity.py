@@ -1,12 +1,12 @@
 """DF3xx: is this DFlash v1, DFlash2, or something else, and do config and tensors agree (CONTRACT §6)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
 from ..formats.assistant import ASSISTANT_TENSORS, ENGINE_SUPPORT
-from ..formats.detect import detect_tensors
+from ..formats.detect import V1_ARCH, V2_ARCH, detect_tensors
 from ..checkpoint.layout import bytes_by_component
 
 if TYPE_CHECKING:
@@ -38,12 +38,20 @@ def identity_findings(ckpt: Checkpoint) -> tuple[list[Finding], frozenset[str]]:
         return out, frozenset()
     if not det.is_dflash:
         name = det.other
-        if name:
+        if name and det.evidence:
+            label = _dflash_label(ckpt.config)
+            msg = (f"this is a {name} drafter, not DFlash{f', although {label}' if label else ''}: it carries "
+                   f"{', '.join(det.evidence[:6])}{' ...' if len(det.evidence) > 6 else ''}, which no DFlash drafter "
+                   f"has. A DFlash engine that skips unknown tensors (SGLang, the z-lab reference) would load the trunk "
+                   f"without those heads and draft wrongly. "
+                   f"{_OTHER_HINTS.get(name, '')}").rstrip()
+        elif name:
             msg = f"this is a {name} drafter, not DFlash. {_OTHER_HINTS.get(name, '')}".rstrip()
         else:
             msg = ("the config describes no DFlash drafter: no DFlash2DraftModel / DFlashDraftModel architecture, "
                    "no dflash_config, no speculators_model_type dflash / dflash2")
-        return [Finding("DF304", msg, field="architectures", details={"drafter": name})], frozenset()
+        return [Finding("DF304", msg, field="architectures",
+                        details={"drafter": name, "evidence": list(det.evidence)})], frozenset()
 
     if det.dialect == "assistant":
         out.append(_assistant_finding(ckpt))
@@ -83,6 +91,18 @@ def identity_findings(ckpt: Checkpoint) -> tuple[list[Finding], frozenset[str]]:
             details={"missing_components": ["conv", "selector"]}))
         return out, frozenset({"conv", "selector"})
     return out, frozenset()
+
+
+def _dflash_label(config: Mapping[str, Any]) -> str:
+    """What in the config claims DFlash (a relabelled checkpoint): its architecture, dflash_config, discriminator."""
+    archs = config.get("architectures")
+    said = [a for a in archs if isinstance(a, str) and a in (V1_ARCH, V2_ARCH)] if isinstance(archs, list) else []
+    parts = [f"architectures says {said[0]}"] if said else []
+    if "dflash_config" in config:
+        parts.append("it has a dflash_config")
+    if str(config.get("speculators_model_type")) in ("dflash", "dflash2"):
+        parts.append(f"speculators_model_type says {config['speculators_model_type']}")
+    return " and ".join(parts)
 
 
 def _assistant_finding(ckpt: Checkpoint) -> Finding:

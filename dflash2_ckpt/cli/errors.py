@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
-from ..errors import (AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
+from ..errors import (AmbiguousRevisionError, AmbiguousSubfolderError, BudgetError, ConfigError, ConversionError, ConversionUsageError,
                       Dflash2Error, EngineError, EntryNotFoundError, GatedRepoError, HeaderError, HubAccessError,
                       HubError, HubResponseError, HubStatusError, HubUnreachableError, MeaningChangedError, MissingDependencyError,
                       OfflineNotCachedError, RateLimitedError,
@@ -50,6 +50,7 @@ ERRORS: list[tuple[type[BaseException], Outcome]] = [
     (VersionMismatchError, Outcome(EXIT_CANNOT_RUN, "wrong version", "use the loader for the other version")),
     (RepositoryNotFoundError, Outcome(EXIT_CANNOT_RUN, "repo not found",
                                       "check the spelling; for a private repo pass --token or set HF_TOKEN")),
+    (AmbiguousRevisionError, Outcome(EXIT_CANNOT_RUN, "ambiguous revision", "give more of the commit hash")),
     (RevisionNotFoundError, Outcome(EXIT_CANNOT_RUN, "revision not found",
                                     "give an existing branch, tag or commit with --revision (or @rev)")),
     (EntryNotFoundError, Outcome(EXIT_CANNOT_RUN, "file not found", "check the file name and --subfolder")),

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..engines import Drafter, EngineRef
-from ..engines.judge import EngineVerdict, conversion_target, judge
+from ..engines.judge import EngineVerdict, conversion_target, judge, target_note
 from ..errors import ConversionError, Dflash2Error
 from ..findings import Finding
 from ..sources import Source
@@ -131,7 +131,7 @@ def _fix_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
         if why is None:
             reasons.append(r)
             continue
-        plain = r.message.replace(f"; `{info['command']}` writes them so", "")
+        plain = r.message.replace(f"; `{info['command']}` writes them so{target_note(d, str(info['to']))}", "")
         reasons.append(Finding(r.code, f"{plain}; converting with `convert --to {info['to']}` would not make it "
                                f"load (it then reports {why})", details={"to": info["to"], "after": why}))
     return dataclasses.replace(v, reasons=tuple(reasons))

@@ -110,6 +110,8 @@ def nested_config(spec: DraftSpec, dtype: str) -> dict[str, Any]:
             dc[k] = getattr(spec, k)
     if spec.drafter_extra.get("attention_sink_bias") is True:     # blk.N.attn_sinks.weight in the file
         dc["attention_sink_bias"] = True
+    if spec.drafter_extra.get("attention_value_scale") is not None:   # dflash.attention.value_scale
+        dc["attention_value_scale"] = spec.drafter_extra["attention_value_scale"]
     cfg["dflash_config"] = dc
     return cfg
 

@@ -1,10 +1,12 @@
-"""What each engine actually runs with: its causality per layer and the value of every key it may fill by
-default (taps, block size, mask id, RoPE base, sample_from_anchor, causality), next to the checkpoint's own,
-so inspect shows where an engine would silently diverge."""
+"""What each engine actually runs with: its causality per layer, the value of every key it may fill by
+default (taps, block size, mask id, RoPE base, sample_from_anchor, causality) and the attention keys it may
+ignore (attention sinks, the factor on V: attention_keys.runs_with), next to the checkpoint's own, so inspect
+shows where an engine would silently diverge."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .attention_keys import runs_with
 from .causality import intended
 from .judge import applies, effective_value, own_value
 from .profile import Default, Drafter, Profile
@@ -36,6 +38,9 @@ def engine_view(p: Profile, d: Drafter) -> dict[str, Any]:
                      "filled": key in declared and own_value(d, df) is None, "source": df.source}
     keys["causality"] = {"checkpoint": _words(intended(spec)) if spec is not None else None,
                          "engine": _words(causal), "filled": False, "source": p.causality_text}
+    for key, row in runs_with(p, d).items():     # attention_sink_bias, attention_value_scale
+        keys[key] = {"checkpoint": row["checkpoint"], "engine": row["engine"], "filled": False,
+                     "source": row["source"]}
     return {"engine": p.id, "title": p.title, "causal": None if causal is None else list(causal),
             "causality_rule": p.causality_text, "defaults": keys}
 

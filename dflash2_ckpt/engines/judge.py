@@ -7,6 +7,7 @@ constraints, quantized modules) > silent divergence (causality, silent defaults,
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal
 
@@ -39,12 +40,33 @@ def _layers(ids: list[int], n: int) -> str:
 
 
 def conversion_command(d: Drafter, to: str) -> str:
+    """The advised `convert` line. convert reads --target from a local directory only (cli/convert.py), so a
+    target named by Hub id (compat --target org/name) is written as the TARGET placeholder: target_note says
+    how to fetch it."""
     out = "DRAFTER.gguf" if to == "gguf" else f"DRAFTER-{to}"
     cmd = f"dflash2-ckpt convert {d.path} --to {to} -o {out}"
-    borrowed = d.spec is not None and d.spec.vocab_from == "bound"    # convert takes vocab_size from the target
-    if to in ("gguf", "flat") or borrowed:
-        cmd += f" --target {d.target or 'TARGET'}"
+    if needs_target(d, to):
+        cmd += f" --target {d.target if d.target and os.path.isdir(d.target) else 'TARGET'}"
     return cmd
+
+
+def needs_target(d: Drafter, to: str) -> bool:
+    borrowed = d.spec is not None and d.spec.vocab_from == "bound"    # convert takes vocab_size from the target
+    return to in ("gguf", "flat") or borrowed
+
+
+def target_note(d: Drafter, to: str) -> str:
+    """What --target of an advised command must be: a local directory with the target's config.json (and, for
+    GGUF, its tokenizer), never a Hub id; with the `hf download` line that makes one from a Hub target."""
+    if not needs_target(d, to) or (d.target and os.path.isdir(d.target)):
+        return ""
+    files = "config.json tokenizer.json tokenizer_config.json" if to == "gguf" else "config.json"
+    what = "config.json and tokenizer" if to == "gguf" else "config.json"
+    repo = d.target if d.target and "/" in d.target and not d.target.startswith((".", "/", "~")) else "ORG/TARGET"
+    alt = (f"; or name the verifier instead of --target: `--verifier-name {repo} --verifier-arch CLASS`"
+           if to == "flat" else "")
+    return (f" (TARGET must be a local directory holding the target model's {what}, not a Hub id: "
+            f"`hf download {repo} {files} --local-dir TARGET`{alt})")
 
 
 def conversion_target(p: Profile) -> str:
@@ -60,7 +82,8 @@ def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
         to = conversion_target(p)
         cmd = conversion_command(d, to)
         return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "
-                                           f"{d.dialect} dialect: convert first with `{cmd}`",
+                                           f"{d.dialect} dialect: convert first with `{cmd}`"
+                                           f"{target_note(d, to)}",
                                            details={"command": cmd, "to": to, "source": p.sources[-1].source})
     return "fails", Finding("DF811", f"{p.title} reads {'/'.join(sorted(p.reads))} only; this drafter is "
                             f"{d.dialect or 'not a DFlash drafter'} and no conversion to it exists")
@@ -239,7 +262,8 @@ def refused(p: Profile, d: Drafter, r: Refusal, complaint: str) -> Finding:
     if to is None:
         return Finding(r.code, f"{p.title} refuses it: {complaint} ({r.source})")
     cmd = conversion_command(d, to)
-    return Finding(r.code, f"{p.title} refuses it: {complaint}; `{cmd}` writes them so ({r.source})",
+    return Finding(r.code, f"{p.title} refuses it: {complaint}; `{cmd}` writes them so{target_note(d, to)} "
+                   f"({r.source})",
                    details={"command": cmd, "to": to, "rule": r.name})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import causality, quant, serve
 from . import released as r
+from .attention_keys import ignores_v_scale
 from .profile import Breakage, Cite, Drafter, DraftTokens, Fact, Profile, Refusal
 from .versions import at_least, between
 
@@ -88,7 +89,7 @@ OLD = Profile(
                         "wrong number of tensors; expected N, got M (the loader creates no selector tensors)",
                         OLD_TENSORS.source),),
     constraints=(NO_BIAS,),
-    quant=quant.llamacpp, serve=serve.llamacpp,
+    quant=quant.llamacpp, serve=serve.llamacpp, ignores=(ignores_v_scale(r.LC_OLD_NO_V_SCALE),),
 )
 
 CURRENT = Profile(
@@ -112,6 +113,9 @@ CURRENT = Profile(
     requires=(MASK,),
     constraints=(TOP_K, NO_BIAS, D2T_HEAD),
     quant=quant.llamacpp, serve=serve.llamacpp,
+    # judged as b10662, which does not read the key; b11434 does (the first build between is not pinned down)
+    ignores=(ignores_v_scale(r.LC_NO_V_SCALE, r.LC_V_SCALE, r.LC_V_SCALE_APPLIED,
+                             extra=" (b10662; b11434 reads it)"),),
 )
 
 PROFILES = (OLD, CURRENT)

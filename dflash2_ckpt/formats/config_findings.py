@@ -75,4 +75,6 @@ def out_of_range(path: str, value: Any, why: str, rule: str) -> Finding:
 
 
 def unknown_key(path: str, readers: str = "the engines") -> Finding:
+    """DF116 for a key the schema does not model; verify turns it into DF121 where an engine release reads it
+    (checks/engine_keys.py, from engines/read_keys.py)."""
     return Finding("DF116", f"{path} is not a key {readers} read; it is kept verbatim", field=path)

@@ -18,6 +18,7 @@ class Detection:
     other: str | None = None               # name of a non-DFlash drafter, when recognised
     arch_version: Literal["v1", "v2"] | None = None    # what `architectures` says
     field_version: Literal["v1", "v2"] | None = None   # what the discriminator / v2 keys say
+    evidence: tuple[str, ...] = ()         # the keys / tensor names that name `other` despite a DFlash label
 
     @property
     def is_dflash(self) -> bool:
@@ -33,10 +34,33 @@ def _arch_version(archs: Iterable[str]) -> Literal["v1", "v2"] | None:
     return None
 
 
+# DSpark's own keys (its markov head and confidence head; DeepSeek's published config and vLLM's
+# config/speculative.py: markov_rank, markov_head_type, dspark_bonus_anchor) and tensors. No DFlash drafter has
+# them, so they name a DSpark checkpoint even under a DFlash architecture or dflash_config: SGLang and the
+# reference would load its trunk, skip both heads and mis-draft.
+_DSPARK_KEY_PREFIXES = ("markov_", "dspark_", "confidence_head")
+_DSPARK_KEYS = frozenset({"enable_confidence_head"})
+_DSPARK_TENSORS = ("markov_head.", "confidence_head.")
+
+
+def _dspark_key(k: str) -> bool:
+    return k in _DSPARK_KEYS or k.startswith(_DSPARK_KEY_PREFIXES)
+
+
+def dspark_evidence(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> tuple[str, ...]:
+    """The DSpark keys (top level or in dflash_config) and head tensors a checkpoint carries (a sample)."""
+    dc = config.get("dflash_config")
+    keys = [k for k in config if _dspark_key(k)]
+    keys += [f"dflash_config.{k}" for k in (dc if isinstance(dc, dict) else {}) if _dspark_key(k)]
+    heads = sorted({n.split(".", 1)[0] + ".*" for n in tensor_names
+                    if n.removeprefix("model.").startswith(_DSPARK_TENSORS)})
+    return tuple(sorted(keys)) + tuple(heads)
+
+
 def _other_drafter(config: Mapping[str, Any], archs: list[str]) -> str | None:
     joined = " ".join(archs).lower()
     smt = str(config.get("speculators_model_type", "")).lower()
-    if "dspark" in joined or smt == "dspark" or any(k.startswith("markov_") for k in config):
+    if "dspark" in joined or smt == "dspark" or dspark_evidence(config):
         return "DSpark"
     if "eagle3" in joined or "eagle3" in smt or "eagle_config" in config:
         return "EAGLE-3"
@@ -62,6 +86,10 @@ def detect(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Detec
     raw_archs = config.get("architectures")
     archs = [a for a in raw_archs if isinstance(a, str)] if isinstance(raw_archs, list) else []
     arch_v = _arch_version(archs)
+    names = list(tensor_names)
+    evidence = dspark_evidence(config, names)
+    if evidence:
+        return Detection(None, None, other="DSpark", arch_version=arch_v, evidence=evidence)
     smt = config.get("speculators_model_type")
     if smt is not None:
         if smt in ("dflash", "dflash2"):
@@ -74,7 +102,7 @@ def detect(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Detec
     if arch_v is not None:
         return Detection("nested", arch_v, arch_version=arch_v, field_version=keys_v)
     other = _other_drafter(config, archs)
-    if other is None and is_assistant(config, tensor_names):
+    if other is None and is_assistant(config, names):
         return Detection("assistant", "v1", field_version="v1")
     if other is None and keys_v is not None:
         return Detection("nested", keys_v, field_version=keys_v)

@@ -63,6 +63,7 @@ KEY_EPS = _k("attention.layer_norm_rms_epsilon")
 KEY_CAUSAL = _k("attention.causal")
 KEY_WINDOW = _k("attention.sliding_window")
 KEY_WINDOW_PATTERN = _k("attention.sliding_window_pattern")
+KEY_VALUE_SCALE = _k("attention.value_scale")      # dflash_config.attention_value_scale (llama.cpp b11434)
 KEY_ROPE_BASE = _k("rope.freq_base")
 KEY_ROPE_SCALING = _k("rope.scaling.")          # prefix: type, factor, original_context_length, ...
 KEY_BLOCK_SIZE = _k("block_size")

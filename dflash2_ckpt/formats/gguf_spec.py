@@ -135,10 +135,21 @@ def read_spec(h: GGUFHeader) -> GGUFRead:
         selector_rank=v2["selector_rank"] if version == "v2" else None,
         selector_top_k=v2["selector_top_k"] if version == "v2" else None,
         paths=N.SPEC_PATHS,
-        # llama.cpp applies per-head sinks wherever blk.N.attn_sinks.weight exists: the GGUF declares them so
-        drafter_extra={"attention_sink_bias": True} if any(n.endswith(".attn_sinks.weight") for n in names) else {},
+        drafter_extra=_attention_extra(h, names),
     )
     return GGUFRead(spec, version, (), v2_tensors)
+
+
+def _attention_extra(h: GGUFHeader, names: list[str]) -> dict[str, Any]:
+    """The MiMo attention keys a GGUF holds: llama.cpp applies per-head sinks wherever blk.N.attn_sinks.weight
+    exists (the GGUF declares them so) and scales V by dflash.attention.value_scale."""
+    out: dict[str, Any] = {}
+    if any(n.endswith(".attn_sinks.weight") for n in names):
+        out["attention_sink_bias"] = True
+    scale = _float(h, N.KEY_VALUE_SCALE)
+    if scale is not None:
+        out["attention_value_scale"] = scale
+    return out
 
 
 Meta = tuple[str, Any, GGUFValueType, "GGUFValueType | None"]
@@ -190,4 +201,7 @@ def spec_metadata(spec: DraftSpec, *, context_length: int, causal: bool | None) 
         out.append(_f32(N.KEY_SOFTCAP, spec.final_logit_softcapping))
     if spec.mask_token_id is not None:
         out.append(_u32(N.KEY_MASK, spec.mask_token_id))
+    scale = spec.drafter_extra.get("attention_value_scale")     # written whenever set, as llama.cpp's converter
+    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
+        out.append(_f32(N.KEY_VALUE_SCALE, scale))
     return out

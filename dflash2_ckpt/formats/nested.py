@@ -18,11 +18,14 @@ class DFlashConfigV1(DrafterScales):
     causal: Optional[bool] = None
     sample_from_anchor: Optional[bool] = None
     # MiMo-style keys vLLM's DFlash reads (layer_ids before target_layer_ids; use_swa / swa_window_size /
-    # attention_sink_bias for the sliding window): modelled so they are checked, kept by convert
+    # attention_sink_bias for the sliding window; attention_value_scale): modelled so they are checked, kept by
+    # convert
     layer_ids: Optional[list[NonNegInt]] = None
     use_swa: Optional[bool] = None
     swa_window_size: Optional[PosInt] = None
     attention_sink_bias: Optional[bool] = None
+    # MiMo's factor on V (vLLM 0.31.0 and SGLang 0.5.20 on read it; engines/attention_keys.py)
+    attention_value_scale: Optional[float] = None
 
 
 class DFlashConfigV2(V2Fields, DFlashConfigV1):

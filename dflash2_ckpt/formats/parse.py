@@ -189,7 +189,7 @@ def _v2(src: Any, version: str) -> dict[str, Any]:
 
 
 # dflash_config keys from MiMo-style v1 drafters that vLLM's DFlash reads (formats/nested.py)
-MIMO_KEYS = ("layer_ids", "use_swa", "swa_window_size", "attention_sink_bias")
+MIMO_KEYS = ("layer_ids", "use_swa", "swa_window_size", "attention_sink_bias", "attention_value_scale")
 
 _NESTED_ROOT_DRAFTER_KEYS = ("architectures", "dflash_config", "is_causal", "num_target_layers",
                              "target_hidden_size", "block_size", "mask_token_id")

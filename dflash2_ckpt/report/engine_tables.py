@@ -27,7 +27,8 @@ def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
         out.print(t)
     filled = [(v, k, d) for v in views for k, d in v["defaults"].items()]
     if filled:
-        t = Table(title="keys engines may fill by default: the checkpoint's value vs what the engine runs with")
+        t = Table(title="keys engines may fill by default or ignore: the checkpoint's value vs what the engine "
+                        "runs with")
         for col in ("engine", "key", "checkpoint", "engine uses", "source"):
             t.add_column(col, overflow="fold")
         for v, k, d in filled:

@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from ..errors import SourceError
 from ..findings import Finding
-from .hub_cache import cached_file, cached_snapshot, download
-from .hub_errors import Where, bad_answer, from_exception, offline_not_cached
+from .hub_cache import AmbiguousCommit, cached_file, cached_snapshot, download
+from .hub_errors import Where, ambiguous_commit, bad_answer, from_exception, offline_not_cached
 from .hub_ref import RepoRef, parse_repo_ref
 from .hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .local import MAX_JSON_BYTES, SourceBase
@@ -136,7 +136,10 @@ class HubSource(SourceBase):
         self.repo_files = sorted(self._repo_sizes)
 
     def _resolve_offline(self, config_only: bool) -> None:
-        snap = cached_snapshot(self.repo_id, self.revision, self.cache_dir)
+        try:
+            snap = cached_snapshot(self.repo_id, self.revision, self.cache_dir)
+        except AmbiguousCommit as e:
+            raise ambiguous_commit(self.where, e.candidates) from None
         if snap is None:
             need = [self._path("config.json")] if config_only else []
             raise offline_not_cached(self.where, need)

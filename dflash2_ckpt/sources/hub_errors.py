@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import (EntryNotFoundError, GatedRepoError, HubAccessError, HubError, HubResponseError, HubStatusError,
+from ..errors import (AmbiguousRevisionError, EntryNotFoundError, GatedRepoError, HubAccessError, HubError, HubResponseError, HubStatusError,
                       HubUnreachableError, OfflineNotCachedError, RateLimitedError, RepositoryNotFoundError,
                       RevisionNotFoundError, SourceError)
 
@@ -82,6 +82,14 @@ def offline_not_cached(w: Where, missing: list[str], *, reason: str = "offline m
         f"{reason} and {w.repo_id}{rev} is not in the local cache ({what or 'nothing cached'})",
         repo_id=w.repo_id, revision=w.revision, missing=missing, path=w.path,
         hint=hint or f"unset HF_HUB_OFFLINE, or fetch it once: {download_command(w, missing)}")
+
+
+def ambiguous_commit(w: Where, candidates: list[str]) -> AmbiguousRevisionError:
+    listed = ", ".join(candidates[:8]) + (f" and {len(candidates) - 8} more" if len(candidates) > 8 else "")
+    return AmbiguousRevisionError(
+        f"{w.repo_id}@{w.revision} is ambiguous: {len(candidates)} cached commits start with {w.revision} "
+        f"({listed})", repo_id=w.repo_id, revision=w.revision, candidates=candidates, path=w.path,
+        hint=f"give more of the commit hash, e.g. {w.repo_id}@{candidates[0][:12]}")
 
 
 def download_command(w: Where, files: list[str]) -> str:

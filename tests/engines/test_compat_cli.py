@@ -60,8 +60,11 @@ def test_text_output_names_verdicts_and_the_serve_commands(q27: str) -> None:
     for needle in ("needs-conversion", "unsupported", "attention_conv", "vllm serve Qwen/Qwen3.8-27B",
                    "--speculative-draft-model-path", "--to"):
         assert needle in r.output
-    # the conversion command (the table may wrap it inside its cell)
-    assert "gguf -o DRAFTER.gguf --target Qwen/Qwen3.8-27B" in " ".join(r.output.replace("│", " ").split())
+    # the conversion command (the table may wrap it inside its cell): convert reads --target from a local
+    # directory, so the Hub target is the download that makes one, not the argument
+    text = " ".join(r.output.replace("│", " ").split())
+    assert "gguf -o DRAFTER.gguf --target TARGET" in text and "--target Qwen/Qwen3.8-27B" not in text
+    assert "hf download Qwen/Qwen3.8-27B config.json" in text
 
 
 @pytest.mark.parametrize("name", OFFICIAL)

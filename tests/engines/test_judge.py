@@ -111,8 +111,9 @@ def test_hf_checkpoint_for_llamacpp_needs_the_gguf_conversion() -> None:
     d = Drafter("nested", "v2", to_spec(Q27)[0], Q27, path="org/q27", target="Qwen/Qwen3.8-27B")
     v = judge(resolve("llama.cpp"), d)
     assert v.verdict == "needs-conversion"
-    assert v.reasons[0].details["command"] == \
-        "dflash2-ckpt convert org/q27 --to gguf -o DRAFTER.gguf --target Qwen/Qwen3.8-27B"
+    # convert reads --target from a local directory: a Hub target is the download that makes one
+    assert v.reasons[0].details["command"] == "dflash2-ckpt convert org/q27 --to gguf -o DRAFTER.gguf --target TARGET"
+    assert "hf download Qwen/Qwen3.8-27B config.json tokenizer.json" in v.reasons[0].message
 
 
 # --- hard refusals ---

@@ -63,3 +63,24 @@ def test_our_gguf_matches_llama_cpps_converter_or_says_why(outtype, engine, gguf
     assert tensors == []                       # names, shapes, ggml types (1-D and conv bases F32) and bytes
     assert keys <= set(JUSTIFIED), sorted(keys - set(JUSTIFIED))
     assert "dflash.attention.causal" not in keys and "dflash.target_layers" not in keys
+
+
+def test_value_scale_is_written_as_llama_cpps_converter_writes_it(engine, ggufs, tmp_path):
+    """MiMo's dflash_config.attention_value_scale: llama.cpp's converter writes dflash.attention.value_scale,
+    which its DFlash graph multiplies V by (b11434:src/models/dflash.cpp); ours writes the same key, type, value."""
+    import json
+    import shutil
+    src = tmp_path / "drafter"
+    shutil.copytree(PAIR / "drafter", src)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["dflash_config"]["attention_value_scale"] = 0.5
+    (src / "config.json").write_text(json.dumps(cfg))
+    ours, theirs = tmp_path / "ours.gguf", tmp_path / "theirs.gguf"
+    PAIRMOD.our_convert(src, ours, ggufs["target"])
+    PAIRMOD.llama_convert(engine, src, theirs, "--target-model-dir", str(PAIR / "target"))
+    key = "dflash.attention.value_scale"
+    a, b = _fields(GGUFReader(ours)), _fields(GGUFReader(theirs))
+    assert b[key] == ("FLOAT32", 0.5)          # what llama.cpp itself writes
+    assert a[key] == b[key]                    # before: absent from ours, so llama.cpp ran V unscaled
+    keys, tensors = _diff(ours, theirs)
+    assert tensors == [] and keys <= set(JUSTIFIED) | {"dflash2_ckpt.source.config"}
