@@ -52,25 +52,35 @@ def find_python(explicit: str | os.PathLike[str] | None = None) -> Path:
              "`python scripts/vllm_cpu.py` (about 4 min, 3.5 GB, cached)")
 
 
-def probe(python: Path, cases: Sequence[Mapping[str, Any]], *, timeout: float = PROBE_DEADLINE_S) -> dict[str, Any]:
-    """Run vllm_probe.py once over the cases; its JSON answer ({"vllm": version, "results": [...]})."""
-    with tempfile.TemporaryDirectory(prefix="dflash2-vllm-probe-") as tmp:
-        req = Path(tmp) / "cases.json"
-        req.write_text(json.dumps({"cases": list(cases)}))
+SPEC = Path(__file__).with_name("vllm_spec.py")
+
+
+def run_file(python: Path, script: Path, request: Mapping[str, Any], *, timeout: float = PROBE_DEADLINE_S
+             ) -> dict[str, Any]:
+    """Run one of the files that live in vLLM's environment (vllm_probe.py, vllm_spec.py) on a request; the
+    JSON object it prints last."""
+    with tempfile.TemporaryDirectory(prefix="dflash2-vllm-") as tmp:
+        req = Path(tmp) / "request.json"
+        req.write_text(json.dumps(request))
         env = {**os.environ, "VLLM_CONFIGURE_LOGGING": "0", "TOKENIZERS_PARALLELISM": "false"}
         env.pop("PYTHONPATH", None)          # the toolkit's path must not shadow vLLM's environment
         try:
-            res = subprocess.run([str(python), str(PROBE), str(req)], capture_output=True, text=True, env=env,
+            res = subprocess.run([str(python), str(script), str(req)], capture_output=True, text=True, env=env,
                                  timeout=timeout, cwd=tmp, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            raise EngineError(f"the vLLM probe did not finish within {timeout:.0f} s", engine=ENGINE) from None
+            raise EngineError(f"vLLM did not finish within {timeout:.0f} s", engine=ENGINE) from None
         except OSError as e:
             raise MissingDependencyError(f"cannot run {python}: {e.strerror}", path=str(python)) from None
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     if res.returncode != 0 or not lines:
         tail = (res.stderr or res.stdout).strip().splitlines()[-8:]
-        raise EngineError(f"the vLLM probe failed (exit {res.returncode}): {tail[-1] if tail else 'no output'}",
+        raise EngineError(f"vLLM failed (exit {res.returncode}): {tail[-1] if tail else 'no output'}",
                           engine=ENGINE, log_tail=tail,
                           hint="is this the python of a working vLLM install? `python -c 'import vllm'` must work")
     out: dict[str, Any] = json.loads(lines[-1])
     return out
+
+
+def probe(python: Path, cases: Sequence[Mapping[str, Any]], *, timeout: float = PROBE_DEADLINE_S) -> dict[str, Any]:
+    """vllm_probe.py once over the cases: {"vllm": version, "results": [...]}."""
+    return run_file(python, PROBE, {"cases": list(cases)}, timeout=timeout)
