@@ -121,3 +121,14 @@ def test_server_counters_give_tau(fake_server: str) -> None:
     assert doc["tau"]["mean"] == pytest.approx(4.0)               # 1 + 12 / 4
     assert doc["acceptance_rate"] == pytest.approx(12 / 28, abs=1e-4)     # rounded in the JSON
     assert [p["steps"] for p in doc["prompts"]] == [2, 2]
+
+
+@pytest.mark.parametrize("name", ["vllm_probe.py", "vllm_spec.py"])
+def test_the_files_vllm_runs_import_nothing_of_the_toolkit(name: str) -> None:
+    """They run in vLLM's environment, where dflash2_ckpt is not installed."""
+    import ast
+    tree = ast.parse((ROOT / "dflash2_ckpt" / "engines" / "runners" / name).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+        {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(m.startswith("dflash2_ckpt") for m in imported)
+    assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))

@@ -23,8 +23,6 @@ import time
 import traceback
 from typing import Any
 
-# run as a file, its own directory comes first on sys.path, where the toolkit's vllm.py would shadow vLLM
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 COUNTERS = ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_draft_tokens",
             "vllm:spec_decode_num_accepted_tokens")
 PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
@@ -99,6 +97,9 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    # run as a file, its own directory comes first on sys.path, where the toolkit's vllm.py would shadow vLLM
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     req = json.loads(open(argv[1], encoding="utf-8").read())
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
