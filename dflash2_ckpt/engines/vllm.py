@@ -2,15 +2,16 @@
 
 <0.28: DFlash v1 only, top-level is_causal ignored; ==0.28.0: DFlash2 registered but every DFlash2
 checkpoint fails to load; 0.29-0.30: DFlash2 loads, the conv kernel_projection is built unquantized;
->=0.31: the conv kernel_projection takes the draft quant config (the selector stays dense).
+>=0.31: the conv kernel_projection takes the draft quant config (the selector stays dense), and weight-quantized
+projections load (vLLM 0.32.0's own loader, tests/vllm_engine: fixtures/vllm/golden.json).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from . import causality, quant, released as r, serve
 from .attention_keys import ignores_v_scale
-from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal, listed
+from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, QuantOutcome, Refusal, listed
 from ..quant.storage import is_side_tensor
 from .versions import VersionRange, at_least, below, between, exactly
 
@@ -47,7 +48,11 @@ UNKNOWN = _fact("a stored tensor the DFlash module has no parameter for (after l
 DRAFT_QUANT = _fact("drafter linears are built with the draft's own quant config, a fresh copy that is never given "
                     "packed_modules_mapping: weight-quantized projections fail to load (vllm-project/vllm#51581 "
                     "still reproduces from this code path)", r.VLLM_DRAFT_QUANT, r.VLLM_DRAFT_QUANT_FRESH,
-                    r.VLLM_DRAFT_QUANT_NO_PACKED)
+                    r.VLLM_DRAFT_QUANT_NO_PACKED, r.VLLM_QUANT_KV_ABSENT)
+DRAFT_QUANT_LOADS = _fact("drafter linears are built with the draft's own quant config, and weight-quantized "
+                          "projections load: the context-KV precompute runs a quantized qkv_proj through its quant "
+                          "method (vLLM 0.32.0's loader takes the FP8 and W4A16 fixtures: fixtures/vllm/golden.json)",
+                          r.VLLM_DRAFT_QUANT, r.VLLM_QUANT_KV)
 
 
 def _dflash_config(d: Drafter) -> dict[str, Any]:
@@ -196,6 +201,12 @@ V2_RUNNER = Refusal("V2 model runner", _v2_runner_note, f"{r.VLLM_V1_RUNNER}; {r
 OLD_V_SCALE = ignores_v_scale(r.VLLM_NO_V_SCALE, r.VLLM_FLAT_NO_V_SCALE, extra=" (vLLM 0.31 and later read it)")
 
 
+def _consumes_projections(rule: Callable[[Mapping[str, str]], list[QuantOutcome]]
+                          ) -> Callable[[Mapping[str, str]], list[QuantOutcome]]:
+    """From 0.31 weight-quantized projections load (DRAFT_QUANT_LOADS); what vLLM builds dense still must be."""
+    return lambda modules: [o for o in rule(modules) if o.effect != "fails"]
+
+
 def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact, ...], **kw: Any) -> Profile:
     base: dict[str, Any] = dict(
         engine="vllm", label="vLLM", versions=versions, drafts=drafts, reads=frozenset({"nested", "flat"}),
@@ -250,17 +261,19 @@ _LOADS = (_fact("DFlash2 loads: DFlash2DraftModel registered, speculators 'dflas
           _fact("mixed sliding / full layers raise on the V1 model runner", r.VLLM_MIXED, r.VLLM_V1_RUNNER_MIXED),
           _fact("the V1 runner refuses DFlash2 drafters; the V2 runner is the default while VLLM_USE_V2_MODEL_RUNNER "
                 "is unset", r.VLLM_V1_RUNNER, r.VLLM_V1_REFUSES, r.VLLM_V2_DEFAULT),
-          EMBED, SINKS, DRAFT_QUANT, FLAT_READS, UNKNOWN, PREFIX)
+          EMBED, SINKS, FLAT_READS, UNKNOWN, PREFIX)
 
 DENSE_CONV = _profile(
     between("0.29", "0.31", "release"), frozenset({"v1", "v2"}),
-    _LOADS + (_fact("the conv kernel_projection, the selector hidden_projection and the codebooks are built "
+    _LOADS + (DRAFT_QUANT,
+              _fact("the conv kernel_projection, the selector hidden_projection and the codebooks are built "
                     "unquantized", r.VLLM_CONV_DENSE, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),),
     quant=quant.vllm_rule(False, f"{r.VLLM_CONV_DENSE}; {r.VLLM_SELECTOR_DENSE}"),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(OLD_V_SCALE,),
 )
 
-_QUANT_031 = (_fact("the conv kernel_projection takes the draft quant config; the selector hidden_projection and "
+_QUANT_031 = (DRAFT_QUANT_LOADS,
+              _fact("the conv kernel_projection takes the draft quant config; the selector hidden_projection and "
                     "the codebooks stay unquantized", r.VLLM_CONV_QUANT, r.VLLM_SELECTOR_DENSE, r.VLLM_CODEBOOKS),
               _fact("draft quant exclusions are re-addressed to the runtime layer numbers (0.31-0.32 for "
                     "exclude_modules lists, 0.33 through map_draft_quant_config for ModelOpt)",
@@ -279,13 +292,13 @@ FLAT_V_SCALE = ignores_v_scale(r.VLLM_FLAT_NO_V_SCALE, dialects=("flat",))
 
 CURRENT_032 = _profile(
     between("0.31", "0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_CAUSAL,),
-    quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
+    quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
 )
 
 CURRENT = _profile(
     at_least("0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL,),
-    quant=quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE)),
+    quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
     causality_text="is_causal, else dflash_config.causal (false by default for model_type muse_glimmer_assistant), "

@@ -63,12 +63,12 @@ def test_vllm_needs_conv_base_and_selector_dense(module: str) -> None:
 
 def test_vllm_conv_kernel_projection_is_built_quant_aware_from_031() -> None:
     # 0.29-0.30 build it with quant_config=None (dense required); 0.31+ pass the draft quant config, so the
-    # quantized module is consumed like the other drafter linears (and shares their #51581 failure)
+    # quantized module is consumed like the other drafter linears, which load from 0.31
     module = "layers.0.attention_conv.kernel_projection"
     v29 = judge(resolve("vllm@0.30.0"), drafter(quantized={module: "w4a16"}))
     v31 = judge(resolve("vllm@0.31.0"), drafter(quantized={module: "w4a16"}))
     assert [r.details["effect"] for r in v29.reasons if r.code in ("DF806", "DF812")] == ["dense-required"]
-    assert [r.details["effect"] for r in v31.reasons if r.code in ("DF806", "DF812")] == ["fails"]
+    assert [r.details["effect"] for r in v31.reasons if r.code in ("DF806", "DF812")] == []
     assert "quant_config=None" in v29.reasons[0].details["source"] or "kernel_projection" in v29.reasons[0].details["source"]
 
 

@@ -122,20 +122,30 @@ def test_df207_says_vllm_drafts_with_a_shipped_embed_tokens(tmp_path: Path) -> N
 
 # --- quantized drafters by release ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("ref,effect", [("vllm@0.29.0", "dense-required"), ("vllm@0.30.0", "dense-required"),
-                                        ("vllm@0.31.0", "fails"), ("vllm@0.33.0", "fails")])
-def test_vllm_conv_projection_quantization_by_release(ref: str, effect: str) -> None:
+@pytest.mark.parametrize("ref,effects", [("vllm@0.29.0", ["dense-required"]), ("vllm@0.30.0", ["dense-required"]),
+                                         ("vllm@0.31.0", []), ("vllm@0.33.0", [])])
+def test_vllm_conv_projection_quantization_by_release(ref: str, effects: list[str]) -> None:
+    # from 0.31 it is built with the draft quant config and loads like the other projections
     v = judge(resolve(ref), drafter(Q27, {"layers.0.mlp_conv.kernel_projection": "w4a16"}))
-    assert [x.details["effect"] for x in v.reasons if "effect" in x.details] == [effect]
+    assert [x.details["effect"] for x in v.reasons if "effect" in x.details] == effects
 
 
-@pytest.mark.parametrize("ref", ["vllm@0.27.1", "vllm@0.29.0", "vllm@0.33.0"])
-def test_vllm_weight_quantized_projections_still_fail_at_every_release(ref: str) -> None:
+@pytest.mark.parametrize("ref", ["vllm@0.27.1", "vllm@0.29.0", "vllm@0.30.0"])
+def test_vllm_weight_quantized_projections_fail_before_031(ref: str) -> None:
     cfg = Q4B if ref.endswith("0.27.1") else Q27
     v = judge(resolve(ref), drafter(cfg, {"layers.0.self_attn.q_proj": "w4a16"}))
     assert v.verdict == "fails" and "packed_modules_mapping" in v.reasons[0].message
     if not ref.endswith("0.27.1"):
-        assert r.VLLM_DRAFT_QUANT_NO_PACKED in cited(ref)
+        assert r.VLLM_DRAFT_QUANT_NO_PACKED in cited(ref) and r.VLLM_QUANT_KV_ABSENT in cited(ref)
+
+
+@pytest.mark.parametrize("ref", ["vllm@0.31.0", "vllm@0.32.0", "vllm@0.33.0"])
+def test_vllm_weight_quantized_projections_load_from_031(ref: str) -> None:
+    # vLLM 0.32.0's own loader takes the FP8 and W4A16 fixtures (fixtures/vllm/golden.json): the context-KV
+    # precompute runs a quantized qkv_proj through its quant method instead of reading its .weight
+    v = judge(resolve(ref), drafter(Q27, {"layers.0.self_attn.q_proj": "w4a16", "fc": "fp8"}))
+    assert "DF806" not in {x.code for x in v.reasons}
+    assert r.VLLM_QUANT_KV in cited(ref)
 
 
 # --- transformers: DFlash v1 in the assistant dialect only -------------------------------------------------

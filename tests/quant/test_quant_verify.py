@@ -214,8 +214,8 @@ def test_header_level_verify_of_a_quantized_drafter_never_imports_torch() -> Non
 
 
 def test_engine_profiles_judge_the_header_detected_schemes() -> None:
-    """The per-engine verdicts come from quantized_modules: SGLang drops a W4A16 fc silently, vLLM <= 0.29
-    cannot build weight-quantized drafter projections; a dense drafter gets neither."""
+    """The per-engine verdicts come from quantized_modules: SGLang drops a W4A16 fc silently, vLLM before 0.31
+    cannot build weight-quantized drafter projections before 0.31; a dense drafter gets neither."""
     from dflash2_ckpt.usecases.compat import compat
     quant = {(v.profile.engine, v.profile.versions.label): v for v in compat(Q / "w4a16").verdicts}
     dense = {(v.profile.engine, v.profile.versions.label): v for v in compat(FIXTURES / "good" / "nested-v2").verdicts}
