@@ -84,6 +84,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF231", "derived-tensor-missing", "error", "diff: a reference tensor is absent from the derived checkpoint"),
     Code("DF232", "derived-tensor-extra", "info", "diff: a derived tensor the reference does not have"),
     Code("DF233", "derived-tensor-noise", "info", "diff: tensors differ within the quantization noise their scheme predicts"),
+    Code("DF235", "derived-config-changes-engine", "error", "diff: an engine builds another drafter from the derived config than from the reference's (causality, taps, block, mask, V scale, ...)"),
     Code("DF234", "quant-pattern-not-evaluated", "error", "a quantization_config pattern was not evaluated (exponential backtracking, too long, too many); it is treated as matching nothing"),
     # DF3xx v1 / v2 identity
     Code("DF301", "v2-tensors-under-v1", "error", "a v1 architecture over a file carrying conv / selector tensors: a v1 loader drops them"),
@@ -296,6 +297,9 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Drop it if nothing loads it."),
     "DF233": ("Nothing: the difference is what the scheme's rounding predicts.",
               "Nothing to fix; informational."),
+    "DF235": ("That engine runs another drafter than the reference describes: it loads and drafts, and only "
+              "acceptance falls.", "Carry the reference's config keys into the derived checkpoint (or convert it "
+              "with `dflash2-ckpt convert`, which checks every engine)."),
     "DF234": ("The pattern is treated as matching nothing, so the modules it names are judged unmatched.",
               "Rewrite the pattern without nested repetition, shorter, or as plain module names."),
     # DF3xx v1 / v2 identity

@@ -20,6 +20,7 @@ from ..sources import Source
 from ..threads import ThreadChoice, choose as choose_threads, use as use_threads
 from .compare import Figures, dtype_noise
 from .identical import buffers as raw_buffers, identical
+from .meaning import config_meaning, meaning_findings
 from .sides import Side, TensorMeta, open_side, register_opener
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def _open_gguf(path: str | os.PathLike[str] | Source) -> Side | None:
 
 register_opener(_open_gguf)      # a .gguf file on either side
 
-EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233"})
+EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233", "DF235"})
 __all__ = ["DiffResult", "diff", "register_opener"]
 
 Progress = Callable[[int, int, str], None]     # (done, total, tensor name)
@@ -57,6 +58,7 @@ class DiffResult(Verdict):
     sides: tuple[Side, Side]
     counts: dict[str, int] = field(default_factory=dict)
     threads: dict[str, Any] = field(default_factory=dict)     # the torch thread choice (dflash2_ckpt.threads)
+    meaning: dict[str, Any] | None = None      # the configs compared per engine (diff/meaning.py)
     kind: ClassVar[str] = "diff"
 
     @property
@@ -64,9 +66,10 @@ class DiffResult(Verdict):
         return f"{self.derived} vs {self.reference}"
 
     def failed(self, strict: bool = False) -> bool:
-        """different / missing tensors; with strict, extra ones too."""
+        """different / missing tensors, or a config an engine reads differently (DF235); with strict, extra
+        tensors too."""
         bad = ("different", "missing", "extra") if strict else ("different", "missing")
-        return any(f.verdict in bad for f in self.figures)
+        return any(f.verdict in bad for f in self.figures) or bool(meaning_findings(self.meaning))
 
     @property
     def findings(self) -> list[Finding]:
@@ -81,6 +84,7 @@ class DiffResult(Verdict):
             elif f.verdict == "extra":
                 out.append(Finding("DF232", f"{f.name} {list(f.shape)} is not in the reference", tensor=f.name,
                                    details=f.to_json()))
+        out += meaning_findings(self.meaning)
         noise = [f for f in self.figures if f.verdict == "quantization-noise"]
         if noise:
             worst = max(noise, key=lambda f: f.rel_rms or 0.0)
@@ -94,7 +98,8 @@ class DiffResult(Verdict):
         return {"subject": self.subject, "derived": self.derived, "reference": self.reference,
                 "passed": not self.failed(), "counts": self.counts, "seconds": round(self.seconds, 3),
                 "threads": dict(self.threads),
-                "findings": [f.to_json() for f in self.findings], "tensors": [f.to_json() for f in self.figures]}
+                "findings": [f.to_json() for f in self.findings], "tensors": [f.to_json() for f in self.figures],
+                "meaning": self.meaning}
 
     def receipt(self, hash_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
         """The sha256 of every file on both sides and the per-tensor figures (reads every file once)."""
@@ -251,4 +256,5 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
     counts: dict[str, int] = {}
     for f in figures:
         counts[f.verdict] = counts.get(f.verdict, 0) + 1
-    return DiffResult(d.label, r.label, figures, time.monotonic() - start, (d, r), counts, chosen.to_json())
+    meaning = config_meaning(derived, reference)
+    return DiffResult(d.label, r.label, figures, time.monotonic() - start, (d, r), counts, chosen.to_json(), meaning)
