@@ -21,7 +21,7 @@ from ..formats import gguf_names as N
 from ..formats.parse import to_spec
 from .configs import Verifier
 from .plan import make_plan
-from .quant import module_renames
+from .meaning import check_drafters, planned_drafter
 
 EMITS: frozenset[str] = frozenset({"DF814"})
 
@@ -48,11 +48,9 @@ def converted_drafter(ckpt: Checkpoint, to: str, *, target: str | None = None, o
         raise ConversionError(f"convert writes nested, flat or gguf, not {to}")
     verifier = Verifier(target or "TARGET", _STAND_IN) if to == "flat" else None
     plan = make_plan(ckpt, out, to, verifier=verifier)   # type: ignore[arg-type]
-    renames = module_renames((t.name, t.dst_name) for t in plan.tensors if t.dst_name)
-    quant = {renames.get(m, m): s for m, s in d.quantized_modules.items()}
-    return Drafter(dialect=to, version=plan.new_spec.version, spec=plan.new_spec, config=plan.config,
-                   tensors=frozenset(t.dst_name for t in plan.tensors if t.dst_name), quantized_modules=quant,
-                   path=out, target=target)
+    planned = planned_drafter(plan, d, out)
+    check_drafters(d, planned)          # convert refuses a conversion that changes an engine's drafter
+    return planned
 
 
 def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
