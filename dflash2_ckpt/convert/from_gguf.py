@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Literal
 
+import numpy as np
+
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
@@ -29,10 +31,11 @@ from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
 from ..sources.dense import to_float32
 from ..sources.gguf_header import GGUFHeader
-from ..sources.safetensors_header import build_header
+from ..sources.safetensors_header import DTYPE_BITS, build_header
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import as_read_by_llama_cpp
+from .gguf_dtypes import narrow, recorded
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
 from .staging import check_overlap, claim_destination, install, staging_area
@@ -67,7 +70,8 @@ class FromGGUFReport(Verdict):
                 "config_source": self.config_source, "written": self.written,
                 "tensors_verified": self.tensors_verified,
                 "exact_tensors": sum(t["exact"] for t in self.tensors),
-                "dequantized_tensors": sum(not t["exact"] for t in self.tensors), "tensors": self.tensors,
+                "dequantized_tensors": sum(not t["exact"] for t in self.tensors),
+                "restored_tensors": sum(bool(t.get("restored")) for t in self.tensors), "tensors": self.tensors,
                 "notes": self.notes, "findings": [f.to_json() for f in self.findings],
                 "seconds": round(self.seconds, 3), **self.extra}
 
@@ -128,42 +132,64 @@ def _config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tup
     return (json.dumps(nested_config(spec, dtype), indent=2) + "\n").encode(), "metadata"
 
 
-def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> tuple[
+def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str], *, decide: bool) -> tuple[
         list[tuple[str, str, tuple[int, ...]]], list[Piece], list[dict[str, Any]]]:
-    """(safetensors entries, pieces with their data offsets still to place, report rows)."""
+    """(safetensors entries, pieces with their data offsets still to place, report rows). A tensor the GGUF
+    stores in another type than its recorded source dtype gets that dtype back when its values allow
+    (gguf_dtypes.py); `decide` False (a dry run) reads no tensor data and plans the restore unchecked."""
     entries: list[tuple[str, str, tuple[int, ...]]] = []
     sources: list[Piece] = []
     rows: list[dict[str, Any]] = []
+    source_dtypes = recorded(h.get(N.KEY_SOURCE_DTYPES), notes)
+    kept: list[str] = []
     for t in h.tensors:
         hf = N.gguf_to_hf(t.name)
         if hf is None:
             raise ConversionError(f"{t.name} is not a DFlash tensor llama.cpp names; converting would lose it",
                                   path=ckpt.label)
-        exact = t.type_name in _DENSE
-        dtype = t.type_name if exact else "F32"
+        dense = t.type_name in _DENSE
+        want = source_dtypes.get(t.name, t.type_name)
+        # widening to F32 is always exact; narrowing only when every value fits (read to know)
+        if want != t.type_name and want != "F32" and decide and not _fits(ckpt, h.file, t, want):
+            kept.append(f"{t.name} ({t.type_name}, source {want})")
+            want = t.type_name
+        dtype = want if want in _DENSE else "F32"
         entries.append((hf, dtype, t.shape))
-        if exact:
+        if dtype == t.type_name:
             sources.append(Piece(hf, 0, root / h.file, t.begin, t.end))
-        else:       # dequantized when written (never by a dry run), one tensor in memory at a time
-            sources.append(Piece(hf, 0, None, chunks=_dequantizer(ckpt, h.file, t), length=4 * math.prod(t.shape)))
-        rows.append({"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": exact,
-                     "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)})
+        else:       # recast when written (never by a dry run), one run of rows in memory at a time
+            sources.append(Piece(hf, 0, None, chunks=_recast(ckpt, h.file, t, dtype),
+                                 length=math.prod(t.shape) * DTYPE_BITS[dtype] // 8))
+        row = {"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": dense,
+               "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)}
+        if dtype != t.type_name and t.name in source_dtypes:
+            row["restored"] = True
+        rows.append(row)
+    restored = sum(bool(r.get("restored")) for r in rows)
+    if restored:
+        notes.append(f"{restored} tensor(s) stored in the GGUF in another type than their source dtype are "
+                     f"written in that dtype again ({N.KEY_SOURCE_DTYPES})"
+                     + ("" if decide else "; a narrowing restore is checked value by value when written"))
+    if kept:
+        notes.append(f"{len(kept)} tensor(s) are not written in their recorded source dtype: their values are not "
+                     f"exactly representable there ({', '.join(kept[:3])}{', ...' if len(kept) > 3 else ''})")
     lossy = [r for r in rows if not r["exact"]]
     if lossy:
         kinds = sorted({str(r["type"]) for r in lossy})
-        notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to F32: the values are "
+        to = "/".join(sorted({str(r["dtype"]) for r in lossy}))
+        notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to {to}: the values are "
                      "the quantized ones; the precision lost when the file was quantized cannot be recovered")
     return entries, sources, rows
 
 
-# float32 bytes dequantized at a time: gguf's dequantize holds its output twice (the per-group results, then
+# float32 bytes recast at a time: gguf's dequantize holds its output twice (the per-group results, then
 # their concatenation), so a whole 27B fc.weight (500 MiB as float32) peaked at 1 GiB plus its stored bytes
 _CHUNK_BYTES = 16 << 20
 
 
-def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], Iterator[memoryview]]:
-    """The tensor's float32 values in runs of whole rows (a ggml row is whole blocks), read and dequantized
-    one run at a time: peak memory is about one run of `_CHUNK_BYTES`, whatever the tensor's size."""
+def _runs(ckpt: Checkpoint, file: str, t: Any) -> Iterator[np.ndarray[Any, Any]]:
+    """The tensor's float32 values in runs of whole rows (a ggml row is whole blocks), read and
+    dequantized one run at a time: peak memory is about one run of `_CHUNK_BYTES`, whatever its size."""
     cols = t.shape[-1] if t.shape else 1
     rows = math.prod(t.shape[:-1])
     row_bytes = t.nbytes // rows if rows else 0
@@ -171,16 +197,30 @@ def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], Iterator[m
         raise ConversionError(f"{t.name}: {t.nbytes} bytes are not {rows} whole rows of {t.type_name}",
                               path=ckpt.label)
     step = max(1, _CHUNK_BYTES // (4 * cols))
+    for r in range(0, rows, step):
+        k = min(step, rows - r)
+        raw = ckpt.source.read_range(file, t.begin + r * row_bytes, k * row_bytes)
+        values = to_float32(raw, t.type_name, (k, cols))
+        del raw
+        yield values
+        del values          # released before the next run is made
 
-    def chunks() -> Iterator[memoryview]:
-        for r in range(0, rows, step):
-            k = min(step, rows - r)
-            raw = ckpt.source.read_range(file, t.begin + r * row_bytes, k * row_bytes)
-            values = to_float32(raw, t.type_name, (k, cols))
-            del raw
-            # the array's own bytes, not a copy
-            yield values.reshape(-1).view("uint8").data
+
+def _fits(ckpt: Checkpoint, file: str, t: Any, dtype: str) -> bool:
+    return all(narrow(v, dtype) is not None for v in _runs(ckpt, file, t))
+
+
+def _recast(ckpt: Checkpoint, file: str, t: Any, dtype: str) -> Callable[[], Iterator[bytes | memoryview]]:
+    """The tensor stored as `dtype`, made run by run when write_pieces writes it."""
+    def chunks() -> Iterator[bytes | memoryview]:
+        for values in _runs(ckpt, file, t):
+            # float32 goes out as the array's own bytes, not a copy
+            data = values.reshape(-1).view("uint8").data if dtype == "F32" else narrow(values, dtype)
             del values
+            if data is None:        # _fits said it would be exact: the file changed under us
+                raise ConversionError(f"{t.name} changed while it was converted", path=ckpt.label)
+            yield data
+            del data
     return chunks
 
 
@@ -203,7 +243,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
                               + "; ".join(f"{f.code} {f.message}" for f in errs[:3]), path=str(src))
     root = ckpt.source.root or Path(src).parent
     notes: list[str] = []
-    entries, pieces, rows = _tensors(ckpt, h, root, notes)
+    entries, pieces, rows = _tensors(ckpt, h, root, notes, decide=not dry_run)
     dtypes = {d for _, d, s in entries if len(s) >= 2}
     config_bytes, config_source = _config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
     report = FromGGUFReport(ckpt.label, str(dst), to, spec.version, config_source, rows, notes)

@@ -38,6 +38,7 @@ from ..checkpoint.target import read_target
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import gguf_view
+from .gguf_dtypes import record
 from .gguf_exact import gguf_differences
 from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
@@ -207,6 +208,9 @@ def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTen
         meta = next(iter(ckpt.headers.values())).metadata
         if meta:
             w.add_string(N.KEY_SOURCE_ST_META, json.dumps(dict(meta), separators=(",", ":")))
+    dtypes = record((t.gguf_name, t.src_dtype, t.out_type.name) for t in tensors)
+    if dtypes is not None:
+        w.add_string(N.KEY_SOURCE_DTYPES, dtypes)
     import numpy as np
     for t in tensors:
         w.add_tensor_info(t.gguf_name, t.shape, np.dtype(np.float32), t.out_bytes, raw_dtype=t.out_type)
