@@ -35,6 +35,8 @@ from ..sources.safetensors_header import DTYPE_BITS, build_header
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import as_read_by_llama_cpp
+from . import gguf_vocab as V
+from ..checks.vocab import bad_target_ids
 from .gguf_dtypes import narrow, recorded
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
@@ -142,8 +144,14 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str], *, d
     rows: list[dict[str, Any]] = []
     source_dtypes = recorded(h.get(N.KEY_SOURCE_DTYPES), notes)
     kept: list[str] = []
+    reduced = any(t.name == V.D2T for t in h.tensors)
     for t in h.tensors:
-        hf = N.gguf_to_hf(t.name)
+        if reduced and t.name == V.D2T:
+            _vocab_maps(ckpt, h, t, entries, sources, rows)
+            notes.append("d2t holds absolute target ids in the GGUF: written back as speculators' offsets (target "
+                         "id - draft id), and t2d rebuilt from it")
+            continue
+        hf = V.HEAD_HF if reduced and t.name == V.HEAD_GGUF else N.gguf_to_hf(t.name)
         if hf is None:
             raise ConversionError(f"{t.name} is not a DFlash tensor llama.cpp names; converting would lose it",
                                   path=ckpt.label)
@@ -180,6 +188,29 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str], *, d
         notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to {to}: the values are "
                      "the quantized ones; the precision lost when the file was quantized cannot be recovered")
     return entries, sources, rows
+
+
+def _vocab_maps(ckpt: Checkpoint, h: GGUFHeader, t: Any, entries: list[tuple[str, str, tuple[int, ...]]],
+                sources: list[Piece], rows: list[dict[str, Any]]) -> None:
+    """d2t (absolute target ids) back as speculators' offsets, and t2d rebuilt from it right after (where
+    safetensors puts a BOOL tensor after an I64 one): the source's bytes when the GGUF was made from one."""
+    assert ckpt.spec is not None
+    vocab = ckpt.spec.vocab_size
+    if t.type_name != "I64" or len(t.shape) != 1 or t.nbytes > 64 << 20:
+        raise ConversionError(f"d2t is {t.type_name} {list(t.shape)}, not the I64 vector llama.cpp reads",
+                              path=ckpt.label)
+    raw = ckpt.source.read_range(h.file, t.begin, t.nbytes)
+    ids = np.frombuffer(raw, dtype="<i8")
+    why = bad_target_ids(ids, vocab)
+    if why is not None:
+        raise ConversionError(f"d2t is not a draft vocabulary: read as absolute target ids, {why}",
+                              path=ckpt.label, hint=f"`dflash2-ckpt verify {ckpt.label}` explains it (DF218)")
+    entries += [(V.D2T, "I64", t.shape), (V.T2D, "BOOL", (vocab,))]
+    sources += [Piece(V.D2T, 0, None, data=V.offsets(raw)), Piece(V.T2D, 0, None, data=V.t2d_of(ids, vocab))]
+    rows += [{"name": t.name, "to": V.D2T, "type": "I64", "dtype": "I64", "exact": True, "bits_per_weight": 64.0,
+              "values": "absolute target ids -> offsets (target id - draft id)"},
+             {"name": t.name, "to": V.T2D, "type": "I64", "dtype": "BOOL", "exact": True, "bits_per_weight": 8.0,
+              "values": "rebuilt: true at the target ids d2t holds"}]
 
 
 # float32 bytes recast at a time: gguf's dequantize holds its output twice (the per-group results, then
@@ -246,6 +277,12 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
     entries, pieces, rows = _tensors(ckpt, h, root, notes, decide=not dry_run)
     dtypes = {d for _, d, s in entries if len(s) >= 2}
     config_bytes, config_source = _config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
+    if config_source != "embedded" and any(t.name == V.D2T for t in h.tensors):
+        # only the flat dialect has a draft vocabulary, and the metadata has none of its other keys
+        raise ConversionError("a reduced draft vocabulary (d2t) converts back from the flat config.json the file "
+                              f"carries ({N.KEY_SOURCE_CONFIG}), and this file carries none that matches it",
+                              path=ckpt.label, hint="convert the HF checkpoint the GGUF was made from, or write its "
+                              "flat config.json by hand")
     report = FromGGUFReport(ckpt.label, str(dst), to, spec.version, config_source, rows, notes)
     if dry_run:
         report.extra["dry_run"] = True

@@ -136,9 +136,21 @@ def read_spec(h: GGUFHeader) -> GGUFRead:
         selector_top_k=v2["selector_top_k"] if version == "v2" else None,
         paths=N.SPEC_PATHS,
         # llama.cpp applies per-head sinks wherever blk.N.attn_sinks.weight exists: the GGUF declares them so
-        drafter_extra={"attention_sink_bias": True} if any(n.endswith(".attn_sinks.weight") for n in names) else {},
+        drafter_extra=_extra(names, tensors),
     )
     return GGUFRead(spec, version, (), v2_tensors)
+
+
+def _extra(names: list[str], tensors: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if any(n.endswith(".attn_sinks.weight") for n in names):
+        out["attention_sink_bias"] = True
+    d2t = tensors.get("d2t")
+    if d2t is not None and len(d2t.ne) == 1:
+        # a reduced draft vocabulary: llama.cpp takes its size from d2t (n_vocab_draft = d2t_meta->ne[0],
+        # llama.cpp b11434:src/models/dflash.cpp)
+        out["draft_vocab_size"] = int(d2t.ne[0])
+    return out
 
 
 Meta = tuple[str, Any, GGUFValueType, "GGUFValueType | None"]
