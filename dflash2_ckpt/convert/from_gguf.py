@@ -1,7 +1,9 @@
 """GGUF drafter -> HF safetensors checkpoint (nested or flat).
 
 BF16 / F16 / F32 tensors are copied byte for byte (only the name and the header change); quantized ones are
-dequantized by the gguf package to F32 and reported, since the precision they lost is gone. The config is
+dequantized by the gguf package to F32 and reported, since the precision they lost is gone. A tensor stored in
+another type than its recorded source dtype is stored in that dtype again when its values fit exactly
+(gguf_dtypes.py); a reduced draft vocabulary's d2t goes back to offsets and t2d is rebuilt (gguf_vocab.py). The config is
 the source config.json the file carries when we wrote it and it still agrees with the metadata (so a
 round trip gives back the very same files), else one written from the metadata. The result is staged,
 its writes checked as they happen (pieces.py), checked to describe the same drafter, then renamed into
