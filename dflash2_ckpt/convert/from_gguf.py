@@ -159,10 +159,14 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str], *, d
                                   path=ckpt.label)
         dense = t.type_name in _DENSE
         want = source_dtypes.get(t.name, t.type_name)
-        # widening to F32 is always exact; narrowing only when every value fits (read to know)
-        if want != t.type_name and want != "F32" and decide and not _fits(ckpt, h.file, t, want):
-            kept.append(f"{t.name} ({t.type_name}, source {want})")
-            want = t.type_name
+        # widening to F32 is always exact; narrowing only when every value fits (read to know), and never
+        # for a quantized tensor, whose values are the quantized ones, not the source's (F32, as noted below)
+        if want != t.type_name and want != "F32":
+            if not dense:
+                want = t.type_name
+            elif decide and not _fits(ckpt, h.file, t, want):
+                kept.append(f"{t.name} ({t.type_name}, source {want})")
+                want = t.type_name
         dtype = want if want in _DENSE else "F32"
         entries.append((hf, dtype, t.shape))
         if dtype == t.type_name:
@@ -172,7 +176,7 @@ def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str], *, d
                                  length=math.prod(t.shape) * DTYPE_BITS[dtype] // 8))
         row = {"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": dense,
                "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)}
-        if dtype != t.type_name and t.name in source_dtypes:
+        if dense and dtype != t.type_name and dtype == source_dtypes.get(t.name):
             row["restored"] = True
         rows.append(row)
     restored = sum(bool(r.get("restored")) for r in rows)

@@ -83,6 +83,24 @@ def test_a_lossy_cast_comes_back_in_the_source_dtypes(tmp_path: Path) -> None:
     assert "stored in their source dtype again" in out
 
 
+def test_a_quantized_gguf_restores_what_it_holds_exactly(tmp_path: Path) -> None:
+    """BF16 -> --outtype q8_0: the vectors (kept F32) come back BF16 and bit-identical; the quantized
+    tensors' values are the quantized ones, dequantized to F32 and never claimed as restored."""
+    src = _source(tmp_path / "src", "BF16")
+    g, back, _ = _round_trip(tmp_path, src, "--outtype", "q8_0", "--format", "json")
+    types = {N.gguf_to_hf(t.name): t.type_name for t in header_of(g).tensors}
+    want, got = load_file(src / "model.safetensors"), load_file(back / "model.safetensors")
+    for k, v in want.items():
+        if types[k] == "Q8_0":
+            assert got[k].dtype == torch.float32
+        else:
+            assert types[k] == "F32" and got[k].dtype == torch.bfloat16 and torch.equal(got[k], v)
+    r = invoke_cli(main, ["convert", str(g), "-o", str(tmp_path / "again"), "--to", "nested", "--format", "json"])
+    doc = json.loads(r.stdout)
+    assert doc["restored_tensors"] == sum(t == "F32" for t in types.values()) > 0
+    assert doc["dequantized_tensors"] == sum(t == "Q8_0" for t in types.values()) > 0
+
+
 @pytest.mark.parametrize("record", ['{"output_norm.weight":"BF16"}', "not json", '{"fc.weight":"Q4_K"}'])
 def test_a_record_the_values_do_not_fit_keeps_the_gguf_type(tmp_path: Path, record: str) -> None:
     """A recorded dtype the values cannot be stored in exactly (an F32 norm claimed BF16), or a record that
