@@ -46,7 +46,7 @@ def test_own_head_is_not_called_a_target_copy() -> None:
     assert r.findings[0].details == {"draft_vocab_size": build.DRAFT_V, "vocab_size": build.V}
 
 
-def test_header_level_reads_no_map_bytes() -> None:
+def test_without_scan_only_d2t_is_read() -> None:
     plain, scanned = verify(GOOD), verify(GOOD, scan=True)
     assert scanned.bytes_read > plain.bytes_read
     assert plain.bytes_read < (GOOD / "model.safetensors").stat().st_size // 4
@@ -62,8 +62,8 @@ def test_map_outside_the_target_vocab(tmp_path: Path) -> None:
     t2d = np.zeros(build.V)
     t2d[0:2 * build.DRAFT_V:2] = 1
     d = with_maps(tmp_path / "out", d2t, t2d)
-    assert "DF216" not in codes(d)                      # header level cannot see values
-    assert "DF216" in codes(d, scan=True)
+    assert "DF218" in codes(d)                          # d2t is read on every verify
+    assert "DF216" not in codes(d, scan=True)           # t2d is not compared with a d2t that is wrong itself
 
 
 def test_target_smaller_than_the_maps_reach(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_target_smaller_than_the_maps_reach(tmp_path: Path) -> None:
     cfg = json.loads((TARGET / "config.json").read_text())
     (small / "config.json").write_text(json.dumps(dict(cfg, vocab_size=build.V - 4)))
     found = codes(GOOD, scan=True, target=small)
-    assert "DF501" in found and "DF216" in found       # even ids up to 62 are not all inside 60
+    assert "DF501" in found and "DF218" in found       # even ids up to 62 are not all inside 60
 
 
 @settings(max_examples=25, deadline=None)

@@ -31,10 +31,12 @@ def scalar_metadata(header: GGUFHeader) -> dict[str, Any]:
 
 
 def hf_tensors(header: GGUFHeader) -> dict[str, TensorInfo]:
-    """Tensor infos under their HF nested names (unknown GGUF names kept as they are), HF shapes."""
+    """Tensor infos under their HF names (unknown GGUF names kept as they are), HF shapes."""
     out = {}
+    reduced = any(t.name == "d2t" for t in header.tensors)
     for t in header.tensors:
-        name = gguf_to_hf(t.name) or t.name
+        # with d2t, output.weight is the drafter's own head over its draft vocabulary (lm_head in HF)
+        name = "lm_head.weight" if reduced and t.name == "output.weight" else gguf_to_hf(t.name) or t.name
         out[name] = TensorInfo(name, t.type_name, t.shape, t.begin, t.end, header.file)
     return out
 

@@ -161,9 +161,16 @@ def draft_vocab(spec: DraftSpec | None) -> int | None:
     return dv if isinstance(dv, int) and not isinstance(dv, bool) and dv != spec.vocab_size else None
 
 
+def gguf_draft_vocab(spec: DraftSpec | None) -> int | None:
+    """The draft vocabulary of a GGUF drafter with d2t (its lm_head and d2t are its own; d2t holds absolute
+    target ids there, so draft_vocab(), whose maps are offsets, does not answer for it)."""
+    dv = spec.drafter_extra.get("draft_vocab_size") if spec is not None and spec.dialect == "gguf" else None
+    return dv if isinstance(dv, int) and not isinstance(dv, bool) else None
+
+
 def role_for(name: str, spec: DraftSpec | None) -> TensorRole:
     """role_of, knowing the drafter: a reduced-vocabulary drafter's own head and maps are its own."""
-    if draft_vocab(spec) is not None:
+    if draft_vocab(spec) is not None or gguf_draft_vocab(spec) is not None:
         for rule in OWN_VOCAB_RULES:
             if rule.pattern.search(name):
                 return TensorRole(name, rule.role, name, rule)

@@ -6,6 +6,7 @@ output that engine loads); otherwise the verdict is `fails` with the refusal (DF
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from typing import Any, Iterable
 
@@ -19,6 +20,7 @@ from ..usecases.compat import CompatReport, drafter_of
 from ..usecases.compat import compat as judged
 from ..formats import gguf_names as N
 from ..formats.parse import to_spec
+from ..formats.spec import DraftSpec
 from .configs import Verifier
 from .plan import make_plan
 from .meaning import check_drafters, planned_drafter
@@ -61,6 +63,8 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
     if ckpt.gguf is None or spec is None:
         raise ConversionError("the GGUF metadata does not describe a DFlash drafter")
     names = {t.name: N.gguf_to_hf(t.name) for t in ckpt.gguf.tensors}
+    if "d2t" in names:
+        return _reduced_from_gguf(ckpt, spec, names, d, to, out)
     lost = [g for g, hf in names.items() if hf is None]
     if lost:
         raise ConversionError(f"{lost[0]} is not a DFlash tensor llama.cpp names; converting would lose it")
@@ -81,6 +85,27 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
         new = flat
     return Drafter(dialect=to, version=new.version, spec=new, config=cfg,
                    tensors=frozenset(hf for hf in names.values() if hf), path=out, target=d.target)
+
+
+def _reduced_from_gguf(ckpt: Checkpoint, spec: DraftSpec, names: dict[str, str | None], d: Drafter, to: str,
+                       out: str) -> Drafter:
+    """A GGUF with a reduced draft vocabulary goes back to the flat dialect only, from the config it carries
+    (convert/from_gguf.py): lm_head, d2t as offsets and t2d rebuilt beside the other tensors."""
+    from .from_gguf import _config
+    from . import gguf_vocab as V
+    assert ckpt.gguf is not None
+    raw, source = _config(ckpt.gguf, spec, "float32", [])
+    cfg = json.loads(raw) if source == "embedded" else None
+    new = to_spec(cfg)[0] if isinstance(cfg, dict) else None
+    if to != "flat" or not isinstance(cfg, dict) or new is None or new.dialect != "flat":
+        raise ConversionError("a reduced draft vocabulary (d2t) converts back to the flat dialect only, from the "
+                              "flat config.json the GGUF carries")
+    lost = [g for g, hf in names.items() if hf is None and g not in (V.D2T, V.HEAD_GGUF)]
+    if lost:
+        raise ConversionError(f"{lost[0]} is not a DFlash tensor llama.cpp names; converting would lose it")
+    tensors = {hf for hf in names.values() if hf} | {V.D2T, V.T2D} | ({V.HEAD_HF} if V.HEAD_GGUF in names else set())
+    return Drafter(dialect="flat", version=new.version, spec=new, config=cfg, tensors=frozenset(tensors), path=out,
+                   target=d.target)
 
 
 def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:

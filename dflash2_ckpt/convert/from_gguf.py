@@ -1,7 +1,9 @@
 """GGUF drafter -> HF safetensors checkpoint (nested or flat).
 
 BF16 / F16 / F32 tensors are copied byte for byte (only the name and the header change); quantized ones are
-dequantized by the gguf package to F32 and reported, since the precision they lost is gone. The config is
+dequantized by the gguf package to F32 and reported, since the precision they lost is gone. A tensor stored in
+another type than its recorded source dtype is stored in that dtype again when its values fit exactly
+(gguf_dtypes.py); a reduced draft vocabulary's d2t goes back to offsets and t2d is rebuilt (gguf_vocab.py). The config is
 the source config.json the file carries when we wrote it and it still agrees with the metadata (so a
 round trip gives back the very same files), else one written from the metadata. The result is staged,
 its writes checked as they happen (pieces.py), checked to describe the same drafter, then renamed into
@@ -18,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Literal
 
+import numpy as np
+
 from .regressions import refuse_new_errors
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.gguf import EMITS as GGUF_EMITS
@@ -29,12 +33,15 @@ from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
 from ..sources.dense import to_float32
 from ..sources.gguf_header import GGUFHeader
-from ..sources.safetensors_header import build_header
+from ..sources.safetensors_header import DTYPE_BITS, build_header
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import as_read_by_llama_cpp
 from .meaning import check_drafters, checkpoint_drafter, source_drafter
 from ..engines import Drafter
+from . import gguf_vocab as V
+from ..checks.vocab import bad_target_ids
+from .gguf_dtypes import narrow, recorded
 from .gguf_exact import gguf_differences
 from .pieces import Piece, write_pieces
 from .staging import check_overlap, claim_destination, install, staging_area
@@ -69,7 +76,8 @@ class FromGGUFReport(Verdict):
                 "config_source": self.config_source, "written": self.written,
                 "tensors_verified": self.tensors_verified,
                 "exact_tensors": sum(t["exact"] for t in self.tensors),
-                "dequantized_tensors": sum(not t["exact"] for t in self.tensors), "tensors": self.tensors,
+                "dequantized_tensors": sum(not t["exact"] for t in self.tensors),
+                "restored_tensors": sum(bool(t.get("restored")) for t in self.tensors), "tensors": self.tensors,
                 "notes": self.notes, "findings": [f.to_json() for f in self.findings],
                 "seconds": round(self.seconds, 3), **self.extra}
 
@@ -132,42 +140,97 @@ def _config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tup
     return (json.dumps(nested_config(spec, dtype), indent=2) + "\n").encode(), "metadata"
 
 
-def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str]) -> tuple[
+def _tensors(ckpt: Checkpoint, h: GGUFHeader, root: Path, notes: list[str], *, decide: bool) -> tuple[
         list[tuple[str, str, tuple[int, ...]]], list[Piece], list[dict[str, Any]]]:
-    """(safetensors entries, pieces with their data offsets still to place, report rows)."""
+    """(safetensors entries, pieces with their data offsets still to place, report rows). A tensor the GGUF
+    stores in another type than its recorded source dtype gets that dtype back when its values allow
+    (gguf_dtypes.py); `decide` False (a dry run) reads no tensor data and plans the restore unchecked."""
     entries: list[tuple[str, str, tuple[int, ...]]] = []
     sources: list[Piece] = []
     rows: list[dict[str, Any]] = []
+    source_dtypes = recorded(h.get(N.KEY_SOURCE_DTYPES), notes)
+    kept: list[str] = []
+    reduced = any(t.name == V.D2T for t in h.tensors)
     for t in h.tensors:
-        hf = N.gguf_to_hf(t.name)
+        if reduced and t.name == V.D2T:
+            _vocab_maps(ckpt, h, t, entries, sources, rows)
+            notes.append("d2t holds absolute target ids in the GGUF: written back as speculators' offsets (target "
+                         "id - draft id), and t2d rebuilt from it")
+            continue
+        hf = V.HEAD_HF if reduced and t.name == V.HEAD_GGUF else N.gguf_to_hf(t.name)
         if hf is None:
             raise ConversionError(f"{t.name} is not a DFlash tensor llama.cpp names; converting would lose it",
                                   path=ckpt.label)
-        exact = t.type_name in _DENSE
-        dtype = t.type_name if exact else "F32"
+        dense = t.type_name in _DENSE
+        want = source_dtypes.get(t.name, t.type_name)
+        # widening to F32 is always exact; narrowing only when every value fits (read to know), and never
+        # for a quantized tensor, whose values are the quantized ones, not the source's (F32, as noted below)
+        if want != t.type_name and want != "F32":
+            if not dense:
+                want = t.type_name
+            elif decide and not _fits(ckpt, h.file, t, want):
+                kept.append(f"{t.name} ({t.type_name}, source {want})")
+                want = t.type_name
+        dtype = want if want in _DENSE else "F32"
         entries.append((hf, dtype, t.shape))
-        if exact:
+        if dtype == t.type_name:
             sources.append(Piece(hf, 0, root / h.file, t.begin, t.end))
-        else:       # dequantized when written (never by a dry run), one tensor in memory at a time
-            sources.append(Piece(hf, 0, None, chunks=_dequantizer(ckpt, h.file, t), length=4 * math.prod(t.shape)))
-        rows.append({"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": exact,
-                     "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)})
+        else:       # recast when written (never by a dry run), one run of rows in memory at a time
+            sources.append(Piece(hf, 0, None, chunks=_recast(ckpt, h.file, t, dtype),
+                                 length=math.prod(t.shape) * DTYPE_BITS[dtype] // 8))
+        row = {"name": t.name, "to": hf, "type": t.type_name, "dtype": dtype, "exact": dense,
+               "bits_per_weight": round(bits_per_weight(t.ggml_type), 3)}
+        if dense and dtype != t.type_name and dtype == source_dtypes.get(t.name):
+            row["restored"] = True
+        rows.append(row)
+    restored = sum(bool(r.get("restored")) for r in rows)
+    if restored:
+        notes.append(f"{restored} tensor(s) stored in the GGUF in another type than their source dtype are "
+                     f"written in that dtype again ({N.KEY_SOURCE_DTYPES})"
+                     + ("" if decide else "; a narrowing restore is checked value by value when written"))
+    if kept:
+        notes.append(f"{len(kept)} tensor(s) are not written in their recorded source dtype: their values are not "
+                     f"exactly representable there ({', '.join(kept[:3])}{', ...' if len(kept) > 3 else ''})")
     lossy = [r for r in rows if not r["exact"]]
     if lossy:
         kinds = sorted({str(r["type"]) for r in lossy})
-        notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to F32: the values are "
+        to = "/".join(sorted({str(r["dtype"]) for r in lossy}))
+        notes.append(f"{len(lossy)} quantized tensor(s) ({', '.join(kinds)}) dequantized to {to}: the values are "
                      "the quantized ones; the precision lost when the file was quantized cannot be recovered")
     return entries, sources, rows
 
 
-# float32 bytes dequantized at a time: gguf's dequantize holds its output twice (the per-group results, then
+def _vocab_maps(ckpt: Checkpoint, h: GGUFHeader, t: Any, entries: list[tuple[str, str, tuple[int, ...]]],
+                sources: list[Piece], rows: list[dict[str, Any]]) -> None:
+    """d2t (absolute target ids) back as speculators' offsets, and t2d rebuilt from it right after (where
+    safetensors puts a BOOL tensor after an I64 one): the source's bytes when the GGUF was made from one."""
+    assert ckpt.spec is not None
+    vocab = ckpt.spec.vocab_size
+    if t.type_name != "I64" or len(t.shape) != 1 or t.nbytes > 64 << 20:
+        raise ConversionError(f"d2t is {t.type_name} {list(t.shape)}, not the I64 vector llama.cpp reads",
+                              path=ckpt.label)
+    raw = ckpt.source.read_range(h.file, t.begin, t.nbytes)
+    ids = np.frombuffer(raw, dtype="<i8")
+    why = bad_target_ids(ids, vocab)
+    if why is not None:
+        raise ConversionError(f"d2t is not a draft vocabulary: read as absolute target ids, {why}",
+                              path=ckpt.label, hint=f"`dflash2-ckpt verify {ckpt.label}` explains it (DF218)")
+    entries += [(V.D2T, "I64", t.shape), (V.T2D, "BOOL", (vocab,))]
+    sources += [Piece(V.D2T, 0, None, data=V.offsets(raw)), Piece(V.T2D, 0, None, data=V.t2d_of(ids, vocab))]
+    rows += [{"name": t.name, "to": V.D2T, "type": "I64", "dtype": "I64", "exact": True, "bits_per_weight": 64.0,
+              "values": "absolute target ids -> offsets (target id - draft id)"},
+             {"name": t.name, "to": V.T2D, "type": "I64", "dtype": "BOOL", "exact": True, "bits_per_weight": 8.0,
+              "values": "rebuilt: true at the target ids d2t holds"}]
+
+
+# float32 bytes recast at a time: gguf's dequantize holds its output twice (the per-group results, then
 # their concatenation), so a whole 27B fc.weight (500 MiB as float32) peaked at 1 GiB plus its stored bytes
 _CHUNK_BYTES = 16 << 20
 
 
-def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], Iterator[memoryview]]:
-    """The tensor's float32 values in runs of whole rows (a ggml row is whole blocks), read and dequantized
-    one run at a time: peak memory is about one run of `_CHUNK_BYTES`, whatever the tensor's size."""
+def _runs(ckpt: Checkpoint, file: str, t: Any) -> Iterator[np.ndarray[Any, Any]]:
+    """The tensor's float32 values in runs of whole rows (a ggml row is whole blocks), read and
+    dequantized one run at a time: peak memory is about one run of `_CHUNK_BYTES`, whatever its size."""
     cols = t.shape[-1] if t.shape else 1
     rows = math.prod(t.shape[:-1])
     row_bytes = t.nbytes // rows if rows else 0
@@ -175,16 +238,30 @@ def _dequantizer(ckpt: Checkpoint, file: str, t: Any) -> Callable[[], Iterator[m
         raise ConversionError(f"{t.name}: {t.nbytes} bytes are not {rows} whole rows of {t.type_name}",
                               path=ckpt.label)
     step = max(1, _CHUNK_BYTES // (4 * cols))
+    for r in range(0, rows, step):
+        k = min(step, rows - r)
+        raw = ckpt.source.read_range(file, t.begin + r * row_bytes, k * row_bytes)
+        values = to_float32(raw, t.type_name, (k, cols))
+        del raw
+        yield values
+        del values          # released before the next run is made
 
-    def chunks() -> Iterator[memoryview]:
-        for r in range(0, rows, step):
-            k = min(step, rows - r)
-            raw = ckpt.source.read_range(file, t.begin + r * row_bytes, k * row_bytes)
-            values = to_float32(raw, t.type_name, (k, cols))
-            del raw
-            # the array's own bytes, not a copy
-            yield values.reshape(-1).view("uint8").data
+
+def _fits(ckpt: Checkpoint, file: str, t: Any, dtype: str) -> bool:
+    return all(narrow(v, dtype) is not None for v in _runs(ckpt, file, t))
+
+
+def _recast(ckpt: Checkpoint, file: str, t: Any, dtype: str) -> Callable[[], Iterator[bytes | memoryview]]:
+    """The tensor stored as `dtype`, made run by run when write_pieces writes it."""
+    def chunks() -> Iterator[bytes | memoryview]:
+        for values in _runs(ckpt, file, t):
+            # float32 goes out as the array's own bytes, not a copy
+            data = values.reshape(-1).view("uint8").data if dtype == "F32" else narrow(values, dtype)
             del values
+            if data is None:        # _fits said it would be exact: the file changed under us
+                raise ConversionError(f"{t.name} changed while it was converted", path=ckpt.label)
+            yield data
+            del data
     return chunks
 
 
@@ -207,9 +284,15 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
                               + "; ".join(f"{f.code} {f.message}" for f in errs[:3]), path=str(src))
     root = ckpt.source.root or Path(src).parent
     notes: list[str] = []
-    entries, pieces, rows = _tensors(ckpt, h, root, notes)
+    entries, pieces, rows = _tensors(ckpt, h, root, notes, decide=not dry_run)
     dtypes = {d for _, d, s in entries if len(s) >= 2}
     config_bytes, config_source = _config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
+    if config_source != "embedded" and any(t.name == V.D2T for t in h.tensors):
+        # only the flat dialect has a draft vocabulary, and the metadata has none of its other keys
+        raise ConversionError("a reduced draft vocabulary (d2t) converts back from the flat config.json the file "
+                              f"carries ({N.KEY_SOURCE_CONFIG}), and this file carries none that matches it",
+                              path=ckpt.label, hint="convert the HF checkpoint the GGUF was made from, or write its "
+                              "flat config.json by hand")
     report = FromGGUFReport(ckpt.label, str(dst), to, spec.version, config_source, rows, notes)
     src_drafter = source_drafter(ckpt)
     planned = _planned_nested(json.loads(config_bytes), entries, src_drafter)

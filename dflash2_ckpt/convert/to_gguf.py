@@ -40,9 +40,11 @@ from ..checkpoint.target import read_target
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import gguf_view
+from .gguf_dtypes import record
 from .gguf_exact import gguf_differences
 from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
+from . import gguf_vocab as V
 from .pieces import Piece, write_pieces
 from .plan import _refuse_source, _tensor_fate
 from .staging import check_overlap, claim_destination, exists_error, staging_area
@@ -69,10 +71,11 @@ class GGUFTensorPlan:
     begin: int
     end: int
     offset: int = 0                 # relative to the data section, filled by the layout
+    data: bytes | None = None       # computed bytes (d2t as absolute ids), written as they are
 
     @property
     def exact(self) -> bool:
-        return self.out_type.name == self.src_dtype
+        return self.out_type.name == self.src_dtype and self.data is None
 
     @property
     def out_bytes(self) -> int:
@@ -131,25 +134,29 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
 def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensorPlan], list[str]]:
     assert ckpt.spec is not None
     dv = draft_vocab(ckpt.spec)
-    if dv is not None:
-        # the role table would drop its own head and d2t as a target copy and a map, and the GGUF would
-        # draft over the target's head instead: a different drafter that loads
-        raise ConversionError(f"a reduced draft vocabulary (draft_vocab_size = {dv} of {ckpt.spec.vocab_size}): "
-                              "llama.cpp reads it as output.weight [H, draft_vocab] with an I64 d2t of absolute "
-                              "target ids (llama.cpp b11434:src/models/dflash.cpp), which this converter does not "
-                              "write, and llama.cpp's convert_hf_to_gguf.py reads no flat speculators config",
-                              path=ckpt.label, hint="serve this drafter from the flat dialect (vLLM, speculators)")
+    own = {V.HEAD_HF: V.HEAD_GGUF, V.D2T: V.D2T} if dv is not None else {}
     out, notes, seen = [], [], set()
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
-            hf, reason = _tensor_fate(t.name)
+            if dv is not None and t.name == V.T2D:
+                notes.append(f"dropped {t.name} ({t.nbytes:,} B): llama.cpp reads no t2d (its converter drops it); "
+                             "converting back rebuilds it from d2t")
+                continue
+            hf, reason = (t.name, "") if t.name in own else _tensor_fate(t.name)
             if hf is None:
                 notes.append(f"dropped {t.name} ({t.nbytes:,} B): {reason}")
+                continue
+            if t.name == V.D2T and dv is not None:
+                # the HF offsets as the absolute ids llama.cpp scatters the draft logits to
+                data = V.absolute(ckpt._read(shard, t.begin, t.nbytes), _t2d(ckpt), ckpt.spec.vocab_size, ckpt.label)
+                out.append(GGUFTensorPlan(t.name, V.D2T, t.dtype, GGMLQuantizationType.I64, t.shape, shard,
+                                          t.begin, t.end, data=data))
+                seen.add(V.D2T)
                 continue
             if t.dtype not in ("BF16", "F16", "F32"):
                 raise ConversionError(f"{t.name} is {t.dtype}; only BF16 / F16 / F32 drafters convert to GGUF",
                                       hint="convert the unquantized drafter, then pick --outtype")
-            gg = N.hf_to_gguf(hf)
+            gg = own.get(t.name) or N.hf_to_gguf(hf)
             if gg is None:
                 raise ConversionError(f"{t.name} has no llama.cpp tensor name; the GGUF would lose it",
                                       hint="remove the tensor, or keep the drafter in an HF dialect")
@@ -160,7 +167,19 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
                                       shard, t.begin, t.end))
     if not out:
         raise ConversionError("no tensor would be written", path=ckpt.label)
+    if dv is not None and {V.HEAD_GGUF, V.D2T} - seen:
+        raise ConversionError(f"a reduced draft vocabulary (draft_vocab_size = {dv}) without its own "
+                              f"{V.HEAD_HF} and {V.D2T}: llama.cpp would score with the target's head",
+                              path=ckpt.label, hint=f"`dflash2-ckpt verify {ckpt.label}` names what is missing")
     return out, notes
+
+
+def _t2d(ckpt: Checkpoint) -> bytes:
+    """t2d's bytes (one per target token), or none when the checkpoint lacks a BOOL t2d."""
+    t = ckpt.tensors.get(V.T2D)
+    if t is None or t.dtype != "BOOL" or t.nbytes > 64 << 20:
+        return b""
+    return ckpt._read(t.file, t.begin, t.nbytes)
 
 
 def _causal(spec: DraftSpec) -> bool | None:
@@ -209,6 +228,9 @@ def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTen
         meta = next(iter(ckpt.headers.values())).metadata
         if meta:
             w.add_string(N.KEY_SOURCE_ST_META, json.dumps(dict(meta), separators=(",", ":")))
+    dtypes = record((t.gguf_name, t.src_dtype, t.out_type.name) for t in tensors)
+    if dtypes is not None:
+        w.add_string(N.KEY_SOURCE_DTYPES, dtypes)
     import numpy as np
     for t in tensors:
         w.add_tensor_info(t.gguf_name, t.shape, np.dtype(np.float32), t.out_bytes, raw_dtype=t.out_type)
@@ -263,7 +285,9 @@ def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int,
     pieces, offset = [], 0
     for t in tensors:
         at = data_start + offset
-        if t.exact:
+        if t.data is not None:
+            pieces.append(Piece(t.gguf_name, at, None, data=t.data))
+        elif t.exact:
             pieces.append(Piece(t.gguf_name, at, src_root / t.file, t.begin, t.end))
         else:
             pieces.append(Piece(t.gguf_name, at, None, chunks=_encoder(src_root / t.file, t), length=t.out_bytes))
@@ -316,8 +340,11 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     cleaned = claim_destination(dst_path, dst, force)
     from . import _refuse_findings
     source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
-    _refuse_findings(ckpt, source_findings, {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
-                     | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}}, list(accept_findings))
+    repaired = ({t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
+                | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}})
+    if draft_vocab(spec) is not None:       # a reduced vocabulary's own head and maps are carried, not repaired
+        repaired -= {V.HEAD_HF, V.D2T, V.T2D}
+    _refuse_findings(ckpt, source_findings, repaired, list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
         w = _writer(tmp / "header.part", ckpt, view, tensors, outtype=outtype, target=Path(target) if target else None,
                     target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,

@@ -135,20 +135,26 @@ def read_spec(h: GGUFHeader) -> GGUFRead:
         selector_rank=v2["selector_rank"] if version == "v2" else None,
         selector_top_k=v2["selector_top_k"] if version == "v2" else None,
         paths=N.SPEC_PATHS,
-        drafter_extra=_attention_extra(h, names),
+        # llama.cpp applies per-head sinks wherever blk.N.attn_sinks.weight exists: the GGUF declares them so
+        drafter_extra=_extra(h, names, tensors),
     )
     return GGUFRead(spec, version, (), v2_tensors)
 
 
-def _attention_extra(h: GGUFHeader, names: list[str]) -> dict[str, Any]:
-    """The MiMo attention keys a GGUF holds: llama.cpp applies per-head sinks wherever blk.N.attn_sinks.weight
-    exists (the GGUF declares them so) and scales V by dflash.attention.value_scale."""
+def _extra(h: GGUFHeader, names: list[str], tensors: dict[str, Any]) -> dict[str, Any]:
+    """The MiMo attention keys a GGUF holds (per-head sinks wherever blk.N.attn_sinks.weight exists; V scaled
+    by dflash.attention.value_scale) and a reduced draft vocabulary's size."""
     out: dict[str, Any] = {}
     if any(n.endswith(".attn_sinks.weight") for n in names):
         out["attention_sink_bias"] = True
     scale = _float(h, N.KEY_VALUE_SCALE)
     if scale is not None:
         out["attention_value_scale"] = scale
+    d2t = tensors.get("d2t")
+    if d2t is not None and len(d2t.ne) == 1:
+        # a reduced draft vocabulary: llama.cpp takes its size from d2t (n_vocab_draft = d2t_meta->ne[0],
+        # llama.cpp b11434:src/models/dflash.cpp)
+        out["draft_vocab_size"] = int(d2t.ne[0])
     return out
 
 

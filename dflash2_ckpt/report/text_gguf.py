@@ -19,7 +19,9 @@ def render_convert_gguf(r: Any, out: Console) -> None:
     exact = doc.get("exact_tensors", 0)
     other = doc.get("converted_tensors", doc.get("dequantized_tensors", 0))
     how = "converted to --outtype" if doc["to"] == "gguf" else "dequantized to F32"
-    out.print(f"tensors: {exact} copied bit for bit, {other} {how}")
+    restored = doc.get("restored_tensors", 0)
+    again = f", {restored} stored in their source dtype again" if restored else ""
+    out.print(f"tensors: {exact} copied bit for bit, {other} {how}{again}")
     if doc["to"] == "gguf":
         out.print(f"  {doc['bytes_written']:,} B of tensor data, {doc['metadata_keys']} metadata keys")
     render_meaning(doc.get("meaning"), out)

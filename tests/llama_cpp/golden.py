@@ -1,6 +1,7 @@
 """The llama.cpp golden table: variants of the recall drafter, what compat says, what llama.cpp did.
 
     PYTHONPATH=. python tests/llama_cpp/golden.py      (records fixtures/llama_cpp/golden.json)
+    PYTHONPATH=. python tests/llama_cpp/golden.py --only NAME,NAME    (re-records those rows in place)
 
 Recording runs the pinned llama.cpp (scripts/llama_cpp.py) on each variant: does llama-server load it,
 with which message does it refuse, at which τ does it draft. The tests compare compat's llama.cpp
@@ -131,6 +132,62 @@ def _reduced_vocab(d2t: str = "absolute", head: bool = True) -> Callable[[Path, 
     return make
 
 
+_V2_PARTS = ("attention_conv", "mlp_conv", "candidate_selector")
+_V2_KEYS = ("dflash.conv_kernel_size", "dflash.conv_group_size", "dflash.selector_rank", "dflash.selector_top_k")
+_V2_GGUF = ("_conv_", "selector_")
+
+
+def reduced_vocab_hf(out: Path) -> Path:
+    """The recall drafter as a flat v1 HF checkpoint with a reduced draft vocabulary, as speculators stores one:
+    the trunk (conv and selector removed, as in the v1 row), lm_head = the target's head rows of kept_ids(),
+    d2t = OFFSETS (target id - draft id) and t2d = the kept ids, written by safetensors."""
+    from safetensors.numpy import load_file, save_file
+    from dflash2_ckpt.convert import convert
+    pair = ROOT / "fixtures" / "pairs" / "recall"
+    nested = out.with_name(out.name + "-nested-v1")
+    nested.mkdir(parents=True)
+    cfg = json.loads((pair / "drafter" / "config.json").read_text())
+    cfg["architectures"] = ["DFlashDraftModel"]
+    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"):
+        cfg["dflash_config"].pop(k)
+    (nested / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
+    weights = load_file(str(pair / "drafter" / "model.safetensors"))
+    save_file({k: v for k, v in weights.items() if not any(p in k for p in _V2_PARTS)}, str(nested / "model.safetensors"))
+    convert(nested, out, to="flat", verifier_name="recall/target", verifier_architectures=("Qwen3ForCausalLM",))
+    ids = kept_ids()
+    flat = json.loads((out / "config.json").read_text())
+    flat["draft_vocab_size"] = int(ids.size)
+    (out / "config.json").write_text(json.dumps(flat, indent=2) + "\n")
+    tensors = load_file(str(out / "model.safetensors"))
+    tensors["lm_head.weight"] = load_file(str(pair / "target" / "model.safetensors"))["lm_head.weight"][ids]
+    tensors["d2t"] = ids - np.arange(ids.size, dtype=np.int64)
+    t2d = np.zeros(flat["transformer_layer_config"]["vocab_size"], dtype=bool)
+    t2d[ids] = True
+    tensors["t2d"] = t2d
+    save_file(tensors, str(out / "model.safetensors"))
+    return out
+
+
+def _converted_reduced(dflash2: bool) -> Callable[[Path, Path, dict[str, str]], Path]:
+    """reduced_vocab_hf() through `dflash2-ckpt convert --to gguf` (the tokenizer copied from the base file, as
+    from the target GGUF): output.weight and d2t as this toolkit writes them. `dflash2` puts the recall
+    drafter's conv and selector tensors and keys back beside them (taken from the base file, which this
+    converter wrote from the same drafter), so the head and d2t are judged on the drafter that drafts well."""
+    def make(base: Path, out: Path, engine: dict[str, str]) -> Path:
+        from dflash2_ckpt.convert.to_gguf import convert_to_gguf
+        hf = reduced_vocab_hf(out.with_name(out.stem + "-hf"))
+        v1 = out.with_name(out.stem + "-trunk.gguf") if dflash2 else out
+        convert_to_gguf(hf, v1, target=None, tokenizer_from=base)
+        if not dflash2:
+            return out
+        r = GGUFReader(base)
+        keys = {k: (int(_field(base, k)), GGUFValueType.UINT32) for k in _V2_KEYS}
+        add = {t.name: np.asarray(t.data).reshape(tuple(int(n) for n in reversed(t.shape)))
+               for t in r.tensors if any(p in t.name for p in _V2_GGUF)}
+        return rewrite(v1, out, set_keys=keys, add_tensors=add)
+    return make
+
+
 @dataclass
 class Variant:
     name: str
@@ -160,6 +217,10 @@ VARIANTS = [
     Variant("reduced-vocab-d2t-offsets", "the same, d2t as HF offsets (target id - draft id) copied unchanged",
             _reduced_vocab("offsets"), DFLASH),
     Variant("reduced-vocab-no-head", "d2t without the drafter's own output.weight", _reduced_vocab(head=False), DFLASH),
+    Variant("reduced-vocab-converted-v1", "a flat v1 HF drafter with a reduced vocabulary (d2t offsets, t2d) through "
+            "convert --to gguf", _converted_reduced(False), DFLASH),
+    Variant("reduced-vocab-converted", "the same converted file with the conv and selector put back (DFlash2)",
+            _converted_reduced(True), DFLASH),
 ]
 
 
@@ -196,10 +257,13 @@ def prompt_ids() -> list[list[int]]:
     return [tok(r["prompt"])["input_ids"] for r in rows if "prompt" in r][:3]
 
 
-def record(engine: dict[str, str], ggufs: dict[str, Path], scratch: Path, max_new: int = 32) -> list[dict[str, Any]]:
+def record(engine: dict[str, str], ggufs: dict[str, Path], scratch: Path, max_new: int = 32,
+           only: set[str] | None = None) -> list[dict[str, Any]]:
     prompts = prompt_ids()
     rows = []
     for v in VARIANTS:
+        if only is not None and v.name not in only:
+            continue
         path = v.make(ggufs["drafter"], scratch / f"{v.name}.gguf", engine)
         verdict, codes = compat_verdict(path)
         rows.append({"variant": v.name, "what": v.what, "source": v.source, "compat": verdict, "codes": codes,
@@ -216,9 +280,14 @@ def main() -> int:
     if info is None:
         print("llama.cpp is not built: python scripts/llama_cpp.py", file=sys.stderr)
         return 1
+    only = set(sys.argv[sys.argv.index("--only") + 1].split(",")) if "--only" in sys.argv else None
     with tempfile.TemporaryDirectory() as tmp:
         ggufs = pair.build(Path(tmp) / "pair", info)
-        rows = record(info, ggufs, Path(tmp))
+        rows = record(info, ggufs, Path(tmp), only=only)
+    if only is not None:        # re-record those rows in place, in the table's order
+        new = {r["variant"]: r for r in rows}
+        old = {r["variant"]: r for r in json.loads(GOLDEN.read_text())["rows"]}
+        rows = [new.get(v.name) or old[v.name] for v in VARIANTS]
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps({"build": "b11434", "max_new_tokens": 32, "prompts": 3, "rows": rows}, indent=1) + "\n")
     print(f"recorded {len(rows)} rows in {GOLDEN}")

@@ -20,6 +20,8 @@ JUSTIFIED = {
         "checks compare it with the tensors without reading the token list",
     "dflash2_ckpt.source.config": "the source config.json, so that converting back writes it unchanged "
         "(llama.cpp ignores unknown keys)",
+    "dflash2_ckpt.source.dtypes": "the source dtype of each tensor stored in another type (--outtype bf16 keeps "
+        "vectors F32, as llama.cpp does), so that converting back restores it (llama.cpp ignores unknown keys)",
     "general.name": "llama.cpp title-cases the directory name ('Drafter'); ours keeps it as is",
     "general.quantization_version": "llama.cpp writes 2 for every file; ours only where a tensor is quantized, "
         "which is where the value means something",

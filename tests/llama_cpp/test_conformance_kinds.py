@@ -34,11 +34,10 @@ NAME = "general.name"
 PATTERN = "dflash.attention.sliding_window_pattern"
 FULL_ATTENTION = {"v1", "bias"}
 
-# kinds llama.cpp's converter refuses, with the line its log ends in, and ours, with the reason it gives
-REFUSED = {
-    "reduced": ("could not find any of: ['n_layers', 'num_hidden_layers'",     # reads no flat speculators config
-                "reduced draft vocabulary"),                                  # would drop its own head and d2t
-}
+# kinds llama.cpp's converter refuses, with the line its log ends in, and ours converts: a reduced vocabulary
+# (llama.cpp's converter reads no flat speculators config; ours writes output.weight and d2t as absolute
+# ids, as llama.cpp's own converter does for the configs it reads: tests/convert/test_convert_gguf_reduced_vocab.py)
+THEIRS_REFUSE = {"reduced": "could not find any of: ['n_layers', 'num_hidden_layers'"}
 
 
 @pytest.mark.parametrize("kind", sorted(kinds.KINDS))
@@ -52,11 +51,11 @@ def test_every_kind_converts_as_llama_cpp_converts_it_or_says_why(kind, engine, 
         their_error = None
     except RuntimeError as e:
         their_error = str(e)
-    if kind in REFUSED:
-        theirs_says, ours_says = REFUSED[kind]
-        assert their_error is not None and theirs_says in their_error, their_error
-        assert r.exit_code == 1 and ours_says in json.loads(r.stdout)["error"]["message"], r.output
-        assert not ours.exists()
+    if kind in THEIRS_REFUSE:
+        assert their_error is not None and THEIRS_REFUSE[kind] in their_error, their_error
+        assert r.exit_code == 0, r.output
+        found = json.loads(invoke_cli(main, ["verify", str(ours), "--format", "json"]).stdout)["findings"]
+        assert not [f for f in found if f["severity"] == "error"], found
         return
     assert their_error is None, their_error
     assert r.exit_code == 0, r.output
