@@ -50,4 +50,14 @@ def check_drafters(source: Drafter, output: Drafter, accepted: Iterable[str] = (
 
 
 def drafter_names(d: Drafter) -> frozenset[str]:
-    return canonical_names(d.tensors, d.spec)
+    """The tensors the meaning check compares: the loaders' names (checkpoint/layout.py). A GGUF's reduced
+    vocabulary is the same head and map under llama.cpp's names (convert/gguf_vocab.py), judged as the flat
+    dialect's own head; t2d is left out everywhere, being d2t's inverse (llama.cpp's converter drops it and
+    converting back rebuilds it exactly)."""
+    from .gguf_vocab import HEAD_GGUF, HEAD_HF, T2D
+    spec, names = d.spec, set(d.tensors)
+    if d.dialect == "gguf":
+        names = {HEAD_HF if n == HEAD_GGUF else n for n in names}
+        if spec is not None and spec.drafter_extra.get("draft_vocab_size"):
+            spec = spec.with_(dialect="flat", version="v1")    # the one dialect whose roles know an own head
+    return canonical_names(names - {T2D}, spec)
