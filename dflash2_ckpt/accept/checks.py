@@ -110,6 +110,14 @@ def drafting(tau_opening: float, block_size: int, *, tau: float | None = None,
                              "threshold": NOT_DRAFTING, "likely_causes": list(LIKELY_CAUSES)})]
 
 
+def judged(tau_opening: float, tau: float, block_size: int, max_new_tokens: int,
+           expect: tuple[float, float] | None) -> list[Finding]:
+    """DF751 over the opening (and the whole output's τ beside it when the run is longer), DF752 on the whole."""
+    longer = max_new_tokens > OPENING_TOKENS
+    return (drafting(tau_opening, block_size, tau=tau if longer else None, tokens=min(max_new_tokens, OPENING_TOKENS))
+            + expected(tau, expect))
+
+
 PARITY_FLOOR = 0.85        # tau_engine / tau_reference below this: the engine drafts worse than the checkpoint
 
 

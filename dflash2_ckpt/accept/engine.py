@@ -139,9 +139,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
     accepted = sum(r.draft_n_accepted for r in runs)
     opening = stats.pooled_counts([r.predicted_n - 1 for r in openings], [r.steps for r in openings])
     if sum(steps):
-        findings += checks.drafting(opening.mean, block,
-                                    tau=tau.mean if max_new_tokens > checks.OPENING_TOKENS else None)
-        findings += checks.expected(tau.mean, want)
+        findings += checks.judged(opening.mean, tau.mean, block, max_new_tokens, want)
     if sum(steps) < checks.MIN_STEPS:
         findings += checks.caveats([], 0, sum(steps))
     parity = None

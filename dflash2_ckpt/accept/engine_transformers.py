@@ -195,9 +195,7 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
     tau = stats.pooled_tau([res.accepted for res in results])
     opening = checks.opening_tau([res.accepted for res in results])
     if every:
-        findings += checks.drafting(opening.mean, block,
-                                    tau=tau.mean if max_new_tokens > checks.OPENING_TOKENS else None)
-        findings += checks.expected(tau.mean, want)
+        findings += checks.judged(opening.mean, tau.mean, block, max_new_tokens, want)
     if len(every) < checks.MIN_STEPS:
         findings += checks.caveats([], 0, len(every))
     details: dict[str, Any] = {

@@ -105,9 +105,7 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
     tau = stats.pooled_tau(per_prompt)
     opening = checks.opening_tau(per_prompt)
     if every:
-        findings += checks.drafting(opening.mean, drafter.block_size,
-                                    tau=tau.mean if max_new_tokens > checks.OPENING_TOKENS else None)
-        findings += checks.expected(tau.mean, want)
+        findings += checks.judged(opening.mean, tau.mean, drafter.block_size, max_new_tokens, want)
     findings += checks.caveats(target.taps, target.num_layers, len(every))
     return AcceptReport(
         drafter=drafter.label or "(loaded drafter)", target=target.label,
