@@ -142,7 +142,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF716", "partial-smoke", "info", "the smoke ran only the first N draft layers (--layers)"),
     # DF75x acceptance against a real target (dflash2_ckpt.accept; needs the [accept] extra)
     Code("DF750", "not-lossless", "error", "speculative decoding committed a token the target's own greedy decoding does not produce"),
-    Code("DF751", "not-drafting", "error", "mean acceptance length below 2.6 tokens per verification step: the drafter is not drafting"),
+    Code("DF751", "not-drafting", "error", "mean acceptance length below 2.6 tokens per verification step over the first 32 new tokens of every output: the drafter is not drafting"),
     Code("DF752", "acceptance-off-expected", "error", "mean acceptance length outside the expected figure and its tolerance (--expect)"),
     Code("DF753", "accept-assumption", "info", "the accept run relied on something that limits what its figures mean (final-norm tap, few steps)"),
     Code("DF754", "near-tie-divergence", "warning", "the speculative text left the target's greedy text where the target's top two logits tie within float rounding (block vs one-token forward), not through a loop error"),

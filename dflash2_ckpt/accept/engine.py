@@ -112,6 +112,9 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
                                       hint="lower --max-new-tokens or give shorter prompts")
                 server.complete(plist[0].ids[:4], 2)                 # warm up before anything is timed
                 runs = [server.complete(p.ids, max_new_tokens) for p in plist]
+                # DF751 judges the opening of every output: its counters come from a run that long
+                openings = ([server.complete(p.ids, checks.OPENING_TOKENS) for p in plist]
+                            if max_new_tokens > checks.OPENING_TOKENS else runs)
             finally:
                 server.cleanup()
         base: list[Completion] = []
@@ -134,8 +137,9 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
     tau = stats.pooled_counts(committed, steps)
     drafted = sum(r.draft_n for r in runs)
     accepted = sum(r.draft_n_accepted for r in runs)
+    opening = stats.pooled_counts([r.predicted_n - 1 for r in openings], [r.steps for r in openings])
     if sum(steps):
-        findings += checks.drafting(tau.mean, block) + checks.expected(tau.mean, want)
+        findings += checks.judged(opening.mean, tau.mean, block, max_new_tokens, want)
     if sum(steps) < checks.MIN_STEPS:
         findings += checks.caveats([], 0, sum(steps))
     parity = None
@@ -156,7 +160,8 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         prompts=results, expect=want, findings=findings, engine=ENGINE, build=build,
         engine_details={"llama_server": str(binary), "spec_draft_n_max": n_max, "draft_n": drafted,
                         "draft_n_accepted": accepted, "drafter_converted": converted,
-                        "wall_s": round(seconds, 2), **build_how, **({"parity": parity} if parity else {})})
+                        "wall_s": round(seconds, 2), **build_how, **({"parity": parity} if parity else {})},
+        tau_opening=opening)
 
 
 def _parity(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,

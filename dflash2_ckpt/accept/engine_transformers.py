@@ -193,8 +193,9 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
         spec_s, base_s, spec_tok, base_tok = spec_s + s_s, base_s + b_s, spec_tok + len(run), base_tok + len(base)
     every = [a for res in results for a in res.accepted]
     tau = stats.pooled_tau([res.accepted for res in results])
+    opening = checks.opening_tau([res.accepted for res in results])
     if every:
-        findings += checks.drafting(tau.mean, block) + checks.expected(tau.mean, want)
+        findings += checks.judged(opening.mean, tau.mean, block, max_new_tokens, want)
     if len(every) < checks.MIN_STEPS:
         findings += checks.caveats([], 0, len(every))
     details: dict[str, Any] = {
@@ -216,7 +217,7 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
         target_forwards={"baseline": base_tok, "speculative": steps + len(plist),
                          "saved": base_tok - steps - len(plist)},
         prompts=results, expect=want, findings=findings, engine=ENGINE, build=f"transformers {version}",
-        engine_details=details)
+        engine_details=details, tau_opening=opening)
 
 
 def _parity(drafter: Any, target: Path, prompts: str | os.PathLike[str] | None, max_new: int, limit: int | None,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..findings import Finding, Verdict
+from .checks import NOT_DRAFTING, OPENING_TOKENS
 from .stats import Interval
 
 
@@ -51,11 +52,17 @@ class AcceptReport(Verdict):
     engine_details: dict[str, Any] = field(default_factory=dict)   # counters, parity, the engine's paths
     batch: int = 1                         # prompts decoded together (one target forward per step for all)
     threads: dict[str, Any] = field(default_factory=dict)   # the torch thread choice (dflash2_ckpt.threads)
+    # τ over the first checks.OPENING_TOKENS new tokens of every output: what DF751 judges
+    tau_opening: Interval | None = None
     kind: ClassVar[str] = "accept"
 
     @property
     def subject(self) -> str:
         return self.drafter
+
+    @property
+    def tau_opening_tokens(self) -> int:
+        return min(OPENING_TOKENS, self.max_new_tokens)
 
     @property
     def speedup(self) -> float:
@@ -75,6 +82,9 @@ class AcceptReport(Verdict):
             "passed": self.passed, "findings": [f.to_json() for f in self.findings],
             "engine": self.engine, "build": self.build,
         }
+        if self.tau_opening is not None:
+            doc["tau_opening"] = {**self.tau_opening.to_json(), "new_tokens": self.tau_opening_tokens,
+                                  "threshold": NOT_DRAFTING}
         if self.batch != 1:
             doc["batch"] = self.batch
         if self.engine_details:

@@ -103,8 +103,9 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
     every = [a for r in per_prompt for a in r]
     drafts = drafter.block_size - 1
     tau = stats.pooled_tau(per_prompt)
+    opening = checks.opening_tau(per_prompt)
     if every:
-        findings += checks.drafting(tau.mean, drafter.block_size) + checks.expected(tau.mean, want)
+        findings += checks.judged(opening.mean, tau.mean, drafter.block_size, max_new_tokens, want)
     findings += checks.caveats(target.taps, target.num_layers, len(every))
     return AcceptReport(
         drafter=drafter.label or "(loaded drafter)", target=target.label,
@@ -113,4 +114,5 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
         acceptance_rate=stats.acceptance_rate(every, drafts), per_position=stats.per_position(every, drafts),
         tokens_per_s=spec_tok / spec_s if spec_s else 0.0, baseline_tokens_per_s=base_tok / base_s if base_s else 0.0,
         target_forwards={"baseline": base_fw, "speculative": spec_fw, "saved": base_fw - spec_fw},
-        prompts=results, expect=want, findings=findings, batch=batch, threads=chosen.to_json())
+        prompts=results, expect=want, findings=findings, batch=batch, threads=chosen.to_json(),
+        tau_opening=opening)

@@ -5,6 +5,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ..accept.checks import NOT_DRAFTING
 from .text import text_renderer
 
 
@@ -15,6 +16,8 @@ def accept_lines(r: Any) -> list[str]:
              f"up to {r.max_new_tokens} new tokens, {len(r.prompts)} prompts ({r.prompts_source})",
              f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}, {t.method}; "
              "committed tokens per target verification step, bonus included)",
+             *([f"  first {r.tau_opening_tokens} new tokens of every output: tau {r.tau_opening.mean:.3f} "
+                f"(DF751 below {NOT_DRAFTING})"] if getattr(r, "tau_opening", None) is not None else []),
              f"  acceptance rate (vLLM) {r.acceptance_rate:.3f}; per draft position: "
              + (" ".join(f"{x:.2f}" for x in r.per_position) or "not reported by the engine"),
              f"  tokens/s {r.tokens_per_s:.1f} with drafting, {r.baseline_tokens_per_s:.1f} without "

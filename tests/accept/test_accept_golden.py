@@ -68,25 +68,38 @@ def _report(doc: dict) -> dict:
     return doc
 
 
-def _current_threshold(doc: dict) -> dict:
-    """DF751's threshold moved (2.4 -> 2.6, chosen from the recall pair's random-fc seeds) after the golden
-    report was recorded: the golden finding is read with today's threshold, everything else unchanged."""
-    from dflash2_ckpt.accept import checks
-    for f in doc["findings"]:
-        if f["code"] == "DF751":
-            old = f["details"]["threshold"]
-            f["details"]["threshold"] = checks.NOT_DRAFTING
-            f["message"] = f["message"].replace(f"< {old} ", f"< {checks.NOT_DRAFTING} ")
+def _steps_before(accepted: list[int], tokens: int):
+    """The steps a run to `tokens` new tokens makes: it steps while fewer than `tokens` are committed."""
+    done = 1
+    for a in accepted:
+        if done >= tokens:
+            return
+        yield a
+        done += a + 1
+
+
+def _without_gate(doc: dict) -> dict:
+    """DF751 changed after the golden report was recorded (threshold 2.4 -> 2.6, then judged over the first
+    32 new tokens of every output, reported as tau_opening): the loop's figures are compared as recorded, the
+    gate apart."""
+    doc["findings"] = [f for f in doc["findings"] if f["code"] != "DF751"]
+    doc.pop("tau_opening", None)
+    doc.pop("passed")
     return doc
 
 
 def test_report_with_batch_is_the_old_report(pair, tmp_path):
     """The golden report ran on a loaded Target, so on the built-in prompts; the CLI on the target's own."""
     drafter, target = pair
-    want = _current_threshold(_report(GOLDEN["runs"]["128"]["report"]))
+    want = _without_gate(_report(GOLDEN["runs"]["128"]["report"]))
     got = dflash2_ckpt.accept(drafter, target, max_new_tokens=128, device="cpu", batch=4)
-    assert got.batch == 4 and json.dumps(_report(got.to_json(timings=False)), sort_keys=True) == \
+    assert got.batch == 4 and json.dumps(_without_gate(_report(got.to_json(timings=False))), sort_keys=True) == \
         json.dumps(want, sort_keys=True)
+    steps = [list(_steps_before(r["accepted_per_step"], 32)) for r in GOLDEN["runs"]["128"]["report"]["prompts"]]
+    opening = [len(s) for s in steps]
+    committed = sum(a + 1 for s in steps for a in s)
+    assert got.tau_opening is not None and got.tau_opening.mean == pytest.approx(committed / sum(opening))
+    assert ("DF751" in {f.code for f in got.findings}) == (committed / sum(opening) < 2.6)
     out = tmp_path / "r.json"
     res = invoke_cli(main, ["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"),
                                     "--max-new-tokens", "32", "--batch", "8", "--threads", "1", "--device", "cpu",

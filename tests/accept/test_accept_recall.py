@@ -10,8 +10,6 @@ runs the same over 16 seeds (bench/RESULTS.md).
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import torch
 import dflash2_ckpt
 from dflash2_ckpt.accept.checks import NOT_DRAFTING
 from dflash2_ckpt.smoke.drafting import load_drafter
+from _kit.bench import load
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIR = ROOT / "fixtures" / "pairs" / "recall"
@@ -27,15 +26,7 @@ SEEDS = range(16)
 pytestmark = pytest.mark.skipif(not (PAIR / "drafter" / "model.safetensors").is_file(), reason="recall pair not built")
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("accept_failures", ROOT / "bench" / "accept_failures.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["accept_failures"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BENCH = _bench()
+BENCH = load("accept_failures")
 
 
 @pytest.fixture(scope="module")

@@ -45,9 +45,29 @@ def test_a_near_tie_is_rounding_not_a_loop_error():
 def test_not_drafting_threshold_and_causes_in_order():
     assert checks.drafting(2.6, 8) == []
     (f,) = checks.drafting(2.39, 8)
-    assert f.code == "DF751"
+    assert f.code == "DF751" and "first 32 new tokens" in f.message and "tau" not in f.details
+    (f,) = checks.drafting(1.2, 8, tau=1.1)
+    assert f.details["tau_opening"] == 1.2 and f.details["tau"] == 1.1 and "whole output 1.10" in f.message
     msg = f.message
     assert msg.index("fc") < msg.index("v2 weights read as v1") < msg.index("tap") < msg.index("causality")
+
+
+def test_judged_names_the_opening_it_judged():
+    (f,) = checks.judged(1.2, 1.2, 8, 16, None)          # a 16-token run is its own opening
+    assert "first 16 new tokens" in f.message and "whole output" not in f.message
+    (f,) = checks.judged(1.2, 2.9, 8, 256, None)
+    assert "first 32 new tokens" in f.message and f.details["tau"] == 2.9
+    assert checks.judged(6.1, 2.4, 8, 256, None) == []      # a long output's lower τ is no DF751
+    assert [f.code for f in checks.judged(6.1, 2.4, 8, 256, (6.0, 0.3))] == ["DF752"]
+
+
+def test_the_opening_is_the_steps_a_short_run_makes():
+    # committed before each step: 1 (the prefill's token), 1 + 8 = 9, 9 + 1 = 10, 10 + 4 = 14
+    assert checks.opening([7, 0, 3, 7, 7], 10) == [7, 0]
+    assert checks.opening([7, 0, 3, 7, 7], 11) == [7, 0, 3]
+    assert checks.opening([7, 0, 3], 64) == [7, 0, 3]
+    assert checks.opening([], 32) == [] and checks.opening([5], 1) == []
+    assert checks.opening_tau([[7, 0, 3, 7], [1, 1]], 10).mean == (8 + 1 + 2 + 2) / 4
 
 
 def test_expected_tolerance_is_inclusive():

@@ -72,3 +72,24 @@ def test_server_is_found_through_the_environment_and_missing_is_exit_3(engine, g
     code, doc = _run([str(ggufs["drafter"]), "--target", str(ggufs["target"]), "--engine", "llama.cpp",
                       "--max-new-tokens", "8", "--limit", "1", "--format", "json"])
     assert code in (0, 1) and doc["engine"] == "llama.cpp"
+
+
+def test_df751_is_judged_on_the_opening_at_any_length(engine, ggufs, tmp_path):
+    """llama-server's counters are per request: past 32 new tokens accept asks again with 32 and judges
+    those, so the trained drafter passes on long outputs and a random fc fails on them."""
+    import torch                                   # the llama_cpp tests skip, not fail, without torch
+    from safetensors.torch import load_file, save_file
+    base = ["--target", str(ggufs["target"]), "--engine", "llama.cpp", "--llama-server", engine["llama_server"],
+            "--hf-target", str(PAIR / "target"), "--limit", "4", "--format", "json"]
+    code, short = _run([str(ggufs["drafter"]), *base, "--max-new-tokens", "32"])
+    assert code == 0 and short["tau_opening"]["mean"] == short["tau"]["mean"]
+    code, long = _run([str(ggufs["drafter"]), *base, "--max-new-tokens", "256"])
+    assert code == 0 and "DF751" not in {f["code"] for f in long["findings"]}, long["findings"]
+    assert long["tau_opening"]["mean"] == short["tau"]["mean"] > long["tau"]["mean"]
+    bad = Path(shutil.copytree(PAIR / "drafter", tmp_path / "random-fc"))
+    t = load_file(bad / "model.safetensors")
+    fc = t["fc.weight"]
+    t["fc.weight"] = torch.randn(fc.shape, generator=torch.Generator().manual_seed(7)) * float(fc.std())
+    save_file(t, bad / "model.safetensors", metadata={"format": "pt"})
+    code, doc = _run([str(bad), *base, "--max-new-tokens", "256"])
+    assert code == 1 and "DF751" in {f["code"] for f in doc["findings"]} and doc["tau_opening"]["mean"] < 2.6
