@@ -25,7 +25,8 @@ from .conftest import PAIR
 
 # kinds llama.cpp serves: the recall drafter itself (nested DFlash2) and the fixture kinds' geometries. Left
 # out: bias (llama-server refuses attention biases in a DFlash drafter, "wrong number of tensors",
-# test_accept_engine) and reduced (`convert --to gguf` refuses a reduced vocabulary, test_conformance_kinds)
+# test_accept_engine) and reduced (a flat v1 drafter only; its converted GGUF drafts as the full-vocabulary one in
+# the golden table's reduced-vocab-converted rows)
 KINDS = ["v2", "v1", "sliding", "mimo"]
 OPTS = ["--max-new-tokens", "32", "--limit", "4", "--format", "json"]
 
