@@ -514,3 +514,30 @@ def markdown_table() -> str:
     # one anchor per code (#df206): SARIF rules link each alert to its own row (report/sarif.py)
     rows += [f'| <a id="{anchor(c.code)}"></a>{c.code} | {c.name} | {c.severity} | {c.summary} |' for c in all_codes()]
     return "\n".join(rows)
+
+
+def page(c: Code) -> list[str]:
+    """A code's section of docs/codes.md (dev/doc_tables.py) and its `dflash2-ckpt codes CODE` page."""
+    status = " (deprecated)" if c.status == "deprecated" else ""
+    return [f"### {c.code} {c.name}", "", f"{c.severity}{status} · {c.summary}", "",
+            f"- **What breaks:** {c.breaks}", f"- **Fix:** {c.fix}"]
+
+
+def help_uri(code: str) -> str:
+    """The code's row in docs/codes.md of the released version (SARIF's helpUri, the codes page)."""
+    from .version import docs_url
+    return f"{docs_url('codes.md')}#{anchor(code)}"
+
+
+def as_json(c: Code) -> dict[str, str]:
+    return {"code": c.code, "name": c.name, "severity": c.severity, "status": c.status, "summary": c.summary,
+            "breaks": c.breaks, "fix": c.fix, "help_uri": help_uri(c.code)}
+
+
+def close_matches(text: str, n: int = 3) -> list[str]:
+    """Registered codes (or names) near `text`, for a usage error's suggestion: DF41 -> DF401, DF410."""
+    import difflib
+    names = {c.name: c.code for c in REGISTRY.values()}
+    by_code = difflib.get_close_matches(text.upper(), list(REGISTRY), n=n, cutoff=0.75)
+    by_name = [names[m] for m in difflib.get_close_matches(text.lower(), list(names), n=n, cutoff=0.8)]
+    return list(dict.fromkeys(by_code + by_name))[:n]

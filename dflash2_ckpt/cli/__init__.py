@@ -77,11 +77,12 @@ class FrontDoor(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
+            from .outputs import stdout_format
             argv = ctx.meta.get("dflash2.argv", [])
-            fmt = _format_in(argv)
             doc = {"type": "UsageError", "message": e.format_message(), "hint": "see --help", "label": "usage",
                    "exit_code": EXIT_USAGE}
             write_error_outputs(doc, _outputs_in(argv), argv=argv)
+            fmt = stdout_format(_outputs_in(argv), _format_in(argv))
             if fmt in MACHINE_FORMATS:
                 from ..report import render_error
                 render_error(doc, fmt)

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 
 import click
 
+from .completion import complete_path
 from ..errors import Dflash2Error
 from .errors import guarded
 from .options import configured, emit, hub_options, open_source, outputs_option, strict_option, threads_option
@@ -45,7 +46,7 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 
 
 @click.command("accept")
-@click.argument("drafter")
+@click.argument("drafter", shell_complete=complete_path)
 @click.option("--target", required=True,
               help="Target model: a transformers directory or a Hub repo id (org/name[@rev]).")
 @click.option("--prompts", type=click.Path(dir_okay=False), default=None,

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import configured, outputs_option
 from .outputs import write_outputs
@@ -25,7 +26,7 @@ def _progress(enabled: bool) -> Any:
 
 
 @click.command("audit")
-@click.argument("drafters", nargs=-1)
+@click.argument("drafters", nargs=-1, shell_complete=complete_path)
 @click.option("--from-file", type=click.Path(dir_okay=False), help="A file with one repo id or directory per line.")
 @click.option("--hub-search", default=None,
               help='Drafters from the Hub model listing: free words, tag:X, author:X, arch:X '
@@ -72,8 +73,7 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
                           hint=str((result.rows[0].error or {}).get("hint") or "check the repo ids and the network"))
     files = [(ofmt, path) for ofmt, path in outputs if ofmt]
     bare = [path for ofmt, path in outputs if not ofmt]      # -o FILE: the --format output goes there
-    write_outputs(result, files + [(fmt, p) for p in bare])
-    if not bare:
+    if not write_outputs(result, files + [(fmt, p) for p in bare]) and not bare:
         render(result, fmt)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 

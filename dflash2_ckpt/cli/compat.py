@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import click
 
+from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import configured, engine_option, format_option, hub_options, open_source, output_option
 from .outputs import write_outputs
 
 
 @click.command("compat")
-@click.argument("path")
+@click.argument("path", shell_complete=complete_path)
 @engine_option("Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
 @click.option("--target", default=None, help="Target model (path or repo id) written into the serve commands.")
 @format_option
@@ -27,6 +28,6 @@ def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, r
     from ..convert.advice import compat
     from ..report import render
     report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target)
-    write_outputs(report, outputs)
-    render(report, fmt)
+    if not write_outputs(report, outputs):
+        render(report, fmt)
     return EXIT_FINDINGS if report.failed() else EXIT_OK

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import click
 
+from .completion import complete_path
 from .errors import EXIT_OK, guarded
 from .options import emit, engine_option, format_option, parse_codes, select_options, strict_option, target_option
 
 
 @click.command("config")
-@click.argument("path", required=False)
+@click.argument("path", required=False, shell_complete=complete_path)
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
               help="Settings file (default: the nearest pyproject.toml with [tool.dflash2-ckpt]).")
 @select_options

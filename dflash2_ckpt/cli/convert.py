@@ -13,12 +13,13 @@ from typing import Any
 
 import click
 
+from .completion import complete_path
 from .errors import EXIT_OK, guarded
 from .options import format_option, parse_codes
 
 
 @click.command("convert")
-@click.argument("src")
+@click.argument("src", shell_complete=complete_path)
 @click.option("-o", "--output", "dst", required=True, help="Destination directory, or FILE.gguf (written atomically).")
 @click.option("--to", "to", type=click.Choice(["nested", "flat", "gguf"]), required=True,
               help="Destination dialect; gguf writes one llama.cpp file. A .gguf SRC converts back to nested / flat.")

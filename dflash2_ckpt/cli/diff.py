@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from .completion import complete_path
 from .errors import guarded
 from .options import emit, format_option, open_source, output_option, threads_option
 
@@ -29,7 +30,7 @@ def _terminal() -> Any:
 
 
 @click.command("diff")
-@click.argument("derived")
+@click.argument("derived", shell_complete=complete_path)
 @click.option("--reference", "-r", required=True, help="The source checkpoint (local path or Hub repo id).")
 @click.option("--receipt", type=click.Path(dir_okay=False), default=None,
               help="Write a JSON receipt: sha256 of every file on both sides and the per-tensor figures.")

@@ -102,9 +102,14 @@ def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) ->
         import traceback
         traceback.print_exception(e)
     from ..report import render_error
+    from .outputs import stdout_format
     doc = error_doc(e)
-    write_error_outputs(doc, [(o or fmt, path) for o, path in outputs])
-    render_error(doc, fmt)
+    outputs = [(o or fmt, path) for o, path in outputs]
+    write_error_outputs(doc, outputs)
+    out_fmt = stdout_format(outputs, fmt)
+    render_error(doc, out_fmt)
+    if out_fmt != fmt:
+        render_error(doc, "text")          # stdout went to `--output F=-`: the one line on stderr for the person
     sys.exit(doc["exit_code"])
 
 
@@ -116,7 +121,7 @@ def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str
     import click
 
     from ..report.write import destination, files_read, write_files
-    from .outputs import FOLLOW, WRITTEN, read_paths
+    from .outputs import FOLLOW, STDOUT, WRITTEN, read_paths
     ctx = click.get_current_context(silent=True)
     meta = ctx.meta if ctx is not None else {}
     if argv is not None:
@@ -124,7 +129,7 @@ def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str
     else:
         follow, reading = bool(meta.get(FOLLOW)), files_read(read_paths(ctx))
     for ofmt, path in outputs:
-        if path in meta.get(WRITTEN, ()):
+        if path in meta.get(WRITTEN, ()) or path == STDOUT:     # stdout: the caller prints it there
             continue
         try:
             dest = destination(path, follow_symlinks=follow, reading=reading)

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import click
 
+from .completion import complete_path
 from .errors import guarded
-from .options import configured, emit, format_option, output_option, parse_codes, select_options, strict_option
+from .options import check_statistics, configured, emit, exit_zero_option, format_option, output_option, parse_codes, \
+    select_options, statistics_option, strict_option
 
 
 @click.group("hook")
@@ -13,25 +15,30 @@ def command() -> None:
 
 
 def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
-         target: str | None, fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
+         target: str | None, fmt: str, outputs: tuple[tuple[str, str], ...] = (), statistics: bool = False,
+         exit_zero: bool = False) -> int:
     from ..usecases.hooks import run_hook
+    check_statistics(statistics, fmt, outputs)
     return emit(run_hook(files, level, strict=strict, select=parse_codes(select, "--select"),  # type: ignore[arg-type]
-                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt, outputs=outputs)
+                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt, outputs=outputs,
+                statistics=statistics, exit_zero=exit_zero)
 
 
 def _level_command(level: str, name: str, doc: str) -> None:
     @command.command(name=name, help=doc)
-    @click.argument("files", nargs=-1)
+    @click.argument("files", nargs=-1, shell_complete=complete_path)
     @strict_option
+    @exit_zero_option
     @select_options
+    @statistics_option
     @click.option("--target", default=None, type=click.Path(), help="Target model directory to pair with.")
     @format_option
     @output_option
     @guarded
     @configured()
-    def run(files: tuple[str, ...], strict: bool, select: str | None, ignore: str | None, target: str | None,
-            fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
-        return _run(files, level, strict, select, ignore, target, fmt, outputs)
+    def run(files: tuple[str, ...], strict: bool, exit_zero: bool, select: str | None, ignore: str | None,
+            statistics: bool, target: str | None, fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
+        return _run(files, level, strict, select, ignore, target, fmt, outputs, statistics, exit_zero)
 
 
 _level_command("config", "config", "Config-level checks of each config.json (no weights opened).")

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import click
 
+from .completion import complete_path
 from .errors import EXIT_OK, guarded
 from .options import format_option, hub_options, open_source
 
 
 @click.command("inspect")
-@click.argument("path")
+@click.argument("path", shell_complete=complete_path)
 @format_option
 @hub_options
 @guarded

@@ -11,7 +11,8 @@ from ..findings import validate_selectors
 from ..report import FORMATS, render
 from ..sources import Source
 from .errors import EXIT_FINDINGS, EXIT_OK
-from .outputs import Output, remember_follow, write_outputs
+from .completion import complete_codes, complete_engine
+from .outputs import STDOUT, Output, remember_follow, stdout_format, write_outputs
 
 F = Callable[..., Any]
 
@@ -44,12 +45,16 @@ def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> 
     names = sorted(formats or FORMATS)
 
     def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[Output, ...]:
-        return tuple(parse_output(v, names, bare) for v in values)
+        outputs = tuple(parse_output(v, names, bare) for v in values)
+        if sum(path == STDOUT for _, path in outputs) > 1:
+            raise click.BadParameter("only one output can go to stdout (-)", param_hint="--output")
+        return outputs
 
     decls = ["-o", "--output"] if bare else ["--output"]
     output = click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
                           help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
-                               "--output sarif=r.sarif --output json=r.json. An error document goes there too. "
+                               "--output sarif=r.sarif --output json=r.json; FILE - is stdout, in place of "
+                               "--format's output. An error document goes there too. "
                                "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
                                "nor over a file of the checkpoint being read."
                                + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
@@ -69,9 +74,30 @@ def strict_option(fn: F) -> F:
 
 
 def select_options(fn: F) -> F:
-    fn = click.option("--ignore", default=None, help="Skip these codes or prefixes, comma-separated.")(fn)
-    return click.option("--select", default=None,
+    fn = click.option("--ignore", default=None, shell_complete=complete_codes,
+                      help="Skip these codes or prefixes, comma-separated.")(fn)
+    return click.option("--select", default=None, shell_complete=complete_codes,
                         help="Only these codes or prefixes, comma-separated (e.g. DF2,DF401).")(fn)
+
+
+def statistics_option(fn: F) -> F:
+    return click.option("--statistics", is_flag=True,
+                        help="Print how many findings of each code instead of every finding (text or json; "
+                             "--output files still get the whole report).")(fn)
+
+
+def exit_zero_option(fn: F) -> F:
+    return click.option("--exit-zero", is_flag=True,
+                        help="Exit 0 even when findings fail the run (they are still reported); errors that "
+                             "stop the run keep their exit codes.")(fn)
+
+
+def check_statistics(statistics: bool, fmt: str, outputs: Iterable[Output]) -> None:
+    """--statistics takes stdout, as text or json: refused with another format or an `--output F=-`."""
+    from ..errors import UsageError
+    if statistics and (fmt not in ("text", "json") or any(path == STDOUT for _, path in outputs)):
+        raise UsageError(f"--statistics prints text or json on stdout, not {stdout_format(outputs, fmt)}",
+                         hint="drop --statistics, or use --format text|json and --output FORMAT=FILE")
 
 
 def target_option(help: str = "Target model directory or Hub repo id (its config.json) to pair with.") -> Callable[[F], F]:
@@ -90,7 +116,8 @@ def _engines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 def engine_option(help: str) -> Callable[[F], F]:
     """--engine NAME[@VERSION], repeatable; a name or version no profile covers is a usage error."""
-    return click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]", callback=_engines, help=help)
+    return click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]", callback=_engines,
+                        shell_complete=complete_engine, help=help)
 
 
 def hub_options(fn: F) -> F:
@@ -130,11 +157,17 @@ def open_target(target: str | None, token: str | None) -> str | Source | None:
     return open_source(target, token=token, require_weights=False)
 
 
-def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] = ()) -> int:
-    """Render `report` in `fmt` on stdout and in each --output file; the exit code its findings call for."""
-    write_outputs(report, outputs)
-    render(report, fmt)
-    return EXIT_FINDINGS if report.failed(strict) else EXIT_OK
+def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] = (), *, statistics: bool = False,
+         exit_zero: bool = False) -> int:
+    """Render `report` in `fmt` on stdout (or its count per code, `statistics`) and in each --output file;
+    the exit code its findings call for (0 with `exit_zero`)."""
+    if not write_outputs(report, outputs):
+        if statistics:
+            from ..report.statistics import render as render_statistics
+            render_statistics(report, fmt)
+        else:
+            render(report, fmt)
+    return EXIT_FINDINGS if report.failed(strict) and not exit_zero else EXIT_OK
 
 
 # settings key -> (the command's parameter, how the file's value becomes the parameter's value)

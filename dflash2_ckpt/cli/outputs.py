@@ -1,10 +1,12 @@
 """Where the report files of a command go: which files the command reads (never overwritten), whether
 --output-follow-symlinks was given, and which reports this run already wrote (never replaced by an error
-document). The writing itself is report/write.py; cli/errors.py writes the error documents through it."""
+document). The writing itself is report/write.py; cli/errors.py writes the error documents through it.
+`--output FORMAT=-` is stdout: that format is printed there in place of --format's, no file is made."""
 from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any, Iterable
 
 import click
@@ -13,6 +15,13 @@ from ..report import render
 
 Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
 FOLLOW, WRITTEN = "dflash2.output_follow_symlinks", "dflash2.outputs_written"
+STDOUT = "-"
+
+
+def stdout_format(outputs: Iterable[Output], fmt: str) -> str:
+    """What stdout carries: the format of an `--output FORMAT=-`, else --format's (an empty FORMAT, audit's
+    bare `-o -`, is --format's)."""
+    return next((o or fmt for o, path in outputs if path == STDOUT), fmt)
 
 
 def remember_follow(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -39,13 +48,16 @@ def read_paths(ctx: click.Context | None) -> list[str]:
     return values + ([os.path.join(p, sub) for p in values] if isinstance(sub, str) else [])
 
 
-def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
+def write_outputs(report: Any, outputs: Iterable[Output]) -> bool:
     """Each --output file gets the whole report in its format (the machine-output contract, per file): every
-    destination checked first, then all written atomically (report/write.py)."""
+    destination checked first, then all written atomically (report/write.py); an output to `-` is printed
+    on stdout after them. True when it was: the caller then prints nothing more there."""
     from ..report.write import destination, files_read, write_files
     outputs = list(outputs)
+    to_stdout = [fmt for fmt, path in outputs if path == STDOUT]
+    outputs = [o for o in outputs if o[1] != STDOUT]
     if not outputs:
-        return
+        return _print(report, to_stdout)
     ctx = click.get_current_context(silent=True)
     follow = bool(ctx and ctx.meta.get(FOLLOW))
     reading = files_read(read_paths(ctx))
@@ -53,3 +65,10 @@ def write_outputs(report: Any, outputs: Iterable[Output]) -> None:
     write_files((d, functools.partial(render, report, fmt)) for d, (fmt, _) in zip(dests, outputs))
     if ctx is not None:
         ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)
+    return _print(report, to_stdout)
+
+
+def _print(report: Any, formats: list[str]) -> bool:
+    for fmt in formats:             # at most one: the option refuses a second `-`
+        render(report, fmt, sys.stdout)
+    return bool(formats)

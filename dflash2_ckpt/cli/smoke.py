@@ -8,6 +8,7 @@ from typing import Callable, Iterator
 import click
 from rich.console import Console
 
+from .completion import complete_path
 from .errors import guarded
 from .options import (configured, emit, format_option, hub_options, open_source, open_target, strict_option,
                       threads_option)
@@ -54,7 +55,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
 
 
 @click.command("smoke")
-@click.argument("path")
+@click.argument("path", shell_complete=complete_path)
 @click.option("--target", type=click.Path(), default=None,
               help="Target model directory: its embed_tokens / lm_head are borrowed (else random).")
 @click.option("--hidden-states", type=click.Path(dir_okay=False), default=None,

@@ -3,18 +3,21 @@ from __future__ import annotations
 
 import click
 
+from .completion import complete_path
 from .errors import guarded
-from .options import configured, emit, engine_option, format_option, hub_options, open_source, open_target, output_option, \
-    parse_codes, select_options, strict_option, target_option
+from .options import check_statistics, configured, emit, engine_option, exit_zero_option, format_option, hub_options, \
+    open_source, open_target, output_option, parse_codes, select_options, statistics_option, strict_option, target_option
 
 
 @click.command("verify")
-@click.argument("path")
+@click.argument("path", shell_complete=complete_path)
 @target_option()
 @format_option
 @output_option
 @strict_option
+@exit_zero_option
 @select_options
+@statistics_option
 @click.option("--smoke", "with_smoke", is_flag=True,
               help="Then run the smoke forward on the tensors (needs the [smoke] extra: torch, triton).")
 @click.option("--scan", is_flag=True,
@@ -24,14 +27,15 @@ from .options import configured, emit, engine_option, format_option, hub_options
 @hub_options
 @guarded
 @configured("path")
-def command(path: str, target: str | None, fmt: str, strict: bool, select: str | None, ignore: str | None,
-            with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
+def command(path: str, target: str | None, fmt: str, strict: bool, exit_zero: bool, select: str | None,
+            ignore: str | None, statistics: bool, with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
             token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan or --smoke is given."""
     from ..usecases.verify_smoke import check
+    check_statistics(statistics, fmt, outputs)
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
     result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
                    select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)
-    return emit(result, fmt, strict, outputs)
+    return emit(result, fmt, strict, outputs, statistics=statistics, exit_zero=exit_zero)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from ..codes import all_codes, family_of
+from ..codes import all_codes, family_of, page
 from ..codes import markdown_table as codes_table
 from .engine_table import engines_table
 
@@ -28,9 +28,7 @@ def codes_reference() -> str:
         if prefix != family:
             family = prefix
             out += [f"## {prefix.ljust(5, 'x')}: {title}", ""]
-        status = " (deprecated)" if c.status == "deprecated" else ""
-        out += [f"### {c.code} {c.name}", "", f"{c.severity}{status} · {c.summary}", "",
-                f"- **What breaks:** {c.breaks}", f"- **Fix:** {c.fix}", ""]
+        out += [*page(c), ""]
     return "\n".join(out).rstrip()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..version import REPOSITORY
 from .models import MODELS
 
 FILES = {
@@ -20,7 +21,7 @@ def generate() -> dict[str, str]:
     for name, key in FILES.items():
         schema = MODELS[key].model_json_schema(mode="validation")
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-        schema["$id"] = f"https://github.com/dflash2-ckpt/dflash2-ckpt/schemas/{name}"
+        schema["$id"] = f"{REPOSITORY}/schemas/{name}"
         out[name] = json.dumps(schema, indent=2, sort_keys=True) + "\n"
     return out
 

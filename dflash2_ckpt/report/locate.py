@@ -24,9 +24,11 @@ def field_keys(field: str) -> list[str]:
     return [k for k in re.sub(r"\[[^\]]*\]", "", field).split(".") if k]
 
 
-def key_offset(text: str, keys: Iterable[str]) -> int | None:
-    """Offset of the deepest key of `keys` found by walking the JSON objects of `text`; None if not even the first."""
-    pos, i = None, 0
+def key_span(text: str, keys: Iterable[str]) -> tuple[int, int] | None:
+    """(start, end) offsets of the deepest key of `keys` found by walking the JSON objects of `text`, as
+    written (its quotes included); None if not even the first."""
+    pos: tuple[int, int] | None = None
+    i = 0
     try:
         for key in keys:
             i = _WS.match(text, i).end()  # type: ignore[union-attr]
@@ -42,10 +44,11 @@ def key_offset(text: str, keys: Iterable[str]) -> int | None:
                     continue
                 start = i
                 name, i = scanstring(text, i + 1)
+                end = i
                 i = _WS.match(text, i).end()  # type: ignore[union-attr]
                 i = _WS.match(text, i + 1).end()  # type: ignore[union-attr]  # past ':'
                 if name == key:
-                    pos = start
+                    pos = (start, end)
                     break
                 _, i = _DECODER.raw_decode(text, i)     # skip this value whole
     except (ValueError, IndexError):
@@ -54,14 +57,32 @@ def key_offset(text: str, keys: Iterable[str]) -> int | None:
 
 
 def key_line(text: str, field: str) -> int | None:
-    off = key_offset(text, field_keys(field))
-    return None if off is None else text.count("\n", 0, off) + 1
+    region = key_region(text, field)
+    return None if region is None else region[0]
+
+
+def _column(text: str, off: int) -> int:
+    """1-based column of `off` in UTF-16 code units (SARIF's default columnKind, what editors count)."""
+    line_start = text.rfind("\n", 0, off) + 1
+    return len(text[line_start:off].encode("utf-16-le", "surrogatepass")) // 2 + 1
+
+
+def key_region(text: str, field: str) -> tuple[int, int, int] | None:
+    """(line, startColumn, endColumn) of the field's key as written ("key" with its quotes; endColumn is
+    the column after it), or None when not even its first key is in `text`."""
+    span = key_span(text, field_keys(field))
+    if span is None:
+        return None
+    start, end = span
+    return text.count("\n", 0, start) + 1, _column(text, start), _column(text, end)
 
 
 @dataclass(frozen=True)
 class Location:
     uri: str            # a relative path where the subject is under the working directory
     line: int | None
+    column: int | None = None       # where the key starts on `line`, and the column after it (UTF-16, 1-based)
+    end_column: int | None = None
 
 
 def _local_dir(subject: str) -> Path | None:
@@ -102,8 +123,8 @@ def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Loc
     default = Path(subject).name if Path(subject).is_file() else "config.json"
     for f in findings:
         file = f.file or default
-        line = key_line(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
-        out.append((f, Location(_uri(root, file, subject), line)))
+        region = key_region(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
+        out.append((f, Location(_uri(root, file, subject), *(region or (None,)))))
     return out
 
 

@@ -1,7 +1,10 @@
 """`--format sarif`: SARIF 2.1.0, so GitHub code scanning and other CI tools show findings on the config line.
 
-Rules are the finding-code registry; each result sits on config.json at the line of its field, or on the
-file it names. An error that stopped the run is a failed invocation with one notification, no results.
+Rules are the finding codes of the log's results (from the registry), each linking to its row of
+docs/codes.md as released with this version; each result sits on config.json at the key of its field
+(line and columns), or on the file it names. An error that stopped the run is a failed invocation with one
+notification, no results. No result carries `fixes`: the toolkit has no mechanical edit to offer for a
+single finding (convert rewrites whole checkpoints).
 """
 from __future__ import annotations
 
@@ -11,20 +14,13 @@ from typing import IO, Any, Mapping
 
 from urllib.parse import quote
 
-from ..codes import all_codes, anchor, family_of
+from ..codes import REGISTRY, family_of, help_uri
 from ..findings import Verdict
-from .locate import locate_all, refusal
+from .locate import Location, locate_all, refusal
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-# where a rule's documentation lives (code scanning links each alert's rule to its row, #dfnnn, in the table
-# of docs/codes.md; its section with what breaks and the fix follows the table)
-DOCS = "https://github.com/dflash2-ckpt/dflash2-ckpt/blob/main/docs/codes.md"
 FINGERPRINT = "dflash2Finding/v1"
-
-
-def help_uri(code: str) -> str:
-    return f"{DOCS}#{anchor(code)}"
 
 
 def _rule(c: Any) -> dict[str, Any]:
@@ -50,23 +46,30 @@ def _version() -> str:
     return package_version()
 
 
-def _driver() -> dict[str, Any]:
-    rules = [_rule(c) for c in all_codes()]
-    return {"name": "dflash2-ckpt", "version": _version(), "rules": rules}
-
-
 def _log(results: list[dict[str, Any]], invocation: dict[str, Any]) -> dict[str, Any]:
+    """The rules are those the results use, in code order; each result's ruleIndex is set here to match."""
+    used = sorted({r["ruleId"] for r in results})
+    index = {code: i for i, code in enumerate(used)}
+    for r in results:
+        r["ruleIndex"] = index[r["ruleId"]]
+    driver = {"name": "dflash2-ckpt", "version": _version(), "rules": [_rule(REGISTRY[c]) for c in used]}
     return {"$schema": SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": _driver()}, "invocations": [invocation], "results": results}]}
+            "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}]}
+
+
+def _region(loc: Location) -> dict[str, Any]:
+    if not loc.line:
+        return {}
+    cols = {"startColumn": loc.column, "endColumn": loc.end_column} if loc.column and loc.end_column else {}
+    return {"region": {"startLine": loc.line, **cols}}
 
 
 def _results(report: Any) -> list[dict[str, Any]]:
-    index = {c.code: i for i, c in enumerate(all_codes())}
     results = []
     for f, loc in locate_all(report):
-        region = {"region": {"startLine": loc.line}} if loc.line else {}
+        region = _region(loc)
         result: dict[str, Any] = {
-            "ruleId": f.code, "ruleIndex": index[f.code], "level": LEVEL[f.severity or "info"],
+            "ruleId": f.code, "ruleIndex": -1, "level": LEVEL[f.severity or "info"],
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}],
             "partialFingerprints": {FINGERPRINT: fingerprint(f, loc.uri)}}

@@ -8,7 +8,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from dflash2_ckpt.codes import all_codes
 from dflash2_ckpt.report import render, render_error
 from dflash2_ckpt.usecases.verify import verify
 
@@ -39,7 +38,8 @@ def test_verify_sarif_validates(name: str) -> None:
     assert errors == []
     [run] = doc["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == [c.code for c in all_codes()]
+    # the rules of this log are the codes its results use, each once, in code order (not the whole registry)
+    assert [r["id"] for r in rules] == sorted({f.code for f in report.findings})
     assert [r["ruleId"] for r in run["results"]] == [f.code for f in report.findings]
     for r in run["results"]:
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
@@ -53,7 +53,26 @@ def test_a_config_finding_sits_on_its_key_line(tmp_path: Path) -> None:
     assert loc["artifactLocation"]["uri"].endswith("mask-id-out-of-vocab/config.json")
     lines = (FIXTURES / "broken" / "mask-id-out-of-vocab" / "config.json").read_text().splitlines()
     key = f.field.split(".")[-1]
-    assert f'"{key}"' in lines[loc["region"]["startLine"] - 1]
+    region = loc["region"]
+    line = lines[region["startLine"] - 1]
+    # the columns span the key as written, its quotes included (1-based, endColumn after it; ASCII here)
+    assert line[region["startColumn"] - 1:region["endColumn"] - 1] == f'"{key}"'
+
+
+def test_columns_count_utf16_code_units(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key after non-ASCII text on its line: columns in UTF-16 code units, SARIF's default columnKind."""
+    import shutil
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / "broken" / "mask-id-out-of-vocab", "d")
+    text = Path("d/config.json").read_text(encoding="utf-8")
+    # an astral character (two UTF-16 code units) and a BMP one before the key, on its line
+    prefix = '    "_note": "\U0001d11e\u00e9", '
+    text = text.replace('    "mask_token_id"', prefix + '"mask_token_id"', 1)
+    Path("d/config.json").write_text(text, encoding="utf-8")
+    [res] = [r for r in sarif_of(verify(Path("d")))["runs"][0]["results"] if r["ruleId"] == "DF106"]
+    region = res["locations"][0]["physicalLocation"]["region"]
+    assert region["startColumn"] == len(prefix) + 2          # 1-based, and the astral character counts twice
+    assert region["endColumn"] - region["startColumn"] == len('"mask_token_id"')
 
 
 def test_error_document_is_valid_sarif_too() -> None:
@@ -71,12 +90,15 @@ CODES_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "codes.md").read_te
 
 def test_rules_carry_help_for_code_scanning() -> None:
     from urllib.parse import urlsplit
-    rules = sarif_of(verify(FIXTURES / "good" / "nested-v2"))["runs"][0]["tool"]["driver"]["rules"]
-    assert len(rules) == len(all_codes())
+    from dflash2_ckpt.version import package_version
+    rules = sarif_of(verify(FIXTURES / "broken" / "causality-unstated"))["runs"][0]["tool"]["driver"]["rules"]
+    assert rules
     for rule in rules:
         url = urlsplit(rule["helpUri"])
-        # each rule links to its own row of docs/codes.md, which carries that anchor
-        assert url.scheme == "https" and url.path.endswith("/docs/codes.md") and url.fragment == rule["id"].lower()
+        # each rule links to its own row of docs/codes.md as released with this version (its tag), which
+        # carries that anchor
+        assert url.scheme == "https" and url.path.endswith(f"/blob/v{package_version()}/docs/codes.md")
+        assert url.fragment == rule["id"].lower()
         assert f'<a id="{url.fragment}"></a>{rule["id"]} |' in CODES_PAGE
         assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"])
         assert rule["id"] in rule["help"]["markdown"]
