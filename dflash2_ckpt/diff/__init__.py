@@ -42,7 +42,7 @@ def _open_gguf(path: str | os.PathLike[str] | Source) -> Side | None:
 
 register_opener(_open_gguf)      # a .gguf file on either side
 
-EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233", "DF235"})
+EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233"})
 __all__ = ["DiffResult", "diff", "register_opener"]
 
 Progress = Callable[[int, int, str], None]     # (done, total, tensor name)

@@ -13,6 +13,8 @@ from ..errors import Dflash2Error
 from ..findings import Finding
 from ..sources import Source
 
+EMITS: frozenset[str] = frozenset({"DF235"})
+
 
 def _drafter(ckpt: Checkpoint) -> Drafter | None:
     det = ckpt.detection
