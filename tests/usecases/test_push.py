@@ -253,3 +253,60 @@ def test_push_creates_a_missing_repo_private(hub: FakeHub, drafter: Path) -> Non
                             "visibility": "private"}]
     repo = hub.repos["org/brand-new"]
     assert repo.private and "model.safetensors" in repo.commits[repo.refs["main"]]
+
+
+def test_delete_drops_stale_shards_in_the_same_commit(hub: FakeHub, drafter: Path) -> None:
+    """A re-export with fewer shards: --delete removes the old ones from the Hub, never what is uploaded."""
+    hub.add_commit("org/dest", {"model-00001-of-00002.safetensors": b"old", "model-00002-of-00002.safetensors": b"old",
+                                "notes.txt": b"keep"}, granted={"hf_granted"})
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--delete", "*.safetensors")
+    assert code == 0, out
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+    assert sorted(p for p in files if p.endswith(".safetensors")) == ["model.safetensors"]
+    assert files["model.safetensors"] == (drafter / "model.safetensors").read_bytes() and "notes.txt" in files
+    assert len(hub.commit_requests) == 1
+
+
+def test_include_and_exclude_select_the_files_as_hf_upload_does(hub: FakeHub, drafter: Path, dest: str) -> None:
+    (drafter / "train.log").write_text("loss 1.0\n")
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--no-card", "--exclude", "*.log")
+    assert code == 0, out
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+    assert "train.log" not in files and "model.safetensors" in files
+    code, out = run("push", str(drafter), "org/other", "--token", "hf_granted", "--no-card", "--include", "*.json")
+    assert code == 0, out
+    files = hub.repos["org/other"].commits[hub.repos["org/other"].refs["main"]]
+    assert "config.json" in files and "model.safetensors" not in files and "train.log" not in files
+
+
+def test_dry_run_shows_the_plan_and_the_card_diff_and_sends_nothing(hub: FakeHub, drafter: Path) -> None:
+    config = (drafter / "config.json").read_bytes()
+    hub.add_commit("org/dest", {"README.md": b"---\nlicense: mit\n---\n# drafter\n", "config.json": config,
+                                "model-00001-of-00002.safetensors": b"old"}, granted={"hf_granted"})
+    before = (dict(hub.repos["org/dest"].refs), sorted(p.name for p in drafter.iterdir()))
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--dry-run", "--delete",
+                    "*.safetensors", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["dry_run"] and not doc["uploaded"], out
+    assert doc["plan"] == {"upload": ["README.md", "model.safetensors"],
+                           "delete": ["model-00001-of-00002.safetensors"], "unchanged": ["config.json"]}
+    assert "--- hub/README.md" in doc["card_diff"] and "-# drafter" not in doc["card_diff"]
+    assert "+base_model: tiny/verifier" in doc["card_diff"]
+    assert hub.commit_requests == [] and hub.requests("POST") == []
+    assert (dict(hub.repos["org/dest"].refs), sorted(p.name for p in drafter.iterdir())) == before
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--dry-run")
+    assert code == 0 and "upload    model.safetensors" in out and "unchanged config.json" in out
+    assert "nothing was uploaded" in out
+
+
+def test_dry_run_for_a_new_repo_shows_the_whole_card_without_a_token(hub: FakeHub, drafter: Path) -> None:
+    code, out = run("push", str(drafter), "org/new", "--dry-run", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["created"] and hub.created == [] and hub.commit_requests == [], out
+    assert doc["card_diff"].startswith("--- /dev/null") and "README.md" in doc["plan"]["upload"]
+    assert not (drafter / "README.md").exists()
+
+
+def test_dry_run_of_a_broken_checkpoint_is_refused(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    code, out = run("push", str(ckpts["tiny-broken"]), dest, "--dry-run", "--token", "hf_granted")
+    assert code == 1 and "refused by verify" in out
