@@ -5,10 +5,11 @@ broken drafter never lands on a branch that someone else may already be serving 
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 from ..checkpoint import PICKLE_SUFFIXES
 from ..errors import (HubAccessError, HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError,
@@ -110,11 +111,12 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         refused_by = "verify" if checked.verify.failed(strict) else "smoke"
         return PushResult(checked, repo, refused_by=refused_by)
     report = checked.verify
+    summary = report.summary
     plan = None
     if card and not path_in_repo:
         from .model_card import plan_card
-        summary = report.summary
-        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table)
+        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
+                         repo_id=ref.repo_id)
         if any(f.severity == "error" for f in plan.findings):
             return PushResult(checked, repo, refused_by="card", card=plan.findings, card_metadata=plan.metadata)
 
@@ -136,6 +138,11 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         if not dry_run:
             _create(api, where, private)   # as `hf upload` does; then the upload makes the first commit
         created = True
+    if plan is not None and "license" not in plan.metadata:
+        # the target's license is read only now: a card refused above sends no request at all
+        from .model_card import plan_card
+        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
+                         repo_id=ref.repo_id, license=_target_license(settings))
     excluded = () if include_pickles else tuple(
         f.relative_to(src.root).as_posix() for f in sorted(src.root.rglob("*"))
         if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
@@ -183,10 +190,39 @@ def _dry_run(api: Any, where: Where, checked: CheckResult, repo: str, root: Path
                       created=missing)
 
 
+def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
+    """The license on the target's own card (its front matter), or its config's `license`; None when the
+    target is not on the Hub or cannot be read: the card then carries no license rather than a guess."""
+    def look(target: str) -> str | None:
+        from huggingface_hub import HfApi, ModelCard
+        api = HfApi(endpoint=settings["endpoint"], token=False)
+        for name in ("README.md", "config.json"):
+            try:
+                with quiet_hub_logs():
+                    text = _hub_file(api, target, name)
+            except Exception:  # noqa: BLE001 - a gated, private or missing target only leaves the license out
+                continue
+            if name == "README.md":
+                found = getattr(ModelCard(text, ignore_metadata_errors=True).data, "license", None)
+            else:
+                try:
+                    found = json.loads(text).get("license")
+                except (ValueError, AttributeError):
+                    found = None
+            if isinstance(found, str) and found:
+                return found
+        return None
+    return look
+
+
 def _hub_card(api: Any, where: Where) -> str:
+    return _hub_file(api, where.repo_id, "README.md", where.revision)
+
+
+def _hub_file(api: Any, repo_id: str, name: str, revision: str | None = None) -> str:
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        path = api.hf_hub_download(where.repo_id, "README.md", revision=where.revision, local_dir=tmp)
+        path = api.hf_hub_download(repo_id, name, revision=revision, local_dir=tmp)
         return Path(path).read_text(encoding="utf-8")
 
 

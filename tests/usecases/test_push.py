@@ -204,6 +204,7 @@ def _front_matter(text: str) -> dict[str, object]:
 
 
 def test_push_writes_the_model_card_front_matter(hub: FakeHub, drafter: Path, dest: str) -> None:
+    hub.add_commit("tiny/verifier", {"README.md": b"---\nlicense: apache-2.0\n---\n# the target\n"})
     (drafter / "README.md").write_text("# my drafter\n\nTrained on things.\n")
     code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--format", "json")
     doc = json.loads(out)
@@ -211,7 +212,8 @@ def test_push_writes_the_model_card_front_matter(hub: FakeHub, drafter: Path, de
     uploaded = hub.repos["org/dest"].commits[doc["commit_sha"]]["README.md"]
     assert isinstance(uploaded, bytes)
     meta = _front_matter(uploaded.decode())
-    assert meta == {"base_model": "tiny/verifier", "tags": ["dflash", "dflash2", "speculative-decoding"],
+    assert meta == {"base_model": "tiny/verifier", "base_model_relation": "adapter", "license": "apache-2.0",
+                    "tags": ["dflash", "dflash2", "speculative-decoding", "draft-model"],
                     "library_name": "speculators", "pipeline_tag": "text-generation"}
     assert "Trained on things." in uploaded.decode()
     assert (drafter / "README.md").read_bytes() == uploaded            # the local card is the uploaded one
@@ -290,8 +292,9 @@ def test_dry_run_shows_the_plan_and_the_card_diff_and_sends_nothing(hub: FakeHub
     assert code == 0 and doc["dry_run"] and not doc["uploaded"], out
     assert doc["plan"] == {"upload": ["README.md", "model.safetensors"],
                            "delete": ["model-00001-of-00002.safetensors"], "unchanged": ["config.json"]}
-    assert "--- hub/README.md" in doc["card_diff"] and "-# drafter" not in doc["card_diff"]
-    assert "+base_model: tiny/verifier" in doc["card_diff"]
+    diff = doc["card_diff"].splitlines()
+    assert diff[:2] == ["--- hub/README.md", "+++ local/README.md"] and "-# drafter" in diff and "+# dest" in diff
+    assert "+base_model: tiny/verifier" in diff and " ---" in diff              # the unchanged line as context
     assert hub.commit_requests == [] and hub.requests("POST") == []
     assert (dict(hub.repos["org/dest"].refs), sorted(p.name for p in drafter.iterdir())) == before
     code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--dry-run")
@@ -310,3 +313,49 @@ def test_dry_run_for_a_new_repo_shows_the_whole_card_without_a_token(hub: FakeHu
 def test_dry_run_of_a_broken_checkpoint_is_refused(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
     code, out = run("push", str(ckpts["tiny-broken"]), dest, "--dry-run", "--token", "hf_granted")
     assert code == 1 and "refused by verify" in out
+
+
+def test_a_new_card_says_what_the_drafter_is_and_how_to_serve_it(hub: FakeHub, drafter: Path, dest: str) -> None:
+    from dflash2_ckpt.version import package_version
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted")
+    assert code == 0, out
+    text = (drafter / "README.md").read_text()
+    body = text.split("---\n", 2)[2]
+    assert body.startswith("# dest\n") and "draft model for [tiny/verifier](https://huggingface.co/tiny/verifier)" in body
+    # compat: vLLM loads the flat drafter (its newest profile); SGLang reads the nested dialect only
+    assert "vllm serve tiny/verifier --speculative-config" in body and '"model": "org/dest"' in body
+    assert "sglang" not in body and str(drafter) not in body          # the Hub id, never the local path
+    assert f"dflash2-ckpt {package_version()}" in body
+    assert "license" not in _front_matter(text)                       # the target's card is not on the Hub
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted")
+    again = (drafter / "README.md").read_text()
+    assert again == text and again.count("## Serving") == 1            # a second push changes nothing
+
+
+def test_a_nested_v2_card_names_no_library_that_cannot_load_it(hub: FakeHub, ckpts: dict[str, Path], dest: str,
+                                                              tmp_path: Path) -> None:
+    import shutil
+    d = Path(shutil.copytree(ckpts["nested-v2"], tmp_path / "nested"))
+    code, out = run("push", str(d), dest, "--token", "hf_granted", "--format", "json")
+    assert code == 0, out
+    meta = _front_matter((d / "README.md").read_text())
+    assert "library_name" not in meta                                  # compat: transformers refuses it
+    body = (d / "README.md").read_text()
+    assert "vllm serve TARGET" in body and "python -m sglang.launch_server" in body and "llama-server" not in body
+
+
+def test_a_failing_accept_table_shows_failed_in_the_card(hub: FakeHub, drafter: Path, dest: str,
+                                                        tmp_path: Path) -> None:
+    from dflash2_ckpt.accept.report import AcceptReport, PromptResult
+    from dflash2_ckpt.accept.stats import Interval
+    from dflash2_ckpt.report.accept_tables import markdown
+    tau = Interval(1.3, 1.1, 1.5, 9)
+    report = AcceptReport("org/dest", "tiny/verifier", "cpu", "sdpa", 8, 32, "built-in", tau, 0.05, [0.2] * 7,
+                          9.0, 10.0, {"baseline": 32, "speculative": 25, "saved": 7},
+                          [PromptResult("p0", 8, 32, 25, tau, [0] * 25, True, 9.0, 10.0)],
+                          findings=[Finding("DF751", "τ 1.30 below 2.6")])
+    table = tmp_path / "tau.md"
+    table.write_text(markdown(report))
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--accept-table", str(table))
+    assert code == 0, out
+    assert "**FAILED (DF751)**" in (drafter / "README.md").read_text()
