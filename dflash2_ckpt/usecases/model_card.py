@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..findings import Finding
 
-EMITS: frozenset[str] = frozenset({"DF620", "DF621"})
+EMITS: frozenset[str] = frozenset({"DF620", "DF621", "DF622"})
 CARD = "README.md"
 PIPELINE_TAG = "text-generation"
 VERSION_TAGS = {"v2": "dflash2", "v1": "dflash-v1"}
@@ -171,6 +171,11 @@ def plan_card(directory: str | Path, version: str | None, dialect: str | None, *
     if other & set(tags):
         findings.append(Finding("DF620", f"{CARD} is tagged {', '.join(sorted(other & set(tags)))} but the "
                                 f"drafter is DFlash {version}; remove the tag", file=CARD, field="tags"))
+    library = getattr(data, "library_name", None)
+    if library in LIBRARIES and library not in serve.loads:
+        findings.append(Finding("DF622", f"{CARD} says library_name: {library} but compat finds that {library} does "
+                                "not load this drafter; remove library_name (push writes one only for a library "
+                                "that loads it)", file=CARD, field="library_name"))
     added = []
     if base and not have:
         data.base_model = base

@@ -341,6 +341,7 @@ def test_a_nested_v2_card_names_no_library_that_cannot_load_it(hub: FakeHub, ckp
     meta = _front_matter((d / "README.md").read_text())
     assert "library_name" not in meta                                  # compat: transformers refuses it
     body = (d / "README.md").read_text()
+    assert [f["code"] for f in json.loads(out)["card"]["findings"]] == ["DF621"]
     assert "vllm serve TARGET" in body and "python -m sglang.launch_server" in body and "llama-server" not in body
 
 
@@ -359,3 +360,12 @@ def test_a_failing_accept_table_shows_failed_in_the_card(hub: FakeHub, drafter: 
     code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--accept-table", str(table))
     assert code == 0, out
     assert "**FAILED (DF751)**" in (drafter / "README.md").read_text()
+
+
+def test_a_card_naming_a_library_that_cannot_load_the_drafter_is_warned(hub: FakeHub, ckpts: dict[str, Path],
+                                                                       dest: str, tmp_path: Path) -> None:
+    import shutil
+    d = Path(shutil.copytree(ckpts["nested-v2"], tmp_path / "nested"))
+    (d / "README.md").write_text("---\nlibrary_name: transformers\n---\n# nested\n")
+    code, out = run("push", str(d), dest, "--token", "hf_granted")
+    assert code == 0 and "DF622" in out and "library_name: transformers" in out, out
