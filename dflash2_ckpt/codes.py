@@ -122,7 +122,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF613", "drafter-unreadable", "error", "audit: a drafter could not be read at all; its message says why"),
     Code("DF612", "drafter-in-subfolder", "info", "the folder given is not a drafter; its one subfolder that is was checked"),
     Code("DF620", "card-contradicts-config", "error", "README.md front matter names another base_model or DFlash version than config.json"),
-    Code("DF621", "card-completed", "info", "push added the missing model card metadata (base_model, tags, library_name, pipeline_tag)"),
+    Code("DF621", "card-completed", "info", "push added the missing model card metadata (base_model, relation, license, tags, library_name, pipeline_tag)"),
+    Code("DF622", "card-library-cannot-load", "warning", "README.md's library_name is a library that compat says does not load the drafter"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
     Code("DF702", "parameter-not-filled", "error", "a drafter parameter that no tensor in the file fills; it would stay uninitialised"),
@@ -373,6 +374,8 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Fix README.md front matter to match config.json, or let push write it."),
     "DF621": ("Nothing: push filled in the card metadata.",
               "Nothing to fix; review the card."),
+    "DF622": ("The Hub shows a loading snippet for a library that refuses the drafter; users copy it and fail.",
+              "Remove library_name from README.md (push then writes one only where compat says it loads)."),
     # DF7xx smoke forward
     "DF701": ("A loader drops the tensor: the weights the trainer meant are not used.",
               "Rename the tensor to the parameter it fills, or remove it."),

@@ -26,16 +26,28 @@ from .options import format_option, strict_option
 @click.option("--accept-table", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Put this markdown (from `dflash2-ckpt accept --format markdown`) in the card.")
 @click.option("--private", is_flag=True, help="Create the repository private when it does not exist yet.")
+@click.option("--include", multiple=True, metavar="PATTERN",
+              help="Upload only files matching this glob (repeatable), as `hf upload --include`.")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Leave out files matching this glob (repeatable), as `hf upload --exclude`.")
+@click.option("--delete", multiple=True, metavar="PATTERN",
+              help="Delete files matching this glob from the Hub in the same commit, except those uploaded "
+                   "(repeatable; e.g. '*.safetensors' drops stale shards), as `hf upload --delete`.")
+@click.option("--dry-run", is_flag=True,
+              help="Run the checks and show the file plan (upload / delete / unchanged) and the card's diff "
+                   "against the Hub's; upload nothing and leave DIRECTORY as it is.")
 @format_option
 @guarded
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
             token: str | None, message: str | None, include_pickles: bool, card: bool, accept_table: str | None,
-            private: bool, fmt: str) -> int:
+            private: bool, include: tuple[str, ...], exclude: tuple[str, ...], delete: tuple[str, ...],
+            dry_run: bool, fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     from ..usecases.push import push
     from ..report import render
     result = push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
                   token=token, commit_message=message, include_pickles=include_pickles, card=card, private=private,
-                  accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None)
+                  accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None,
+                  dry_run=dry_run, include=include, exclude=exclude, delete=delete)
     render(result, fmt)
-    return EXIT_OK if result.uploaded else EXIT_FINDINGS
+    return EXIT_FINDINGS if result.failed(strict) else EXIT_OK

@@ -31,15 +31,25 @@ def _cell(v: Any) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
+def verdict(r: Any) -> str:
+    """PASSED, or FAILED with the codes that failed it (DF751 for a drafter that does not draft): a table
+    pasted into a card carries the run's own verdict, so a failing τ cannot pass for a result."""
+    if not r.failed():
+        return "PASSED"
+    codes = sorted({f.code for f in r.findings if f.severity == "error"})
+    return f"FAILED ({', '.join(codes)})" if codes else "FAILED"
+
+
 def markdown(r: Any) -> str:
     t = r.tau
     svg = base64.b64encode(chart_svg(r.per_position).encode()).decode()
     rows = [
-        "| drafter | target | τ (mean acceptance length) | 95% CI | acceptance rate | block | prompts | tokens |",
-        "|---|---|---|---|---|---|---|---|",
+        "| drafter | target | τ (mean acceptance length) | 95% CI | acceptance rate | block | prompts | tokens "
+        "| verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
         f"| {_cell(r.drafter)} | {_cell(r.target)} | {t.mean:.2f} | {t.low:.2f} – {t.high:.2f} | "
         f"{r.acceptance_rate:.3f} | {r.block_size} | {len(r.prompts)} ({_cell(r.prompts_source)}) | "
-        f"{r.max_new_tokens} |",
+        f"{r.max_new_tokens} | **{verdict(r)}** |",
         "",
         "| draft position | " + " | ".join(str(j + 1) for j in range(len(r.per_position))) + " |",
         "|---|" + "---|" * len(r.per_position),
@@ -47,7 +57,7 @@ def markdown(r: Any) -> str:
         "",
         f'<img alt="acceptance per draft position" src="data:image/svg+xml;base64,{svg}"/>',
         "",
-        f"Measured with `dflash2-ckpt accept` (greedy, lossless: "
+        f"Measured with `dflash2-ckpt accept` on {_cell(r.device)} (greedy, lossless: "
         f"{'yes' if all(p.lossless for p in r.prompts) else 'NO'}).",
     ]
     return "\n".join(rows) + "\n"
@@ -59,6 +69,7 @@ def page(r: Any) -> str:
     return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>accept: " + esc(r.drafter) +
             "</title></head><body>"
             f"<h1>{esc(r.drafter)} drafting for {esc(r.target)}</h1>"
+            f"<p><strong>Verdict: {esc(verdict(r))}</strong></p>"
             f"<p>τ {t.mean:.3f} (95% CI {t.low:.3f} – {t.high:.3f}), acceptance rate {r.acceptance_rate:.3f}, "
             f"blocks of {r.block_size}, {len(r.prompts)} prompts</p>"
             f"<figure>{chart_svg(r.per_position)}<figcaption>acceptance per draft position</figcaption></figure>"

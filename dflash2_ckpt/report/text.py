@@ -171,6 +171,9 @@ def render_push(result: Any, out: Console) -> None:
     render_check(result.check, out)
     for f in getattr(result, "card", ()):
         out.print(f"{f.severity:<7} {f.code} {f.name}: {escape(f.message)}")
+    if getattr(result, "dry_run", False) and result.refused_by is None:
+        _render_plan(result, out)
+        return
     if getattr(result, "created", False):
         out.print(f"created {escape(result.repo)}")
     if result.uploaded:
@@ -179,6 +182,23 @@ def render_push(result: Any, out: Console) -> None:
             out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
     else:
         out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
+
+
+def _render_plan(result: Any, out: Console) -> None:
+    """push --dry-run: the card's diff, then each file with what the push would do to it."""
+    if result.card_diff:
+        out.print(escape(result.card_diff.rstrip("\n")), highlight=False, soft_wrap=True)
+    elif result.card_diff is not None:
+        out.print("README.md: same as on the Hub")
+    plan = result.plan
+    for verb, paths in (("upload", plan.upload), ("delete", plan.delete), ("unchanged", plan.unchanged)):
+        for p in paths:
+            out.print(f"{verb:<9} {escape(p)}", highlight=False)
+    for name in getattr(result, "excluded", ()):
+        out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
+    create = f"would create {escape(result.repo)}; " if result.created else ""
+    out.print(f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
+              f"{len(plan.unchanged)} unchanged; nothing was uploaded")
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

@@ -5,10 +5,11 @@ broken drafter never lands on a branch that someone else may already be serving 
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Sequence
 
 from ..checkpoint import PICKLE_SUFFIXES
 from ..errors import (HubAccessError, HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError,
@@ -21,6 +22,7 @@ from ..sources.hub_errors import Where, from_exception
 from ..sources.hub_ref import parse_repo_ref
 from ..sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .verify import Report
+from .push_plan import FilePlan, card_diff, file_plan, local_files
 
 __all__ = ["PushResult", "push"]
 
@@ -43,6 +45,9 @@ class PushResult(Verdict):
     card: tuple[Finding, ...] = ()      # the model card's findings (DF620 refuses, DF621 says what was added)
     card_metadata: dict[str, Any] | None = None
     created: bool = False               # the repository did not exist and push created it
+    dry_run: bool = False               # nothing was sent: `plan` and `card_diff` say what a push would do
+    plan: FilePlan | None = None
+    card_diff: str | None = None        # unified diff of README.md against the Hub's (None: card not touched)
     kind: ClassVar[str] = "push"
 
     @property
@@ -62,7 +67,7 @@ class PushResult(Verdict):
         return self.check.findings + self.card
 
     def failed(self, strict: bool = False) -> bool:
-        return not self.uploaded
+        return not (self.uploaded or (self.dry_run and self.refused_by is None))
 
     def to_json(self) -> dict[str, Any]:
         checked = self.check.to_json()
@@ -71,13 +76,15 @@ class PushResult(Verdict):
                 "commit_url": self.commit_url, "commit_sha": self.commit_sha, "pr_url": self.pr_url,
                 "excluded": list(self.excluded), "created": self.created,
                 "card": {"metadata": self.card_metadata, "findings": [f.to_json() for f in self.card]},
-                "verify": checked, "smoke": smoke}
+                "verify": checked, "smoke": smoke, "dry_run": self.dry_run,
+                "plan": self.plan.to_json() if self.plan else None, "card_diff": self.card_diff}
 
 
 def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None = None, create_pr: bool = False,
          smoke: bool = False, strict: bool = False, token: str | None = None, path_in_repo: str | None = None,
          commit_message: str | None = None, include_pickles: bool = False, card: bool = True,
-         accept_table: str | None = None, private: bool = False) -> PushResult:
+         accept_table: str | None = None, private: bool = False, dry_run: bool = False,
+         include: Sequence[str] = (), exclude: Sequence[str] = (), delete: Sequence[str] = ()) -> PushResult:
     """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes.
 
     Pickle files (.bin / .pt / ...) are left out unless `include_pickles`; a push with no token found
@@ -85,7 +92,12 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     subfolder: the card is the repository's), README.md's front matter is checked against the config (a
     contradiction refuses the push) and completed, with `accept_table` (markdown from `accept --format
     markdown`) between its markers; the file is written in `directory` just before the upload. A repository
-    that does not exist is created (private with `private`), as `hf upload` does."""
+    that does not exist is created (private with `private`), as `hf upload` does.
+
+    `include` / `exclude` / `delete`: glob patterns as `hf upload --include / --exclude / --delete` takes
+    them (upload_folder's allow / ignore / delete patterns; deletion spares what is uploaded). `dry_run`:
+    the checks run and the Hub is read, nothing is written there or in `directory`; the result holds the
+    file plan and the card's diff against the Hub's."""
     settings = hub_settings()
     ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
@@ -99,11 +111,12 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         refused_by = "verify" if checked.verify.failed(strict) else "smoke"
         return PushResult(checked, repo, refused_by=refused_by)
     report = checked.verify
+    summary = report.summary
     plan = None
     if card and not path_in_repo:
         from .model_card import plan_card
-        summary = report.summary
-        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table)
+        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
+                         repo_id=ref.repo_id)
         if any(f.severity == "error" for f in plan.findings):
             return PushResult(checked, repo, refused_by="card", card=plan.findings, card_metadata=plan.metadata)
 
@@ -111,7 +124,7 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     endpoint = settings["endpoint"]
     where = Where(ref.repo_id, revision, endpoint, repo)
     token = token or _stored_token()
-    if not token and not settings["offline"]:
+    if not token and not settings["offline"] and not dry_run:
         raise HubAccessError("no Hugging Face token found: pushing needs one with write access (nothing was "
                              "uploaded; the checks passed)", repo_id=ref.repo_id, path=repo,
                              hint="run `hf auth login`, set HF_TOKEN, or pass --token")
@@ -122,11 +135,21 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     except RepositoryNotFoundError:
         if revision not in (None, "main"):
             raise
-        _create(api, where, private)       # as `hf upload` does; then the upload makes the first commit
+        if not dry_run:
+            _create(api, where, private)   # as `hf upload` does; then the upload makes the first commit
         created = True
+    if plan is not None and "license" not in plan.metadata:
+        # the target's license is read only now: a card refused above sends no request at all
+        from .model_card import plan_card
+        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
+                         repo_id=ref.repo_id, license=_target_license(settings))
     excluded = () if include_pickles else tuple(
         f.relative_to(src.root).as_posix() for f in sorted(src.root.rglob("*"))
         if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
+    ignore = IGNORE_PATTERNS + ([] if include_pickles else PICKLE_PATTERNS) + list(exclude)
+    if dry_run:
+        return _dry_run(api, where, checked, repo, Path(src.root), include, ignore, delete, path_in_repo,
+                        plan, excluded, created)
     if plan is not None and plan.changed:
         _write_card(src.root, plan.text)
     counts = report.to_json()["counts"]
@@ -136,13 +159,71 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         with quiet_hub_logs():
             info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
                                      revision=revision, create_pr=create_pr, commit_message=message,
-                                     ignore_patterns=IGNORE_PATTERNS + ([] if include_pickles else PICKLE_PATTERNS))
+                                     allow_patterns=list(include) or None, ignore_patterns=ignore,
+                                     delete_patterns=list(delete) or None)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
         raise _with_next_step(from_exception(e, where)) from None
     return PushResult(checked, repo, uploaded=True, commit_url=str(info.commit_url),
                       commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None),
                       excluded=excluded, card=plan.findings if plan else (),
                       card_metadata=plan.metadata if plan else None, created=created)
+
+
+def _dry_run(api: Any, where: Where, checked: CheckResult, repo: str, root: Path, include: Sequence[str],
+             ignore: list[str], delete: Sequence[str], path_in_repo: str | None, card: Any,
+             excluded: tuple[str, ...], missing: bool) -> PushResult:
+    """The plan against what the Hub holds now (nothing for a repository that does not exist yet)."""
+    try:
+        with quiet_hub_logs():
+            remote = [] if missing else list(api.list_repo_tree(where.repo_id, revision=where.revision,
+                                                                recursive=True))
+            old = None if missing or card is None or not any(
+                getattr(f, "path", None) == "README.md" for f in remote) else _hub_card(api, where)
+    except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
+        raise from_exception(e, where) from None
+    files = local_files(root, include, ignore, ["README.md"] if card is not None else [])
+    overrides = {"README.md": card.text.encode("utf-8")} if card is not None else {}
+    plan = file_plan(root, files, remote, path_in_repo, delete, overrides)
+    diff = card_diff(old, card.text) if card is not None else None
+    return PushResult(checked, repo, dry_run=True, plan=plan, card_diff=diff, excluded=excluded,
+                      card=card.findings if card else (), card_metadata=card.metadata if card else None,
+                      created=missing)
+
+
+def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
+    """The license on the target's own card (its front matter), or its config's `license`; None when the
+    target is not on the Hub or cannot be read: the card then carries no license rather than a guess."""
+    def look(target: str) -> str | None:
+        from huggingface_hub import HfApi, ModelCard
+        api = HfApi(endpoint=settings["endpoint"], token=False)
+        for name in ("README.md", "config.json"):
+            try:
+                with quiet_hub_logs():
+                    text = _hub_file(api, target, name)
+            except Exception:  # noqa: BLE001 - a gated, private or missing target only leaves the license out
+                continue
+            if name == "README.md":
+                found = getattr(ModelCard(text, ignore_metadata_errors=True).data, "license", None)
+            else:
+                try:
+                    found = json.loads(text).get("license")
+                except (ValueError, AttributeError):
+                    found = None
+            if isinstance(found, str) and found:
+                return found
+        return None
+    return look
+
+
+def _hub_card(api: Any, where: Where) -> str:
+    return _hub_file(api, where.repo_id, "README.md", where.revision)
+
+
+def _hub_file(api: Any, repo_id: str, name: str, revision: str | None = None) -> str:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = api.hf_hub_download(repo_id, name, revision=revision, local_dir=tmp)
+        return Path(path).read_text(encoding="utf-8")
 
 
 def _stored_token() -> str | None:

@@ -9,6 +9,8 @@ hf_api.py, _commit_api.py and utils/_http.py):
 - uploads:      POST /api/models/{repo}/preupload/{rev} (every file "regular") and /commit/{rev} (ndjson with
                 base64 content; makes a new commit, or a refs/pr/N branch with create_pr=1)
 - card check:   POST /api/validate-yaml (upload_folder sends README.md there): 400 for front matter that is not YAML
+- file tree:    GET /api/models/{repo}/tree/{rev}[?recursive=true] -> [{type, path, size, oid}] (oid: the git blob
+                sha1, as the Hub gives it for a file kept in git), which upload_folder(delete_patterns=...) lists
 - repo creation: POST /api/repos/create {name, organization, visibility} (409 when it exists), as create_repo sends it
 - errors as the Hub sends them: X-Error-Code RepoNotFound / RevisionNotFound / EntryNotFound / GatedRepo,
   401 "Invalid credentials in Authorization header" for an unknown token.
@@ -89,6 +91,11 @@ def _size(c: Content) -> int:
     return c.stat().st_size if isinstance(c, Path) else len(c)
 
 
+def _git_oid(c: Content) -> str:
+    data = c.read_bytes() if isinstance(c, Path) else c
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def _etag(path: str, c: Content) -> str:
     # a stable stand-in for the git / LFS oid: hashing a sparse multi-GB file would cost seconds
     st = f"{path}:{_size(c)}:{c.stat().st_mtime_ns if isinstance(c, Path) else hashlib.sha256(c).hexdigest()}"
@@ -120,6 +127,7 @@ class FakeHub:
         self.faults: list[Fault] = []
         self.created: list[dict[str, Any]] = []     # POST /api/repos/create bodies
         self.validated: list[str] = []              # README.md contents sent to /api/validate-yaml
+        self.deleted: list[str] = []                # paths commits deleted (deletedFile operations)
         self.trickle_s = 3.0                # seconds between the bytes of a "trickle" answer
         self.stopping = threading.Event()   # ends a trickle when the server shuts down
         self.sizes: dict[str, Any] = {}     # path -> the size model info lists instead of the real one
@@ -147,7 +155,7 @@ class FakeHub:
             return hashlib.sha1(f"{seed}:{self._n}".encode()).hexdigest()
 
     def add_commit(self, repo_id: str, files: dict[str, Content] | Path, *, ref: str = "main",
-                   prefix: str = "", **flags: Any) -> str:
+                   prefix: str = "", deleted: list[str] | None = None, **flags: Any) -> str:
         """Add a commit holding `files` (or every file under a directory, at `prefix`) and point `ref` at it."""
         repo = self.repos.setdefault(repo_id, Repo())
         for k, v in flags.items():
@@ -156,6 +164,8 @@ class FakeHub:
             files = {f"{prefix}{p.relative_to(files).as_posix()}": p for p in sorted(files.rglob("*")) if p.is_file()}
         base = dict(repo.commits.get(repo.refs.get(ref, ""), {}))
         base.update(files)
+        for path in deleted or ():
+            base.pop(path, None)
         sha = self.new_sha(repo_id)
         repo.commits[sha] = base
         repo.refs[ref] = sha
@@ -417,6 +427,14 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 files = json.loads(self._body() or b"{}").get("files", [])
                 self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
                                             "oid": None} for f in files]})
+            elif self.command == "GET" and rest and rest[0] == "tree" and len(rest) >= 2:
+                sha = self._sha(repo, unquote(rest[1]))
+                if sha is None:
+                    return
+                under = "/".join(rest[2:])
+                self._json(200, [{"type": "file", "path": p, "size": _size(c), "oid": _git_oid(c)}
+                                 for p, c in sorted(repo.commits[sha].items())
+                                 if not under or p.startswith(under.rstrip("/") + "/")])
             elif rest and rest[0] == "discussions":
                 self._discussion(repo_id, repo, rest[1:], token)
             elif self.command == "POST" and rest and rest[0] == "commit":
@@ -480,10 +498,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return
             files = {ln["value"]["path"]: base64.b64decode(ln["value"]["content"])
                      for ln in lines if ln.get("key") == "file"}
+            deleted = [ln["value"]["path"] for ln in lines if ln.get("key") == "deletedFile"]
+            hub.deleted.extend(deleted)
             pr = query.get("create_pr", ["0"])[0] in ("1", "true", "True")
             ref = f"refs/pr/{sum(r.startswith('refs/pr/') for r in repo.refs) + 1}" if pr else rev
             repo.refs.setdefault(ref, sha)
-            new = hub.add_commit(repo_id, files, ref=ref)
+            new = hub.add_commit(repo_id, files, ref=ref, deleted=deleted)
             self._json(200, {"commitUrl": f"{hub.url}/{repo_id}/commit/{new}", "commitOid": new,
                              "pullRequestUrl": f"{hub.url}/{repo_id}/discussions/{ref.rsplit('/', 1)[-1]}"
                              if pr else None})

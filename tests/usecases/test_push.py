@@ -204,6 +204,7 @@ def _front_matter(text: str) -> dict[str, object]:
 
 
 def test_push_writes_the_model_card_front_matter(hub: FakeHub, drafter: Path, dest: str) -> None:
+    hub.add_commit("tiny/verifier", {"README.md": b"---\nlicense: apache-2.0\n---\n# the target\n"})
     (drafter / "README.md").write_text("# my drafter\n\nTrained on things.\n")
     code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--format", "json")
     doc = json.loads(out)
@@ -211,7 +212,8 @@ def test_push_writes_the_model_card_front_matter(hub: FakeHub, drafter: Path, de
     uploaded = hub.repos["org/dest"].commits[doc["commit_sha"]]["README.md"]
     assert isinstance(uploaded, bytes)
     meta = _front_matter(uploaded.decode())
-    assert meta == {"base_model": "tiny/verifier", "tags": ["dflash", "dflash2", "speculative-decoding"],
+    assert meta == {"base_model": "tiny/verifier", "base_model_relation": "adapter", "license": "apache-2.0",
+                    "tags": ["dflash", "dflash2", "speculative-decoding", "draft-model"],
                     "library_name": "speculators", "pipeline_tag": "text-generation"}
     assert "Trained on things." in uploaded.decode()
     assert (drafter / "README.md").read_bytes() == uploaded            # the local card is the uploaded one
@@ -253,3 +255,117 @@ def test_push_creates_a_missing_repo_private(hub: FakeHub, drafter: Path) -> Non
                             "visibility": "private"}]
     repo = hub.repos["org/brand-new"]
     assert repo.private and "model.safetensors" in repo.commits[repo.refs["main"]]
+
+
+def test_delete_drops_stale_shards_in_the_same_commit(hub: FakeHub, drafter: Path) -> None:
+    """A re-export with fewer shards: --delete removes the old ones from the Hub, never what is uploaded."""
+    hub.add_commit("org/dest", {"model-00001-of-00002.safetensors": b"old", "model-00002-of-00002.safetensors": b"old",
+                                "notes.txt": b"keep"}, granted={"hf_granted"})
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--delete", "*.safetensors")
+    assert code == 0, out
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+    assert sorted(p for p in files if p.endswith(".safetensors")) == ["model.safetensors"]
+    assert files["model.safetensors"] == (drafter / "model.safetensors").read_bytes() and "notes.txt" in files
+    assert len(hub.commit_requests) == 1
+
+
+def test_include_and_exclude_select_the_files_as_hf_upload_does(hub: FakeHub, drafter: Path, dest: str) -> None:
+    (drafter / "train.log").write_text("loss 1.0\n")
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--no-card", "--exclude", "*.log")
+    assert code == 0, out
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+    assert "train.log" not in files and "model.safetensors" in files
+    code, out = run("push", str(drafter), "org/other", "--token", "hf_granted", "--no-card", "--include", "*.json")
+    assert code == 0, out
+    files = hub.repos["org/other"].commits[hub.repos["org/other"].refs["main"]]
+    assert "config.json" in files and "model.safetensors" not in files and "train.log" not in files
+
+
+def test_dry_run_shows_the_plan_and_the_card_diff_and_sends_nothing(hub: FakeHub, drafter: Path) -> None:
+    config = (drafter / "config.json").read_bytes()
+    hub.add_commit("org/dest", {"README.md": b"---\nlicense: mit\n---\n# drafter\n", "config.json": config,
+                                "model-00001-of-00002.safetensors": b"old"}, granted={"hf_granted"})
+    before = (dict(hub.repos["org/dest"].refs), sorted(p.name for p in drafter.iterdir()))
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--dry-run", "--delete",
+                    "*.safetensors", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["dry_run"] and not doc["uploaded"], out
+    assert doc["plan"] == {"upload": ["README.md", "model.safetensors"],
+                           "delete": ["model-00001-of-00002.safetensors"], "unchanged": ["config.json"]}
+    diff = doc["card_diff"].splitlines()
+    assert diff[:2] == ["--- hub/README.md", "+++ local/README.md"] and "-# drafter" in diff and "+# dest" in diff
+    assert "+base_model: tiny/verifier" in diff and " ---" in diff              # the unchanged line as context
+    assert hub.commit_requests == [] and hub.requests("POST") == []
+    assert (dict(hub.repos["org/dest"].refs), sorted(p.name for p in drafter.iterdir())) == before
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--dry-run")
+    assert code == 0 and "upload    model.safetensors" in out and "unchanged config.json" in out
+    assert "nothing was uploaded" in out
+
+
+def test_dry_run_for_a_new_repo_shows_the_whole_card_without_a_token(hub: FakeHub, drafter: Path) -> None:
+    code, out = run("push", str(drafter), "org/new", "--dry-run", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["created"] and hub.created == [] and hub.commit_requests == [], out
+    assert doc["card_diff"].startswith("--- /dev/null") and "README.md" in doc["plan"]["upload"]
+    assert not (drafter / "README.md").exists()
+
+
+def test_dry_run_of_a_broken_checkpoint_is_refused(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    code, out = run("push", str(ckpts["tiny-broken"]), dest, "--dry-run", "--token", "hf_granted")
+    assert code == 1 and "refused by verify" in out
+
+
+def test_a_new_card_says_what_the_drafter_is_and_how_to_serve_it(hub: FakeHub, drafter: Path, dest: str) -> None:
+    from dflash2_ckpt.version import package_version
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted")
+    assert code == 0, out
+    text = (drafter / "README.md").read_text()
+    body = text.split("---\n", 2)[2]
+    assert body.startswith("# dest\n") and "draft model for [tiny/verifier](https://huggingface.co/tiny/verifier)" in body
+    # compat: vLLM loads the flat drafter (its newest profile); SGLang reads the nested dialect only
+    assert "vllm serve tiny/verifier --speculative-config" in body and '"model": "org/dest"' in body
+    assert "sglang" not in body and str(drafter) not in body          # the Hub id, never the local path
+    assert f"dflash2-ckpt {package_version()}" in body
+    assert "license" not in _front_matter(text)                       # the target's card is not on the Hub
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted")
+    again = (drafter / "README.md").read_text()
+    assert again == text and again.count("## Serving") == 1            # a second push changes nothing
+
+
+def test_a_nested_v2_card_names_no_library_that_cannot_load_it(hub: FakeHub, ckpts: dict[str, Path], dest: str,
+                                                              tmp_path: Path) -> None:
+    import shutil
+    d = Path(shutil.copytree(ckpts["nested-v2"], tmp_path / "nested"))
+    code, out = run("push", str(d), dest, "--token", "hf_granted", "--format", "json")
+    assert code == 0, out
+    meta = _front_matter((d / "README.md").read_text())
+    assert "library_name" not in meta                                  # compat: transformers refuses it
+    body = (d / "README.md").read_text()
+    assert [f["code"] for f in json.loads(out)["card"]["findings"]] == ["DF621"]
+    assert "vllm serve TARGET" in body and "python -m sglang.launch_server" in body and "llama-server" not in body
+
+
+def test_a_failing_accept_table_shows_failed_in_the_card(hub: FakeHub, drafter: Path, dest: str,
+                                                        tmp_path: Path) -> None:
+    from dflash2_ckpt.accept.report import AcceptReport, PromptResult
+    from dflash2_ckpt.accept.stats import Interval
+    from dflash2_ckpt.report.accept_tables import markdown
+    tau = Interval(1.3, 1.1, 1.5, 9)
+    report = AcceptReport("org/dest", "tiny/verifier", "cpu", "sdpa", 8, 32, "built-in", tau, 0.05, [0.2] * 7,
+                          9.0, 10.0, {"baseline": 32, "speculative": 25, "saved": 7},
+                          [PromptResult("p0", 8, 32, 25, tau, [0] * 25, True, 9.0, 10.0)],
+                          findings=[Finding("DF751", "τ 1.30 below 2.6")])
+    table = tmp_path / "tau.md"
+    table.write_text(markdown(report))
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted", "--accept-table", str(table))
+    assert code == 0, out
+    assert "**FAILED (DF751)**" in (drafter / "README.md").read_text()
+
+
+def test_a_card_naming_a_library_that_cannot_load_the_drafter_is_warned(hub: FakeHub, ckpts: dict[str, Path],
+                                                                       dest: str, tmp_path: Path) -> None:
+    import shutil
+    d = Path(shutil.copytree(ckpts["nested-v2"], tmp_path / "nested"))
+    (d / "README.md").write_text("---\nlibrary_name: transformers\n---\n# nested\n")
+    code, out = run("push", str(d), dest, "--token", "hf_granted")
+    assert code == 0 and "DF622" in out and "library_name: transformers" in out, out
