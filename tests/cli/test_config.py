@@ -30,9 +30,14 @@ def test_per_path_entry_applies_below_its_folder_only(project: Path) -> None:
     assert run("verify", "b")[0] == 1
 
 
-def test_command_line_wins_over_the_file(project: Path) -> None:
-    assert run("verify", "legacy/a", "--ignore", "DF4")[0] == 1        # --ignore replaces the file's ignore
+def test_command_line_wins_over_the_table_but_per_path_ignores_stay(project: Path) -> None:
+    # ruff's per-file-ignores apply under --ignore too: the legacy entry's DF203 stays ignored
+    assert run("verify", "legacy/a", "--ignore", "DF4")[0] == 0
     assert run("verify", "legacy/a", "--select", "DF203")[0] == 0       # select and ignore are separate keys
+    assert run("verify", "b", "--ignore", "DF203")[0] == 0
+    (project / "pyproject.toml").write_text('[tool.dflash2-ckpt]\nignore = ["DF203"]\n')
+    assert run("verify", "b")[0] == 0
+    assert run("verify", "b", "--ignore", "DF4")[0] == 1               # --ignore replaces the table's ignore
 
 
 def test_config_shows_each_value_and_its_origin(project: Path) -> None:
