@@ -128,16 +128,20 @@ class HookRun(Verdict):
     def findings(self) -> tuple[Any, ...]:
         return tuple(f for p in self.parts for f in p.findings)
 
+    def part_strict(self, n: int) -> bool:
+        """The run's strict, or this directory's own settings'."""
+        return self.strict or (self.stricts[n] if n < len(self.stricts) else False)
+
     def part_failed(self, n: int, strict: bool = False) -> bool:
-        own = self.stricts[n] if n < len(self.stricts) else False
-        return bool(self.parts[n].failed(self.strict or own or strict))
+        return bool(self.parts[n].failed(self.part_strict(n) or strict))
 
     def failed(self, strict: bool = False) -> bool:
         return any(self.part_failed(n, strict) for n in range(len(self.parts)))
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "strict": self.strict, "passed": not self.failed(),
-                "checked": [p.to_json() for p in self.parts],
+        stricts = [self.part_strict(n) for n in range(len(self.parts))]
+        return {"level": self.level, "strict": bool(stricts) and all(stricts), "passed": not self.failed(),
+                "checked": [{**p.to_json(), "strict": s} for p, s in zip(self.parts, stricts)],
                 "skipped": [{"path": d, "reason": why} for d, why in self.skipped]}
 
 

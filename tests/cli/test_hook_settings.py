@@ -124,3 +124,13 @@ def test_audit_judges_each_row_by_its_own_settings(repo: Path) -> None:
     assert rows["broken-drafter"]["counts"]["error"] == 0
     assert "DF106" in {f["code"] for f in rows["other-broken"]["findings"]}
     assert rows["other-broken"]["counts"]["error"] >= 1
+
+
+def test_per_path_strict_holds_for_its_directory_only(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.dflash2-ckpt]\nstrict = true\n'
+                                         '[tool.dflash2-ckpt.per-path."drafters/for-wide"]\nstrict = false\n')
+    code, out, _ = run("hook", "config", "drafters/for-tiny/config.json", "drafters/for-wide/config.json",
+                       "--format", "json")
+    doc = one_json(out)
+    assert {Path(c["subject"]).name: c["strict"] for c in doc["checked"]} == {"for-tiny": True, "for-wide": False}
+    assert doc["strict"] is False
