@@ -4,7 +4,8 @@ from __future__ import annotations
 import click
 
 from .errors import EXIT_OK, guarded
-from .options import command_line_settings, emit, engine_option, format_option, select_options, strict_option, target_option
+from .options import command_line_settings, emit, engine_option, format_option, select_options, strict_option, \
+    target_option
 
 
 @click.command("config")
@@ -19,7 +20,8 @@ from .options import command_line_settings, emit, engine_option, format_option, 
 @target_option()
 @format_option
 @guarded
-def command(path: str | None, show: str | None, config: str | None, select: str | None, ignore: str | None, strict: bool,
+def command(path: str | None, show: str | None, config: str | None, select: str | None, ignore: str | None,
+            strict: bool,
             engines: tuple[str, ...], target: str | None, fmt: str) -> int:
     """Show the settings a command on PATH would use: defaults < [tool.dflash2-ckpt] < its per-path
     entries (which matched, listed) < the command line (give the same options here to see them win)."""
