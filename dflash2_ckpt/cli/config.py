@@ -21,8 +21,7 @@ from .options import command_line_settings, emit, engine_option, format_option, 
 @format_option
 @guarded
 def command(path: str | None, show: str | None, config: str | None, select: str | None, ignore: str | None,
-            strict: bool,
-            engines: tuple[str, ...], target: str | None, fmt: str) -> int:
+            strict: bool, engines: tuple[str, ...], target: str | None, fmt: str) -> int:
     """Show the settings a command on PATH would use: defaults < [tool.dflash2-ckpt] < its per-path
     entries (which matched, listed) < the command line (give the same options here to see them win)."""
     from ..errors import UsageError
