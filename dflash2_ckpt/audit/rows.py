@@ -1,8 +1,8 @@
 """One audit row per drafter: identity, findings by severity, and one verdict per engine version."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -35,6 +35,12 @@ class Row:
             return False
         loads = [v == "loads" for v in self.verdicts().values()]
         return all(loads) if engines_named else any(loads)
+
+    def filtered(self, select: Sequence[str], ignore: Sequence[str]) -> Row:
+        """The row with only the findings that `select` / `ignore` keep (this drafter's settings), recounted."""
+        from ..findings import keep
+        kept = tuple(f for f in self.findings if keep(str(f["code"]), select, ignore))
+        return replace(self, findings=kept, counts={s: sum(f.get("severity") == s for f in kept) for s in SEVERITIES})
 
     def finding_objects(self) -> tuple[Any, ...]:
         """The findings as Finding objects again (rows keep JSON, so a cached row reads like a fresh one)."""

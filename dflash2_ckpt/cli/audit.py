@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from dataclasses import replace
+from typing import Any, Callable
 
 import click
 
@@ -25,6 +26,14 @@ def _progress(enabled: bool) -> Any:
     return bar, lambda done, total, row: bar.update(task, completed=done, total=total, description=row.repo)
 
 
+def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:
+    """The row seen through its own drafter's settings: the per-path entries matching what was named
+    (a directory, or a repo id as given) select and ignore its findings; the engines stay the table's
+    (they are the audit's columns)."""
+    values = settings_for(row.input).values
+    return row.filtered(values["select"], values["ignore"]) if values["select"] or values["ignore"] else row
+
+
 @click.command("audit")
 @click.argument("drafters", nargs=-1, shell_complete=complete_path)
 @click.option("--from-file", type=click.Path(dir_okay=False), help="A file with one repo id or directory per line.")
@@ -45,9 +54,10 @@ def _progress(enabled: bool) -> Any:
 @outputs_option(AUDIT_FORMATS, bare=True)
 @click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token.")
 @guarded
-@configured()
+@configured(each=True)
 def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | None, engines: tuple[str, ...],
-            jobs: int, rate: float, cache_dir: str | None, fmt: str, outputs: tuple[tuple[str, str], ...], token: str | None) -> int:
+            jobs: int, rate: float, cache_dir: str | None, fmt: str, outputs: tuple[tuple[str, str], ...],
+            token: str | None, settings_for: Callable[[str], Any]) -> int:
     """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).
 
     Exit 0 when every drafter loads cleanly on the engines asked for, 1 otherwise, 3 when none could be read."""
@@ -66,6 +76,7 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
     finally:
         if bar is not None:
             bar.stop()
+    result = replace(result, rows=tuple(_judged(row, settings_for) for row in result.rows))
     if result.nothing_audited():
         reasons = "; ".join(f"{r.input}: {(r.error or {}).get('message')}" for r in result.rows[:5])
         raise SourceError(f"none of the {len(result.rows)} drafter(s) could be read ({reasons}"

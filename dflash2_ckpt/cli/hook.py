@@ -1,11 +1,14 @@
 """`dflash2-ckpt hook config|verify|smoke FILES...`: the pre-commit entry points (dflash2_ckpt.usecases.hooks)."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Callable
+
 import click
 
 from .completion import complete_path
 from .errors import guarded
-from .options import check_statistics, configured, emit, exit_zero_option, format_option, output_option, parse_codes, \
+from .options import check_statistics, configured, emit, exit_zero_option, format_option, output_option, \
     select_options, statistics_option, strict_option
 
 
@@ -14,13 +17,17 @@ def command() -> None:
     """pre-commit entry points: FILES are mapped to their checkpoint directories, each checked once."""
 
 
-def _run(files: tuple[str, ...], level: str, strict: bool, select: str | None, ignore: str | None,
-         target: str | None, fmt: str, outputs: tuple[tuple[str, str], ...] = (), statistics: bool = False,
-         exit_zero: bool = False) -> int:
-    from ..usecases.hooks import run_hook
+def _run(files: tuple[str, ...], level: str, settings_for: Callable[[str], Any], fmt: str,
+         outputs: tuple[tuple[str, str], ...] = (), statistics: bool = False, exit_zero: bool = False) -> int:
+    """Each checkpoint directory judged by the settings resolved for it (its per-path entries, the
+    command line over them)."""
+    from ..usecases.hooks import Options, run_hook
     check_statistics(statistics, fmt, outputs)
-    return emit(run_hook(files, level, strict=strict, select=parse_codes(select, "--select"),  # type: ignore[arg-type]
-                         ignore=parse_codes(ignore, "--ignore"), target=target), fmt, outputs=outputs,
+
+    def options(d: Path) -> Options:
+        v = settings_for(str(d)).values
+        return Options(tuple(v["select"]), tuple(v["ignore"]), v["target"], bool(v["strict"]), tuple(v["engines"]))
+    return emit(run_hook(files, level, options=options), fmt, outputs=outputs,  # type: ignore[arg-type]
                 statistics=statistics, exit_zero=exit_zero)
 
 
@@ -35,10 +42,11 @@ def _level_command(level: str, name: str, doc: str) -> None:
     @format_option
     @output_option
     @guarded
-    @configured()
+    @configured(each=True)
     def run(files: tuple[str, ...], strict: bool, exit_zero: bool, select: str | None, ignore: str | None,
-            statistics: bool, target: str | None, fmt: str, outputs: tuple[tuple[str, str], ...] = ()) -> int:
-        return _run(files, level, strict, select, ignore, target, fmt, outputs, statistics, exit_zero)
+            statistics: bool, target: str | None, fmt: str, settings_for: Callable[[str], Any],
+            outputs: tuple[tuple[str, str], ...] = ()) -> int:
+        return _run(files, level, settings_for, fmt, outputs, statistics, exit_zero)
 
 
 _level_command("config", "config", "Config-level checks of each config.json (no weights opened).")

@@ -186,25 +186,42 @@ def _settings_engines(values: tuple[str, ...], origin: str) -> None:
             raise UsageError(f"engines: {e.message} (from {origin})", hint="see `dflash2-ckpt compat --help`") from None
 
 
-def configured(subject: str | None = None) -> Callable[[F], F]:
-    """Add --config FILE and fill the parameters the command line left at their defaults from
-    [tool.dflash2-ckpt] (found from the working directory upward), per-path entries matched against the
-    `subject` argument. Goes under @guarded, so a bad settings file is a usage error (exit 2)."""
+def command_line_settings(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
+    """The settings keys the user gave on the command line, in the settings file's form."""
+    given: dict[str, Any] = {}
+    for key, (param, _) in _SETTING_PARAMS.items():
+        if param not in params or ctx.get_parameter_source(param) in (None, click.core.ParameterSource.DEFAULT):
+            continue
+        value = params[param]
+        given[key] = (parse_codes(value, f"--{key}") if key in ("select", "ignore") else
+                      list(value) if key == "engines" else value) or None
+    return given
+
+
+def configured(subject: str | None = None, each: bool = False) -> Callable[[F], F]:
+    """Add --config FILE and fill the parameters from [tool.dflash2-ckpt] (found from the working directory
+    upward) resolved for the `subject` argument, the command line's options over it. With `each`, the
+    command judges many checkpoints: it gets `settings_for(PATH)`, the settings of each (the command-level
+    parameters are filled from the table alone). Goes under @guarded, so a bad settings file is a usage
+    error (exit 2)."""
     def deco(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, config: str | None = None, **kwargs: Any) -> Any:
-            from .settings import resolve
-            ctx = click.get_current_context()
-            settings = resolve(config, kwargs.get(subject) if subject else None)
+            from .settings import load
+            project = load(config)
+            given = command_line_settings(click.get_current_context(), kwargs)
+
+            def settings_for(path: str | None) -> Any:
+                settings = project.settings(path, given)
+                if settings.origins["engines"] not in ("default", "command line"):
+                    _settings_engines(tuple(settings.values["engines"]), settings.origins["engines"])
+                return settings
+            settings = settings_for(kwargs.get(subject) if subject else None)
             for key, (param, convert) in _SETTING_PARAMS.items():
-                if param not in kwargs or settings.origins[key] == "default":
-                    continue
-                source = ctx.get_parameter_source(param)
-                if source in (None, click.core.ParameterSource.DEFAULT):
-                    value = convert(settings.values[key])
-                    if param == "engines":
-                        _settings_engines(value, settings.origins[key])
-                    kwargs[param] = value
+                if param in kwargs and settings.origins[key] != "default":
+                    kwargs[param] = convert(settings.values[key])
+            if each:
+                kwargs["settings_for"] = settings_for
             return fn(*args, **kwargs)
         return click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
                             help="Settings file (default: the nearest pyproject.toml with [tool.dflash2-ckpt]).")(

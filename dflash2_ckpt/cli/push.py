@@ -6,7 +6,8 @@ from pathlib import Path
 import click
 
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import format_option, strict_option
+from .options import configured, engine_option, format_option, parse_codes, select_options, strict_option, \
+    target_option
 
 
 @click.command("push")
@@ -36,17 +37,24 @@ from .options import format_option, strict_option
 @click.option("--dry-run", is_flag=True,
               help="Run the checks and show the file plan (upload / delete / unchanged) and the card's diff "
                    "against the Hub's; upload nothing and leave DIRECTORY as it is.")
+@select_options
+@target_option("Target model directory (its config.json) the verify pairs DIRECTORY with.")
+@engine_option("Judge causality against these engine profiles (repeatable).")
 @format_option
 @guarded
+@configured("directory")
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
             token: str | None, message: str | None, include_pickles: bool, card: bool, accept_table: str | None,
             private: bool, include: tuple[str, ...], exclude: tuple[str, ...], delete: tuple[str, ...],
-            dry_run: bool, fmt: str) -> int:
+            dry_run: bool, select: str | None, ignore: str | None, target: str | None, engines: tuple[str, ...],
+            fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     from ..usecases.push import push
     from ..report import render
     result = push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
                   token=token, commit_message=message, include_pickles=include_pickles, card=card, private=private,
+                  select=parse_codes(select, "--select"), ignore=parse_codes(ignore, "--ignore"), target=target,
+                  engines=engines,
                   accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None,
                   dry_run=dry_run, include=include, exclude=exclude, delete=delete)
     render(result, fmt)

@@ -54,10 +54,10 @@ def drafter_names(d: Drafter) -> frozenset[str]:
     vocabulary is the same head and map under llama.cpp's names (convert/gguf_vocab.py), judged as the flat
     dialect's own head; t2d is left out everywhere, being d2t's inverse (llama.cpp's converter drops it and
     converting back rebuilds it exactly)."""
-    from .gguf_vocab import HEAD_GGUF, HEAD_HF, T2D
     spec, names = d.spec, set(d.tensors)
     if d.dialect == "gguf":
+        from .gguf_vocab import HEAD_GGUF, HEAD_HF    # numpy comes with it: only a GGUF side pays
         names = {HEAD_HF if n == HEAD_GGUF else n for n in names}
         if spec is not None and spec.drafter_extra.get("draft_vocab_size"):
             spec = spec.with_(dialect="flat", version="v1")    # the one dialect whose roles know an own head
-    return canonical_names(names - {T2D}, spec)
+    return canonical_names(names - {"t2d"}, spec)

@@ -13,5 +13,8 @@ from .text import text_renderer
 def render_config(settings: Any, out: Console) -> None:
     doc = settings.to_json()
     out.print(f"settings file: {settings.subject}", markup=False)
+    if doc["path"] is not None:
+        matched = ", ".join(f'"{g}"' for g in doc["matched"]) or "none"
+        out.print(f"path: {doc['path']} (per-path entries matched: {matched})", markup=False)
     for key, entry in doc["settings"].items():
         out.print(f"{key:<8} = {json.dumps(entry['value']):<28} # {entry['origin']}", markup=False)

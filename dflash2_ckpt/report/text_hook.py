@@ -14,12 +14,12 @@ from .safe import printable
 
 def concise_lines(run: Any) -> list[str]:
     lines = []
-    for part in run.parts:
+    for n, part in enumerate(run.parts):
         for f, loc in locate(str(part.subject), part.findings):
             message = " ".join(f.message.split())            # one finding, one line
             note = "" if f.severity == "error" else f" ({f.severity})"
             lines.append(f"{loc.uri}:{loc.line or 1}:1: {f.code} {message}{note}")
-        if part.failed(run.strict):
+        if run.part_failed(n):
             lines.append(f"{part.subject}: FAILED ({run.level} checks)")
     lines += [f"{path}: {why}" for path, why in run.skipped]      # configs that are no drafter's, and why
     return lines

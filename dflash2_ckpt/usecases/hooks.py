@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Literal
+from typing import Any, Callable, ClassVar, Iterable, Literal
 
 from ..checkpoint import CONFIG, INDEX
 from ..findings import Verdict
@@ -82,18 +82,30 @@ def not_a_drafter(d: Path) -> str | None:
     return f"not a drafter config ({what or cfg.get('model_type') or 'no DFlash architecture or keys'}); skipped"
 
 
-def check_dirs(dirs: Iterable[Path], level: Level, *, select: Iterable[str] = (), ignore: Iterable[str] = (),
-               target: str | None = None) -> list[tuple[Path, Report]]:
-    """One Report per drafter directory. At config level the file checks (DF6xx) are off: no weights are
-    looked at. Directories whose config.json is no drafter's are left to `skipped`."""
+@dataclass(frozen=True)
+class Options:
+    """How one checkpoint directory is judged (the project's settings resolved for it)."""
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    target: str | None = None
+    strict: bool = False
+    engines: tuple[str, ...] = ()
+
+
+def check_dirs(dirs: Iterable[Path], level: Level,
+               options: Callable[[Path], Options] = lambda d: Options()) -> list[tuple[Path, Report]]:
+    """One Report per drafter directory, judged by `options(DIR)`. At config level the file checks (DF6xx)
+    are off: no weights are looked at. Directories whose config.json is no drafter's are left to `skipped`."""
     out = []
     for d in dirs:
         if not_a_drafter(d) is not None:
             continue
+        o = options(d)
         if level == "config":
-            report = verify(ConfigOnlySource(d), target=target, select=select, ignore=[*ignore, "DF6"])
+            report = verify(ConfigOnlySource(d), target=o.target, select=o.select, ignore=[*o.ignore, "DF6"],
+                            engines=o.engines)
         else:
-            report = verify(LocalSource(d), target=target, select=select, ignore=ignore)
+            report = verify(LocalSource(d), target=o.target, select=o.select, ignore=o.ignore, engines=o.engines)
         out.append((d, report))
     return out
 
@@ -105,6 +117,7 @@ class HookRun(Verdict):
     strict: bool
     parts: tuple[Report, ...]
     skipped: tuple[tuple[str, str], ...] = ()      # (directory, why): configs that are no drafter's
+    stricts: tuple[bool, ...] = ()                  # per part: its own settings' strict
     kind: ClassVar[str] = "hook"
 
     @property
@@ -115,22 +128,34 @@ class HookRun(Verdict):
     def findings(self) -> tuple[Any, ...]:
         return tuple(f for p in self.parts for f in p.findings)
 
+    def part_strict(self, n: int) -> bool:
+        """The run's strict, or this directory's own settings'."""
+        return self.strict or (self.stricts[n] if n < len(self.stricts) else False)
+
+    def part_failed(self, n: int, strict: bool = False) -> bool:
+        return bool(self.parts[n].failed(self.part_strict(n) or strict))
+
     def failed(self, strict: bool = False) -> bool:
-        return any(p.failed(self.strict or strict) for p in self.parts)
+        return any(self.part_failed(n, strict) for n in range(len(self.parts)))
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "strict": self.strict, "passed": not self.failed(),
-                "checked": [p.to_json() for p in self.parts],
+        stricts = [self.part_strict(n) for n in range(len(self.parts))]
+        return {"level": self.level, "strict": bool(stricts) and all(stricts), "passed": not self.failed(),
+                "checked": [{**p.to_json(), "strict": s} for p, s in zip(self.parts, stricts)],
                 "skipped": [{"path": d, "reason": why} for d, why in self.skipped]}
 
 
 def run_hook(files: Iterable[str | os.PathLike[str]], level: Level, *, strict: bool = False,
-             select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None) -> HookRun:
-    """What `dflash2-ckpt hook config|verify FILES` runs: each checkpoint directory of FILES checked once."""
+             select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None,
+             options: Callable[[Path], Options] | None = None) -> HookRun:
+    """What `dflash2-ckpt hook config|verify FILES` runs: each checkpoint directory of FILES checked once,
+    by `options(DIR)` (the project's settings for it), else by the same select / ignore / target for all."""
     dirs = checkpoint_dirs(files)
     skipped = tuple((str(d), why) for d in dirs if (why := not_a_drafter(d)) is not None)
-    found = check_dirs(dirs, level, select=select, ignore=ignore, target=target)
-    return HookRun(level, strict, tuple(r for _, r in found), skipped)
+    same = Options(tuple(select), tuple(ignore), target, strict)
+    each = {d: (options(d) if options else same) for d in dirs}
+    found = check_dirs(dirs, level, each.__getitem__)
+    return HookRun(level, strict, tuple(r for _, r in found), skipped, tuple(each[d].strict for d, _ in found))
 
 
 def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:

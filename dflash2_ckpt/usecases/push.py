@@ -9,7 +9,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ..checkpoint import PICKLE_SUFFIXES
 from ..errors import (HubAccessError, HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError,
@@ -84,7 +84,9 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
          smoke: bool = False, strict: bool = False, token: str | None = None, path_in_repo: str | None = None,
          commit_message: str | None = None, include_pickles: bool = False, card: bool = True,
          accept_table: str | None = None, private: bool = False, dry_run: bool = False,
-         include: Sequence[str] = (), exclude: Sequence[str] = (), delete: Sequence[str] = ()) -> PushResult:
+         include: Sequence[str] = (), exclude: Sequence[str] = (), delete: Sequence[str] = (),
+         select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None,
+         engines: Iterable[str] = ()) -> PushResult:
     """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes.
 
     Pickle files (.bin / .pt / ...) are left out unless `include_pickles`; a push with no token found
@@ -106,7 +108,8 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     path_in_repo = ref.subfolder or path_in_repo
     src = LocalSource(directory)
     _refuse_escaping_links(Path(src.root))
-    checked = check(src.root, smoke=smoke, strict=strict)
+    checked = check(src.root, smoke=smoke, strict=strict, select=select, ignore=ignore, target=target,
+                    engines=engines)
     if checked.failed(strict):
         refused_by = "verify" if checked.verify.failed(strict) else "smoke"
         return PushResult(checked, repo, refused_by=refused_by)

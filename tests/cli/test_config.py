@@ -2,10 +2,13 @@
 the command line winning, `dflash2-ckpt config` showing each value's origin, unknown keys refused."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES
 
@@ -30,9 +33,14 @@ def test_per_path_entry_applies_below_its_folder_only(project: Path) -> None:
     assert run("verify", "b")[0] == 1
 
 
-def test_command_line_wins_over_the_file(project: Path) -> None:
-    assert run("verify", "legacy/a", "--ignore", "DF4")[0] == 1        # --ignore replaces the file's ignore
+def test_command_line_wins_over_the_table_but_per_path_ignores_stay(project: Path) -> None:
+    # ruff's per-file-ignores apply under --ignore too: the legacy entry's DF203 stays ignored
+    assert run("verify", "legacy/a", "--ignore", "DF4")[0] == 0
     assert run("verify", "legacy/a", "--select", "DF203")[0] == 0       # select and ignore are separate keys
+    assert run("verify", "b", "--ignore", "DF203")[0] == 0
+    (project / "pyproject.toml").write_text('[tool.dflash2-ckpt]\nignore = ["DF203"]\n')
+    assert run("verify", "b")[0] == 0
+    assert run("verify", "b", "--ignore", "DF4")[0] == 1               # --ignore replaces the table's ignore
 
 
 def test_config_shows_each_value_and_its_origin(project: Path) -> None:
@@ -85,3 +93,26 @@ def test_no_settings_file_means_defaults(tmp_path: Path, monkeypatch: pytest.Mon
     code, out, _ = run("config", "--format", "json")
     doc = one_json(out)
     assert code == 0 and doc["file"] is None and {v["origin"] for v in doc["settings"].values()} == {"default"}
+
+
+CODES = sorted(__import__("dflash2_ckpt.codes", fromlist=["REGISTRY"]).REGISTRY)
+
+
+@given(table=st.lists(st.sampled_from(CODES), max_size=4), entries=st.lists(st.lists(st.sampled_from(CODES), max_size=3),
+                                                                              max_size=3),
+       command_line=st.one_of(st.none(), st.lists(st.sampled_from(CODES), min_size=1, max_size=3)))
+@settings(max_examples=60, deadline=None)
+def test_a_matching_entry_never_unignores_a_code(tmp_path_factory: pytest.TempPathFactory, table: list[str],
+                                                  entries: list[list[str]], command_line: list[str] | None) -> None:
+    """ruff's extend-per-file-ignores: a code is ignored for a checkpoint when the table (or the command
+    line's --ignore, in its place) or any matching entry ignores it, and only then."""
+    from dflash2_ckpt.cli.settings import resolve
+    from dflash2_ckpt.findings import keep
+    d = tmp_path_factory.mktemp("s")
+    body = f"[tool.dflash2-ckpt]\nignore = {json.dumps(table)}\n" + "".join(
+        f'[tool.dflash2-ckpt.per-path."d{"/*" * n}"]\nignore = {json.dumps(e)}\n' for n, e in enumerate(entries))
+    (d / "pyproject.toml").write_text(body)
+    given_ = {"ignore": command_line} if command_line else None
+    ignore = resolve(d / "pyproject.toml", "d/x/y/z", given=given_).values["ignore"]
+    expected = set(command_line or table).union(*entries)
+    assert {c for c in CODES if not keep(c, (), ignore)} == expected

@@ -369,3 +369,14 @@ def test_a_card_naming_a_library_that_cannot_load_the_drafter_is_warned(hub: Fak
     (d / "README.md").write_text("---\nlibrary_name: transformers\n---\n# nested\n")
     code, out = run("push", str(d), dest, "--token", "hf_granted")
     assert code == 0 and "DF622" in out and "library_name: transformers" in out, out
+
+def test_push_judges_the_directory_by_its_per_path_settings(hub: FakeHub, ckpts: dict[str, Path], dest: str,
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    shutil.copytree(ckpts["tiny-broken"], tmp_path / "drafters" / "known")
+    (tmp_path / "pyproject.toml").write_text('[tool.dflash2-ckpt.per-path."drafters/known"]\nignore = ["DF201"]\n')
+    monkeypatch.chdir(tmp_path)
+    code, out = run("push", "drafters/known", dest, "--no-card", "--token", "hf_granted", "--format", "json")
+    assert code == 0 and json.loads(out)["uploaded"]
+    code, out = run("push", "drafters/known", dest, "--no-card", "--select", "DF201", "--token", "hf_granted")
+    assert code == 0        # the entry's ignore stays under the command line's select, as ruff's per-file-ignores
