@@ -121,6 +121,8 @@ class DiffResult(Verdict):
 # 32, so a step starts on a packed zero point's row (4- and 8-bit pack 8 or 4 rows into one int32).
 STEP_VALUES = 1 << 19
 SUB = 1 << 16
+# numpy decodes SUB values a step: each of its passes (nibbles, float32, scale, bf16 rounding) then stays in L2
+NP_STEP_VALUES = SUB * 4
 
 
 class _Buffers:
@@ -204,16 +206,22 @@ def _compare_np(name: str, d: Any, r: Any, fig: Figures, bufs: _Buffers) -> None
     dm, rm = d.tensors()[name], r.tensors()[name]
     rows = dm.shape[0] if dm.shape else 1
     cols = max(1, math.prod(dm.shape[1:]) if dm.shape else 1)
-    step = max(32, (STEP_VALUES // cols) // 32 * 32)
+    step = max(32, (NP_STEP_VALUES // cols) // 32 * 32)
     narrow = (dm.dtype, rm.dtype) if dm.scheme is None else None
-    for r0 in range(0, rows, step):
-        r1 = min(rows, r0 + step)
-        if dm.scheme is None:
-            dv, noise, dt = d.stored_rows_np(name, r0, r1), 0.0, dm.dtype
-        else:
-            (dv, noise), dt = d.rows_np(name, r0, r1), None
-        _accumulate_np(fig, dv, r.stored_rows_np(name, r0, r1), dt, rm.dtype, noise, narrow, bufs)
-        del dv
+    import numpy as np
+    with np.errstate(all="ignore"):      # Inf / NaN are counted (Figures.add_np), not warned about
+        for r0 in range(0, rows, step):
+            _step_np(name, d, r, dm, rm, r0, min(rows, r0 + step), narrow, fig, bufs)
+
+
+def _step_np(name: str, d: Any, r: Any, dm: TensorMeta, rm: TensorMeta, r0: int, r1: int,
+             narrow: tuple[str, str] | None, fig: Figures, bufs: _Buffers) -> None:
+    """Rows r0:r1 of one tensor: the derived rows (stored, or dequantized), then the figures."""
+    if dm.scheme is None:
+        dv, noise, dt = d.stored_rows_np(name, r0, r1), 0.0, dm.dtype
+    else:
+        (dv, noise), dt = d.rows_np(name, r0, r1), None
+    _accumulate_np(fig, dv, r.stored_rows_np(name, r0, r1), dt, rm.dtype, noise, narrow, bufs)
 
 
 def _numpy_pair(d: Side, r: Side) -> bool:

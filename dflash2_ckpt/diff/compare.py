@@ -72,30 +72,28 @@ class Figures:
 
     def add_np(self, d: NDArray[np.float32], r: NDArray[np.float32], noise2: float,
                scratch: NDArray[np.float32] | None = None) -> None:
-        """add() over numpy float32 vectors (np_figures.py): the same sums, numpy's BLAS dots."""
-        import numpy as np
-        with np.errstate(all="ignore"):          # Inf / NaN are counted below, as add() counts them
-            self._add_np(d, r, noise2, scratch)
-
-    def _add_np(self, d: NDArray[np.float32], r: NDArray[np.float32], noise2: float,
-                scratch: NDArray[np.float32] | None) -> None:
+        """add() over numpy float32 vectors (np_figures.py): the same sums, numpy's BLAS dots. Inf / NaN are
+        counted as add() counts them; the caller silences numpy's warnings about them (np.errstate)."""
         import numpy as np
         diff = np.subtract(d, r, out=scratch[:d.size]) if scratch is not None and scratch.size >= d.size \
             else d - r
         sums = [float(np.dot(d, r)), float(np.dot(d, d)), float(np.dot(r, r)), float(np.dot(diff, diff))]
-        if not all(math.isfinite(x) for x in sums):
+        if not math.isfinite(sums[0] + sums[1] + sums[2] + sums[3]):    # one check: Inf / NaN propagate
             bad = ~(np.isfinite(d) & np.isfinite(r))
             if bool(bad.any()):
                 self.nonfinite += int(bad.sum())
-                self._add_np(np.where(bad, np.float32(0), d), np.where(bad, np.float32(0), r), noise2, None)
+                self.add_np(np.where(bad, np.float32(0), d), np.where(bad, np.float32(0), r), noise2)
                 return
             d64, r64 = d.astype(np.float64), r.astype(np.float64)
             e64 = d64 - r64
             diff = e64.astype(np.float32)
             sums = [float(np.dot(d64, r64)), float(np.dot(d64, d64)), float(np.dot(r64, r64)), float(np.dot(e64, e64))]
-        self.dot, self.dd, self.rr, self.err2 = (a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums))
+        self.dot += sums[0]
+        self.dd += sums[1]
+        self.rr += sums[2]
+        self.err2 += sums[3]
         if diff.size:
-            self.max_abs = max(self.max_abs, abs(float(diff.min())), abs(float(diff.max())))
+            self.max_abs = max(self.max_abs, -float(diff.min()), float(diff.max()))
         self.noise2 += noise2
 
     def add_equal_np(self, x: NDArray[np.float32]) -> bool:

@@ -32,6 +32,11 @@ NP_DTYPES: dict[str, str] = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I32": "
 DENSE = frozenset({"F32", "F16", "BF16"})          # dense dtypes widened here
 SCALES = DENSE
 
+# byte -> (low nibble - 8, high nibble - 8) as two float32 in one uint64 (values low nibble first, as stored);
+# byte -> byte - 128 as float32
+_PAIRS = np.array([[(b & 0xF) - 8, (b >> 4) - 8] for b in range(256)], np.float32).view(np.uint64).reshape(-1)
+_BYTES = np.arange(-128, 128, dtype=np.float32)
+
 NpReader = Callable[[str, int, int], "NDArray[np.generic]"]   # (tensor name, row0, row1) -> stored rows
 
 
@@ -39,8 +44,10 @@ def widen(x: NDArray[np.generic], dtype: str, out: NDArray[np.float32] | None = 
     """Stored values as float32, exactly (.to(float32)); into `out` (at least x's size) when given."""
     flat = x.reshape(-1)
     o: NDArray[np.float32] = out[:flat.size] if out is not None else np.empty(flat.size, np.float32)
-    if dtype == "BF16":
-        np.left_shift(flat, np.uint32(16), out=o.view(np.uint32), dtype=np.uint32)
+    if dtype == "BF16":                # widen, then shift in place: a third of one casting shift's cost
+        u = o.view(np.uint32)
+        np.copyto(u, flat)
+        np.left_shift(u, np.uint32(16), out=u)
     else:
         np.copyto(o, flat, casting="unsafe")
     return o if out is not None else o.reshape(x.shape)
@@ -80,13 +87,11 @@ def pack(packed: NDArray[np.generic], bits: int, cols: int, scale: NDArray[np.fl
     """pack-quantized int32 words [rows, words] -> float32 [rows, cols] (ct_decode.pack's values)."""
     rows = packed.shape[0]
     b = np.ascontiguousarray(packed).view(np.uint8).reshape(rows, -1)
-    if bits == 4:
-        q = np.empty((rows, b.shape[1], 2), np.uint8)
-        np.bitwise_and(b, 0xF, out=q[..., 0])
-        np.right_shift(b, 4, out=q[..., 1])
-        b = q.reshape(rows, -1)
-    w = b[:, :cols].astype(np.float32)
-    w -= 1 << (bits - 1)
+    # one table lookup per byte gives its value(s) minus 2^(bits-1) as float32: a third of the cost of
+    # splitting nibbles, widening and subtracting in three passes
+    w = (_PAIRS[b].view(np.float32) if bits == 4 else _BYTES[b]).reshape(rows, -1)[:, :cols]
+    if not w.flags.c_contiguous:
+        w = np.ascontiguousarray(w)
     if zero_point is not None:
         per, mask = 32 // bits, (1 << bits) - 1
         shifts = (np.arange(per, dtype=np.int32) * bits).reshape(1, per, 1)
