@@ -87,10 +87,12 @@ def pack(packed: NDArray[np.generic], bits: int, cols: int, scale: NDArray[np.fl
         np.copyto(x, b)
         x |= x << 4
         x &= 0x0F0F
-        b = x.view(np.uint8)
+        q = x.view(np.uint8)
+        q -= 8                                 # wraps to the int8 bits of value - 8
+    else:
+        q = b ^ np.uint8(0x80)                 # the int8 bits of value - 128
     w = np.empty((rows, cols), np.float32)
-    np.copyto(w, b[:, :cols])
-    w -= 1 << (bits - 1)
+    np.copyto(w, q.view(np.int8)[:, :cols])    # the offset taken in bytes: a quarter of a float32 pass
     if zero_point is not None:
         per, mask = 32 // bits, (1 << bits) - 1
         shifts = (np.arange(per, dtype=np.int32) * bits).reshape(1, per, 1)
