@@ -5,7 +5,7 @@ bench/RESULTS.md), the one cost that kept a quantized diff far above `cat` of it
 What runs here: dense F32 / F16 / BF16 rows widened to float32 (BF16 by moving its bits up 16), and
 pack-quantized int4 / int8 decoded to the float32 values ct_decode.pack gives, bit for bit (the same steps:
 nibbles low first, minus 2^(bits-1), minus the zero point, times the float32 scale per group / row / tensor,
-rounded once to the scale's dtype, nearest even). The figures are ct's own sums (compare.Figures.add_np):
+rounded once to the scale's dtype, nearest even). The figures are the torch path's sums (compare.Figures.add_np):
 float32 dot products per 64 Ki-value slice (numpy's BLAS, not torch's), float64 totals. Those dots differ
 from torch's in the last bits, so the receipt of such a pair agrees with the torch path's to TOLERANCE, not
 bit for bit (tests/diff/test_numpy_figures.py; measured worst in docs/diff.md). Everything else (FP8, NVFP4,
@@ -22,9 +22,12 @@ from ..quant.config import Scheme
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-# relative tolerance of a receipt figure against the torch path's (cosine, relative RMS errors); max abs
-# error is the same float32 subtraction on the same values, so it is equal
-TOLERANCE = 1e-5
+# relative tolerance of a receipt figure against the torch path's (cosine, relative RMS errors). Both paths
+# sum float32 dot products of 64 Ki-value slices, each slice carrying its own float32 rounding (up to about
+# 3e-5 relative at 10^6 values, tests/diff/test_golden_receipts.py), so they agree to that order, not to
+# the last bit: measured worst 4.4e-6 (docs/diff.md). The max abs error is the same float32 subtraction of
+# the same values: equal.
+TOLERANCE = 1e-4
 
 # stored dtype -> numpy dtype read (BF16: its bit pattern, widened by widen())
 NP_DTYPES: dict[str, str] = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I32": "<i4", "I64": "<i8", "U8": "u1",

@@ -62,4 +62,4 @@ def test_receipt_is_the_old_diffs(name: str, cases: dict[str, tuple[Path, Path]]
         for k in FIGURES:
             if k in w:
                 exact = small and not (numpy and k != "max_abs_error")   # numpy's max abs error is exact
-                assert _same(g[k], w[k], exact, TOLERANCE if numpy and small else 1e-4), (g["name"], k, g[k], w[k])
+                assert _same(g[k], w[k], exact, TOLERANCE if numpy else 1e-4), (g["name"], k, g[k], w[k])
