@@ -263,7 +263,7 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
             and identical(d, r, name, name, bufs.raw):     # type: ignore[arg-type]
         fig.identical()
         return
-    if bufs.numpy and d.numpy_rows(name) and r.numpy_rows(name) and r.tensors()[name].scheme is None:  # type: ignore[attr-defined]
+    if bufs.numpy and rm.scheme is None and d.numpy_rows(name) and r.numpy_rows(name):  # type: ignore[attr-defined]
         _compare_np(name, d, r, fig, bufs)
         return
     bufs.float()                  # torch loads here, with the thread choice, before any row is read
