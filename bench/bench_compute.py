@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -155,7 +156,8 @@ def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[s
 
 
 def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str, Any], cases: set[str]) -> None:
-    schemes = ["w4a16", "w8a16", "fp8", "nvfp4"]
+    from dflash2_ckpt.checkpoint import open_checkpoint
+    schemes = [s for s in ("w4a16", "w8a16", "fp8", "nvfp4") if s in cases]     # build only what is measured
     t = time.perf_counter()
     ref, derived = build_pairs(base, gb, schemes)
     print(f"pairs built in {time.perf_counter() - t:.0f} s", flush=True)
@@ -172,8 +174,15 @@ def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str,
             runs["old"].append(measure(cmd, env_for(old)))
             runs["new"].append(measure(cmd, env_for(ROOT)))
         new_doc = json.loads(runs["new"][-1]["stdout"])
+        values = sum(math.prod(t.shape) for t in open_checkpoint(ref).tensors.values())
+        # after start-up: the diff's own clock (its JSON "seconds": opening the sides to the last figure,
+        # after the interpreter, the CLI and its imports), per logical value of the reference
+        inproc = {k: [json.loads(x["stdout"])["seconds"] for x in v] for k, v in runs.items() if k != "cat"}
         row = {"case": case, "bytes": a.stat().st_size + b.stat().st_size, "counts": new_doc["counts"],
-               "threads": new_doc.get("threads"), "load": loads(sum(runs.values(), [])),
+               "threads": new_doc.get("threads"), "load": loads(sum(runs.values(), [])), "values": values,
+               **{f"{k}_ns_per_value": [round(x / values * 1e9, 2) for x in v] for k, v in inproc.items()},
+               "ranges": {k: [round(min(x["seconds"] for x in v), 2), round(max(x["seconds"] for x in v), 2)]
+                          for k, v in runs.items()},
                **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")}}
         rows.append(row)
         print(json.dumps(row), flush=True)

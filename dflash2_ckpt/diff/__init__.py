@@ -11,17 +11,17 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
 from ..checkpoint import gguf_file
 from ..errors import MissingDependencyError
 from ..findings import Finding, Verdict
 from ..sources import Source
 from ..threads import ThreadChoice, choose as choose_threads, use as use_threads
-from .compare import Figures, dtype_noise
+from .compare import Figures, dtype_noise, dtype_noise_np
 from .identical import buffers as raw_buffers, identical
 from .meaning import config_meaning, meaning_findings
-from .sides import Side, TensorMeta, open_side, register_opener
+from .sides import SafetensorsSide, Side, TensorMeta, open_side, register_opener
 
 if TYPE_CHECKING:
     import torch
@@ -126,14 +126,28 @@ class DiffResult(Verdict):
 # 32, so a step starts on a packed zero point's row (4- and 8-bit pack 8 or 4 rows into one int32).
 STEP_VALUES = 1 << 19
 SUB = 1 << 16
+# the numpy path decodes 256 Ki values a step (1 MiB per float32 pass) and accumulates them SUB at a time:
+# 64 Ki and 512 Ki steps measured slower (the Python between numpy calls, passes out of the cache)
+NP_STEP_VALUES = SUB * 4
 
 
 class _Buffers:
-    """The float path's reused slices, and the thread choice applied to torch when it first loads."""
-    def __init__(self, threads: ThreadChoice) -> None:
+    """The float path's reused slices, and the thread choice applied to torch when it first loads.
+    numpy: this pair's float work runs in numpy where both sides can (np_figures.py)."""
+    def __init__(self, threads: ThreadChoice, numpy: bool = False) -> None:
         self.threads = threads
+        self.numpy = numpy
         self._t: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        self._n: tuple[Any, Any, Any] | None = None
         self.raw = raw_buffers()
+
+    def float_np(self) -> tuple[Any, Any, Any]:
+        if self._n is None:
+            import numpy as np
+            from .memory import keep_freed_blocks
+            keep_freed_blocks()
+            self._n = (np.empty(SUB, np.float32), np.empty(SUB, np.float32), np.empty(SUB, np.float32))
+        return self._n
 
     def float(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         if self._t is None:
@@ -174,6 +188,58 @@ def _accumulate(fig: Figures, dv: torch.Tensor, rv: torch.Tensor, noise: float, 
     fig.noise2 += noise
 
 
+def _accumulate_np(fig: Figures, dv: Any, rv: Any, dt: str | None, rt: str, noise: float,
+                   narrow: tuple[str, str] | None, bufs: _Buffers) -> None:
+    """_accumulate in numpy. dt / rt: the stored dtype of dv / rv (dt None: dv is the float32 rows of a
+    quantized tensor); the stored bytes of two dense sides are compared first (only the norms to add)."""
+    from .np_figures import widen
+    d, r = dv.reshape(-1), rv.reshape(-1)
+    same = dt == rt and d.size == r.size and d.tobytes() == r.tobytes() if dt is not None else False
+    bd, br, bdiff = bufs.float_np()
+    for a in range(0, d.size, SUB):
+        ds = d[a:a + SUB] if dt is None or dt == "F32" else widen(d[a:a + SUB], dt, bd)
+        if same and fig.add_equal_np(ds):
+            continue
+        rs = r[a:a + SUB] if rt == "F32" else widen(r[a:a + SUB], rt, br)
+        if narrow is not None:
+            noise += dtype_noise_np(ds, *narrow)
+        fig.add_np(ds, rs, 0.0, bdiff)
+    fig.noise2 += noise
+
+
+def _compare_np(name: str, d: Any, r: Any, fig: Figures, bufs: _Buffers) -> None:
+    """_compare's float path in numpy, for a tensor both sides read in numpy (numpy_rows)."""
+    dm, rm = d.tensors()[name], r.tensors()[name]
+    rows = dm.shape[0] if dm.shape else 1
+    cols = max(1, math.prod(dm.shape[1:]) if dm.shape else 1)
+    step = max(32, (NP_STEP_VALUES // cols) // 32 * 32)
+    narrow = (dm.dtype, rm.dtype) if dm.scheme is None else None
+    import numpy as np
+    with np.errstate(all="ignore"):      # Inf / NaN are counted (Figures.add_np), not warned about
+        for r0 in range(0, rows, step):
+            _step_np(name, d, r, dm, rm, r0, min(rows, r0 + step), narrow, fig, bufs)
+
+
+def _step_np(name: str, d: Any, r: Any, dm: TensorMeta, rm: TensorMeta, r0: int, r1: int,
+             narrow: tuple[str, str] | None, fig: Figures, bufs: _Buffers) -> None:
+    """Rows r0:r1 of one tensor: the derived rows (stored, or dequantized), then the figures."""
+    if dm.scheme is None:
+        dv, noise, dt = d.stored_rows_np(name, r0, r1), 0.0, dm.dtype
+    else:
+        (dv, noise), dt = d.rows_np(name, r0, r1), None
+    _accumulate_np(fig, dv, r.stored_rows_np(name, r0, r1), dt, rm.dtype, noise, narrow, bufs)
+
+
+def _numpy_pair(d: Side, r: Side) -> bool:
+    """The derived side is compressed-tensors pack-quantized and the reference dense safetensors: the pair
+    whose figures np_figures computes (every other pair keeps the torch path)."""
+    if not (type(d) is SafetensorsSide and type(r) is SafetensorsSide):     # not a subclass (GGUFSide)
+        return False
+    schemes = [m.scheme for m in d.view.modules.values() if m.scheme is not None]
+    return bool(schemes) and all(s.family == "ct-pack" for s in schemes) and \
+        all(m.scheme is None for m in r.view.modules.values())
+
+
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bit-identical storage (a NaN equals itself here), compared 8 bytes a lane where the size allows."""
     import torch
@@ -202,6 +268,9 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
             and identical(d, r, name, name, bufs.raw):     # type: ignore[arg-type]
         fig.identical()
         return
+    if bufs.numpy and rm.scheme is None and d.numpy_rows(name) and r.numpy_rows(name):  # type: ignore[attr-defined]
+        _compare_np(name, d, r, fig, bufs)
+        return
     bufs.float()                  # torch loads here, with the thread choice, before any row is read
     rows = dm.shape[0] if dm.shape else 1
     cols = max(1, math.prod(dm.shape[1:]) if dm.shape else 1)
@@ -217,17 +286,19 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
 
 
 def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source, *,
-         progress: Progress | None = None, threads: int | None = None) -> DiffResult:
+         progress: Progress | None = None, threads: int | None = None,
+         float_path: Literal["auto", "torch"] = "auto") -> DiffResult:
     """Compare every tensor of `derived` with `reference`. Raises SourceError when either cannot be read.
     threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load), set
-    when torch loads."""
+    when torch loads. float_path: "auto" computes a pack-quantized pair's figures in numpy (np_figures.py),
+    "torch" keeps every tensor on the torch path (the reference the numpy figures are tested against)."""
     start = time.monotonic()
     chosen = choose_threads(threads)
     d, r = open_side(derived), open_side(reference)
     dt, rt = d.tensors(), r.tensors()
     names = sorted(set(dt) | set(rt))
     figures = []
-    bufs = _Buffers(chosen)
+    bufs = _Buffers(chosen, numpy=float_path == "auto" and _numpy_pair(d, r))
     try:
         for i, name in enumerate(names):
             if progress:

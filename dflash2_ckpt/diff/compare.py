@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    import torch         # the float figures need torch; bit-identical tensors never import it (identical.py)
+    import numpy as np
+    import torch         # the float figures need torch, or numpy for pack-quantized pairs (np_figures.py)
+    from numpy.typing import NDArray
 
 Verdict = Literal["equal", "quantization-noise", "different", "missing", "extra"]
 NOISE_FACTOR = 3.0
@@ -67,6 +69,41 @@ class Figures:
             lo, hi = torch.aminmax(diff)
             self.max_abs = max(self.max_abs, abs(float(lo)), abs(float(hi)))
         self.noise2 += noise2
+
+    def add_np(self, d: NDArray[np.float32], r: NDArray[np.float32], noise2: float,
+               scratch: NDArray[np.float32] | None = None) -> None:
+        """add() over numpy float32 vectors (np_figures.py): the same sums, numpy's BLAS dots. Inf / NaN are
+        counted as add() counts them; the caller silences numpy's warnings about them (np.errstate)."""
+        import numpy as np
+        diff = np.subtract(d, r, out=scratch[:d.size]) if scratch is not None and scratch.size >= d.size \
+            else d - r
+        sums = [float(np.dot(d, r)), float(np.dot(d, d)), float(np.dot(r, r)), float(np.dot(diff, diff))]
+        if not math.isfinite(sums[0] + sums[1] + sums[2] + sums[3]):    # one check: Inf / NaN propagate
+            bad = ~(np.isfinite(d) & np.isfinite(r))
+            if bool(bad.any()):
+                self.nonfinite += int(bad.sum())
+                self.add_np(np.where(bad, np.float32(0), d), np.where(bad, np.float32(0), r), noise2)
+                return
+            d64, r64 = d.astype(np.float64), r.astype(np.float64)
+            e64 = d64 - r64
+            diff = e64.astype(np.float32)
+            sums = [float(np.dot(d64, r64)), float(np.dot(d64, d64)), float(np.dot(r64, r64)), float(np.dot(e64, e64))]
+        self.dot += sums[0]
+        self.dd += sums[1]
+        self.rr += sums[2]
+        self.err2 += sums[3]
+        if diff.size:
+            self.max_abs = max(self.max_abs, -float(diff.min()), float(diff.max()))
+        self.noise2 += noise2
+
+    def add_equal_np(self, x: NDArray[np.float32]) -> bool:
+        """add_equal() over a numpy float32 vector."""
+        import numpy as np
+        xx = float(np.dot(x, x))
+        if not math.isfinite(xx):
+            return False
+        self.dot, self.dd, self.rr = self.dot + xx, self.dd + xx, self.rr + xx
+        return True
 
     def identical(self) -> None:
         """Every stored byte of the tensor is the same on both sides and no value is NaN / Inf (identical.py):
@@ -138,3 +175,16 @@ def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
     torch.log2(v, out=v)
     v.floor_().sub_(m).exp2_()
     return float(v.mul_(v).div_(12).sum(dtype=torch.float64))
+
+
+def dtype_noise_np(d: NDArray[np.float32], stored_dtype: str, ref_dtype: str) -> float:
+    """dtype_noise() over a numpy float32 vector; the step 2^(floor(log2|x|) - m) read off frexp's exponent."""
+    m, mr = MANTISSA.get(stored_dtype), MANTISSA.get(ref_dtype, 52 if ref_dtype == "F64" else 23)
+    if m is None or m >= mr:
+        return 0.0
+    import numpy as np
+    with np.errstate(all="ignore"):
+        v = np.maximum(np.abs(d), np.finfo(np.float32).tiny)
+        _, e = np.frexp(v)                     # v = f * 2^e, f in [0.5, 1): floor(log2 v) = e - 1
+        step = np.ldexp(np.float32(1), e - 1 - m)
+        return float(np.sum(step * step / 12, dtype=np.float64))

@@ -21,8 +21,8 @@ from typing import Any, Callable, Mapping
 import torch
 
 from ..quant.config import QuantConfig, Scheme
+from .sides import ALL
 
-ALL = 1 << 62        # row1 meaning "every row" (scalars and per-tensor scales)
 RowReader = Callable[[str, int, int], torch.Tensor]   # (tensor name, row0, row1) -> stored rows
 
 E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])

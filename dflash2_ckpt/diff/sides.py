@@ -39,6 +39,7 @@ def torch_dtypes() -> tuple[dict[str, Any], dict[str, Any]]:
     return dtypes, bits
 
 
+ALL = 1 << 62        # row1 meaning "every row" (scalars and per-tensor scales)
 CHUNK_BYTES = 8 << 20      # raw bytes per side per step: bounds peak memory (float32 copies are 2-8x)
 
 
@@ -91,7 +92,7 @@ class SafetensorsSide:
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}
         self._handles: dict[str, io.BufferedReader | None] = {}      # open local files (None: read through the source)
-        self._pool: dict[str, torch.Tensor] = {}                       # read buffers by tensor role
+        self._pool: dict[str, Any] = {}              # numpy read buffers by tensor role
         self._dense: dict[str, TensorInfo] = {}
         self._quant: dict[str, str] = {}      # logical name -> module
         for name, t in self.view.logical.items():
@@ -154,39 +155,84 @@ class SafetensorsSide:
             raise SourceError(f"{file} ended early at byte {start + (got or 0)}", path=self.label)
         return buf
 
-    def _bytes(self, file: str, start: int, length: int, slot: str) -> torch.Tensor:
-        """`length` bytes of `file` as a uint8 tensor: read straight into a buffer kept for `slot` (the
+    def _bytes_np(self, file: str, start: int, length: int, slot: str) -> Any:
+        """`length` bytes of `file` as a numpy uint8 array: read straight into a buffer kept for `slot` (the
         stored tensor's role: weight, weight_scale, ...) from a local file, so a step costs one copy out of
         the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
         is overwritten by the next read of the same slot: callers finish with the rows before that."""
-        import torch
+        import numpy as np
         f = self._file(file)
         if f is None:
             data = self.ckpt.source.read_range(file, start, length)
-            return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+            return np.frombuffer(bytearray(data), np.uint8) if data else np.empty(0, np.uint8)
         buf = self._pool.get(slot)
-        if buf is None or buf.numel() < length:
-            buf = self._pool[slot] = torch.empty(length, dtype=torch.uint8)
+        if buf is None or buf.size < length:
+            buf = self._pool[slot] = np.empty(length, np.uint8)
         out = buf[:length]
         f.seek(start)
-        got = f.readinto(out.numpy().data)
+        got = f.readinto(out.data)
         if got != length:
             raise SourceError(f"{file} ended early at byte {start + (got or 0)}", path=self.label)
         return out
 
-    def _read(self, name: str, r0: int, r1: int) -> torch.Tensor:
-        """Stored rows r0:r1 of a stored tensor, in its stored dtype (one bounded byte-range read)."""
+    def _range(self, name: str, r0: int, r1: int) -> tuple[Any, int, int]:
+        """(stored bytes of rows r0:r1 of a stored tensor as numpy uint8, rows read, columns)."""
         t = self.ckpt.tensors[name]
         rows, cols = _rows_of(t.shape)
         r1 = min(r1, rows)
         row_bytes = cols * DTYPE_BITS[t.dtype] // 8
-        data = self._bytes(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes, name.rpartition(".")[2])
+        return self._bytes_np(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes,
+                              name.rpartition(".")[2]), max(0, r1 - r0), cols
+
+    def read_np(self, name: str, r0: int, r1: int) -> Any:
+        """Stored rows r0:r1 of a stored tensor as a numpy array (BF16 as its uint16 bit patterns)."""
+        from .np_figures import NP_DTYPES
+        data, n, cols = self._range(name, r0, r1)
+        return data.view(NP_DTYPES[self.ckpt.tensors[name].dtype]).reshape(n, cols)
+
+    def stored_dtype(self, name: str) -> str:
+        return self.ckpt.tensors[name].dtype
+
+    def numpy_rows(self, name: str) -> bool:
+        """rows_np can give this tensor's rows: a dense F32 / F16 / BF16 tensor, or a pack-quantized one of
+        the layouts np_figures decodes."""
+        from . import np_figures
+        if name in self._dense:
+            return self._dense[name].dtype in np_figures.DENSE
+        mod = self.view.modules[self._quant[name]]
+        if mod.scheme is None or mod.logical is None or mod.scheme.family != "ct-pack":
+            return False
+        scale = self.ckpt.tensors.get(f"{mod.module}.weight_scale")
+        packed = self.ckpt.tensors.get(f"{mod.module}.weight_packed")
+        return scale is not None and packed is not None and packed.dtype == "I32" and \
+            np_figures.supported(mod.scheme, mod.logical[-1], scale.dtype, scale.shape)
+
+    def stored_rows_np(self, name: str, r0: int, r1: int) -> Any:
+        """The stored rows of a dense tensor as numpy (not widened)."""
+        return self.read_np(self._dense[name].name, r0, r1)
+
+    def rows_np(self, name: str, r0: int, r1: int) -> tuple[Any, float]:
+        """rows() in numpy, for a tensor numpy_rows accepts (pack-quantized: dense tensors go through
+        stored_rows_np and are widened slice by slice)."""
+        from . import np_figures
+        mod = self.view.modules[self._quant[name]]
+        assert mod.scheme is not None and mod.logical is not None
+        try:
+            return np_figures.dequantize_rows(mod.scheme, mod.module, self.read_np, self.stored_dtype,
+                                              mod.logical, r0, r1)
+        except (KeyError, ValueError, TypeError) as e:
+            raise SourceError(f"cannot dequantize {mod.module} ({mod.label}): {type(e).__name__}: {e}",
+                              path=self.label, tensor=name) from None
+
+    def _read(self, name: str, r0: int, r1: int) -> torch.Tensor:
+        """Stored rows r0:r1 of a stored tensor, in its stored dtype (one bounded byte-range read)."""
+        import torch
+        data, n, cols = self._range(name, r0, r1)
         dtypes, bits = torch_dtypes()
-        dtype = bits.get(t.dtype, dtypes[t.dtype])
-        if not data.numel():
-            import torch
+        dtype = bits.get(self.ckpt.tensors[name].dtype, dtypes[self.ckpt.tensors[name].dtype])
+        if not data.size:
             return torch.empty((0, cols), dtype=dtype)
-        return data.view(dtype).reshape(r1 - r0, cols)
+        return torch.from_numpy(data).view(dtype).reshape(n, cols)
 
     def close(self) -> None:
         """Close the files the comparison opened (the receipt reads through the source)."""
