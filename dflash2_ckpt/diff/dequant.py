@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 import torch
 
 from ..quant.config import QuantConfig, Scheme
-from .sides import ALL
+from .rows import ALL
 
 RowReader = Callable[[str, int, int], torch.Tensor]   # (tensor name, row0, row1) -> stored rows
 

@@ -126,7 +126,7 @@ def dequantize_rows(scheme: Scheme, module: str, read: NpReader, dtypes: Callabl
                     logical: tuple[int, ...], r0: int, r1: int) -> tuple[NDArray[np.float32], float]:
     """(float32 rows r0:r1 of a pack-quantized weight, predicted squared rounding error over them), as
     dequant.dequantize_rows gives them for this family. dtypes: a stored tensor's safetensors dtype."""
-    from .sides import ALL
+    from .rows import ALL
     rows, cols, p = r1 - r0, logical[-1], f"{module}."
     sname = p + "weight_scale"
     scale = widen(read(sname, *((0, ALL) if scheme.strategy == "tensor" else (r0, r1))), dtypes(sname))

@@ -39,7 +39,6 @@ def torch_dtypes() -> tuple[dict[str, Any], dict[str, Any]]:
     return dtypes, bits
 
 
-ALL = 1 << 62        # row1 meaning "every row" (scalars and per-tensor scales)
 CHUNK_BYTES = 8 << 20      # raw bytes per side per step: bounds peak memory (float32 copies are 2-8x)
 
 
