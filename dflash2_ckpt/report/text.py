@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ..findings import Verdict
 from .engine_tables import render_engine_tables
+from .fixmark import FIX_LEGEND, fix_marker
 from .safe import printable
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -70,8 +71,11 @@ def render_findings(report: Any, out: Console) -> None:
     for f in report.findings:
         where = f.field or f.tensor or f.file or ""
         # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
-        table.add_row(f.code, f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where), escape(f.message))
+        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where),
+                      escape(f.message))
     out.print(table)
+    if any(f.fix is not None for f in report.findings):
+        out.print(escape(FIX_LEGEND))
 
 
 def render_verdict(report: Verdict, out: Console) -> None:
