@@ -1,0 +1,125 @@
+"""`verify --fix / --diff / --unsafe-fixes` and `hook ... --fix` on copies of the broken fixtures."""
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+from conftest import FIXTURES
+
+from _kit.cli import one_json, run
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    dest = tmp_path / name
+    shutil.copytree(FIXTURES / "broken" / name, dest)
+    return dest
+
+
+def _split(path: Path) -> tuple[dict[str, object], bytes]:
+    """The header JSON and the data bytes behind it."""
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def _codes(d: Path, *args: str) -> list[str]:
+    _, out, _ = run("verify", str(d), "--format", "json", *args)
+    return [f["code"] for f in one_json(out)["findings"]]
+
+
+def test_json_findings_say_whether_they_are_fixable() -> None:
+    _, out, _ = run("verify", str(FIXTURES / "broken" / "codebook-weight-suffix"), "--format", "json")
+    fixes = {f["code"]: f.get("fix") for f in one_json(out)["findings"]}
+    assert fixes["DF206"] == {"applicability": "safe", "description": "rename tensor candidate_selector."
+                              "successor_codebook.weight to candidate_selector.successor_codebook"}
+    _, out, _ = run("verify", str(FIXTURES / "broken" / "causality-unstated"), "--format", "json", "--strict")
+    [f] = one_json(out)["findings"]
+    assert f["code"] == "DF403" and f["fix"]["applicability"] == "unsafe"
+    _, out, _ = run("verify", str(FIXTURES / "broken" / "fc-wrong-shape"), "--format", "json")
+    assert all("fix" not in f for f in one_json(out)["findings"])      # a wrong shape is no mechanical fix
+
+
+def test_text_marks_fixable_findings() -> None:
+    _, out, _ = run("verify", str(FIXTURES / "broken" / "codebook-weight-suffix"))
+    assert "DF206 [*]" in out and "fixable with --fix" in out
+    _, out, _ = run("hook", "verify", str(FIXTURES / "broken" / "causality-unstated" / "config.json"))
+    assert "DF403 [~]" in out
+
+
+def test_diff_shows_the_config_change_and_writes_nothing(tmp_path: Path) -> None:
+    d = _copy("engines-split-causality", tmp_path)
+    before = (d / "config.json").read_bytes()
+    code, out, err = run("verify", str(d), "--diff")
+    assert code == 1 and "Would fix 3 finding(s)" in err
+    assert "--- a/config.json" in out and '+  "is_causal": true' in out
+    assert (d / "config.json").read_bytes() == before
+
+
+def test_fix_writes_the_intended_causality_and_verifies_again(tmp_path: Path) -> None:
+    d = _copy("engines-split-causality", tmp_path)
+    assert "DF401" in _codes(d)
+    code, out, err = run("verify", str(d), "--fix", "--strict")
+    assert code == 0 and "fixed 3 finding(s) in config.json" in err and "no findings" in out
+    cfg = json.loads((d / "config.json").read_text())
+    assert cfg["is_causal"] is True and cfg["dflash_config"]["causal"] is True
+    code, out, err = run("verify", str(d), "--diff")
+    assert code == 0 and out == "" and "Nothing to fix" in err
+
+
+def test_fix_renames_codebooks_in_the_header_only(tmp_path: Path) -> None:
+    d = _copy("codebook-weight-suffix", tmp_path)
+    raw = (d / "model.safetensors").read_bytes()
+    header, data = _split(d / "model.safetensors")
+    code, _, err = run("verify", str(d), "--fix")
+    assert code == 0 and "fixed 2 finding(s) in model.safetensors" in err
+    new = (d / "model.safetensors").read_bytes()
+    new_header, new_data = _split(d / "model.safetensors")
+    assert len(new) == len(raw) and new[:8] == raw[:8] and new_data == data
+    assert new_header["candidate_selector.successor_codebook"] == header["candidate_selector.successor_codebook.weight"]
+    assert "candidate_selector.successor_codebook.weight" not in new_header
+    assert "DF206" not in _codes(d)
+    assert not list(d.glob(".*.fix"))        # no temporary file left behind
+
+
+def test_fix_strips_the_model_prefix(tmp_path: Path) -> None:
+    d = _copy("tensor-model-prefix", tmp_path)
+    code, out, err = run("verify", str(d), "--fix", "--strict")
+    assert code == 0 and "fixed 36 finding(s)" in err, out
+    assert all(not k.startswith("model.") for k in _split(d / "model.safetensors")[0])
+
+
+def test_unsafe_fix_only_when_asked(tmp_path: Path) -> None:
+    d = _copy("causality-unstated", tmp_path)
+    before = (d / "config.json").read_bytes()
+    code, _, err = run("verify", str(d), "--fix", "--strict")
+    assert code == 1 and "Nothing to fix" in err and (d / "config.json").read_bytes() == before
+    code, out, _ = run("verify", str(d), "--diff", "--unsafe-fixes")
+    assert code == 1 and '+  "is_causal": false' in out
+    code, _, _ = run("verify", str(d), "--fix", "--unsafe-fixes", "--strict")
+    assert code == 0
+    cfg = json.loads((d / "config.json").read_text())
+    assert cfg["is_causal"] is False and cfg["dflash_config"]["causal"] is False
+
+
+def test_select_limits_what_is_fixed(tmp_path: Path) -> None:
+    d = _copy("tensor-model-prefix", tmp_path)
+    code, _, err = run("verify", str(d), "--fix", "--select", "DF4")
+    assert code == 0 and "Nothing to fix" in err
+    assert any(k.startswith("model.") for k in _split(d / "model.safetensors")[0])
+
+
+def test_fix_and_diff_together_is_a_usage_error(tmp_path: Path) -> None:
+    d = _copy("engines-split-causality", tmp_path)
+    code, _, err = run("verify", str(d), "--fix", "--diff")
+    assert code == 2 and "choose one" in err
+
+
+def test_hook_fix_repairs_each_directory(tmp_path: Path) -> None:
+    a, b = _copy("engines-split-causality", tmp_path), _copy("codebook-weight-suffix", tmp_path)
+    code, out, err = run("hook", "verify", str(a / "config.json"), str(b / "model.safetensors"), "--fix", "--strict")
+    assert code == 0, out
+    assert f"{a}: fixed 3" in err and f"{b}: fixed 2" in err
+    code, out, _ = run("hook", "config", str(a / "config.json"), "--diff")
+    assert code == 0 and out == ""
