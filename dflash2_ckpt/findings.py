@@ -18,6 +18,15 @@ class Fix:
     def to_json(self) -> dict[str, str]:
         return {"applicability": self.applicability, "description": self.description}
 
+    @property
+    def marker(self) -> str:
+        """ruff's mark after the code in text: `[*]` safe, `[~]` only with --unsafe-fixes too."""
+        return "[*]" if self.applicability == "safe" else "[~]"
+
+
+def fix_marker(f: Finding) -> str:
+    return "" if f.fix is None else " " + f.fix.marker
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -9,9 +9,8 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
-from ..findings import Verdict
+from ..findings import Verdict, fix_marker
 from .engine_tables import render_engine_tables
-from .fixmark import FIX_LEGEND, fix_marker
 from .safe import printable
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -76,6 +75,9 @@ def render_findings(report: Any, out: Console) -> None:
     out.print(table)
     if any(f.fix is not None for f in report.findings):
         out.print(escape(FIX_LEGEND))
+
+
+FIX_LEGEND = "[*] fixable with --fix (see the change first with --diff); [~] with --fix --unsafe-fixes"
 
 
 def render_verdict(report: Verdict, out: Console) -> None:

@@ -10,7 +10,7 @@ from typing import IO, Any
 
 from .locate import locate
 from .safe import printable
-from .fixmark import fix_marker
+from ..findings import fix_marker
 
 
 def concise_lines(run: Any) -> list[str]:
