@@ -38,11 +38,18 @@ class Edit:
 Fixer = Callable[[Finding, Checkpoint], "Edit | None"]
 
 
+def _rewritable(ckpt: Checkpoint) -> bool:
+    """A nested config whose JSON reads one way: with a duplicated key (DF117) engines disagree on which
+    value counts, and writing the file again would silently pick one."""
+    return ckpt.spec is not None and ckpt.spec.dialect == "nested" and \
+        not any(f.code == "DF117" for f in ckpt.config_findings)
+
+
 def _causality(f: Finding, ckpt: Checkpoint) -> Edit | None:
     """DF401: write the causality the reference reads explicitly (both keys), so every engine resolves it
     the same way; only when it is one value for every layer of a nested config (else no key can say it)."""
     spec = ckpt.spec
-    if spec is None or spec.dialect != "nested":
+    if spec is None or not _rewritable(ckpt):
         return None
     want = set(intended(spec))
     if len(want) != 1:
@@ -56,8 +63,7 @@ def _causality(f: Finding, ckpt: Checkpoint) -> Edit | None:
 def _unstated(f: Finding, ckpt: Checkpoint) -> Edit | None:
     """DF403: state bidirectional, the DFlash2 training default. Unsafe: the files cannot say how this
     drafter was trained."""
-    spec = ckpt.spec
-    if spec is None or spec.dialect != "nested":
+    if not _rewritable(ckpt):
         return None
     return Edit("unsafe", "set is_causal: false and dflash_config.causal: false (DFlash2's training default)",
                 config=(("is_causal", False), ("dflash_config.causal", False)))

@@ -123,3 +123,30 @@ def test_hook_fix_repairs_each_directory(tmp_path: Path) -> None:
     assert f"{a}: fixed 3" in err and f"{b}: fixed 2" in err
     code, out, _ = run("hook", "config", str(a / "config.json"), "--diff")
     assert code == 0 and out == ""
+
+
+def test_fix_renames_across_shards_and_the_index(tmp_path: Path) -> None:
+    from _kit.convert import build, layout_of, tensor_bytes
+    cfg = json.loads((FIXTURES / "good" / "nested-v2" / "config.json").read_text())
+    d = build(tmp_path / "sharded", cfg, shards=2,
+              tensors=[("model." + name, dtype, shape) for name, dtype, shape in layout_of(cfg, "F32")])
+    before = tensor_bytes(d)
+    code, out, err = run("verify", str(d), "--fix")
+    assert code == 0, out + err
+    assert "model.safetensors.index.json" in err and "model-00001-of-00002.safetensors" in err
+    after = tensor_bytes(d)
+    assert {k.removeprefix("model."): v for k, v in before.items()} == after
+    index = json.loads((d / "model.safetensors.index.json").read_text())
+    assert set(index["weight_map"]) == set(after)
+    assert "DF202" not in _codes(d)
+
+
+def test_a_config_with_a_repeated_key_is_not_rewritten(tmp_path: Path) -> None:
+    d = _copy("engines-split-causality", tmp_path)
+    text = (d / "config.json").read_text().replace('"hidden_act": "silu",', '"hidden_act": "silu", "hidden_act": "gelu",')
+    (d / "config.json").write_text(text)
+    _, out, _ = run("verify", str(d), "--format", "json")
+    found = one_json(out)["findings"]
+    assert {"DF117", "DF401"} <= {f["code"] for f in found} and all("fix" not in f for f in found)
+    code, _, err = run("verify", str(d), "--fix")
+    assert "Nothing to fix" in err and (d / "config.json").read_text() == text
