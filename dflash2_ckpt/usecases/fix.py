@@ -38,10 +38,10 @@ class Edit:
 Fixer = Callable[[Finding, Checkpoint], "Edit | None"]
 
 
-def _rewritable(ckpt: Checkpoint) -> bool:
-    """A nested config whose JSON reads one way: with a duplicated key (DF117) engines disagree on which
-    value counts, and writing the file again would silently pick one."""
-    return ckpt.spec is not None and ckpt.spec.dialect == "nested" and \
+def _rewritable(ckpt: Checkpoint, dialect: str = "nested") -> bool:
+    """A config of `dialect` whose JSON reads one way: with a duplicated key (DF117) engines disagree on
+    which value counts, and writing the file again would silently pick one."""
+    return ckpt.spec is not None and ckpt.spec.dialect == dialect and \
         not any(f.code == "DF117" for f in ckpt.config_findings)
 
 
@@ -69,6 +69,16 @@ def _unstated(f: Finding, ckpt: Checkpoint) -> Edit | None:
                 config=(("is_causal", False), ("dflash_config.causal", False)))
 
 
+def _borrowed_vocab(f: Finding, ckpt: Checkpoint) -> Edit | None:
+    """DF120 with --target: write the target's vocab_size into the assistant export. Unsafe: it is the
+    vocabulary of the target given on this command line, which the files cannot confirm is the one the
+    drafter was trained against."""
+    spec = ckpt.spec
+    if spec is None or spec.vocab_from != "target" or not _rewritable(ckpt, "assistant"):
+        return None
+    return Edit("unsafe", f"set vocab_size: {spec.vocab_size} (the target's)", config=(("vocab_size", spec.vocab_size),))
+
+
 def _rename(f: Finding, ckpt: Checkpoint) -> Edit | None:
     """DF202 (a `model.` prefix) / DF206 (a codebook's `.weight`): the name the engines load, when the
     check named one and no tensor holds it already."""
@@ -81,7 +91,8 @@ def _rename(f: Finding, ckpt: Checkpoint) -> Edit | None:
     return Edit("safe", f"rename tensor {old} to {new}", renames=((old, new),))
 
 
-FIXERS: dict[str, Fixer] = {"DF401": _causality, "DF403": _unstated, "DF202": _rename, "DF206": _rename}
+FIXERS: dict[str, Fixer] = {"DF120": _borrowed_vocab, "DF401": _causality, "DF403": _unstated, "DF202": _rename,
+                             "DF206": _rename}
 
 
 def edit_for(f: Finding, ckpt: Checkpoint | None) -> Edit | None:

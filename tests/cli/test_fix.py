@@ -150,3 +150,18 @@ def test_a_config_with_a_repeated_key_is_not_rewritten(tmp_path: Path) -> None:
     assert {"DF117", "DF401"} <= {f["code"] for f in found} and all("fix" not in f for f in found)
     code, _, err = run("verify", str(d), "--fix")
     assert "Nothing to fix" in err and (d / "config.json").read_text() == text
+
+
+def test_the_targets_vocab_size_is_an_unsafe_fix(tmp_path: Path) -> None:
+    d = tmp_path / "assistant"
+    shutil.copytree(FIXTURES / "good" / "assistant-v1", d)
+    target = str(FIXTURES / "targets" / "tiny-target")
+    vocab = json.loads((FIXTURES / "targets" / "tiny-target" / "config.json").read_text())["vocab_size"]
+    _, out, _ = run("verify", str(d), "--target", target, "--format", "json")
+    [f] = [f for f in one_json(out)["findings"] if f["code"] == "DF120"]
+    assert f["fix"] == {"applicability": "unsafe", "description": f"set vocab_size: {vocab} (the target's)"}
+    _, out, _ = run("verify", str(d), "--format", "json")      # without --target there is no value to write
+    assert all("fix" not in f for f in one_json(out)["findings"] if f["code"] == "DF120")
+    code, _, _ = run("verify", str(d), "--target", target, "--fix", "--unsafe-fixes")
+    assert code == 0 and json.loads((d / "config.json").read_text())["vocab_size"] == vocab
+    assert "DF120" not in _codes(d, "--target", target)
