@@ -22,6 +22,7 @@ from ..checkpoint import CONFIG, INDEX, Checkpoint
 from ..engines.causality import intended
 from ..errors import UsageError
 from ..findings import Finding, Fix
+from ..formats.parse import load_config
 
 Applicability = Literal["safe", "unsafe"]
 
@@ -176,10 +177,14 @@ def plan(findings: Iterable[Finding], ckpt: Checkpoint, *, unsafe: bool = False)
         out.applied.append(f)
     if config_edits:
         old = (root / CONFIG).read_bytes()
-        cfg = json.loads(old)
-        for k, v in config_edits.items():
-            _set(cfg, k, v)
-        out.files[CONFIG] = (old, _json_bytes(cfg))
+        cfg, _ = load_config(old)      # the reader verify used (a BOM, duplicate keys, no NaN)
+        if cfg is None:
+            out.refused.append(f"{CONFIG}: changed since it was verified and no longer parses")
+            out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
+        else:
+            for k, v in config_edits.items():
+                _set(cfg, k, v)
+            out.files[CONFIG] = (old, _json_bytes(cfg))
     if renames:
         _plan_renames(ckpt, renames, out)
     return out

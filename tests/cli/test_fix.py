@@ -165,3 +165,11 @@ def test_the_targets_vocab_size_is_an_unsafe_fix(tmp_path: Path) -> None:
     code, _, _ = run("verify", str(d), "--target", target, "--fix", "--unsafe-fixes")
     assert code == 0 and json.loads((d / "config.json").read_text())["vocab_size"] == vocab
     assert "DF120" not in _codes(d, "--target", target)
+
+
+def test_a_config_with_a_byte_order_mark_is_fixed_as_verify_read_it(tmp_path: Path) -> None:
+    d = _copy("engines-split-causality", tmp_path)
+    (d / "config.json").write_bytes(b"\xef\xbb\xbf" + (d / "config.json").read_bytes())
+    code, _, err = run("verify", str(d), "--fix", "--strict")
+    assert code == 0 and "fixed 3" in err and "Traceback" not in err
+    assert json.loads((d / "config.json").read_text())["is_causal"] is True
