@@ -132,8 +132,8 @@ def _text(name: str, data: bytes) -> list[str]:
     if name.endswith(".safetensors"):
         n = struct.unpack("<Q", data[:8])[0]
         obj = json.loads(data[8:8 + n])
-        return [json.dumps({k: v}, ensure_ascii=False)[1:-1] + "\n" for k, v in obj.items()]
-    return data.decode("utf-8").splitlines(keepends=True)
+        return [_encode({k: v}).decode("utf-8")[1:-1] + "\n" for k, v in obj.items()]
+    return data.decode("utf-8", "backslashreplace").splitlines(keepends=True)
 
 
 def _root(ckpt: Checkpoint) -> Path:
@@ -154,8 +154,17 @@ def _set(obj: dict[str, Any], dotted: str, value: Any) -> None:
     obj[key] = value
 
 
+def _encode(obj: Any, **layout: Any) -> bytes:
+    """UTF-8 JSON, non-ASCII kept as is; escaped where a string holds what UTF-8 cannot (a lone surrogate
+    from a `\\ud800` escape)."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, **layout).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, ensure_ascii=True, **layout).encode("ascii")
+
+
 def _json_bytes(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return _encode(obj, indent=2) + b"\n"
 
 
 def plan(findings: Iterable[Finding], ckpt: Checkpoint, *, unsafe: bool = False) -> Plan:
@@ -203,7 +212,7 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
             raw = fh.read(n)
         header = json.loads(raw)
         new_header = {names.get(k, k): v for k, v in header.items()}
-        text = json.dumps(new_header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        text = _encode(new_header, separators=(",", ":"))
         if len(text) > n:
             out.refused.append(f"{name}: the renamed header is {len(text) - n} bytes longer, so every data offset "
                                f"would move; run `dflash2-ckpt convert {out.root} OUT` to write a renamed copy")

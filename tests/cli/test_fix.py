@@ -173,3 +173,16 @@ def test_a_config_with_a_byte_order_mark_is_fixed_as_verify_read_it(tmp_path: Pa
     code, _, err = run("verify", str(d), "--fix", "--strict")
     assert code == 0 and "fixed 3" in err and "Traceback" not in err
     assert json.loads((d / "config.json").read_text())["is_causal"] is True
+
+
+def test_a_header_string_utf8_cannot_hold_is_kept_escaped(tmp_path: Path) -> None:
+    d = _copy("tensor-model-prefix", tmp_path)
+    header, data = _split(d / "model.safetensors")
+    text = json.dumps({"__metadata__": {"note": "\ud800 é"}, **header}).encode()     # ASCII, escapes kept
+    (d / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + data)
+    code, out, err = run("verify", str(d), "--diff")
+    assert code == 1 and "+\"fc.weight\"" in out
+    code, _, err = run("verify", str(d), "--fix")
+    assert code == 0 and "fixed 36" in err
+    new_header, new_data = _split(d / "model.safetensors")
+    assert new_data == data and new_header["__metadata__"] == {"note": "\ud800 é"}
