@@ -204,6 +204,8 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
     for old, new in renames.items():
         by_file.setdefault(ckpt.tensors[old].file, {})[old] = new
     done: set[str] = set()
+    # convert writes the names the engines load, in the dialect it is given: keep the checkpoint's own
+    to = ckpt.spec.dialect if ckpt.spec is not None and ckpt.spec.dialect == "flat" else "nested"
     for name, names in sorted(by_file.items()):
         path = out.root / name
         with path.open("rb") as fh:
@@ -215,16 +217,16 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
         text = _encode(new_header, separators=(",", ":"))
         if len(text) > n:
             out.refused.append(f"{name}: the renamed header is {len(text) - n} bytes longer, so every data offset "
-                               f"would move; run `dflash2-ckpt convert {out.root} OUT` to write a renamed copy")
+                               f"would move; run `dflash2-ckpt convert {out.root} --to {to} -o OUT` to write a renamed copy")
             continue
         out.files[name] = (prefix + raw, prefix + text + b" " * (n - len(text)))
         done.update(names)
     out.applied = [f for f in out.applied if not f.details.get("rename_to") or f.tensor in done]
     if done and ckpt.index is not None and (out.root / INDEX).is_file():
         before = (out.root / INDEX).read_bytes()
-        index = json.loads(before)
-        wm = index.get("weight_map")
-        if isinstance(wm, dict):
+        index, _ = load_config(before, file=INDEX)
+        wm = index.get("weight_map") if index is not None else None
+        if index is not None and isinstance(wm, dict):
             index["weight_map"] = {(renames[k] if k in done else k): v for k, v in wm.items()}
             out.files[INDEX] = (before, _json_bytes(index))
 

@@ -20,7 +20,7 @@ def test_a_rename_that_would_move_the_data_is_refused_with_the_convert_command(t
     shorter = Finding("DF202", "renamed", tensor="norm.weight", details={"rename_to": "n.weight"})
     p = plan([longer], ckpt)
     assert p.files == {} and p.applied == []
-    assert "dflash2-ckpt convert" in p.refused[0] and "model.safetensors" in p.refused[0]
+    assert f"dflash2-ckpt convert {d.resolve()} --to nested -o OUT" in p.refused[0] and "model.safetensors" in p.refused[0]
     p = plan([shorter], ckpt)
     [(old, new)] = p.files.values()
     assert len(old) == len(new) and p.applied == [shorter]
