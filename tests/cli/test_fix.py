@@ -9,6 +9,7 @@ from pathlib import Path
 from conftest import FIXTURES
 
 from _kit.cli import one_json, run
+from _kit.fakehub import FakeHub
 
 
 def _copy(name: str, tmp_path: Path) -> Path:
@@ -186,3 +187,9 @@ def test_a_header_string_utf8_cannot_hold_is_kept_escaped(tmp_path: Path) -> Non
     assert code == 0 and "fixed 36" in err
     new_header, new_data = _split(d / "model.safetensors")
     assert new_data == data and new_header["__metadata__"] == {"note": "\ud800 é"}
+
+
+def test_fix_on_a_hub_repo_is_refused(hub: FakeHub, tmp_path: Path) -> None:
+    hub.add_commit("org/split", _copy("engines-split-causality", tmp_path))
+    code, out, err = run("verify", "org/split", "--fix")
+    assert code == 2 and "download the repository and run them on the local copy" in err
