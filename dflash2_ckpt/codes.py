@@ -226,7 +226,8 @@ _ADVICE: dict[str, tuple[str, str]] = {
     "DF119": ("The engines build a SiLU MLP whatever the config says: outputs differ from training.",
               "Use hidden_act silu, or serve with a runtime that implements this activation."),
     "DF120": ("Nothing if the target is the one the drafter borrows from; the checks use its vocabulary.",
-              "Pass --target so vocab_size comes from the target, or record vocab_size in the config."),
+              "Pass --target so vocab_size comes from the target, or record vocab_size in the config "
+              "(`verify --target T --fix --unsafe-fixes` writes the target's)."),
     "DF121": ("Those engine releases act on the key; this toolkit neither checks its value nor judges its effect.",
               "Make sure the value is the one the drafter was trained with; remove it only if it was not."),
     "DF130": ("speculators refuses to load the flat config ('Field required').",
@@ -240,7 +241,8 @@ _ADVICE: dict[str, tuple[str, str]] = {
     "DF201": ("The engine fails to load, or leaves the parameter at its initial value.",
               "Re-export the checkpoint with every tensor of the layout."),
     "DF202": ("Nothing loads it: wasted bytes, or a sign of a renamed module.",
-              "Remove the tensor, or rename it to the name the layout expects."),
+              "Remove the tensor, or rename it to the name the layout expects (`verify --fix` renames a "
+              "`model.`-prefixed one in the header)."),
     "DF203": ("Loading fails with a size mismatch, or the config does not describe these weights.",
               "Fix the config field that implies the shape, or re-export the tensor."),
     "DF204": ("An integer weight is not a weight an engine can multiply with.",
@@ -248,7 +250,8 @@ _ADVICE: dict[str, tuple[str, str]] = {
     "DF205": ("Usually nothing; some loaders cast everything to one dtype and lose precision.",
               "Store the weights in one dtype unless the mix is intended."),
     "DF206": ("vLLM does not find the codebooks and drafts without them.",
-              "Rename them without the .weight suffix (`dflash2-ckpt convert` does)."),
+              "Rename them without the .weight suffix (`verify --fix` does, in the header; so does "
+              "`dflash2-ckpt convert`)."),
     "DF207": ("Nothing: the engines use the target's copies; the bytes are dead weight.",
               "Drop them to save space (convert drops them)."),
     "DF208": ("Engines expecting bare names do not find the weights.",
@@ -321,11 +324,13 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Convert to the nested dialect for the other engines (`dflash2-ckpt compat` names them)."),
     # DF4xx causality
     "DF401": ("Some engine runs a layer with another causality than trained: acceptance drops silently.",
-              "State causality explicitly (is_causal and dflash_config.causal) as the message says."),
+              "State causality explicitly (is_causal and dflash_config.causal) as the message says "
+              "(`verify --fix` writes them, where one value holds for every layer)."),
     "DF402": ("Engines read different keys and run different causality.",
               "Make is_causal and dflash_config.causal agree."),
     "DF403": ("Engines run the sliding layers causal, which may not be what was trained.",
-              "Set is_causal (and dflash_config.causal) explicitly."),
+              "Set is_causal (and dflash_config.causal) explicitly (`verify --fix --unsafe-fixes` writes "
+              "false, the DFlash2 training default)."),
     # DF5xx pairing with the target
     "DF501": ("Drafted ids index another vocabulary: wrong tokens, nothing accepted.",
               "Pair the drafter with the target it was trained for, or fix vocab_size."),

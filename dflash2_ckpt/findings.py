@@ -3,9 +3,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal, Mapping, Sequence
 
 from .codes import REGISTRY, Severity
+
+
+@dataclass(frozen=True)
+class Fix:
+    """That `--fix` can repair a finding (ruff's applicability): `safe` keeps what the drafter means,
+    `unsafe` picks a value the files cannot confirm (only with --unsafe-fixes)."""
+    applicability: Literal["safe", "unsafe"]
+    description: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"applicability": self.applicability, "description": self.description}
+
+    @property
+    def marker(self) -> str:
+        """ruff's mark after the code in text: `[*]` safe, `[~]` only with --unsafe-fixes too."""
+        return "[*]" if self.applicability == "safe" else "[~]"
+
+
+def fix_marker(f: Finding) -> str:
+    return "" if f.fix is None else " " + f.fix.marker
 
 
 @dataclass(frozen=True)
@@ -17,6 +37,7 @@ class Finding:
     file: str | None = None
     details: Mapping[str, Any] = dc_field(default_factory=dict)
     severity: Severity | None = None   # None: the registry's default for this code
+    fix: Fix | None = dc_field(default=None, compare=False)    # what `--fix` would do about it (dflash2_ckpt.usecases.fix)
 
     def __post_init__(self) -> None:
         if self.code not in REGISTRY:
@@ -35,6 +56,8 @@ class Finding:
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         out["details"] = dict(self.details)
+        if self.fix is not None:
+            out["fix"] = self.fix.to_json()
         return out
 
 

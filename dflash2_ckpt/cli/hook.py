@@ -8,8 +8,8 @@ import click
 
 from .completion import complete_path
 from .errors import guarded
-from .options import check_statistics, configured, emit, exit_zero_option, format_option, output_option, \
-    select_options, statistics_option, strict_option
+from .options import check_statistics, configured, emit, exit_zero_option, fix_options, format_option, \
+    output_option, select_options, statistics_option, strict_option
 
 
 @click.group("hook")
@@ -18,7 +18,8 @@ def command() -> None:
 
 
 def _run(files: tuple[str, ...], level: str, settings_for: Callable[[str], Any], fmt: str,
-         outputs: tuple[tuple[str, str], ...] = (), statistics: bool = False, exit_zero: bool = False) -> int:
+         outputs: tuple[tuple[str, str], ...] = (), statistics: bool = False, exit_zero: bool = False,
+         fixes: tuple[bool, bool, bool] = (False, False, False)) -> int:
     """Each checkpoint directory judged by the settings resolved for it (its per-path entries, the
     command line over them)."""
     from ..usecases.hooks import Options, run_hook
@@ -27,8 +28,14 @@ def _run(files: tuple[str, ...], level: str, settings_for: Callable[[str], Any],
     def options(d: Path) -> Options:
         v = settings_for(str(d)).values
         return Options(tuple(v["select"]), tuple(v["ignore"]), v["target"], bool(v["strict"]), tuple(v["engines"]))
-    return emit(run_hook(files, level, options=options), fmt, outputs=outputs,  # type: ignore[arg-type]
-                statistics=statistics, exit_zero=exit_zero)
+
+    def run() -> int:
+        return emit(run_hook(files, level, options=options), fmt, outputs=outputs,  # type: ignore[arg-type]
+                    statistics=statistics, exit_zero=exit_zero)
+    if not (fixes[0] or fixes[1]):
+        return run()
+    from .fixing import run_fixes
+    return run_fixes(run_hook(files, level, options=options).parts, *fixes, rerun=run)  # type: ignore[arg-type]
 
 
 def _level_command(level: str, name: str, doc: str) -> None:
@@ -38,15 +45,17 @@ def _level_command(level: str, name: str, doc: str) -> None:
     @exit_zero_option
     @select_options
     @statistics_option
+    @fix_options
     @click.option("--target", default=None, type=click.Path(), help="Target model directory to pair with.")
     @format_option
     @output_option
     @guarded
     @configured(each=True)
     def run(files: tuple[str, ...], strict: bool, exit_zero: bool, select: str | None, ignore: str | None,
-            statistics: bool, target: str | None, fmt: str, settings_for: Callable[[str], Any],
-            outputs: tuple[tuple[str, str], ...] = ()) -> int:
-        return _run(files, level, settings_for, fmt, outputs, statistics, exit_zero)
+            statistics: bool, apply_fixes: bool, show_diff: bool, unsafe_fixes: bool, target: str | None, fmt: str,
+            settings_for: Callable[[str], Any], outputs: tuple[tuple[str, str], ...] = ()) -> int:
+        return _run(files, level, settings_for, fmt, outputs, statistics, exit_zero,
+                    (apply_fixes, show_diff, unsafe_fixes))
 
 
 _level_command("config", "config", "Config-level checks of each config.json (no weights opened).")

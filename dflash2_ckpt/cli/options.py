@@ -73,6 +73,17 @@ def strict_option(fn: F) -> F:
     return click.option("--strict", is_flag=True, help="Fail on warnings too.")(fn)
 
 
+def fix_options(fn: F) -> F:
+    """ruff's --fix / --diff / --unsafe-fixes (the fixers: dflash2_ckpt.usecases.fix)."""
+    fn = click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True,
+                      help="With --fix or --diff, also apply the fixes marked unsafe ([~]).")(fn)
+    fn = click.option("--diff", "show_diff", is_flag=True,
+                      help="Print the unified diff of what --fix would change, write nothing (exit 1 if any).")(fn)
+    return click.option("--fix", "apply_fixes", is_flag=True,
+                        help="Apply the safe fixes ([*]) in place (config.json keys, tensor names in the "
+                             "safetensors header; never a tensor byte), then verify again.")(fn)
+
+
 def select_options(fn: F) -> F:
     fn = click.option("--ignore", default=None, shell_complete=complete_codes,
                       help="Skip these codes or prefixes, comma-separated.")(fn)

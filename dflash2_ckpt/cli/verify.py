@@ -5,8 +5,8 @@ import click
 
 from .completion import complete_path
 from .errors import guarded
-from .options import check_statistics, configured, emit, engine_option, exit_zero_option, format_option, hub_options, \
-    open_source, open_target, output_option, parse_codes, select_options, statistics_option, strict_option, target_option
+from .options import check_statistics, configured, emit, engine_option, exit_zero_option, fix_options, format_option, \
+    hub_options, open_source, open_target, output_option, parse_codes, select_options, statistics_option, strict_option, target_option
 
 
 @click.command("verify")
@@ -18,6 +18,7 @@ from .options import check_statistics, configured, emit, engine_option, exit_zer
 @exit_zero_option
 @select_options
 @statistics_option
+@fix_options
 @click.option("--smoke", "with_smoke", is_flag=True,
               help="Then run the smoke forward on the tensors (needs the [smoke] extra: torch, triton).")
 @click.option("--scan", is_flag=True,
@@ -28,7 +29,7 @@ from .options import check_statistics, configured, emit, engine_option, exit_zer
 @guarded
 @configured("path")
 def command(path: str, target: str | None, fmt: str, strict: bool, exit_zero: bool, select: str | None,
-            ignore: str | None, statistics: bool, with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
+            ignore: str | None, statistics: bool, apply_fixes: bool, show_diff: bool, unsafe_fixes: bool, with_smoke: bool, scan: bool, engines: tuple[str, ...], revision: str | None, subfolder: str | None,
             token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
@@ -36,6 +37,15 @@ def command(path: str, target: str | None, fmt: str, strict: bool, exit_zero: bo
     from ..usecases.verify_smoke import check
     check_statistics(statistics, fmt, outputs)
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
-    result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
-                   select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)
-    return emit(result, fmt, strict, outputs, statistics=statistics, exit_zero=exit_zero)
+
+    def run() -> int:
+        result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
+                       select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)
+        return emit(result, fmt, strict, outputs, statistics=statistics, exit_zero=exit_zero)
+    if not (apply_fixes or show_diff):
+        return run()
+    from .fixing import run_fixes
+    from ..usecases.verify import verify     # the headers only: the smoke runs on the fixed files, in run()
+    found = verify(open_source(path, revision, token, subfolder), target=open_target(target, token), select=sel,
+                   ignore=ign, engines=engines)
+    return run_fixes([found], apply_fixes, show_diff, unsafe_fixes, run)

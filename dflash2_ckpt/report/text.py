@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
 
-from ..findings import Verdict
+from ..findings import Verdict, fix_marker
 from .engine_tables import render_engine_tables
 from .safe import printable
 
@@ -70,8 +70,14 @@ def render_findings(report: Any, out: Console) -> None:
     for f in report.findings:
         where = f.field or f.tensor or f.file or ""
         # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
-        table.add_row(f.code, f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where), escape(f.message))
+        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where),
+                      escape(f.message))
     out.print(table)
+    if any(f.fix is not None for f in report.findings):
+        out.print(escape(FIX_LEGEND))
+
+
+FIX_LEGEND = "[*] fixable with --fix (see the change first with --diff); [~] with --fix --unsafe-fixes"
 
 
 def render_verdict(report: Verdict, out: Console) -> None:

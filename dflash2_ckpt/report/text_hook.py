@@ -10,6 +10,7 @@ from typing import IO, Any
 
 from .locate import locate
 from .safe import printable
+from ..findings import fix_marker
 
 
 def concise_lines(run: Any) -> list[str]:
@@ -18,7 +19,7 @@ def concise_lines(run: Any) -> list[str]:
         for f, loc in locate(str(part.subject), part.findings):
             message = " ".join(f.message.split())            # one finding, one line
             note = "" if f.severity == "error" else f" ({f.severity})"
-            lines.append(f"{loc.uri}:{loc.line or 1}:1: {f.code} {message}{note}")
+            lines.append(f"{loc.uri}:{loc.line or 1}:1: {f.code}{fix_marker(f)} {message}{note}")
         if run.part_failed(n):
             lines.append(f"{part.subject}: FAILED ({run.level} checks)")
     lines += [f"{path}: {why}" for path, why in run.skipped]      # configs that are no drafter's, and why

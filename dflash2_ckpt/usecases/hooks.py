@@ -45,6 +45,7 @@ class ConfigOnlySource(SourceBase):
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self._inner = LocalSource(directory)
         self.label = self._inner.label
+        self.root = self._inner.root
 
     def list_files(self) -> list[str]:
         return [CONFIG] if CONFIG in self._inner.list_files() else []

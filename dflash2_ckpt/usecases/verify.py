@@ -11,6 +11,7 @@ from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import OPENING, run_checks, run_families
 from .compat import drafter_of
+from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views
 from ..errors import HeaderError
@@ -120,8 +121,9 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     families = {name: tuple(found) for name, found in run_families(ctx).items()}
     found = [f for fs in families.values() for f in fs]
     extra = {**ckpt.source.report_extra(), **ctx.extra}
-    return Report(ckpt.label, summarize(ckpt), tuple(filter_findings(found, select, ignore)), ckpt.bytes_read,
-                  extra=extra, checkpoint=ckpt, families=families)
+    kept = annotate(filter_findings(found, select, ignore), ckpt)     # each says whether --fix repairs it
+    return Report(ckpt.label, summarize(ckpt), kept, ckpt.bytes_read, extra=extra, checkpoint=ckpt,
+                  families=families)
 
 
 # file-level findings that mean the tensors could not be listed at all: inspect has nothing true to show

@@ -1,0 +1,258 @@
+"""`--fix` / `--diff`: the mechanical repairs verify's findings describe, applied to a local checkpoint.
+
+One fixer per code says what it would change: config.json keys (written whole to a temporary file in the
+same directory, then renamed over it) or tensor names (a new safetensors header of exactly the old length,
+padded with spaces as the format allows, so every data offset stays valid; the data bytes are copied
+verbatim behind it into a temporary file that is renamed over the shard). A rename whose header would
+grow is refused with the `dflash2-ckpt convert` command to run. No tensor byte is ever changed.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import struct
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal
+
+from ..checkpoint import CONFIG, INDEX, Checkpoint
+from ..engines.causality import intended
+from ..errors import UsageError
+from ..findings import Finding, Fix
+from ..formats.parse import load_config
+
+Applicability = Literal["safe", "unsafe"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What one finding's fix changes: config keys (dotted path -> value) and tensor renames."""
+    applicability: Applicability
+    description: str
+    config: tuple[tuple[str, Any], ...] = ()
+    renames: tuple[tuple[str, str], ...] = ()
+
+
+Fixer = Callable[[Finding, Checkpoint], "Edit | None"]
+
+
+def _rewritable(ckpt: Checkpoint, dialect: str = "nested") -> bool:
+    """A config of `dialect` whose JSON reads one way: with a duplicated key (DF117) engines disagree on
+    which value counts, and writing the file again would silently pick one."""
+    return ckpt.spec is not None and ckpt.spec.dialect == dialect and \
+        not any(f.code == "DF117" for f in ckpt.config_findings)
+
+
+def _causality(f: Finding, ckpt: Checkpoint) -> Edit | None:
+    """DF401: write the causality the reference reads explicitly (both keys), so every engine resolves it
+    the same way; only when it is one value for every layer of a nested config (else no key can say it)."""
+    spec = ckpt.spec
+    if spec is None or not _rewritable(ckpt):
+        return None
+    want = set(intended(spec))
+    if len(want) != 1:
+        return None
+    v = want.pop()
+    word = str(v).lower()
+    return Edit("safe", f"set is_causal: {word} and dflash_config.causal: {word}",
+                config=(("is_causal", v), ("dflash_config.causal", v)))
+
+
+def _unstated(f: Finding, ckpt: Checkpoint) -> Edit | None:
+    """DF403: state bidirectional, the DFlash2 training default. Unsafe: the files cannot say how this
+    drafter was trained."""
+    if not _rewritable(ckpt):
+        return None
+    return Edit("unsafe", "set is_causal: false and dflash_config.causal: false (DFlash2's training default)",
+                config=(("is_causal", False), ("dflash_config.causal", False)))
+
+
+def _borrowed_vocab(f: Finding, ckpt: Checkpoint) -> Edit | None:
+    """DF120 with --target: write the target's vocab_size into the assistant export. Unsafe: it is the
+    vocabulary of the target given on this command line, which the files cannot confirm is the one the
+    drafter was trained against."""
+    spec = ckpt.spec
+    if spec is None or spec.vocab_from != "target" or not _rewritable(ckpt, "assistant"):
+        return None
+    return Edit("unsafe", f"set vocab_size: {spec.vocab_size} (the target's)", config=(("vocab_size", spec.vocab_size),))
+
+
+def _rename(f: Finding, ckpt: Checkpoint) -> Edit | None:
+    """DF202 (a `model.` prefix) / DF206 (a codebook's `.weight`): the name the engines load, when the
+    check named one and no tensor holds it already."""
+    new = f.details.get("rename_to")
+    old = f.tensor
+    if not isinstance(new, str) or old is None or old not in ckpt.tensors or new in ckpt.tensors:
+        return None
+    if ckpt.gguf is not None or not ckpt.tensors[old].file.endswith(".safetensors"):
+        return None
+    return Edit("safe", f"rename tensor {old} to {new}", renames=((old, new),))
+
+
+FIXERS: dict[str, Fixer] = {"DF120": _borrowed_vocab, "DF401": _causality, "DF403": _unstated, "DF202": _rename,
+                             "DF206": _rename}
+
+
+def edit_for(f: Finding, ckpt: Checkpoint | None) -> Edit | None:
+    fixer = FIXERS.get(f.code)
+    return None if fixer is None or ckpt is None else fixer(f, ckpt)
+
+
+def annotate(findings: Iterable[Finding], ckpt: Checkpoint | None) -> tuple[Finding, ...]:
+    """Each finding with its `fix` (what --fix would do), where a fixer has one."""
+    out = []
+    for f in findings:
+        e = edit_for(f, ckpt)
+        out.append(f if e is None else replace(f, fix=Fix(e.applicability, e.description)))
+    return tuple(out)
+
+
+@dataclass
+class Plan:
+    """Every applicable edit of one checkpoint, merged: new file bytes by file name."""
+    root: Path
+    files: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)     # name -> (old, new)
+    applied: list[Finding] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def diff(self) -> str:
+        """A unified diff per changed file (a safetensors file: its header JSON, one tensor a line)."""
+        out: list[str] = []
+        for name, (old, new) in sorted(self.files.items()):
+            label = name + (" (header)" if name.endswith(".safetensors") else "")
+            a, b = _text(name, old), _text(name, new)
+            out += difflib.unified_diff(a, b, f"a/{label}", f"b/{label}")
+        return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def _text(name: str, data: bytes) -> list[str]:
+    if name.endswith(".safetensors"):
+        n = struct.unpack("<Q", data[:8])[0]
+        obj = json.loads(data[8:8 + n])
+        return [_encode({k: v}).decode("utf-8")[1:-1] + "\n" for k, v in obj.items()]
+    return data.decode("utf-8", "backslashreplace").splitlines(keepends=True)
+
+
+def _root(ckpt: Checkpoint) -> Path:
+    root = getattr(ckpt.source, "root", None)      # a local directory's; None for a Hub repository
+    if not isinstance(root, Path):
+        raise UsageError(f"{ckpt.label}: --fix and --diff change files on disk; download the repository "
+                         "and run them on the local copy")
+    return root
+
+
+def _set(obj: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, key = dotted.split(".")
+    for p in parents:
+        child = obj.get(p)
+        if not isinstance(child, dict):
+            child = obj[p] = {}
+        obj = child
+    obj[key] = value
+
+
+def _encode(obj: Any, **layout: Any) -> bytes:
+    """UTF-8 JSON, non-ASCII kept as is; escaped where a string holds what UTF-8 cannot (a lone surrogate
+    from a `\\ud800` escape)."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, **layout).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(obj, ensure_ascii=True, **layout).encode("ascii")
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return _encode(obj, indent=2) + b"\n"
+
+
+def plan(findings: Iterable[Finding], ckpt: Checkpoint, *, unsafe: bool = False) -> Plan:
+    """The edits of every fixable finding (unsafe ones only with `unsafe`), merged per file."""
+    root = _root(ckpt)
+    out = Plan(root)
+    config_edits: dict[str, Any] = {}
+    renames: dict[str, str] = {}
+    for f in findings:
+        e = edit_for(f, ckpt)
+        if e is None or (e.applicability == "unsafe" and not unsafe):
+            continue
+        if any(config_edits.get(k, v) != v for k, v in e.config):
+            continue        # two findings want different values: neither is mechanical
+        if any(new in renames.values() for _, new in e.renames):
+            continue        # two tensors would take one name
+        config_edits.update(e.config)
+        renames.update(e.renames)
+        out.applied.append(f)
+    if config_edits:
+        old = (root / CONFIG).read_bytes()
+        cfg, _ = load_config(old)      # the reader verify used (a BOM, duplicate keys, no NaN)
+        if cfg is None:
+            out.refused.append(f"{CONFIG}: changed since it was verified and no longer parses")
+            out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
+        else:
+            for k, v in config_edits.items():
+                _set(cfg, k, v)
+            out.files[CONFIG] = (old, _json_bytes(cfg))
+    if renames:
+        _plan_renames(ckpt, renames, out)
+    return out
+
+
+def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
+    by_file: dict[str, dict[str, str]] = {}
+    for old, new in renames.items():
+        by_file.setdefault(ckpt.tensors[old].file, {})[old] = new
+    done: set[str] = set()
+    # convert writes the names the engines load, in the dialect it is given: keep the checkpoint's own
+    to = ckpt.spec.dialect if ckpt.spec is not None and ckpt.spec.dialect == "flat" else "nested"
+    for name, names in sorted(by_file.items()):
+        path = out.root / name
+        with path.open("rb") as fh:
+            prefix = fh.read(8)
+            n = struct.unpack("<Q", prefix)[0]
+            raw = fh.read(n)
+        header = json.loads(raw)
+        new_header = {names.get(k, k): v for k, v in header.items()}
+        text = _encode(new_header, separators=(",", ":"))
+        if len(text) > n:
+            out.refused.append(f"{name}: the renamed header is {len(text) - n} bytes longer, so every data offset "
+                               f"would move; run `dflash2-ckpt convert {out.root} --to {to} -o OUT` to write a renamed copy")
+            continue
+        out.files[name] = (prefix + raw, prefix + text + b" " * (n - len(text)))
+        done.update(names)
+    out.applied = [f for f in out.applied if not f.details.get("rename_to") or f.tensor in done]
+    if done and ckpt.index is not None and (out.root / INDEX).is_file():
+        before = (out.root / INDEX).read_bytes()
+        index, _ = load_config(before, file=INDEX)
+        wm = index.get("weight_map") if index is not None else None
+        if index is not None and isinstance(wm, dict):
+            index["weight_map"] = {(renames[k] if k in done else k): v for k, v in wm.items()}
+            out.files[INDEX] = (before, _json_bytes(index))
+
+
+def apply(p: Plan) -> None:
+    """Write every changed file to a temporary file beside it, then rename them all over the originals: an
+    interrupted run leaves each file whole (old or new), never half written."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, (old, new) in sorted(p.files.items()):
+            dest = p.root / name
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".fix", dir=dest.parent)
+            tmp = Path(tmp_name)
+            staged.append((name, tmp))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(new)
+                if name.endswith(".safetensors"):     # the data bytes, verbatim, behind the new header
+                    with dest.open("rb") as src:
+                        src.seek(len(old))
+                        shutil.copyfileobj(src, fh, 1 << 24)
+                fh.flush()
+                os.fsync(fh.fileno())
+            shutil.copymode(dest, tmp)
+        for name, staged_tmp in staged:
+            os.replace(staged_tmp, p.root / name)
+        staged = []
+    finally:
+        for _, left in staged:
+            left.unlink(missing_ok=True)
