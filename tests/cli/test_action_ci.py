@@ -85,3 +85,16 @@ def test_compat_that_could_not_run_still_shows_why(tmp_path: Path) -> None:
     assert code == 3 and outputs["exit-code"] == "3"
     errors = [x for x in out.splitlines() if x.startswith("::error")]
     assert len(errors) == 2 and all("SourceError" in e for e in errors)          # verify's and compat's
+
+
+def test_every_output_the_recipe_reads_is_declared_and_written(tmp_path: Path) -> None:
+    """The outputs action.yml declares are the ones the script writes, and the CI recipe reads only those."""
+    import yaml
+    declared = set(ACTION["outputs"])
+    assert all(v["value"] == f"${{{{ steps.run.outputs.{k} }}}}" for k, v in ACTION["outputs"].items())
+    _, _, written, _ = run_action(tmp_path, paths=GOOD)
+    assert set(written) == declared
+    recipe = (ROOT / "docs" / "github-actions-verify.yml").read_text()
+    yaml.safe_load(recipe)
+    used = set(re.findall(r"steps\.verify\.outputs\.([\w-]+)", recipe))
+    assert used and used <= declared, used - declared
