@@ -142,30 +142,42 @@ def counts(doc: Mapping[str, Any] | None) -> dict[str, int]:
     return out
 
 
+def _settings_engines(env: Mapping[str, str], path: str) -> bool:
+    """Whether the settings (the `config` input, else the workspace's pyproject.toml) name engines for
+    this path: compat then judges those, as asked for. A settings file that cannot be read asks for none
+    here; the compat run itself reports it."""
+    from .settings import resolve
+    try:
+        return bool(resolve(_input(env, "config") or None, subject=path).values.get("engines"))
+    except (Dflash2Error, OSError):
+        return False
+
+
 def _compat(path: str, i: int, tmp: str, env: Mapping[str, str], child_env: Mapping[str, str]
             ) -> tuple[int, dict[str, Any] | None, bool]:
-    """compat for the engines the `engines` input names, its annotations on the run. Without that input no
-    engine was asked for: every profile is judged into the JSON and the summary, and the verdicts show as
+    """compat for the engines the `engines` input (else the settings' `engines`) names, its annotations on
+    the run. Without either no engine was asked for: every profile is judged into the JSON and the summary, and the verdicts show as
     one notice, never as errors of engines the workflow does not use on a run that passes (exit 0; a run
     where no engine loads it, or that could not run, shows its annotations). Returns (exit code, JSON
     report, whether its annotations were shown)."""
     cj = Path(tmp, f"{i}.compat.json")
     engines = [f"--engine={e}" for e in _words(_input(env, "engines"))]
+    asked = bool(engines) or _settings_engines(env, path)
     extra = [f"--{name}={v}" for name in ("target", "revision", "config") if (v := _input(env, name))]
     held = Path(tmp, f"{i}.compat.github")
-    shown = ["--format", "github"] if engines else [f"--output=github={held}"]
+    shown = ["--format", "github"] if asked else [f"--output=github={held}"]
     code = _cli(["compat", *engines, *extra, *shown, f"--output=json={cj}", "--", path], child_env)
     doc = _read_json(cj)
-    if not engines and code != 0:
+    if not asked and code != 0:
         if held.is_file():
             print(held.read_text(encoding="utf-8"), end="", flush=True)     # already escaped by the CLI
         return code, doc, True
-    if not engines and doc is not None:
+    if not asked and doc is not None:
         verdicts = ", ".join(f"{e.get('engine')} {e.get('versions')}: {e.get('verdict')}"
                              for e in doc.get("engines") or [])
         _say("notice", f"compat {path}: {verdicts} (name the engines you serve with in the `engines` input to "
                        "have their verdicts annotated)")
-    return code, doc, bool(engines)
+    return code, doc, asked
 
 
 def run(env: Mapping[str, str]) -> int:

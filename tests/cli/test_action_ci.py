@@ -98,3 +98,11 @@ def test_every_output_the_recipe_reads_is_declared_and_written(tmp_path: Path) -
     yaml.safe_load(recipe)
     used = set(re.findall(r"steps\.verify\.outputs\.([\w-]+)", recipe))
     assert used and used <= declared, used - declared
+
+
+def test_engines_named_by_the_settings_are_asked_for_too(tmp_path: Path) -> None:
+    settings = tmp_path / "ci.toml"
+    settings.write_text('engines = ["vllm@0.28.0"]\n')
+    code, out, outputs, _ = run_action(tmp_path, paths=GOOD, compat="true", config=str(settings))
+    assert code == 1 and re.findall(r"^::\w+ [^:]*title=(DF\d+)", out, re.M) == ["DF802"], out
+    assert outputs["errors"] == "1"
