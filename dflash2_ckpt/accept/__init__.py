@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MissingDependencyError
 
 if TYPE_CHECKING:
     from .report import AcceptReport, PromptResult
+    from .run import Progress
 
 
 def __getattr__(name: str) -> object:
@@ -36,7 +37,7 @@ def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str |
            expect: str | float | tuple[float, float] | None = None, device: str | None = None,
            kernels: str | None = None, limit: int | None = None, revision: str | None = None,
            token: str | None = None, max_memory: int | None = None, batch: int = 1, threads: int | None = None,
-           progress: Callable[[int, int, str], None] | None = None) -> AcceptReport:
+           progress: Progress | None = None) -> AcceptReport:
     """Run block speculative decoding of `target` with `drafter` and return the statistics.
 
     drafter: a checkpoint directory, Source, opened Checkpoint, or a loaded smoke Drafter.
@@ -47,7 +48,8 @@ def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str |
     before anything loads, when the estimate is over it.
     batch: prompts decoded together, one target forward per step for all of them (same tokens, same τ).
     threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load).
-    progress: called as (prompts done, prompts, label) before each prompt and once at the end.
+    progress: called as (0, prompts, first label, None, None) before the first prompt, then after each
+    prompt as (prompts done, prompts, its label, its τ, τ pooled over the prompts done so far).
     Raises MissingDependencyError without torch/transformers, ConfigError / SourceError when the
     drafter, target or prompts cannot be used.
     """

@@ -14,6 +14,9 @@ from .prompts import load_prompts
 from .report import AcceptReport, PromptResult
 from .target import Target, load_target, resolve_target
 
+# (prompts done, prompts, label, that prompt's τ, τ pooled over the prompts done); see accept()
+Progress = Callable[[int, int, str, float | None, float | None], None]
+
 
 def _within_budget(drafter: Any, root: Path, device: str | None, max_memory: int | None) -> None:
     """Refuse, before loading either model, a pair that would not fit (the kernel would kill the run)."""
@@ -60,7 +63,7 @@ def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | No
 def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[str] | None, max_new_tokens: int,
                block_size: int | None, expect: Any, device: str | None, kernels: str | None, limit: int | None,
                revision: str | None, token: str | None, max_memory: int | None = None, batch: int = 1,
-               threads: int | None = None, progress: Callable[[int, int, str], None] | None = None) -> AcceptReport:
+               threads: int | None = None, progress: Progress | None = None) -> AcceptReport:
     if max_new_tokens < 1:
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
     if batch < 1:
@@ -77,9 +80,9 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
     spec_s = base_s = 0.0
     spec_tok = base_tok = spec_fw = base_fw = 0
     runs: dict[int, Decoded] = {}
+    if progress is not None:
+        progress(0, len(plist), plist[0].label, None, None)
     for i, p in enumerate(plist):
-        if progress is not None:
-            progress(i, len(plist), p.label)
         ref = greedy(target, p.ids, max_new_tokens)
         if i not in runs:         # the next `batch` prompts verified together (one target forward per step)
             group = plist[i:i + batch]
@@ -97,8 +100,9 @@ def run_accept(drafter_in: Any, target_in: Any, *, prompts: str | os.PathLike[st
         spec_s, base_s = spec_s + run.seconds, base_s + ref.seconds
         spec_tok, base_tok = spec_tok + len(run.tokens), base_tok + len(ref.tokens)
         spec_fw, base_fw = spec_fw + run.forwards, base_fw + ref.forwards
-    if progress is not None:
-        progress(len(plist), len(plist), "done")
+        if progress is not None:
+            progress(i + 1, len(plist), p.label, results[-1].tau.mean,
+                     stats.pooled_tau([r.accepted for r in results]).mean)
     per_prompt = [r.accepted for r in results]
     every = [a for r in per_prompt for a in r]
     drafts = drafter.block_size - 1

@@ -5,8 +5,10 @@ torch and transformers load only inside the body.
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
-from typing import Callable, Iterator
+import time
+from typing import TYPE_CHECKING, Iterator
 
 import click
 
@@ -16,24 +18,61 @@ from .errors import guarded
 from .options import configured, emit, hub_options, open_source, outputs_option, strict_option, threads_option
 from .smoke import parse_size
 
+if TYPE_CHECKING:
+    from ..accept.run import Progress
+
 ACCEPT_FORMATS = ("text", "json", "sarif", "github", "markdown", "html")
 
 
+def _tau(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def _eta(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s" if s < 3600 else f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def progress_line(done: int, total: int, label: str, tau: float | None, running: float | None,
+                  elapsed: float) -> str:
+    """One prompt's line for a log: `[3/10] prompt 3: τ 4.12 (running 4.30), ETA 12 s`; the ETA is the mean
+    time per prompt so far times the prompts left."""
+    from ..report.safe import printable
+    eta = _eta(elapsed / done * (total - done)) if done else "-"
+    return f"[{done}/{total}] {printable(label)[-60:]}: τ {_tau(tau)} (running {_tau(running)}), ETA {eta}"
+
+
 @contextlib.contextmanager
-def _progress() -> Iterator[Callable[[int, int, str], None] | None]:
-    """A transient bar over the prompts on stderr when it is a terminal (a long run says where it is);
-    nothing in pipes, CI logs and --format json runs captured by a script."""
+def _progress() -> Iterator[Progress]:
+    """Where a long run is, on stderr (stdout keeps the report): a transient bar with the ETA and the running
+    τ when stderr is a terminal; one plain line per prompt otherwise (CI logs, pipes), which a log keeps."""
+    started = time.monotonic()
     if not sys.stderr.isatty():
-        yield None
+        def line(done: int, total: int, label: str, tau: float | None, running: float | None) -> None:
+            nonlocal started
+            if done == 0:
+                started = time.monotonic()          # the models are loaded: time the prompts only
+                print(f"accept: {total} prompt{'s' if total != 1 else ''}", file=sys.stderr, flush=True)
+                return
+            print(progress_line(done, total, label, tau, running, time.monotonic() - started), file=sys.stderr,
+                  flush=True)
+        yield line
         return
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("accept: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task("loading", total=None)
-        yield lambda done, total, label: bar.update(task, completed=done, total=total,
-                                                    description=escape(label[-40:]))
+
+    from ..report.safe import printable
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+    with Bar(TextColumn("accept: {task.description}"), BarColumn(), MofNCompleteColumn(),
+             TextColumn("τ {task.fields[running]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+             transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("loading", total=None, running="-")
+
+        def update(done: int, total: int, label: str, tau: float | None, running: float | None) -> None:
+            bar.update(task, completed=done, total=total, description=escape(printable(label)[-40:]),
+                       running=_tau(running))
+        yield update
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -129,6 +129,57 @@ def _set_outputs(file: str, values: Mapping[str, str]) -> None:
             f.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
+def counts(doc: Mapping[str, Any] | None) -> dict[str, int]:
+    """Findings by severity in one run's report: verify's `counts`; compat's reasons per engine judged."""
+    if not doc:
+        return {}
+    if isinstance(doc.get("counts"), dict):
+        return {k: v for k, v in doc["counts"].items() if isinstance(v, int)}
+    out: dict[str, int] = {}
+    for engine in doc.get("engines") or []:
+        for reason in engine.get("reasons") or []:
+            out[reason.get("severity", "info")] = out.get(reason.get("severity", "info"), 0) + 1
+    return out
+
+
+def _settings_engines(env: Mapping[str, str], path: str) -> bool:
+    """Whether the settings (the `config` input, else the workspace's pyproject.toml) name engines for
+    this path: compat then judges those, as asked for. A settings file that cannot be read asks for none
+    here; the compat run itself reports it."""
+    from .settings import resolve
+    try:
+        return bool(resolve(_input(env, "config") or None, subject=path).values.get("engines"))
+    except (Dflash2Error, OSError):
+        return False
+
+
+def _compat(path: str, i: int, tmp: str, env: Mapping[str, str], child_env: Mapping[str, str]
+            ) -> tuple[int, dict[str, Any] | None, bool]:
+    """compat for the engines the `engines` input (else the settings' `engines`) names, its annotations on
+    the run. Without either no engine was asked for: every profile is judged into the JSON and the summary, and the verdicts show as
+    one notice, never as errors of engines the workflow does not use on a run that passes (exit 0; a run
+    where no engine loads it, or that could not run, shows its annotations). Returns (exit code, JSON
+    report, whether its annotations were shown)."""
+    cj = Path(tmp, f"{i}.compat.json")
+    engines = [f"--engine={e}" for e in _words(_input(env, "engines"))]
+    asked = bool(engines) or _settings_engines(env, path)
+    extra = [f"--{name}={v}" for name in ("target", "revision", "config") if (v := _input(env, name))]
+    held = Path(tmp, f"{i}.compat.github")
+    shown = ["--format", "github"] if asked else [f"--output=github={held}"]
+    code = _cli(["compat", *engines, *extra, *shown, f"--output=json={cj}", "--", path], child_env)
+    doc = _read_json(cj)
+    if not asked and code != 0:
+        if held.is_file():
+            print(held.read_text(encoding="utf-8"), end="", flush=True)     # already escaped by the CLI
+        return code, doc, True
+    if not asked and doc is not None:
+        verdicts = ", ".join(f"{e.get('engine')} {e.get('versions')}: {e.get('verdict')}"
+                             for e in doc.get("engines") or [])
+        _say("notice", f"compat {path}: {verdicts} (name the engines you serve with in the `engines` input to "
+                       "have their verdicts annotated)")
+    return code, doc, asked
+
+
 def run(env: Mapping[str, str]) -> int:
     paths = _lines(_input(env, "paths"))
     if not paths:
@@ -143,6 +194,7 @@ def run(env: Mapping[str, str]) -> int:
     worst = 0
     rows: list[tuple[str, str, int, dict[str, Any] | None]] = []
     documents: list[dict[str, Any]] = []
+    annotated: list[dict[str, Any] | None] = []        # the reports whose findings the run shows: counted
     with tempfile.TemporaryDirectory(prefix="dflash2-ckpt-action-") as tmp:
         sarifs: list[Path] = []
         for i, path in enumerate(paths):
@@ -151,16 +203,14 @@ def run(env: Mapping[str, str]) -> int:
                          f"--output=sarif={s}", f"--output=json={j}", "--", path], child_env)
             sarifs.append(s)
             doc = _read_json(j)
+            annotated.append(doc)
             rows.append((path, "verify", code, doc))
             documents.append({"path": path, "command": "verify", "exit_code": code, "report": doc})
             worst = max(worst, code)
             if compat:
-                cj = Path(tmp, f"{i}.compat.json")
-                engines = [f"--engine={e}" for e in _words(_input(env, "engines"))]
-                extra = [f"--{name}={v}" for name in ("target", "revision", "config") if (v := _input(env, name))]
-                code = _cli(["compat", *engines, *extra, "--format", "github", f"--output=json={cj}", "--", path],
-                            child_env)
-                doc = _read_json(cj)
+                code, doc, shown = _compat(path, i, tmp, env, child_env)
+                if shown:
+                    annotated.append(doc)
                 rows.append((path, "compat", code, doc))
                 documents.append({"path": path, "command": "compat", "exit_code": code, "report": doc})
                 worst = max(worst, code)
@@ -170,7 +220,13 @@ def run(env: Mapping[str, str]) -> int:
                                 paths):
         worst = max(worst, 2)
     if out := env.get("GITHUB_OUTPUT"):
-        _set_outputs(out, {"exit-code": str(worst), "sarif-file": sarif_file})
+        total: dict[str, int] = {}
+        for doc in annotated:
+            for severity, n in counts(doc).items():
+                total[severity] = total.get(severity, 0) + n
+        _set_outputs(out, {"exit-code": str(worst), "sarif-file": sarif_file,
+                           "findings": str(sum(total.values())), "errors": str(total.get("error", 0)),
+                           "warnings": str(total.get("warning", 0)), "json-file": json_file})
     if summary := env.get("GITHUB_STEP_SUMMARY"):
         with open(summary, "a", encoding="utf-8") as f:
             f.write(_summary(rows))

@@ -52,12 +52,12 @@ def write_outputs(report: Any, outputs: Iterable[Output]) -> bool:
     """Each --output file gets the whole report in its format (the machine-output contract, per file): every
     destination checked first, then all written atomically (report/write.py); an output to `-` is printed
     on stdout after them. True when it was: the caller then prints nothing more there."""
-    from ..report.write import destination, files_read, write_files
     outputs = list(outputs)
     to_stdout = [fmt for fmt, path in outputs if path == STDOUT]
     outputs = [o for o in outputs if o[1] != STDOUT]
     if not outputs:
         return _print(report, to_stdout)
+    from ..report.write import destination, files_read, write_files     # (tempfile, shutil): files only
     ctx = click.get_current_context(silent=True)
     follow = bool(ctx and ctx.meta.get(FOLLOW))
     reading = files_read(read_paths(ctx))

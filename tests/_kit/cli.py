@@ -34,9 +34,10 @@ def run_output(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]
 
 
 def run_json(*args: str, command: click.Command = main) -> tuple[int, Any]:
-    """Exit code and the one JSON document of `ARGS --format json` ({} when nothing was printed)."""
+    """Exit code and the one JSON document of `ARGS --format json` on stdout ({} when nothing was printed);
+    stderr (accept's progress lines) is not part of it."""
     res = invoke_cli(command, [*args, "--format", "json"])
-    return res.exit_code, json.loads(res.output) if res.output.strip() else {}
+    return res.exit_code, json.loads(res.stdout) if res.stdout.strip() else {}
 
 
 def one_json(stdout: str) -> Any:

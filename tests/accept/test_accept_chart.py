@@ -4,6 +4,7 @@ and the progress bar a long run shows on a terminal. No torch: the report is bui
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -75,13 +76,28 @@ def test_a_long_run_shows_a_progress_bar_on_a_terminal_only(monkeypatch: pytest.
     term = _Terminal()
     monkeypatch.setattr(sys, "stderr", term)
     with _progress() as progress:
-        assert progress is not None
-        for done in range(3):
-            progress(done, 2, f"prompt {done}")
+        progress(0, 2, "prompt 1", None, None)
+        progress(1, 2, "prompt 1", 4.5, 4.5)
+        progress(2, 2, "prompt 2", 3.0, 3.75)
     shown = term.getvalue()
     assert "accept:" in shown and "2/2" in shown
+    assert "τ 3.75" in shown and "ETA" in shown            # the running τ and the time left on the bar
+    assert "[1/2]" not in shown                             # the bar, not the log lines
     pipe = io.StringIO()
     monkeypatch.setattr(sys, "stderr", pipe)
-    with _progress() as progress:
-        assert progress is None                  # pipes and CI logs get no bar
-    assert pipe.getvalue() == ""
+    with _progress() as progress:                           # pipes and CI logs: a line per prompt, no bar
+        progress(0, 2, "prompt 1", None, None)
+        progress(1, 2, "prompt 1\x1b[2J", 4.5, 4.5)
+        progress(2, 2, "prompt 2", float("nan"), 4.5)
+    lines = pipe.getvalue().splitlines()
+    assert lines[0] == "accept: 2 prompts" and "\x1b" not in pipe.getvalue()      # a label cannot drive the terminal
+    assert re.fullmatch(r"\[1/2\] prompt 1.*: τ 4\.50 \(running 4\.50\), ETA \d+ s", lines[1]), lines
+    assert lines[2] == "[2/2] prompt 2: τ - (running 4.50), ETA 0 s"
+
+
+def test_progress_line_eta_is_the_mean_time_per_prompt_times_the_prompts_left() -> None:
+    from dflash2_ckpt.cli.accept import progress_line
+    assert progress_line(3, 10, "prompt 3", 4.123, 4.3, 12.0) == \
+        "[3/10] prompt 3: τ 4.12 (running 4.30), ETA 28 s"
+    assert progress_line(1, 100, "p", 2.0, 2.0, 90.0).endswith("ETA 2 h 28 min")
+    assert progress_line(2, 4, "p", None, None, 75.0).endswith("τ - (running -), ETA 1 min 15 s")

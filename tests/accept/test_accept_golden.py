@@ -105,7 +105,7 @@ def test_report_with_batch_is_the_old_report(pair, tmp_path):
                                     "--max-new-tokens", "32", "--batch", "8", "--threads", "1", "--device", "cpu",
                                     "--format", "json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)
     assert doc["batch"] == 8 and doc["threads"]["threads"] == 1 and doc["threads"]["source"] == "--threads"
     assert [p["accepted_per_step"] for p in doc["prompts"]] == [r["accepted"] for r in GOLDEN["runs"]["32"]["prompts"]]
 

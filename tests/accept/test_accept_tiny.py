@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_cli_expect_json_and_exit_codes(tmp_path):
     base = [str(DRAFTER), "--target", str(TARGET), "--max-new-tokens", "16", "--limit", "2", "--format", "json"]
     card = tmp_path / "tau.md"
     res = invoke_cli(accept_command, base + ["--output", f"markdown={card}"])
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)
     assert f"| {doc['tau']['mean']:.2f} |" in card.read_text().splitlines()[2]     # the card table, same run
     assert res.exit_code == 0 and doc["passed"] and doc["tau"]["mean"] >= 2.0
     assert doc["tau"]["ci95_method"] == "t, 1 df (prompts as clusters)"        # two prompts: 12.7, not 1.96
@@ -93,11 +94,11 @@ def test_cli_expect_json_and_exit_codes(tmp_path):
     assert doc["prompts_source"] == "target's prompts.jsonl" and len(doc["acceptance_per_position"]) == 7
     tau = doc["tau"]["mean"]
     res = invoke_cli(accept_command, base + ["--expect", f"{tau + 1:.2f}+-0.1"])
-    assert res.exit_code == 1 and "DF752" in {f["code"] for f in json.loads(res.output)["findings"]}
+    assert res.exit_code == 1 and "DF752" in {f["code"] for f in json.loads(res.stdout)["findings"]}
     res = invoke_cli(accept_command, base + ["--expect", "fast"])
     assert res.exit_code == 2
     res = invoke_cli(accept_command, [str(DRAFTER), "--target", str(PAIR / "nowhere"), "--format", "json"])
-    assert res.exit_code == 3 and json.loads(res.output)["error"]["type"] == "SourceError"
+    assert res.exit_code == 3 and json.loads(res.stdout)["error"]["type"] == "SourceError"
 
 
 def test_markdown_is_a_card_table_with_the_chart(trained):
@@ -119,6 +120,28 @@ def test_markdown_is_a_card_table_with_the_chart(trained):
 
 def test_progress_is_reported_per_prompt(drafter):
     seen = []
-    dflash2_ckpt.accept(drafter, TARGET, max_new_tokens=4, limit=2, device="cpu",
-                        progress=lambda done, total, label: seen.append((done, total)))
-    assert seen == [(0, 2), (1, 2), (2, 2)]
+    report = dflash2_ckpt.accept(drafter, TARGET, max_new_tokens=4, limit=2, device="cpu",
+                                 progress=lambda *call: seen.append(call))
+    first, second = report.prompts
+    assert seen == [(0, 2, first.label, None, None), (1, 2, first.label, first.tau.mean, first.tau.mean),
+                    (2, 2, second.label, second.tau.mean, report.tau.mean)]     # running τ: pooled so far
+
+
+def test_a_run_outside_a_terminal_logs_one_line_per_prompt_with_eta_and_running_tau():
+    """Not on a terminal (CI logs, pipes) accept printed no progress at all; now one line per prompt on
+    stderr, the report alone on stdout."""
+    res = invoke_cli(accept_command, [str(DRAFTER), "--target", str(TARGET), "--max-new-tokens", "8", "--limit", "3",
+                                      "--device", "cpu", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    lines = res.stderr.splitlines()
+    assert lines[0] == "accept: 3 prompts"
+    assert len(lines) == 4, res.stderr
+    for n, (line, prompt) in enumerate(zip(lines[1:], doc["prompts"]), 1):
+        got = re.fullmatch(r"\[(\d+)/3\] (.+): τ ([\d.]+) \(running ([\d.]+)\), ETA (\d+ s|\d+ min \d\d s)", line)
+        assert got, line
+        assert int(got[1]) == n and got[2] == prompt["prompt"]
+        assert float(got[3]) == pytest.approx(prompt["tau"]["mean"], abs=0.005)
+        steps = [a for p in doc["prompts"][:n] for a in p["accepted_per_step"]]
+        assert float(got[4]) == pytest.approx(sum(a + 1 for a in steps) / len(steps), abs=0.005)
+    assert lines[-1].endswith("ETA 0 s")                              # nothing left

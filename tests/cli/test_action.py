@@ -73,7 +73,7 @@ def run_action(tmp: Path, **inputs: str) -> tuple[int, str, dict[str, str], Path
 
 def test_the_action_is_a_composite_that_installs_its_own_checkout() -> None:
     assert ACTION["runs"]["using"] == "composite"
-    install = ACTION["runs"]["steps"][0]
+    install = next(s for s in ACTION["runs"]["steps"] if "pip install" in s.get("run", ""))
     assert '"$GITHUB_ACTION_PATH"' in install["run"] and "pip install" in install["run"]
     used = {m.group(1) for s in ACTION["runs"]["steps"] for v in s.get("env", {}).values()
             for m in EXPR.finditer(str(v))}
@@ -84,7 +84,8 @@ def test_annotations_and_one_sarif_file_for_several_drafters(tmp_path: Path) -> 
     code, out, outputs, work = run_action(tmp_path, paths=f"{GOOD}\n{BROKEN}", **{"json-file": "report.json"})
     assert code == 1
     assert re.search(r"^::error file=[^,]*config\.json,(line=\d+,)?title=DF203 wrong-shape::", out, re.M), out
-    assert outputs == {"exit-code": "1", "sarif-file": "dflash2-ckpt.sarif"}
+    assert outputs == {"exit-code": "1", "sarif-file": "dflash2-ckpt.sarif", "findings": "1", "errors": "1",
+                       "warnings": "0", "json-file": "report.json"}       # the broken drafter's one DF203
     sarif = json.loads((work / "dflash2-ckpt.sarif").read_text())
     assert sarif["version"] == "2.1.0" and len(sarif["runs"]) == 2
     assert sarif["runs"][0]["results"] == [] and sarif["runs"][1]["results"]
@@ -163,7 +164,8 @@ def test_a_newline_in_sarif_file_cannot_set_another_output(tmp_path: Path) -> No
     name = "x.sarif\nexit-code=0"
     code, _, outputs, work = run_action(tmp_path, paths=str(tmp_path / "missing"), **{"sarif-file": name})
     assert code == 3
-    assert outputs == {"exit-code": "3", "sarif-file": name}
+    assert {k: outputs[k] for k in ("exit-code", "sarif-file")} == {"exit-code": "3", "sarif-file": name}
+    assert set(outputs) == {"exit-code", "sarif-file", "findings", "errors", "warnings", "json-file"}
     assert json.loads((work / name).read_text())["version"] == "2.1.0"
     text = (tmp_path / "github_output").read_text()
     assert "exit-code<<ghadelimiter_" in text and "\nexit-code=0\n" in text    # inside a block, as data

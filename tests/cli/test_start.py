@@ -47,6 +47,15 @@ def test_hook_config_loads_neither_pydantic_nor_rich() -> None:
     assert heavy(mods) == []
 
 
+@pytest.mark.parametrize("args", [("hook", "config", f"{GOOD}/config.json"), ("verify", GOOD)])
+def test_a_run_without_output_files_loads_no_file_writer(args: tuple[str, ...]) -> None:
+    """The report-file writer (and tempfile, shutil, random under it) loaded on every run that rendered a
+    report, though only --output writes a file (--version loads tempfile and shutil through importlib.metadata)."""
+    code, mods = loaded(*args)
+    assert code == 0
+    assert sorted(m for m in ("dflash2_ckpt.report.write", "tempfile", "shutil") if m in mods) == []
+
+
 def test_header_verify_loads_rich_for_its_table_and_nothing_heavier() -> None:
     code, mods = loaded("verify", GOOD)
     assert code == 0
