@@ -8,12 +8,9 @@ grow is refused with the `dflash2-ckpt convert` command to run. No tensor byte i
 """
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import shutil
 import struct
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal
@@ -120,6 +117,7 @@ class Plan:
 
     def diff(self) -> str:
         """A unified diff per changed file (a safetensors file: its header JSON, one tensor a line)."""
+        import difflib      # only --diff pays for it; verify imports this module for the fix markers
         out: list[str] = []
         for name, (old, new) in sorted(self.files.items()):
             label = name + (" (header)" if name.endswith(".safetensors") else "")
@@ -234,6 +232,8 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
 def apply(p: Plan) -> None:
     """Write every changed file to a temporary file beside it, then rename them all over the originals: an
     interrupted run leaves each file whole (old or new), never half written."""
+    import shutil       # only --fix writes; a plain verify imports this module for the fix markers
+    import tempfile
     staged: list[tuple[str, Path]] = []
     try:
         for name, (old, new) in sorted(p.files.items()):
