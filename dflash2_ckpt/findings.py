@@ -14,6 +14,9 @@ class Fix:
     `unsafe` picks a value the files cannot confirm (only with --unsafe-fixes)."""
     applicability: Literal["safe", "unsafe"]
     description: str
+    # the text files the fix rewrites, as (name in the checkpoint, old text, new text): what SARIF's `fixes`
+    # carry; empty for a header rename (binary) or where the files are not local
+    changes: tuple[tuple[str, str, str], ...] = ()
 
     def to_json(self) -> dict[str, str]:
         return {"applicability": self.applicability, "description": self.description}

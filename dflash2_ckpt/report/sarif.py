@@ -3,8 +3,8 @@
 Rules are the finding codes of the log's results (from the registry), each linking to its row of
 docs/codes.md as released with this version; each result sits on config.json at the key of its field
 (line and columns), or on the file it names. An error that stopped the run is a failed invocation with one
-notification, no results. No result carries `fixes`: the toolkit has no mechanical edit to offer for a
-single finding (convert rewrites whole checkpoints).
+notification, no results. A finding `verify --fix` repairs by editing a config carries `fixes`: the
+rewritten file as one replacement (tensor renames rewrite a binary header and are left to --fix itself).
 """
 from __future__ import annotations
 
@@ -64,6 +64,22 @@ def _region(loc: Location) -> dict[str, Any]:
     return {"region": {"startLine": loc.line, **cols}}
 
 
+def _fixes(f: Any, uri: str) -> list[dict[str, Any]]:
+    """What `verify --fix` would write for this finding, as SARIF replacements of the whole file (the files
+    sit beside the one the result is located in)."""
+    fix = getattr(f, "fix", None)
+    if fix is None or not fix.changes:
+        return []
+    base = uri.rpartition("/")[0]
+    changes = [{"artifactLocation": {"uri": quote(f"{base}/{name}" if base else name, safe="/")},
+                "replacements": [{"deletedRegion": {"charOffset": 0, "charLength": len(old)},
+                                  "insertedContent": {"text": new}}]}
+               for name, old, new in fix.changes]
+    return [{"description": {"text": f"{fix.description} ({fix.applicability}: dflash2-ckpt verify --fix"
+                                     f"{'' if fix.applicability == 'safe' else ' --unsafe-fixes'})"},
+             "artifactChanges": changes}]
+
+
 def _results(report: Any) -> list[dict[str, Any]]:
     results = []
     for f, loc in locate_all(report):
@@ -73,6 +89,9 @@ def _results(report: Any) -> list[dict[str, Any]]:
             "message": {"text": f.message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}],
             "partialFingerprints": {FINGERPRINT: fingerprint(f, loc.uri)}}
+        fixes = _fixes(f, loc.uri)
+        if fixes:
+            result["fixes"] = fixes
         props = {k: v for k, v in (("field", f.field), ("tensor", f.tensor)) if v is not None}
         if props:
             result["properties"] = props

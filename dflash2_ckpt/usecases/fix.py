@@ -103,8 +103,24 @@ def annotate(findings: Iterable[Finding], ckpt: Checkpoint | None) -> tuple[Find
     out = []
     for f in findings:
         e = edit_for(f, ckpt)
-        out.append(f if e is None else replace(f, fix=Fix(e.applicability, e.description)))
+        if e is None or ckpt is None:
+            out.append(f)
+            continue
+        out.append(replace(f, fix=Fix(e.applicability, e.description, _text_changes(f, e, ckpt))))
     return tuple(out)
+
+
+def _text_changes(f: Finding, e: "Edit", ckpt: Checkpoint) -> tuple[tuple[str, str, str], ...]:
+    """The config edit of this one finding as whole-file text (SARIF `fixes`); none for renames, which
+    rewrite a binary header, or off a local directory."""
+    if not e.config or e.renames or not isinstance(getattr(ckpt.source, "root", None), Path):
+        return ()
+    p = plan([f], ckpt, unsafe=True)
+    try:
+        return tuple((name, old.decode("utf-8"), new.decode("utf-8")) for name, (old, new) in sorted(p.files.items())
+                     if name.endswith(".json"))
+    except UnicodeDecodeError:
+        return ()
 
 
 @dataclass

@@ -120,3 +120,23 @@ def test_fingerprints_survive_moved_lines(tmp_path: Path, monkeypatch: pytest.Mo
     assert line(b) != line(a)
     assert b["partialFingerprints"] == a["partialFingerprints"] and b["partialFingerprints"]
     assert len({json.dumps(r["partialFingerprints"]) for r in before}) == len(before)   # distinct per finding
+
+
+def test_a_fixable_config_finding_carries_its_fix(tmp_path: Path) -> None:
+    """DF401's fix (the resolved causality written explicitly) as a SARIF replacement of config.json that
+    `verify --fix` would write; the log still validates."""
+    import shutil
+    from _kit.cli import invoke
+    src = tmp_path / "d"
+    shutil.copytree(Path(__file__).parents[2] / "fixtures" / "broken" / "engines-split-causality", src)
+    doc = json.loads(invoke("verify", str(src), "--format", "sarif").stdout)
+    assert not list(VALIDATOR.iter_errors(doc))
+    fixed = [r for r in doc["runs"][0]["results"] if r.get("fixes")]
+    assert fixed and {r["ruleId"] for r in fixed} == {"DF401"}
+    [change] = fixed[0]["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"]["uri"].endswith("config.json")
+    [rep] = change["replacements"]
+    old = (src / "config.json").read_text()
+    assert rep["deletedRegion"] == {"charOffset": 0, "charLength": len(old)}
+    assert invoke("verify", str(src), "--fix").exit_code in (0, 1)
+    assert rep["insertedContent"]["text"] == (src / "config.json").read_text()    # what --fix wrote
