@@ -1,15 +1,17 @@
-"""DF5xx: does the drafter fit its target model (config only)."""
+"""DF5xx: does the drafter fit its target model (its config here, its tokenizer in tokenizer.py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
+from . import tokenizer
 
 if TYPE_CHECKING:
     from .context import CheckContext
 
-EMITS: frozenset[str] = frozenset({"DF501", "DF502", "DF503", "DF504", "DF505", "DF506", "DF507", "DF508"})
+EMITS: frozenset[str] = frozenset({"DF501", "DF502", "DF503", "DF504", "DF505", "DF506", "DF507", "DF508"}) \
+    | tokenizer.EMITS
 
 
 def check(ctx: CheckContext) -> list[Finding]:
@@ -19,7 +21,11 @@ def check(ctx: CheckContext) -> list[Finding]:
         return []
     if t.config is None:
         return [Finding("DF508", f"target {t.label}: {t.error}", file="config.json")]
-    return pairing_findings(ctx.checkpoint, t.config, t.label)
+    out = pairing_findings(ctx.checkpoint, t.config, t.label)
+    if t.source is not None:
+        out += tokenizer.tokenizer_findings(ctx.checkpoint, t.source, t.label,
+                                            vocab_checked=any(f.code == "DF501" for f in out))
+    return out
 
 
 def target_text_config(config: Mapping[str, Any]) -> dict[str, Any]:
