@@ -3,7 +3,7 @@
 With a recorded fingerprint (convert --target writes it: checkpoint/tokenizer.py) the two must be equal:
 same-size vocabularies with other tokens are otherwise invisible. Without one, what can be compared is: every
 id the drafter names (mask_token_id, bos / eos / pad) is a token of the target's tokenizer, and the tokenizer's
-ids fit the drafter's vocab_size (DF501).
+ids fit the drafter's vocab_size (DF501, built with the other DF501 in pairing.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..findings import Finding
 from ..formats.gguf_names import KEY_TOKENIZER_SHA256
 from ..sources import Source
 
-EMITS: frozenset[str] = frozenset({"DF501", "DF509", "DF510", "DF511"})
+EMITS: frozenset[str] = frozenset({"DF509", "DF510", "DF511"})
 _SPECIAL = ("bos_token_id", "eos_token_id", "pad_token_id")
 
 
@@ -49,17 +49,19 @@ def _special_ids(ckpt: Checkpoint) -> dict[str, list[int]]:
     return out
 
 
-def tokenizer_findings(ckpt: Checkpoint, target: Source, label: str, *, vocab_checked: bool = False) -> list[Finding]:
-    """The tokenizer findings against a target; `vocab_checked`: DF501 is already reported from its config."""
+def read_target_vocabulary(target: Source, label: str) -> tuple[Vocabulary | None, list[Finding]]:
+    """The target's tokenizer, or None (none there, or DF511 when it does not read)."""
+    try:
+        return read_vocabulary(target), []
+    except SourceError as e:
+        return None, [Finding("DF511", f"target {label}: {e.message}; the tokenizer is not compared",
+                              file="tokenizer.json")]
+
+
+def tokenizer_findings(ckpt: Checkpoint, vocab: Vocabulary, label: str) -> list[Finding]:
+    """DF509 against the recorded fingerprint; without one, DF510 for the ids the tokenizer has no token for."""
     spec = ckpt.spec
     if spec is None:
-        return []
-    try:
-        vocab = read_vocabulary(target)
-    except SourceError as e:
-        return [Finding("DF511", f"target {label}: {e.message}; the tokenizer is not compared",
-                        file="tokenizer.json")]
-    if vocab is None:
         return []
     record = recorded_fingerprint(ckpt)
     if record is not None:
@@ -69,18 +71,7 @@ def tokenizer_findings(ckpt: Checkpoint, target: Source, label: str, *, vocab_ch
         return [Finding("DF509", f"the drafter was made for the tokenizer {digest[:12]}… ({key}) but the target "
                         f"{label} has {vocab.fingerprint()[:12]}… ({vocab.file}): the same ids stand for other "
                         "tokens", field=key, details={"recorded": digest, "target": vocab.fingerprint()})]
-    return unrecorded_findings(ckpt, vocab, label, vocab_checked=vocab_checked)
-
-
-def unrecorded_findings(ckpt: Checkpoint, vocab: Vocabulary, label: str, *, vocab_checked: bool) -> list[Finding]:
-    spec = ckpt.spec
-    assert spec is not None
     out: list[Finding] = []
-    if not vocab_checked and vocab.size > spec.vocab_size:
-        out.append(Finding("DF501", f"the target {label}'s tokenizer ({vocab.file}) has ids up to {vocab.size - 1} "
-                           f"but vocab_size = {spec.vocab_size}: the drafter cannot embed or score them",
-                           field=spec.path("vocab_size"), details={"draft": spec.vocab_size,
-                                                                   "target_tokenizer": vocab.size}))
     named = {spec.path("mask_token_id"): [spec.mask_token_id]} if spec.mask_token_id is not None else {}
     named.update(_special_ids(ckpt))
     for field, ids in named.items():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..checkpoint import Checkpoint
 from ..checkpoint.tokenizer import TOKENIZER_KEY, tokenizer_fingerprint
-from ..checks.tokenizer import tokenizer_findings
+from ..checks.pairing import tokenizer_pairing
 from ..errors import ConversionError, SourceError
 from ..sources import LocalSource
 
@@ -20,7 +20,7 @@ def target_fingerprint(ckpt: Checkpoint, target: str | os.PathLike[str] | Path |
     if target is None:
         return None
     source = LocalSource(target)
-    found = tokenizer_findings(ckpt, source, source.label)
+    found = tokenizer_pairing(ckpt, source, source.label)
     bad = [f for f in found if f.severity == "error"]
     if bad:
         raise ConversionError(f"the drafter does not fit the target {source.label}: {bad[0].code} {bad[0].message}",
