@@ -65,12 +65,12 @@ def tokenizer_findings(ckpt: Checkpoint, vocab: Vocabulary, label: str) -> list[
         return []
     record = recorded_fingerprint(ckpt)
     if record is not None:
-        digest, key = record
-        if digest == vocab.fingerprint():
+        (digest, key), theirs = record, vocab.fingerprint()
+        if digest == theirs:
             return []
         return [Finding("DF509", f"the drafter was made for the tokenizer {digest[:12]}… ({key}) but the target "
-                        f"{label} has {vocab.fingerprint()[:12]}… ({vocab.file}): the same ids stand for other "
-                        "tokens", field=key, details={"recorded": digest, "target": vocab.fingerprint()})]
+                        f"{label} has {theirs[:12]}… ({vocab.file}): the same ids stand for other tokens",
+                        field=key, details={"recorded": digest, "target": theirs})]
     out: list[Finding] = []
     named = {spec.path("mask_token_id"): [spec.mask_token_id]} if spec.mask_token_id is not None else {}
     named.update(_special_ids(ckpt))
