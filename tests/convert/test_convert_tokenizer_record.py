@@ -69,3 +69,22 @@ def test_recorded_for_another_tokenizer_is_refused(tmp_path: Path) -> None:
     for to, out in (("flat", tmp_path / "f"), ("gguf", tmp_path / "x.gguf")):
         code, text = run_output("convert", str(drafter), "-o", str(out), "--to", to, "--target", str(TINY))
         assert code != 0 and "DF509" in text and not out.exists(), text
+
+
+def test_padded_gguf_tokenizer_has_the_tokenizer_json_fingerprint(tmp_path: Path) -> None:
+    """A tokenizer smaller than vocab_size is padded with [PAD<id>] entries in the GGUF; they are not tokens."""
+    import shutil
+    target = tmp_path / "t"
+    shutil.copytree(TINY, target)
+    doc = json.loads((target / "tokenizer.json").read_text())
+    doc["model"]["vocab"] = {t: i for t, i in doc["model"]["vocab"].items() if i < 60}
+    doc["model"]["merges"] = [m for m in doc["model"]["merges"]
+                              if "".join(m if isinstance(m, list) else m.split(" ")) in doc["model"]["vocab"]]
+    doc["added_tokens"] = [{**doc["added_tokens"][0], "id": 60}]
+    (target / "tokenizer.json").write_text(json.dumps(doc))
+    out = tmp_path / "d.gguf"
+    code, report = run_json("convert", str(FIXTURES / "good" / "nested-v2"), "-o", str(out), "--to", "gguf",
+                            "--target", str(target))
+    assert code == 0 and any("padded from 61 to vocab_size 64" in n for n in report["notes"]), report
+    assert header_of(out).get("tokenizer.ggml.tokens")[61:] == ["[PAD61]", "[PAD62]", "[PAD63]"]
+    assert tokenizer_fingerprint(out) == tokenizer_fingerprint(target) == header_of(out).get(N.KEY_TOKENIZER_SHA256)
