@@ -106,6 +106,11 @@ _TABLE: tuple[Code, ...] = (
     Code("DF506", "mask-id-special", "error", "mask_token_id equals the target's pad or eos id"),
     Code("DF507", "quantized-target-head", "warning", "the target's lm_head is quantized; DFlash2 needs a dense one"),
     Code("DF508", "target-unreadable", "error", "the target's config.json is missing or unreadable"),
+    Code("DF509", "tokenizer-mismatch", "error",
+         "the drafter records another tokenizer fingerprint than the target's tokenizer has"),
+    Code("DF510", "special-id-not-a-token", "warning",
+         "mask_token_id or a bos / eos / pad id of the drafter is not a token of the target's tokenizer"),
+    Code("DF511", "target-tokenizer-unreadable", "warning", "the target's tokenizer is there but does not read"),
     # DF6xx files and shards
     Code("DF601", "no-weights", "error", "no .safetensors weights in the checkpoint"),
     Code("DF602", "pickle-file", "warning", "a pickle file (.bin / .pt); reported, never loaded"),
@@ -348,6 +353,16 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Serve with a dense lm_head on the target, or accept lower acceptance."),
     "DF508": ("Nothing of the pairing can be checked.",
               "Pass a --target directory or repo whose config.json reads."),
+    "DF509": ("The same ids stand for other tokens: the drafter proposes wrong tokens and nearly nothing is "
+              "accepted, though everything loads (same vocab_size).",
+              "Pair the drafter with the target whose tokenizer it was trained for; re-convert with that --target "
+              "to record its fingerprint."),
+    "DF510": ("The drafter uses an id the target's tokenizer has no token for (a padding row of the embedding): "
+              "a sign it was trained for another tokenizer; mask slots embed an untrained row.",
+              "Use the target the drafter was trained for, or set the id to the target's token (a dedicated mask "
+              "token for mask_token_id)."),
+    "DF511": ("Nothing: the tokenizer pairing is not checked.",
+              "Fix or re-download the target's tokenizer.json."),
     # DF6xx files and shards
     "DF601": ("There is nothing to load.",
               "Ship the .safetensors weights (pickle files are not read)."),

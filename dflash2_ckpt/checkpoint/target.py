@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceError
@@ -16,6 +16,7 @@ class TargetConfig:
     label: str
     config: dict[str, Any] | None
     error: str | None = None
+    source: Source | None = field(default=None, compare=False)     # for its tokenizer (checks/tokenizer.py)
 
 
 def read_target(target: str | os.PathLike[str] | Source) -> TargetConfig:
@@ -23,7 +24,7 @@ def read_target(target: str | os.PathLike[str] | Source) -> TargetConfig:
     try:
         cfg, found = load_config(read_small(source, "config.json"))
     except SourceError as e:
-        return TargetConfig(source.label, None, e.message)
+        return TargetConfig(source.label, None, e.message, source)
     if cfg is None:
-        return TargetConfig(source.label, None, "; ".join(f.message for f in found))
-    return TargetConfig(source.label, cfg)
+        return TargetConfig(source.label, None, "; ".join(f.message for f in found), source)
+    return TargetConfig(source.label, cfg, source=source)

@@ -1,10 +1,12 @@
-"""DF5xx: does the drafter fit its target model (config only)."""
+"""DF5xx: does the drafter fit its target model (its config here, its tokenizer in tokenizer.py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
+from ..sources import Source
+from . import tokenizer
 
 if TYPE_CHECKING:
     from .context import CheckContext
@@ -19,7 +21,25 @@ def check(ctx: CheckContext) -> list[Finding]:
         return []
     if t.config is None:
         return [Finding("DF508", f"target {t.label}: {t.error}", file="config.json")]
-    return pairing_findings(ctx.checkpoint, t.config, t.label)
+    out = pairing_findings(ctx.checkpoint, t.config, t.label)
+    if t.source is not None:
+        out += tokenizer_pairing(ctx.checkpoint, t.source, t.label, vocab_checked=any(f.code == "DF501" for f in out))
+    return out
+
+
+def tokenizer_pairing(ckpt: Checkpoint, target: Source, label: str, *, vocab_checked: bool = False) -> list[Finding]:
+    """The drafter against the target's tokenizer (tokenizer.py); `vocab_checked`: DF501 already came from the
+    target's config. A tokenizer with ids past vocab_size is DF501 too when nothing is recorded."""
+    vocab, out = tokenizer.read_target_vocabulary(target, label)
+    spec = ckpt.spec
+    if vocab is None or spec is None:
+        return out
+    if not vocab_checked and tokenizer.recorded_fingerprint(ckpt) is None and vocab.size > spec.vocab_size:
+        out.append(Finding("DF501", f"the target {label}'s tokenizer ({vocab.file}) has ids up to {vocab.size - 1} "
+                           f"but vocab_size = {spec.vocab_size}: the drafter cannot embed or score them",
+                           field=spec.path("vocab_size"), details={"draft": spec.vocab_size,
+                                                                   "target_tokenizer": vocab.size}))
+    return out + tokenizer.tokenizer_findings(ckpt, vocab, label)
 
 
 def target_text_config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from .meaning import check_drafters, planned_drafter, source_drafter
 from .plan import ConversionPlan, make_plan, planned_infos
 from .report import ConversionReport, report_from_plan
 from .staging import check_overlap, claim_destination, install, staging_area
+from .tokenizer_record import record_in_config, target_fingerprint
 from .stream import WriteError, write_shard
 
 __all__ = ["convert", "ConversionReport", "WriteError"]
@@ -166,6 +167,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     needs_vocab(ckpt)
     source = verify(ckpt)      # the source is verified once: to plan, to refuse, then to compare
     plan = make_plan(ckpt, str(dst), to, verifier=verifier, num_target_layers=layers, families=source.families)
+    record_in_config(plan.config, target_fingerprint(ckpt, target, plan.notes), plan.notes)
     src_drafter = source_drafter(ckpt, None if target is None else str(target))
     meaning = check_drafters(src_drafter, planned_drafter(plan, src_drafter), accept_changes).to_json()
     if dry_run:

@@ -12,6 +12,7 @@ from typing import Any, Literal, Mapping
 
 from ..errors import ConversionError, ConversionUsageError
 from ..formats.spec import V2_KEYS, DraftSpec
+from ..formats.keys import TOKENIZER_KEY
 from ..quant.config import CONFIG_KEYS
 from .exactness import flat_causality_for_nested, nested_causality_for_flat
 
@@ -136,6 +137,8 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
                                        "guesses taps from it) read it after a conversion back"))
         elif k == "auto_map":
             w.drop(k, v, "remote code of the nested repository; speculators loads by speculators_model_type")
+        elif k == TOKENIZER_KEY:
+            w.move(out, k, v, k, k)     # ours, at the root in every dialect (checkpoint/tokenizer.py)
         elif k in ("architectures", "target_hidden_size", "dtype", "transformers_version", *CONFIG_KEYS):
             w.move(out, k, v, k, k)     # quantization_config: top level, where from_pretrained reads it
         elif k == "tie_word_embeddings":
@@ -223,7 +226,7 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
             dc["target_layer_ids"] = ids
             w.changes.append(KeyChange("changed", k, "dflash_config.target_layer_ids", ids, v,
                                        "the nested dialect counts decoder layers: target = aux - 1"))
-        elif k == "architectures" or k in CONFIG_KEYS:
+        elif k in ("architectures", TOKENIZER_KEY) or k in CONFIG_KEYS:
             w.move(root, k, v, k, k)
         elif k in DRAFTER_KEYS:
             w.move(dc, k, v, k, f"dflash_config.{k}")

@@ -11,7 +11,11 @@ from typing import Any
 from ..engines.causality import intended as intended_causality, speculators
 from ..errors import ConversionError
 from ..formats.spec import DraftSpec
+from ..formats.keys import OWN_KEYS
 from ..quant.config import CONFIG_KEYS
+
+# top level in both dialects (convert/quant.py, checkpoint/tokenizer.py): compared wherever they sit
+ROOT_KEYS = frozenset(CONFIG_KEYS) | OWN_KEYS
 
 # Fields that define the drafter; a conversion must carry each one unchanged.
 SEMANTIC_FIELDS = (
@@ -85,13 +89,13 @@ def unknown_keys(spec: DraftSpec) -> dict[str, Any]:
     """Keys no spec field models and no writer owns, with their values (their level is the dialect's)."""
     out: dict[str, Any] = {}
     for k, v in [*spec.transformer_extra.items(), *spec.drafter_extra.items()]:
-        if k in CONFIG_KEYS:   # top level in both dialects (convert/quant.py), compared wherever it sits
-            out["quant:" + k] = v
+        if k in ROOT_KEYS:
+            out["root:" + k] = v
     for k, v in spec.transformer_extra.items():
-        if k not in WRITER_KEYS and k not in CONFIG_KEYS:
+        if k not in WRITER_KEYS and k not in ROOT_KEYS:
             out["transformer:" + k] = v
     for k, v in spec.drafter_extra.items():
-        if k not in WRITER_KEYS and k not in CONFIG_KEYS:
+        if k not in WRITER_KEYS and k not in ROOT_KEYS:
             out["drafter:" + k] = v
     return out
 

@@ -37,6 +37,7 @@ from ..formats.spec import DraftSpec
 from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
 from ..checkpoint.target import read_target
+from .tokenizer_record import target_fingerprint
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import gguf_view
@@ -203,7 +204,7 @@ def _context(spec: DraftSpec, target_cfg: dict[str, Any] | None, notes: list[str
 
 def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTensorPlan], *, outtype: str | None,
             target: Path | None, target_cfg: dict[str, Any] | None, tokenizer_from: Path | None,
-            notes: list[str]) -> GGUFWriter:
+            notes: list[str], tokenizer_sha256: str | None = None) -> GGUFWriter:
     w = GGUFWriter(path, N.ARCH)
     w.add_name(Path(ckpt.label.rstrip("/")).name or "dflash-drafter")
     counts: dict[GGMLQuantizationType, int] = {}
@@ -221,6 +222,8 @@ def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTen
         notes += from_gguf(w, tokenizer_from, spec.vocab_size)
     elif target is not None:
         notes += from_target_dir(w, target, spec.vocab_size, target_text_config(target_cfg or {}).get("model_type"))
+    if tokenizer_sha256 is not None:        # the tokenizer just written, for verify --target (tokenizer_record.py)
+        w.add_string(N.KEY_TOKENIZER_SHA256, tokenizer_sha256)
     # the source files, so that converting back writes them unchanged (llama.cpp ignores unknown keys)
     config_raw = ckpt.read_small("config.json").decode("utf-8")
     w.add_string(N.KEY_SOURCE_CONFIG, config_raw)
@@ -326,6 +329,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     dst_path = Path(dst).absolute()
     check_overlap(src_root, dst_path)
     tensors, notes = plan_tensors(ckpt, outtype)
+    tokenizer_sha256 = target_fingerprint(ckpt, tokenizer_from or target, notes)
     view = gguf_view(spec, list(ckpt.tensors), notes)
     src_drafter = source_drafter(ckpt, None if target is None else str(target))
     planned = gguf_drafter(view.with_(causality=CausalityKeys(is_causal=_causal(view))),
@@ -348,7 +352,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     with staging_area(dst_path, dst) as tmp:
         w = _writer(tmp / "header.part", ckpt, view, tensors, outtype=outtype, target=Path(target) if target else None,
                     target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,
-                    notes=notes)
+                    notes=notes, tokenizer_sha256=tokenizer_sha256)
         report.metadata_keys = len(w.kv_data[0])
         header = _header_bytes(w, tmp / "header.part")
         pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment)

@@ -84,6 +84,8 @@ KEY_SOURCE_CONFIG = "dflash2_ckpt.source.config"
 KEY_SOURCE_ST_META = "dflash2_ckpt.source.safetensors_metadata"
 # {gguf tensor name: source dtype} for the tensors stored in another type (convert/gguf_dtypes.py)
 KEY_SOURCE_DTYPES = "dflash2_ckpt.source.dtypes"
+# the fingerprint of the target tokenizer the drafter was converted with (checkpoint/tokenizer.py)
+KEY_TOKENIZER_SHA256 = "dflash2_ckpt.tokenizer.sha256"
 
 V2_KEYS = {"conv_kernel_size": KEY_CONV_KERNEL, "conv_group_size": KEY_CONV_GROUP,
            "selector_rank": KEY_SEL_RANK, "selector_top_k": KEY_SEL_TOP_K}

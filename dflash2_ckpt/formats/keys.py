@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 # Standard Hugging Face keys a drafter config carries that no DFlash rule reads; kept, not reported.
+# the target tokenizer's fingerprint convert --target records (checkpoint/tokenizer.py); engines ignore it
+# like any key their config class does not name
+TOKENIZER_KEY = "dflash2_ckpt_tokenizer_sha256"
+# keys this toolkit writes itself: kept, not reported as unknown
+OWN_KEYS = frozenset({TOKENIZER_KEY})
+
 STANDARD_HF_KEYS = frozenset({
     "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range", "attention_dropout",
     "use_cache", "transformers_version", "model_type", "dtype", "torch_dtype", "tie_word_embeddings",

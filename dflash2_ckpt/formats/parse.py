@@ -17,7 +17,7 @@ from .assistant import special_ids
 from .config_findings import (duplicate_keys, json_path, missing, out_of_range, unknown_key, unreadable,
                               validation_findings)
 from .detect import Detection, detect
-from .keys import STANDARD_HF_KEYS
+from .keys import OWN_KEYS, STANDARD_HF_KEYS
 from .spec import V2_KEYS, CausalityKeys, DraftSpec
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any]
     findings = []
     extra = dict(cfg.model_extra or {})
     for k in extra:
-        if k not in STANDARD_HF_KEYS:
+        if k not in STANDARD_HF_KEYS and k not in OWN_KEYS:
             findings.append(unknown_key(p(k)))
     # keys the spec models indirectly are kept too, so a conversion writes them back untouched
     for k in ("use_sliding_window", "max_window_layers", "tie_word_embeddings", "model_type", "torch_dtype"):
@@ -243,7 +243,7 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
     if layers is not None and num_target_layers is None:
         drafter_extra["num_target_layers"] = layers
     for k in drafter_extra:
-        if k not in STANDARD_HF_KEYS:
+        if k not in STANDARD_HF_KEYS and k not in OWN_KEYS:
             findings.append(unknown_key(k, "speculators or vLLM"))
     for k in ("architectures", "speculators_config", "speculators_version", "draft_vocab_size",
               "sample_from_anchor"):

@@ -8,6 +8,7 @@ import pytest
 
 from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.checkpoint.tokenizer import tokenizer_fingerprint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.errors import ConversionError
 from dflash2_ckpt.findings import Finding
@@ -34,9 +35,14 @@ def test_good_fixture_round_trip(tmp_path: Path, name: str) -> None:
     if there == "nested":
         # going nested learns the target's layer count (--target), and the flat dialect carries it from then on
         want["num_target_layers"] = 4
+    # converting with --target records its tokenizer (checkpoint/tokenizer.py), at the root in both dialects
+    want["dflash2_ckpt_tokenizer_sha256"] = tokenizer_fingerprint(TARGET)      # the spec keeps it as an extra
     assert json.loads((tmp_path / "back" / "config.json").read_text()) == want
     back_spec, src_spec = open_checkpoint(tmp_path / "back").spec, open_checkpoint(src).spec
     assert back_spec is not None and src_spec is not None
+    key = "dflash2_ckpt_tokenizer_sha256"
+    back_spec = back_spec.with_(drafter_extra={k: v for k, v in back_spec.drafter_extra.items() if k != key},
+                                transformer_extra={k: v for k, v in back_spec.transformer_extra.items() if k != key})
     assert back_spec == src_spec.with_(num_target_layers=back_spec.num_target_layers)
     assert tensor_bytes(tmp_path / "back") == tensor_bytes(src)
 

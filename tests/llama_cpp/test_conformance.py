@@ -22,6 +22,8 @@ JUSTIFIED = {
         "(llama.cpp ignores unknown keys)",
     "dflash2_ckpt.source.dtypes": "the source dtype of each tensor stored in another type (--outtype bf16 keeps "
         "vectors F32, as llama.cpp does), so that converting back restores it (llama.cpp ignores unknown keys)",
+    "dflash2_ckpt.tokenizer.sha256": "the fingerprint of the target tokenizer written into the file, which "
+        "verify --target compares (llama.cpp ignores unknown keys)",
     "general.name": "llama.cpp title-cases the directory name ('Drafter'); ours keeps it as is",
     "general.quantization_version": "llama.cpp writes 2 for every file; ours only where a tensor is quantized, "
         "which is where the value means something",
