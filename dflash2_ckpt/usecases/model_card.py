@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..findings import Finding
+from ..formats.keys import TOKENIZER_KEY
 
 EMITS: frozenset[str] = frozenset({"DF620", "DF621", "DF622"})
 CARD = "README.md"
@@ -92,14 +93,17 @@ def serving(directory: str | Path, repo_id: str | None, target: str | None) -> S
 
 
 def body(name: str, version: str | None, dialect: str | None, base: str | None, serve: Serving,
-         tool_version: str) -> str:
-    """The card's text for a drafter that has none: what it is, how to serve it, what checked it."""
+         tool_version: str, tokenizer: str | None = None) -> str:
+    """The card's text for a drafter that has none: what it is, how to serve it, what checked it, and the
+    digest of the target tokenizer it was converted against (checkpoint/tokenizer.py), when recorded."""
     what = f"DFlash{'2' if version == 'v2' else ''} ({version or 'unknown version'}, {dialect or 'unknown'} dialect)"
     target = f"[{base}](https://huggingface.co/{base})" if base else "its target model"
     return (f"# {name}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of tokens "
             "that the target verifies in one forward, so it runs together with the target, never alone, and "
             "the output is the target's own.\n\n" + serve_block(serve) +
-            f"\n\nChecked with dflash2-ckpt {tool_version} (`dflash2-ckpt verify` passed before upload).\n")
+            f"\n\nChecked with dflash2-ckpt {tool_version} (`dflash2-ckpt verify` passed before upload).\n"
+            + (f"\nTarget tokenizer: `sha256:{tokenizer}` (dflash2-ckpt tokenizer fingerprint v1; `dflash2-ckpt "
+               "verify DRAFTER --target TARGET` compares it with your target's).\n" if tokenizer else ""))
 
 
 def serve_block(serve: Serving) -> str:
@@ -153,8 +157,10 @@ def plan_card(directory: str | Path, version: str | None, dialect: str | None, *
         card = ModelCard(original, ignore_metadata_errors=True)
     else:
         name = repo_id.split("/")[-1] if repo_id else root.resolve().name
+        recorded = (cfg or {}).get(TOKENIZER_KEY)
         text = original if original is not None else body(name, version, dialect, base_model, serve,
-                                                          package_version())
+                                                          package_version(),
+                                                          recorded if isinstance(recorded, str) else None)
         card = ModelCard(f"---\n{ModelCardData().to_yaml()}\n---\n{text}")
     known = getattr(card.data, "license", None)
     want = expected_metadata(cfg, version, dialect, target, serve.loads,

@@ -380,3 +380,14 @@ def test_push_judges_the_directory_by_its_per_path_settings(hub: FakeHub, ckpts:
     assert code == 0 and json.loads(out)["uploaded"]
     code, out = run("push", "drafters/known", dest, "--no-card", "--select", "DF201", "--token", "hf_granted")
     assert code == 0        # the entry's ignore stays under the command line's select, as ruff's per-file-ignores
+
+
+def test_a_new_card_records_the_target_tokenizer_the_drafter_was_converted_against(hub: FakeHub, drafter: Path,
+                                                                                   dest: str) -> None:
+    from dflash2_ckpt.formats.keys import TOKENIZER_KEY
+    cfg = json.loads((drafter / "config.json").read_text())
+    cfg[TOKENIZER_KEY] = "ab" * 32
+    (drafter / "config.json").write_text(json.dumps(cfg))
+    code, out = run("push", str(drafter), dest, "--token", "hf_granted")
+    assert code == 0, out
+    assert f"Target tokenizer: `sha256:{'ab' * 32}`" in (drafter / "README.md").read_text()
