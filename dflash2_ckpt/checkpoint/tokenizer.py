@@ -18,7 +18,6 @@ SentencePiece GGUF made from tokenizer.model may spell pieces otherwise and then
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -49,6 +48,7 @@ class Vocabulary:
         return max(self.tokens, default=-1) + 1
 
     def fingerprint(self) -> str:
+        import hashlib      # only a fingerprint pays for it (a plain convert has no tokenizer to hash)
         h = hashlib.sha256(_MAGIC)
         for i in sorted(self.tokens):
             b = self.tokens[i].encode("utf-8", errors="surrogateescape")    # a GGUF token need not be UTF-8

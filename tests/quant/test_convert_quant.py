@@ -30,7 +30,10 @@ def test_nested_flat_nested_round_trip_is_byte_identical(tmp_path: Path, scheme:
     assert quantized_modules(open_checkpoint(flat)) == quantized_modules(open_checkpoint(Q / scheme))
     convert(flat, back, to="nested", target=TARGET)
     assert (back / "model.safetensors").read_bytes() == (Q / scheme / "model.safetensors").read_bytes()
-    assert json.loads((back / "config.json").read_text()) == json.loads((Q / scheme / "config.json").read_text())
+    # the one key added: the target tokenizer's fingerprint, which converting with --target records
+    from dflash2_ckpt.checkpoint.tokenizer import TOKENIZER_KEY, tokenizer_fingerprint
+    want = {**json.loads((Q / scheme / "config.json").read_text()), TOKENIZER_KEY: tokenizer_fingerprint(TARGET)}
+    assert json.loads((back / "config.json").read_text()) == want
 
 
 def _prefixed(tmp: Path, ignore: list[str]) -> Path:
