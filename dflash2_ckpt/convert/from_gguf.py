@@ -37,7 +37,7 @@ from ..sources.safetensors_header import DTYPE_BITS, build_header
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from .gguf_attention import as_read_by_llama_cpp
-from .meaning import check_drafters, checkpoint_drafter, source_drafter
+from .meaning import check_drafters, source_drafter
 from ..engines import Drafter
 from . import gguf_vocab as V
 from ..checks.vocab import bad_target_ids
@@ -313,7 +313,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
         report.tensors_verified = write_pieces(tmp / "model.safetensors", header,
                                                len(header) + (spans[-1][1] if spans else 0), placed)
         staged = _check_staged(tmp, ckpt, spec)
-        report.extra["meaning"] = check_drafters(src_drafter, checkpoint_drafter(staged), accept_changes).to_json()
+        report.extra["meaning"] = check_drafters(src_drafter, source_drafter(staged), accept_changes).to_json()
         if staged.detection is not None and staged.detection.dialect == to:
             report.findings = tuple(run_checks(CheckContext(staged)))
             _refuse_broken(report.findings, ckpt.label, list(accept_findings))

@@ -17,6 +17,7 @@ from .quant import module_renames
 
 
 def source_drafter(ckpt: Checkpoint, target: str | None = None) -> Drafter:
+    """An opened checkpoint as the engines judge it: the source, or a written (staged) output opened again."""
     from ..usecases.compat import drafter_of
     return drafter_of(ckpt, target=target)
 
@@ -37,11 +38,6 @@ def gguf_drafter(view: DraftSpec, tensors: Iterable[str], source: Drafter, out: 
     return Drafter(dialect="gguf", version=view.version, spec=view.with_(dialect="gguf"), config={},
                    tensors=frozenset(gguf_to_hf(t) or t for t in tensors), quantized_modules=source.quantized_modules, path=out,
                    target=source.target)
-
-
-def checkpoint_drafter(ckpt: Checkpoint) -> Drafter:
-    """A written (staged) checkpoint, opened again: the evidence of what the output says."""
-    return source_drafter(ckpt)
 
 
 def check_drafters(source: Drafter, output: Drafter, accepted: Iterable[str] = ()) -> MeaningCheck:

@@ -32,7 +32,7 @@ from ..findings import Finding, Verdict
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import CausalityKeys
-from .meaning import check_drafters, checkpoint_drafter, gguf_drafter, source_drafter
+from .meaning import check_drafters, gguf_drafter, source_drafter
 from ..formats.spec import DraftSpec
 from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
@@ -358,10 +358,9 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment)
         out = tmp / dst_path.name
         report.tensors_verified = write_pieces(out, header, size, pieces)
-        report.findings = _verify_written(out, ckpt, view, source_findings, tensors, target_cfg)
-        # the file as written, read back as llama.cpp reads it, against the source
-        report.extra["meaning"] = check_drafters(src_drafter, checkpoint_drafter(open_checkpoint(out)),
-                                                 accept_changes).to_json()
+        written = open_checkpoint(out)      # read back once: verified, then compared engine by engine
+        report.findings = _verify_written(written, ckpt, view, source_findings, tensors, target_cfg)
+        report.extra["meaning"] = check_drafters(src_drafter, source_drafter(written), accept_changes).to_json()
         _install_file(out, dst_path, force)
     report.written = True
     report.notes += cleaned
@@ -369,10 +368,9 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     return report
 
 
-def _verify_written(path: Path, source: Checkpoint, view: DraftSpec, source_findings: tuple[Finding, ...],
+def _verify_written(out: Checkpoint, source: Checkpoint, view: DraftSpec, source_findings: tuple[Finding, ...],
                     tensors: list[GGUFTensorPlan], target_cfg: dict[str, Any] | None) -> tuple[Finding, ...]:
-    """Re-open the written file as a GGUF drafter: planned tensors, the source's DraftSpec, no new error."""
-    out = open_checkpoint(path)
+    """The written file, opened again as a GGUF drafter: planned tensors, the source's DraftSpec, no new error."""
     if out.gguf is None or out.spec is None:
         bad = "; ".join(f.message for f in out.findings[:2])
         raise ConversionError(f"internal: the written GGUF does not read back as a drafter: {bad}")

@@ -31,11 +31,6 @@ FIELDS = ("causal", "window", "taps", "block_size", "speculative_tokens", "mask_
           "sinks", "rope", "norm_eps", "tensors")
 MEANING = "meaning"      # the row of the dialects' own reference readers
 
-# transformers' MuseGlimmerAssistantConfig fills these when the export leaves them out (configuration_
-# muse_glimmer_assistant.py: `self.layer_types = ["sliding_attention"] * self.num_hidden_layers`,
-# `sliding_window: int = 2048`); vLLM loads the export through that config class too
-ASSISTANT_WINDOW = 2048
-
 
 def meant_causality(spec: DraftSpec) -> tuple[bool, ...]:
     """What the checkpoint means, per layer: its own dialect's reference reader."""
