@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -47,11 +46,9 @@ class AuditCache:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(row, f, sort_keys=True)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        from ..errors import UnsafeOutputError
+        from ..sources.safe_write import write_text
+        try:    # the write guard: a planted link or hard link in the cache is never written through
+            write_text(path, json.dumps(row, sort_keys=True), durable=False)
+        except UnsafeOutputError:
+            return      # not cached: the next run computes the row again

@@ -2,7 +2,8 @@
 convert.gguf for GGUF in either direction).
 
 Exit codes: 0 converted (or planned, with --dry-run); 1 refused (the conversion cannot be exact, the
-source has error findings not accepted, or the output failed verification); 2 usage (no verifier
+source has error findings not accepted, or the output failed verification), or a GGUF written with an
+error finding of its own (reported, never called verified); 2 usage (no verifier
 name or architectures when going flat without --target, DST exists without --force, DST inside SRC); 3 could not run.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import click
 
 from .completion import complete_path
-from .errors import EXIT_OK, guarded
+from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import format_option, parse_codes
 
 
@@ -57,11 +58,14 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
     _sigterm_unwinds()
     if to == "gguf" or src.endswith(".gguf"):
         from ..convert.gguf import convert_gguf
-        render(convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
-                            tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
-                            accept_findings=accept, verifier_architectures=verifier_archs,
-                            accept_changes=changes), fmt)
-        return EXIT_OK
+        report = convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
+                              tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
+                              accept_findings=accept, verifier_architectures=verifier_archs,
+                              accept_changes=changes)
+        render(report, fmt)
+        # a written file whose own check found an error (a llama.cpp loader rule, DF907) exits as verify of
+        # that file would: 1, and the report does not call it verified
+        return EXIT_FINDINGS if report.failed() else EXIT_OK
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")

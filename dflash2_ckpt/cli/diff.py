@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -48,6 +47,12 @@ def command(derived: str, reference: str, receipt: str | None, threads: int | No
     except ImportError as e:
         raise MissingDependencyError(f"diff needs torch and compressed-tensors ({e.name} is missing)",
                                      hint='pip install "dflash2-ckpt[diff]"') from e
+    guard = None
+    if receipt:     # judged before any tensor is read: a refused receipt costs nothing
+        from ..report.write import files_read
+        from ..sources.safe_write import Inputs, check, inputs
+        guard = inputs([derived, reference]) | Inputs(frozenset(files_read([derived, reference])))
+        check(receipt, reading=guard, hint="write the receipt to a file outside both checkpoints")
     d, r = open_source(derived), open_source(reference)
     err = _terminal()
     if err is not None:
@@ -59,6 +64,7 @@ def command(derived: str, reference: str, receipt: str | None, threads: int | No
                                                                       description=escape(name[-40:])))
     else:
         result = diff(d, r, threads=threads)
-    if receipt:
-        Path(receipt).write_text(json.dumps(result.receipt(), indent=2) + "\n")
+    if receipt and guard is not None:
+        from ..sources.safe_write import write_text
+        write_text(receipt, json.dumps(result.receipt(), indent=2) + "\n", reading=guard)
     return emit(result, fmt, outputs=outputs)

@@ -10,9 +10,11 @@ from .errors import EXIT_FINDINGS, EXIT_OK
 
 
 def run_fixes(reports: Sequence[Any], apply_fixes: bool, show_diff: bool, unsafe: bool,
-              rerun: Callable[[], int]) -> int:
+              rerun: Callable[[], int], reading: Sequence[str | None] = ()) -> int:
     """With --diff: the diff on stdout, exit 1 when there is one. With --fix: apply, report on stderr what
-    changed, then `rerun` (verify again and render, its exit code)."""
+    changed, then `rerun` (verify again and render, its exit code). `reading`: the run's other inputs (the
+    target), which no fix may write over."""
+    from ..sources.safe_write import inputs
     from ..usecases.fix import apply, plan
     if apply_fixes and show_diff:
         raise UsageError("--fix and --diff: choose one (--diff shows what --fix would write)")
@@ -27,7 +29,8 @@ def run_fixes(reports: Sequence[Any], apply_fixes: bool, show_diff: bool, unsafe
         return EXIT_FINDINGS if any(p.files for p in plans) else EXIT_OK
     for p in plans:
         if p.files:
-            apply(p)
+            for line in apply(p, inputs(reading)):
+                click.echo(line, err=True)
             click.echo(f"{p.root}: fixed {len(p.applied)} finding(s) in {', '.join(sorted(p.files))}", err=True)
             for desc in dict.fromkeys(f.fix.description for f in p.applied if f.fix is not None):
                 click.echo(f"  {desc}", err=True)

@@ -34,6 +34,9 @@ from .options import configured, engine_option, format_option, parse_codes, sele
 @click.option("--delete", multiple=True, metavar="PATTERN",
               help="Delete files matching this glob from the Hub in the same commit, except those uploaded "
                    "(repeatable; e.g. '*.safetensors' drops stale shards), as `hf upload --delete`.")
+@click.option("--yes", "-y", is_flag=True,
+              help="Delete the Hub files --delete matches without asking (a push that deletes lists them and "
+                   "asks on a terminal; elsewhere it is refused without --yes).")
 @click.option("--dry-run", is_flag=True,
               help="Run the checks and show the file plan (upload / delete / unchanged) and the card's diff "
                    "against the Hub's; upload nothing and leave DIRECTORY as it is.")
@@ -46,7 +49,7 @@ from .options import configured, engine_option, format_option, parse_codes, sele
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
             token: str | None, message: str | None, include_pickles: bool, card: bool, accept_table: str | None,
             private: bool, include: tuple[str, ...], exclude: tuple[str, ...], delete: tuple[str, ...],
-            dry_run: bool, select: str | None, ignore: str | None, target: str | None, engines: tuple[str, ...],
+            yes: bool, dry_run: bool, select: str | None, ignore: str | None, target: str | None, engines: tuple[str, ...],
             fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     from ..usecases.push import push
@@ -56,6 +59,18 @@ def command(directory: str, repo: str, revision: str | None, create_pr: bool, ru
                   select=parse_codes(select, "--select"), ignore=parse_codes(ignore, "--ignore"), target=target,
                   engines=engines,
                   accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None,
-                  dry_run=dry_run, include=include, exclude=exclude, delete=delete)
+                  dry_run=dry_run, include=include, exclude=exclude, delete=delete, yes=yes, confirm=_ask)
     render(result, fmt)
     return EXIT_FINDINGS if result.failed(strict) else EXIT_OK
+
+
+def _ask(paths: tuple[str, ...]) -> bool:
+    """On a terminal: list every file the push would delete and ask; elsewhere no (the push is refused)."""
+    import sys
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return False
+    from ..report.safe import printable
+    click.echo(f"The push would delete {len(paths)} file(s) from the Hub:", err=True)
+    for p in paths:
+        click.echo(f"  delete {printable(p).replace(chr(10), chr(92) + 'n')}", err=True)
+    return click.confirm("Delete them?", default=False, err=True)

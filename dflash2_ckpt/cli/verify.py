@@ -1,6 +1,9 @@
 """`dflash2-ckpt verify PATH`: header-level checks, optionally the smoke forward (dflash2_ckpt.usecases.verify_smoke.check)."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import click
 
 from .completion import complete_path
@@ -46,6 +49,10 @@ def command(path: str, target: str | None, fmt: str, strict: bool, exit_zero: bo
         return run()
     from .fixing import run_fixes
     from ..usecases.verify import verify     # the headers only: the smoke runs on the fixed files, in run()
+    if apply_fixes and os.path.isdir(os.path.join(path, subfolder or "")):
+        from ..usecases.fix import clean_stale      # a killed --fix's journal restored before reading
+        for line in clean_stale(Path(path, subfolder or "")):
+            click.echo(line, err=True)
     found = verify(open_source(path, revision, token, subfolder), target=open_target(target, token), select=sel,
                    ignore=ign, engines=engines)
-    return run_fixes([found], apply_fixes, show_diff, unsafe_fixes, run)
+    return run_fixes([found], apply_fixes, show_diff, unsafe_fixes, run, reading=[target])

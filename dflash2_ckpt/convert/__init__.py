@@ -162,7 +162,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
     ckpt = open_checkpoint(src)
     src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
-    check_overlap(src_root, dst_path)
+    check_overlap(src_root, dst_path, [("target", target)])
     verifier, layers = _target(target, verifier_name, tuple(verifier_architectures), ckpt)
     needs_vocab(ckpt)
     source = verify(ckpt)      # the source is verified once: to plan, to refuse, then to compare

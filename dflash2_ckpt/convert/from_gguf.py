@@ -270,8 +270,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
                       force: bool = False, dry_run: bool = False, verifier_architectures: tuple[str, ...] = (),
                       accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = ()) -> FromGGUFReport:
     start = time.monotonic()
-    if os.path.lexists(src):
-        check_overlap(Path(src), Path(dst).absolute())
+    check_overlap(Path(src), Path(dst).absolute(), [("target", target)])
     ckpt = open_checkpoint(src)
     h, spec = ckpt.gguf, ckpt.spec
     if h is None:

@@ -17,7 +17,7 @@ import os
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 TMP, OLD = ".dflash2-tmp-", ".dflash2-old-"
 
@@ -217,14 +217,30 @@ def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
             _remove(tmp.with_name(tmp.name + OWNER))
 
 
-def check_overlap(src: Path, dst: Path) -> None:
-    """The one destination / source check of every conversion kind (dialect, to GGUF, from GGUF): DST
-    may not be SRC, lie inside it, or contain it. --force replaces DST wholesale, so a DST holding the
-    source (a GGUF file's folder, a checkpoint's parent) would delete the source and its neighbours."""
+def check_overlap(src: Path, dst: Path, inputs: Iterable[tuple[str, str | os.PathLike[str] | None]] = ()) -> None:
+    """The one destination check of every conversion kind (dialect, to GGUF, from GGUF): DST may not be
+    SRC or another input of the run (the target, --tokenizer-from), lie inside one, or contain one:
+    --force replaces DST wholesale, so a DST holding an input (a GGUF file's folder, a checkpoint's parent,
+    the target directory) would delete it and its neighbours. DST may not be a symbolic link, nor a
+    hard-linked file (the write guard's rules, sources/safe_write.py)."""
     from ..errors import ConversionUsageError
-    s, d = src.resolve(), dst.resolve()
-    if s == d or s in d.parents or d in s.parents:
-        what = "is" if s == d else "is inside" if s in d.parents else "contains"
-        raise ConversionUsageError(f"the destination {dst} overlaps the source {src}: it {what} the source, "
-                                   "which is never modified",
-                                   hint="write to a path outside the source and its folders")
+    d = dst.resolve()
+    for label, given in [("source", src), *inputs]:
+        if given is None or not os.path.lexists(given):
+            continue            # a Hub repo id: nothing on this disk to overwrite
+        s = Path(given).resolve()
+        if s == d or s in d.parents or d in s.parents:
+            what = "is" if s == d else "is inside" if s in d.parents else "contains"
+            raise ConversionUsageError(f"the destination {dst} overlaps the {label} {given}: it {what} the "
+                                       f"{label}, which is never modified",
+                                       hint=f"write to a path outside the {label} and its folders")
+    if dst.is_symlink():
+        raise ConversionUsageError(f"the destination {dst} is a symbolic link (to {os.readlink(dst)}); nothing "
+                                   "is written through it", hint="write to another path, or remove the link")
+    try:
+        st = os.lstat(dst)
+    except OSError:
+        return
+    if not os.path.isdir(dst) and st.st_nlink > 1:
+        raise ConversionUsageError(f"the destination {dst} is a hard-linked file ({st.st_nlink} names share "
+                                   "its content)", hint="write to another path, or remove the other names")

@@ -327,7 +327,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     needs_vocab(ckpt)
     src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
-    check_overlap(src_root, dst_path)
+    check_overlap(src_root, dst_path, [("target", target), ("tokenizer source", tokenizer_from)])
     tensors, notes = plan_tensors(ckpt, outtype)
     tokenizer_sha256 = target_fingerprint(ckpt, tokenizer_from or target, notes)
     view = gguf_view(spec, list(ckpt.tensors), notes)

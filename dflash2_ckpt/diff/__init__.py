@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
 from ..checkpoint import gguf_file
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, SourceError
 from ..findings import Finding, Verdict
 from ..sources import Source
 from ..threads import ThreadChoice, choose as choose_threads, use as use_threads
@@ -296,6 +296,17 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
     chosen = choose_threads(threads)
     d, r = open_side(derived), open_side(reference)
     dt, rt = d.tensors(), r.tensors()
+    for side, tensors, what in ((r, rt, "reference"), (d, dt, "derived checkpoint")):
+        if not tensors:     # nothing to compare against: never "passed" with every tensor "extra"
+            for s in (d, r):
+                if hasattr(s, "close"):
+                    s.close()
+            where = reference if what == "reference" else derived
+            raise SourceError(f"the {what} holds no tensors (no weights file was found), so nothing can be "
+                              "compared", path=str(getattr(where, "label", where)),
+                              hint=f"point --reference at the checkpoint the derived one was made from, with "
+                                   f"its weights" if what == "reference" else "give the derived checkpoint's "
+                                   "directory or file, with its weights")
     names = sorted(set(dt) | set(rt))
     figures = []
     bufs = _Buffers(chosen, numpy=float_path == "auto" and _numpy_pair(d, r))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..sources.safe_write import write_text
 from ..version import REPOSITORY
 from .models import MODELS
 
@@ -31,7 +32,7 @@ def write(directory: str | Path) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in generate().items():
-        (d / name).write_text(text)
+        write_text(d / name, text)          # the write guard: no link, no hard-linked file
         written.append(d / name)
     return written
 

@@ -183,6 +183,12 @@ def render_push(result: Any, out: Console) -> None:
     if getattr(result, "created", False):
         out.print(f"created {escape(result.repo)}")
     if result.uploaded:
+        plan = getattr(result, "plan", None)
+        if plan is not None:        # every file named: what went up, what went away, what stayed
+            for verb, paths in (("uploaded", plan.upload), ("deleted", plan.delete), ("kept", plan.kept)):
+                for p in paths:
+                    out.print(f"{verb:<9} {escape(p)}", highlight=False)
+            out.print(f"{len(plan.upload)} uploaded, {len(plan.delete)} deleted, {len(plan.kept)} kept on the Hub")
         out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
         for name in getattr(result, "excluded", ()):
             out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
@@ -197,14 +203,15 @@ def _render_plan(result: Any, out: Console) -> None:
     elif result.card_diff is not None:
         out.print("README.md: same as on the Hub")
     plan = result.plan
-    for verb, paths in (("upload", plan.upload), ("delete", plan.delete), ("unchanged", plan.unchanged)):
+    for verb, paths in (("upload", plan.upload), ("delete", plan.delete), ("unchanged", plan.unchanged),
+                        ("keep", plan.kept)):
         for p in paths:
             out.print(f"{verb:<9} {escape(p)}", highlight=False)
     for name in getattr(result, "excluded", ()):
         out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
     create = f"would create {escape(result.repo)}; " if result.created else ""
     out.print(f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
-              f"{len(plan.unchanged)} unchanged; nothing was uploaded")
+              f"{len(plan.unchanged)} unchanged, {len(plan.kept)} kept; nothing was uploaded")
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

@@ -28,3 +28,7 @@ def render_compat(r: Any, out: Console) -> None:
     for v in r.verdicts:
         if v.serve and v.verdict in ("loads", "degraded"):
             out.print(f"[bold]{escape(v.profile.title)}[/bold]: {escape(v.serve)}", soft_wrap=True)
+    loads = sum(v.verdict == "loads" for v in r.verdicts)
+    scope = "every engine named" if r.named else "at least one engine"
+    word = "[red]FAILED[/red]" if r.failed() else "[green]passed[/green]"
+    out.print(f"{word}: {loads} of {len(r.verdicts)} engine release(s) load it (passes when {scope} loads it)")

@@ -29,6 +29,10 @@ def render_convert_gguf(r: Any, out: Console) -> None:
         out.print(f"note: {escape(note)}")
     if r.findings:
         render_findings(r, out)
-    if doc.get("written"):
+    errors = sum(f.severity == "error" for f in r.findings)
+    if doc.get("written") and errors:
+        out.print(f"[red]FAILED[/]: written, but the check of what was written found {errors} error(s) "
+                  f"above; `dflash2-ckpt verify {escape(doc['dst'])}` reports them too")
+    elif doc.get("written"):
         out.print(f"[green]verified[/]: {doc['tensors_verified']} tensors written and checked "
                   f"against the plan ({doc['seconds']:.2f} s)")

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import IO, Callable, Collection, Iterable
 
-from ..errors import UnsafeOutputError
+from ..sources.safe_write import Inputs, check, new_file_mode, replace, temp_beside
 from ..sources.names import is_checkpoint_file
 
 FOLLOW_HINT = "write to another path, or pass --output-follow-symlinks to write to the link's target"
@@ -47,53 +46,34 @@ def files_read(paths: Iterable[str]) -> set[tuple[int, int]]:
 
 
 def destination(path: str, *, follow_symlinks: bool = False, reading: Collection[tuple[int, int]] = ()) -> Path:
-    """The file to write for the report path `path`, or UnsafeOutputError saying why not."""
+    """The file to write for the report path `path`, or UnsafeOutputError saying why not (the one write
+    guard, sources/safe_write.py: no link, no hard-linked file, no file this command reads)."""
     p = Path(path)
     if _stream(p):
         return p            # /dev/stdout, /dev/null, a named pipe: written as a stream, nothing replaced
-    if not follow_symlinks:
-        # the file itself, and the folders of a relative path: those a checkout (a pull request) can hold
-        links = [p] + ([] if p.is_absolute() else [Path(*p.parts[:i]) for i in range(1, len(p.parts))])
-        for link in links:
-            if link.is_symlink():
-                what = "is" if link == p else f"has a folder, {link}, that is"
-                raise UnsafeOutputError(f"{what} a symbolic link (to {os.readlink(link)}); a report is not "
-                                        "written through it", path=path, hint=FOLLOW_HINT)
-    else:
-        p = Path(os.path.realpath(p))
-    if p.is_dir():
-        raise UnsafeOutputError("is a directory, not a report file", path=path, hint="name a file inside it")
-    try:
-        st = p.stat()
-    except OSError:
-        return p
-    if not stat.S_ISREG(st.st_mode):
-        raise UnsafeOutputError("is not a regular file (a device or socket)", path=path,
-                                hint="name a regular file, /dev/stdout or a named pipe")
-    if (st.st_dev, st.st_ino) in reading:
-        raise UnsafeOutputError("is a file this command reads (of the checkpoint, or an input); the report "
-                                "would overwrite it", path=path, hint="write the report to another file")
-    return p
+    hint = "write the report to another file" if follow_symlinks else FOLLOW_HINT
+    return check(p, reading=Inputs(frozenset(reading)), follow_symlinks=follow_symlinks, hint=hint)
 
 
 def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], object]]]) -> None:
-    """Each (destination, fill) rendered into a temporary file beside its destination, then all renamed into
-    place; on any failure the temporary files go and every destination is left as it was."""
+    """Each (destination, fill) rendered into a private temporary file beside its destination, then all
+    renamed into place; on any failure the temporary files go and every destination is left as it was."""
     items = list(items)
-    temps: list[str] = []
+    temps: list[Path] = []
     try:
         for dest, fill in items:
             if _stream(dest):
                 with open(dest, "w", encoding="utf-8") as f:
                     fill(f)
                 continue
-            fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+            mode = new_file_mode(dest)
+            fd, tmp = temp_beside(dest)
             temps.append(tmp)
             with open(fd, "w", encoding="utf-8") as f:
                 fill(f)
-            os.chmod(tmp, _mode(dest))
+            os.chmod(tmp, mode)
         for dest, tmp in zip((d for d, _ in items if not _stream(d)), temps):
-            os.replace(tmp, dest)
+            replace(tmp, dest)
     except BaseException:
         for tmp in temps:
             try:
@@ -110,13 +90,3 @@ def _stream(p: Path) -> bool:
     except (OSError, ValueError):
         return False
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
-
-
-def _mode(dest: Path) -> int:
-    """An existing file keeps its mode; a new one gets what open() would give it (0666 less the umask)."""
-    try:
-        return dest.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask

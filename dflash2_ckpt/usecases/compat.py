@@ -35,8 +35,14 @@ class CompatReport(Verdict):
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        """Every verdict's reasons, for the sarif / github reporters (each message names its engine)."""
-        return tuple(r for v in self.verdicts for r in v.reasons)
+        """Every verdict's reasons, for the sarif / github reporters (each message names its engine). One
+        rule for every format (docs/compat.md): without --engine the question is "does some engine load
+        it?", so while one does, a release that refuses it is a warning, never an error that the exit
+        code (0) would contradict."""
+        reasons = tuple(r for v in self.verdicts for r in v.reasons)
+        if self.named or self.failed():
+            return reasons
+        return tuple(dataclasses.replace(r, severity="warning") if r.severity == "error" else r for r in reasons)
 
     def failed(self, strict: bool = False) -> bool:
         """Named engines: any that does not load. Otherwise: none loads it."""
@@ -45,7 +51,7 @@ class CompatReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "dialect": self.dialect, "version": self.version,
-                "engines": [v.to_json() for v in self.verdicts]}
+                "engines": [v.to_json() for v in self.verdicts], "failed": self.failed()}
 
 
 def drafter_of(ckpt: Checkpoint, *, target: str | None = None,

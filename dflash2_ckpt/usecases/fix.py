@@ -1,15 +1,18 @@
 """`--fix` / `--diff`: the mechanical repairs verify's findings describe, applied to a local checkpoint.
 
-One fixer per code says what it would change: config.json keys (written whole to a temporary file in the
-same directory, then renamed over it) or tensor names (a new safetensors header of exactly the old length,
-padded with spaces as the format allows, so every data offset stays valid; the data bytes are copied
-verbatim behind it into a temporary file that is renamed over the shard). A rename whose header would
-grow is refused with the `dflash2-ckpt convert` command to run. No tensor byte is ever changed.
+One fixer per code says what it would change: config.json keys (only those keys' text is edited,
+usecases/json_edit.py, so every other value keeps its exact text; written to a private temporary file
+beside it, then renamed over it) or tensor names (a new safetensors header of exactly the old length,
+padded with spaces as the format allows, so every data offset stays valid; only the header region is
+rewritten, behind a journal of the old header). A rename whose header would grow is refused with the
+`dflash2-ckpt convert` command to run. No tensor byte is ever changed. Every write goes through the
+write guard (sources/safe_write.py).
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +23,7 @@ from ..engines.causality import intended
 from ..errors import UsageError
 from ..findings import Finding, Fix
 from ..formats.parse import load_config
+from ..sources.safe_write import TEMP_TAG, Inputs, check, temp_beside, write_bytes
 
 Applicability = Literal["safe", "unsafe"]
 
@@ -205,12 +209,43 @@ def plan(findings: Iterable[Finding], ckpt: Checkpoint, *, unsafe: bool = False)
             out.refused.append(f"{CONFIG}: changed since it was verified and no longer parses")
             out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
         else:
-            for k, v in config_edits.items():
-                _set(cfg, k, v)
-            out.files[CONFIG] = (old, _json_bytes(cfg))
+            new = _edit_text(old, config_edits)
+            if new is None:
+                out.refused.append(f"{CONFIG}: its text cannot be edited in place without changing other values")
+                out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
+            else:
+                out.files[CONFIG] = (old, new)
     if renames:
         _plan_renames(ckpt, renames, out)
     return out
+
+
+def _edit_text(old: bytes, edits: dict[str, Any]) -> bytes | None:
+    """config.json with only the edited keys' text changed (usecases/json_edit.py): every other value keeps
+    its exact text, so `1e999`, `-0.0` or `1e-400` survive; None when the result would not read back, with
+    the same reader verify uses, as the old values plus the edits."""
+    from .json_edit import JsonEditError, set_keys
+    try:        # a byte order mark goes (JSON forbids it; strict readers refuse it), as verify read past it
+        new = set_keys(old.decode("utf-8-sig"), edits).encode("utf-8")
+    except (UnicodeError, JsonEditError, RecursionError):
+        return None
+    want, _ = load_config(old)
+    got, dups = load_config(new)
+    if want is None or got is None or dups:
+        return None
+    for k, v in edits.items():
+        _set(want, k, v)
+    return new if _same(want, got) else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values, a float NaN-free and -0.0 told from 0.0 (the texts were kept, so this only
+    guards the edit itself)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and (repr(a) == repr(b))
 
 
 def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
@@ -242,33 +277,88 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
         wm = index.get("weight_map") if index is not None else None
         if index is not None and isinstance(wm, dict):
             index["weight_map"] = {(renames[k] if k in done else k): v for k, v in wm.items()}
-            out.files[INDEX] = (before, _json_bytes(index))
+            after = _json_bytes(index)
+            if load_config(after, file=INDEX)[0] is None:      # a number JSON cannot write back (1e999)
+                out.refused.append(f"{INDEX}: it holds a value that would not be written back as it reads")
+            else:
+                out.files[INDEX] = (before, after)
 
 
-def apply(p: Plan) -> None:
-    """Write every changed file to a temporary file beside it, then rename them all over the originals: an
-    interrupted run leaves each file whole (old or new), never half written."""
-    import shutil       # only --fix writes; a plain verify imports this module for the fix markers
-    import tempfile
-    staged: list[tuple[str, Path]] = []
+def apply(p: Plan, reading: Inputs = Inputs()) -> list[str]:
+    """Write every changed file through the write guard (sources/safe_write.py: no link, no hard-linked
+    file, nothing of `reading`, e.g. the target). A JSON file goes to a private temporary file beside it,
+    renamed over it. A safetensors file whose header keeps its length (always: the plan pads it) has only
+    its header region rewritten in place, so no data byte is copied and a sparse shard stays sparse; the
+    old header is first saved to a journal beside it, which a run killed mid-write leaves for the next
+    --fix to restore (clean_stale). Every destination is judged before anything is written. Returns what
+    was cleaned up from earlier runs."""
+    cleaned = clean_stale(p.root)
+    dests = {name: check(p.root / name, reading=reading, hint="--fix does not write through links; copy the "
+                         "checkpoint to plain files first") for name in p.files}
+    for name, (old, new) in sorted(p.files.items()):
+        if name.endswith(".safetensors"):
+            if len(old) != len(new):
+                raise AssertionError("internal: a fixed header must keep its length")
+            _rewrite_header(dests[name], old, new, reading)
+        else:
+            write_bytes(dests[name], new, reading=reading)
+    return cleaned
+
+
+JOURNAL = ".header.fix"
+
+
+def _rewrite_header(dest: Path, old: bytes, new: bytes, reading: Inputs) -> None:
+    fd, journal = temp_beside(dest, JOURNAL)
     try:
-        for name, (old, new) in sorted(p.files.items()):
-            dest = p.root / name
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".fix", dir=dest.parent)
-            tmp = Path(tmp_name)
-            staged.append((name, tmp))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(new)
-                if name.endswith(".safetensors"):     # the data bytes, verbatim, behind the new header
-                    with dest.open("rb") as src:
-                        src.seek(len(old))
-                        shutil.copyfileobj(src, fh, 1 << 24)
-                fh.flush()
-                os.fsync(fh.fileno())
-            shutil.copymode(dest, tmp)
-        for name, staged_tmp in staged:
-            os.replace(staged_tmp, p.root / name)
-        staged = []
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(old)
+            fh.flush()
+            os.fsync(fh.fileno())
+        check(dest, reading=reading)
+        shard = os.open(dest, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if os.pread(shard, len(old), 0) != old:
+                raise UsageError(f"{dest.name} changed since it was verified; nothing was written",
+                                 path=str(dest), hint="run --fix again")
+            os.pwrite(shard, new, 0)
+            os.fsync(shard)
+        finally:
+            os.close(shard)
     finally:
-        for _, left in staged:
-            left.unlink(missing_ok=True)
+        os.unlink(journal)
+
+
+# .NAME.XXXXXXXX.fix (an older --fix's whole-file copy) and .NAME.dflash2-ckpt-HEX.fix / .header.fix
+_STALE = re.compile(r"^\.(?P<name>.+?)\.(?:[a-z0-9_]{8}|" + re.escape(TEMP_TAG[1:]) + r"[0-9a-f]{12})"
+                    r"(?P<journal>" + re.escape(JOURNAL) + r"|\.fix)$")
+
+
+def clean_stale(root: Path) -> list[str]:
+    """What a killed --fix left in `root`: a header journal is written back over its shard's header (when
+    the shard's header region still has the journal's length, the old header is whole again), then
+    removed; a whole-file temporary copy is removed. One sentence per file, for the report."""
+    out: list[str] = []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        m = _STALE.match(entry.name)
+        if not m or entry.is_symlink() or not entry.is_file():
+            continue
+        size = entry.stat().st_size
+        shard = root / m.group("name")
+        if m.group("journal") == JOURNAL and shard.is_file() and not shard.is_symlink() and size >= 8:
+            saved = entry.read_bytes()
+            fd = os.open(shard, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                if os.pread(fd, 8, 0) == saved[:8] and len(saved) == 8 + struct.unpack("<Q", saved[:8])[0]:
+                    os.pwrite(fd, saved, 0)
+                    os.fsync(fd)
+                    out.append(f"restored the header of {shard.name} from {entry.name}, left by an interrupted --fix")
+            finally:
+                os.close(fd)
+        entry.unlink()
+        out.append(f"removed {entry.name} ({size:,} bytes), left by an interrupted --fix")
+    return out

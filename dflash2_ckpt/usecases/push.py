@@ -13,16 +13,17 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 from ..checkpoint import PICKLE_SUFFIXES
 from ..errors import (HubAccessError, HubUnreachableError, RepositoryNotFoundError, RevisionNotFoundError,
-                      SourceError, UnsafePathError)
+                      SourceError, UnsafePathError, UsageError)
 from ..findings import Finding, Verdict
 from .verify_smoke import CheckResult, check
 from ..sources import LocalSource
 from ..sources.hub import hub_settings
 from ..sources.hub_errors import Where, from_exception
 from ..sources.hub_ref import parse_repo_ref
+from ..sources.safe_write import Inputs, check as check_write, inputs, write_text
 from ..sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .verify import Report
-from .push_plan import FilePlan, card_diff, file_plan, local_files
+from .push_plan import FilePlan, card_diff, escaping, exact, file_plan, local_files
 
 __all__ = ["PushResult", "push"]
 
@@ -86,7 +87,8 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
          accept_table: str | None = None, private: bool = False, dry_run: bool = False,
          include: Sequence[str] = (), exclude: Sequence[str] = (), delete: Sequence[str] = (),
          select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None,
-         engines: Iterable[str] = ()) -> PushResult:
+         engines: Iterable[str] = (), yes: bool = False,
+         confirm: Callable[[tuple[str, ...]], bool] | None = None) -> PushResult:
     """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes.
 
     Pickle files (.bin / .pt / ...) are left out unless `include_pickles`; a push with no token found
@@ -97,17 +99,28 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     that does not exist is created (private with `private`), as `hf upload` does.
 
     `include` / `exclude` / `delete`: glob patterns as `hf upload --include / --exclude / --delete` takes
-    them (upload_folder's allow / ignore / delete patterns; deletion spares what is uploaded). `dry_run`:
-    the checks run and the Hub is read, nothing is written there or in `directory`; the result holds the
-    file plan and the card's diff against the Hub's."""
+    them (upload_folder's allow / ignore / delete patterns; deletion spares what is uploaded); a pattern
+    that leaves the folder (absolute, `..`) is refused (UsageError). A push that would delete files from
+    the Hub lists them first and deletes exactly those, only with `yes` or when `confirm(paths)` says so;
+    otherwise UsageError naming every one, and nothing is sent. A card rewritten for the push is always
+    among the files uploaded. `dry_run`: the checks run and the Hub is read, nothing is written there or
+    in `directory`; the result holds the file plan and the card's diff against the Hub's. A real push's
+    result holds its plan too: the files uploaded, deleted and kept."""
+    _refuse_escaping_patterns(include, exclude, delete, path_in_repo)
     settings = hub_settings()
     ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
         raise SourceError("not a Hub repo id", path=repo, hint="give the destination as org/name")
     revision = ref.one_revision(revision, repo)
     path_in_repo = ref.subfolder or path_in_repo
+    _refuse_escaping_patterns((), (), (), path_in_repo)
     src = LocalSource(directory)
     _refuse_escaping_links(Path(src.root))
+    reading = inputs([target])
+    if card and not path_in_repo and not dry_run:
+        # the card's destination judged before any check or request: a planted link refuses the push
+        check_write(Path(src.root) / "README.md", reading=reading, hint="replace README.md with a plain file, "
+                    "or pass --no-card (nothing was uploaded)")
     checked = check(src.root, smoke=smoke, strict=strict, select=select, ignore=ignore, target=target,
                     engines=engines)
     if checked.failed(strict):
@@ -150,11 +163,19 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         f.relative_to(src.root).as_posix() for f in sorted(src.root.rglob("*"))
         if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
     ignore = IGNORE_PATTERNS + ([] if include_pickles else PICKLE_PATTERNS) + list(exclude)
+    if plan is not None and include:
+        include = [*include, "README.md"]       # the card written for this push is the one uploaded
     if dry_run:
         return _dry_run(api, where, checked, repo, Path(src.root), include, ignore, delete, path_in_repo,
                         plan, excluded, created)
+    files, _ = _file_plan(api, where, Path(src.root), include, ignore, delete, path_in_repo, plan, created,
+                          compare=False)
+    if files.delete and not yes and not (confirm is not None and confirm(files.delete)):
+        raise UsageError(f"the push would delete {len(files.delete)} file(s) from {ref.repo_id}: "
+                         f"{', '.join(files.delete)}; nothing was uploaded or deleted", path=repo,
+                         hint="pass --yes to delete them, or --dry-run to see the whole plan")
     if plan is not None and plan.changed:
-        _write_card(src.root, plan.text)
+        _write_card(src.root, plan.text, reading)
     counts = report.to_json()["counts"]
     message = commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
                                  f"{', smoke passed' if smoke else ''})")
@@ -163,34 +184,58 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
             info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
                                      revision=revision, create_pr=create_pr, commit_message=message,
                                      allow_patterns=list(include) or None, ignore_patterns=ignore,
-                                     delete_patterns=list(delete) or None)
+                                     delete_patterns=exact(files.delete, path_in_repo) or None)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
         raise _with_next_step(from_exception(e, where)) from None
     return PushResult(checked, repo, uploaded=True, commit_url=str(info.commit_url),
                       commit_sha=getattr(info, "oid", None), pr_url=getattr(info, "pr_url", None),
                       excluded=excluded, card=plan.findings if plan else (),
-                      card_metadata=plan.metadata if plan else None, created=created)
+                      card_metadata=plan.metadata if plan else None, created=created, plan=files)
 
 
 def _dry_run(api: Any, where: Where, checked: CheckResult, repo: str, root: Path, include: Sequence[str],
              ignore: list[str], delete: Sequence[str], path_in_repo: str | None, card: Any,
              excluded: tuple[str, ...], missing: bool) -> PushResult:
     """The plan against what the Hub holds now (nothing for a repository that does not exist yet)."""
+    plan, remote = _file_plan(api, where, root, include, ignore, delete, path_in_repo, card, missing)
     try:
         with quiet_hub_logs():
-            remote = [] if missing else list(api.list_repo_tree(where.repo_id, revision=where.revision,
-                                                                recursive=True))
             old = None if missing or card is None or not any(
                 getattr(f, "path", None) == "README.md" for f in remote) else _hub_card(api, where)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
         raise from_exception(e, where) from None
-    files = local_files(root, include, ignore, ["README.md"] if card is not None else [])
-    overrides = {"README.md": card.text.encode("utf-8")} if card is not None else {}
-    plan = file_plan(root, files, remote, path_in_repo, delete, overrides)
     diff = card_diff(old, card.text) if card is not None else None
     return PushResult(checked, repo, dry_run=True, plan=plan, card_diff=diff, excluded=excluded,
                       card=card.findings if card else (), card_metadata=card.metadata if card else None,
                       created=missing)
+
+
+def _file_plan(api: Any, where: Where, root: Path, include: Sequence[str], ignore: list[str],
+               delete: Sequence[str], path_in_repo: str | None, card: Any, missing: bool,
+               compare: bool = True) -> tuple[FilePlan, list[Any]]:
+    """What the push does to each file (upload_folder's own selection against the Hub's tree), and the
+    Hub's tree."""
+    try:
+        with quiet_hub_logs():
+            remote = [] if missing else list(api.list_repo_tree(where.repo_id, revision=where.revision,
+                                                                recursive=True))
+    except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
+        raise from_exception(e, where) from None
+    files = local_files(root, include, ignore, ["README.md"] if card is not None else [])
+    overrides = {"README.md": card.text.encode("utf-8")} if card is not None else {}
+    return file_plan(root, files, remote, path_in_repo, delete, overrides, compare=compare), remote
+
+
+def _refuse_escaping_patterns(include: Sequence[str], exclude: Sequence[str], delete: Sequence[str],
+                              path_in_repo: str | None) -> None:
+    """Patterns and the folder stay inside the repository: `--include '../*'` or `--delete /x` is a
+    mistake or an attack, never a request this tool can carry out as written."""
+    bad = [f"{flag} {p!r}" for flag, pats in (("--include", include), ("--exclude", exclude),
+                                               ("--delete", delete), ("the subfolder", [path_in_repo or ""]))
+           for p in escaping(pats)]
+    if bad:
+        raise UsageError(f"{', '.join(bad)} reach(es) outside the folder pushed (absolute, or `..`); nothing "
+                         "was read or sent", hint="give patterns relative to the folder, without `..`")
 
 
 def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
@@ -245,13 +290,10 @@ def _create(api: Any, where: Where, private: bool) -> None:
         raise err from None
 
 
-def _write_card(root: str | os.PathLike[str], text: str) -> None:
-    """README.md replaced atomically: a failed write leaves the old card whole."""
-    from pathlib import Path
-    path = Path(root) / "README.md"
-    tmp = path.with_name(".README.md.dflash2-ckpt.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _write_card(root: str | os.PathLike[str], text: str, reading: Inputs) -> None:
+    """README.md replaced atomically through the write guard: a failed write leaves the old card whole,
+    and a README.md that is a link or a hard-linked file is refused, never written through."""
+    write_text(Path(root) / "README.md", text, reading=reading)
 
 
 def _refuse_escaping_links(root: Path) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["FilePlan", "card_diff", "file_plan"]
+__all__ = ["FilePlan", "card_diff", "escaping", "exact", "file_plan"]
 
 
 @dataclass(frozen=True)
@@ -20,9 +20,11 @@ class FilePlan:
     upload: tuple[str, ...]         # new or changed on the Hub
     unchanged: tuple[str, ...]      # already there with the same content (upload_folder sends them as no-ops)
     delete: tuple[str, ...]         # on the Hub, matched by --delete and not uploaded
+    kept: tuple[str, ...] = ()      # on the Hub, neither uploaded nor deleted: left as they are
 
     def to_json(self) -> dict[str, list[str]]:
-        return {"upload": list(self.upload), "delete": list(self.delete), "unchanged": list(self.unchanged)}
+        return {"upload": list(self.upload), "delete": list(self.delete), "unchanged": list(self.unchanged),
+                "kept": list(self.kept)}
 
 
 def local_files(root: Path, allow: Sequence[str] | None, ignore: Sequence[str],
@@ -44,9 +46,11 @@ def _same(path: Path, remote: Any) -> bool:
 
 
 def file_plan(root: Path, files: Sequence[str], remote: Sequence[Any], path_in_repo: str | None,
-              delete_patterns: Sequence[str], overrides: dict[str, bytes] | None = None) -> FilePlan:
+              delete_patterns: Sequence[str], overrides: dict[str, bytes] | None = None,
+              compare: bool = True) -> FilePlan:
     """`remote`: the Hub's RepoFile list (empty for a repository push would create). `overrides`: content
-    that replaces a local file's (the card push would write)."""
+    that replaces a local file's (the card push would write). Without `compare` (a real push, which
+    hashes the files itself), every selected file counts as uploaded."""
     from huggingface_hub.utils._paths import filter_repo_objects
     prefix = f"{path_in_repo.strip('/')}/" if path_in_repo else ""
     there = {f.path: f for f in remote if hasattr(f, "blob_id")}
@@ -59,6 +63,8 @@ def file_plan(root: Path, files: Sequence[str], remote: Sequence[Any], path_in_r
             same = have is not None and have.size == len(data) and (
                 hashlib.sha256(data).hexdigest() == have.lfs.sha256 if have.lfs is not None
                 else hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == have.blob_id)
+        elif not compare:
+            same = False
         else:
             same = have is not None and _same(root / rel, have)
         (unchanged if same else upload).append(dest)
@@ -68,7 +74,25 @@ def file_plan(root: Path, files: Sequence[str], remote: Sequence[Any], path_in_r
                   and p != ".gitattributes"]
     delete = [prefix + p for p in filter_repo_objects(candidates, allow_patterns=list(delete_patterns))] \
         if delete_patterns else []
-    return FilePlan(tuple(upload), tuple(unchanged), tuple(sorted(delete)))
+    kept = sorted(p for p in there if p not in sent and p not in set(delete))
+    return FilePlan(tuple(upload), tuple(unchanged), tuple(sorted(delete)), tuple(kept))
+
+
+def escaping(patterns: Sequence[str]) -> list[str]:
+    """The patterns that reach outside the folder (or the repository): absolute, or with a `..` part."""
+    out = []
+    for p in patterns:
+        parts = p.replace("\\", "/").split("/")
+        if p.startswith(("/", "\\", "~")) or (len(p) > 1 and p[1] == ":") or ".." in parts:
+            out.append(p)
+    return out
+
+
+def exact(paths: Sequence[str], path_in_repo: str | None) -> list[str]:
+    """Delete patterns that match exactly `paths` (repository paths) and nothing else: relative to
+    path_in_repo, as upload_folder matches them, with fnmatch's special characters bracketed."""
+    prefix = f"{path_in_repo.strip('/')}/" if path_in_repo else ""
+    return ["".join(f"[{c}]" if c in "*?[" else c for c in p[len(prefix):]) for p in paths]
 
 
 def card_diff(old: str | None, new: str, name: str = "README.md") -> str:

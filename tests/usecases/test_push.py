@@ -262,7 +262,12 @@ def test_delete_drops_stale_shards_in_the_same_commit(hub: FakeHub, drafter: Pat
     hub.add_commit("org/dest", {"model-00001-of-00002.safetensors": b"old", "model-00002-of-00002.safetensors": b"old",
                                 "notes.txt": b"keep"}, granted={"hf_granted"})
     code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--delete", "*.safetensors")
+    assert code == 2 and "model-00001-of-00002.safetensors, model-00002-of-00002.safetensors" in out, out
+    assert "--yes" in out and hub.commit_requests == []      # listed, refused, nothing sent
+    code, out = run("push", str(drafter), "org/dest", "--token", "hf_granted", "--delete", "*.safetensors",
+                    "--yes")
     assert code == 0, out
+    assert "deleted   model-00001-of-00002.safetensors" in out and "kept      notes.txt" in out, out
     files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
     assert sorted(p for p in files if p.endswith(".safetensors")) == ["model.safetensors"]
     assert files["model.safetensors"] == (drafter / "model.safetensors").read_bytes() and "notes.txt" in files
@@ -291,7 +296,8 @@ def test_dry_run_shows_the_plan_and_the_card_diff_and_sends_nothing(hub: FakeHub
     doc = json.loads(out)
     assert code == 0 and doc["dry_run"] and not doc["uploaded"], out
     assert doc["plan"] == {"upload": ["README.md", "model.safetensors"],
-                           "delete": ["model-00001-of-00002.safetensors"], "unchanged": ["config.json"]}
+                           "delete": ["model-00001-of-00002.safetensors"], "unchanged": ["config.json"],
+                           "kept": []}
     diff = doc["card_diff"].splitlines()
     assert diff[:2] == ["--- hub/README.md", "+++ local/README.md"] and "-# drafter" in diff and "+# dest" in diff
     assert "+base_model: tiny/verifier" in diff and " ---" in diff              # the unchanged line as context
