@@ -51,7 +51,7 @@ class CompatReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "dialect": self.dialect, "version": self.version,
-                "engines": [v.to_json() for v in self.verdicts], "failed": self.failed()}
+                "engines": [v.to_json() for v in self.verdicts]}
 
 
 def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
