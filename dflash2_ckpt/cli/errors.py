@@ -121,18 +121,19 @@ def write_error_outputs(doc: Mapping[str, Any], outputs: Iterable[tuple[str, str
     import click
 
     from ..report.write import destination, files_read, write_files
-    from .outputs import FOLLOW, STDOUT, WRITTEN, read_paths
+    from .outputs import FOLLOW, STDOUT, WRITTEN, other_inputs, read_paths
     ctx = click.get_current_context(silent=True)
     meta = ctx.meta if ctx is not None else {}
     if argv is not None:
         follow, reading = "--output-follow-symlinks" in argv, files_read(argv)
     else:
         follow, reading = bool(meta.get(FOLLOW)), files_read(read_paths(ctx))
+    others = other_inputs(ctx, argv)
     for ofmt, path in outputs:
         if path in meta.get(WRITTEN, ()) or path == STDOUT:     # stdout: the caller prints it there
             continue
         try:
-            dest = destination(path, follow_symlinks=follow, reading=reading)
+            dest = destination(path, follow_symlinks=follow, reading=reading, inputs=others)
             write_files([(dest, functools.partial(_render_error_to, doc, ofmt))])
         except (OSError, Dflash2Error):
             pass

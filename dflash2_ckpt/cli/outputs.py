@@ -7,11 +7,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import click
 
 from ..report import render
+
+if TYPE_CHECKING:
+    from ..sources.safe_write import Inputs
 
 Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
 FOLLOW, WRITTEN = "dflash2.output_follow_symlinks", "dflash2.outputs_written"
@@ -48,6 +51,17 @@ def read_paths(ctx: click.Context | None) -> list[str]:
     return values + ([os.path.join(p, sub) for p in values] if isinstance(sub, str) else [])
 
 
+def other_inputs(ctx: click.Context | None, argv: list[str] | None = None) -> "Inputs":
+    """The directories of --target / --reference, whose existing files no report replaces (the checkpoint's
+    own folder may hold the reports: a CI checkout). From `argv` when click refused the command line."""
+    from ..sources.safe_write import inputs
+    if argv is not None:
+        flags = {"--target", "--reference", "-r"}
+        return inputs([v for k, v in zip(argv, argv[1:]) if k in flags])
+    params = ctx.params if ctx is not None else {}
+    return inputs([v for n in CHECKPOINT_OPTIONS if isinstance(v := params.get(n), str)])
+
+
 def write_outputs(report: Any, outputs: Iterable[Output]) -> bool:
     """Each --output file gets the whole report in its format (the machine-output contract, per file): every
     destination checked first, then all written atomically (report/write.py); an output to `-` is printed
@@ -61,7 +75,8 @@ def write_outputs(report: Any, outputs: Iterable[Output]) -> bool:
     ctx = click.get_current_context(silent=True)
     follow = bool(ctx and ctx.meta.get(FOLLOW))
     reading = files_read(read_paths(ctx))
-    dests = [destination(path, follow_symlinks=follow, reading=reading) for _, path in outputs]
+    others = other_inputs(ctx)
+    dests = [destination(path, follow_symlinks=follow, reading=reading, inputs=others) for _, path in outputs]
     write_files((d, functools.partial(render, report, fmt)) for d, (fmt, _) in zip(dests, outputs))
     if ctx is not None:
         ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)

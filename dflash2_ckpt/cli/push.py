@@ -49,7 +49,8 @@ from .options import configured, engine_option, format_option, parse_codes, sele
 def command(directory: str, repo: str, revision: str | None, create_pr: bool, run_smoke: bool, strict: bool,
             token: str | None, message: str | None, include_pickles: bool, card: bool, accept_table: str | None,
             private: bool, include: tuple[str, ...], exclude: tuple[str, ...], delete: tuple[str, ...],
-            yes: bool, dry_run: bool, select: str | None, ignore: str | None, target: str | None, engines: tuple[str, ...],
+            yes: bool, dry_run: bool, select: str | None, ignore: str | None, target: str | None,
+            engines: tuple[str, ...],
             fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
     from ..usecases.push import push

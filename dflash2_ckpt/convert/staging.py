@@ -217,7 +217,8 @@ def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
             _remove(tmp.with_name(tmp.name + OWNER))
 
 
-def check_overlap(src: Path, dst: Path, inputs: Iterable[tuple[str, str | os.PathLike[str] | None]] = ()) -> None:
+def check_overlap(src: Path, dst: Path,
+                  inputs: Iterable[tuple[str, str | os.PathLike[str] | None]] = ()) -> None:
     """The one destination check of every conversion kind (dialect, to GGUF, from GGUF): DST may not be
     SRC or another input of the run (the target, --tokenizer-from), lie inside one, or contain one:
     --force replaces DST wholesale, so a DST holding an input (a GGUF file's folder, a checkpoint's parent,
@@ -235,12 +236,9 @@ def check_overlap(src: Path, dst: Path, inputs: Iterable[tuple[str, str | os.Pat
                                        f"{label}, which is never modified",
                                        hint=f"write to a path outside the {label} and its folders")
     if dst.is_symlink():
-        raise ConversionUsageError(f"the destination {dst} is a symbolic link (to {os.readlink(dst)}); nothing "
-                                   "is written through it", hint="write to another path, or remove the link")
-    try:
-        st = os.lstat(dst)
-    except OSError:
-        return
-    if not os.path.isdir(dst) and st.st_nlink > 1:
-        raise ConversionUsageError(f"the destination {dst} is a hard-linked file ({st.st_nlink} names share "
-                                   "its content)", hint="write to another path, or remove the other names")
+        raise ConversionUsageError(f"the destination {dst} is a symbolic link (to {os.readlink(dst)}); "
+                                   "nothing is written through it",
+                                   hint="write to another path, or remove the link")
+    if os.path.lexists(dst) and not os.path.isdir(dst):
+        from ..sources.safe_write import check      # a GGUF file: the write guard's file rules
+        check(dst, hint="write to another path, or remove the other names")

@@ -188,7 +188,8 @@ def render_push(result: Any, out: Console) -> None:
             for verb, paths in (("uploaded", plan.upload), ("deleted", plan.delete), ("kept", plan.kept)):
                 for p in paths:
                     out.print(f"{verb:<9} {escape(p)}", highlight=False)
-            out.print(f"{len(plan.upload)} uploaded, {len(plan.delete)} deleted, {len(plan.kept)} kept on the Hub")
+            out.print(f"{len(plan.upload)} uploaded, {len(plan.delete)} deleted, "
+                      f"{len(plan.kept)} kept on the Hub")
         out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
         for name in getattr(result, "excluded", ()):
             out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")

@@ -31,4 +31,5 @@ def render_compat(r: Any, out: Console) -> None:
     loads = sum(v.verdict == "loads" for v in r.verdicts)
     scope = "every engine named" if r.named else "at least one engine"
     word = "[red]FAILED[/red]" if r.failed() else "[green]passed[/green]"
-    out.print(f"{word}: {loads} of {len(r.verdicts)} engine release(s) load it (passes when {scope} loads it)")
+    out.print(f"{word}: {loads} of {len(r.verdicts)} engine release(s) load it (passes when {scope} "
+              "loads it)")

@@ -45,14 +45,16 @@ def files_read(paths: Iterable[str]) -> set[tuple[int, int]]:
     return out
 
 
-def destination(path: str, *, follow_symlinks: bool = False, reading: Collection[tuple[int, int]] = ()) -> Path:
+def destination(path: str, *, follow_symlinks: bool = False, reading: Collection[tuple[int, int]] = (),
+                inputs: Inputs = Inputs()) -> Path:
     """The file to write for the report path `path`, or UnsafeOutputError saying why not (the one write
-    guard, sources/safe_write.py: no link, no hard-linked file, no file this command reads)."""
+    guard, sources/safe_write.py: no link, no hard-linked file, no file this command reads, nothing that
+    exists under the `inputs` directories: the target, the reference)."""
     p = Path(path)
     if _stream(p):
         return p            # /dev/stdout, /dev/null, a named pipe: written as a stream, nothing replaced
-    hint = "write the report to another file" if follow_symlinks else FOLLOW_HINT
-    return check(p, reading=Inputs(frozenset(reading)), follow_symlinks=follow_symlinks, hint=hint)
+    return check(p, reading=Inputs(frozenset(reading)) | inputs, follow_symlinks=follow_symlinks,
+                 hint="write the report to another file", link_hint=FOLLOW_HINT)
 
 
 def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], object]]]) -> None:

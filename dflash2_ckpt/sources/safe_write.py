@@ -22,7 +22,7 @@ from ..errors import UnsafeOutputError
 __all__ = ["Inputs", "inputs", "check", "temp_beside", "replace", "write_bytes", "write_text", "write_with",
            "TEMP_TAG"]
 
-TEMP_TAG = ".dflash2-ckpt-"          # every temporary file's name holds it: `.NAME.dflash2-ckpt-RANDOM.SUFFIX`
+TEMP_TAG = ".dflash2-ckpt-"      # in every temporary file's name: `.NAME.dflash2-ckpt-RANDOM.SUFFIX`
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -81,9 +81,10 @@ def _refuse(path: str | os.PathLike[str], why: str, hint: str) -> UnsafeOutputEr
 
 
 def check(path: str | os.PathLike[str], *, reading: Inputs = Inputs(), follow_symlinks: bool = False,
-          hint: str = "write to another path") -> Path:
-    """The file to write for `path`, or UnsafeOutputError saying why not. With `follow_symlinks`, a link
-    is resolved (the user asked to write to its target) and the target is judged."""
+          hint: str = "write to another path", link_hint: str | None = None) -> Path:
+    """The file to write for `path`, or UnsafeOutputError saying why not (`link_hint`: the next step for
+    a symbolic link, where it differs). With `follow_symlinks`, a link is resolved (the user asked to
+    write to its target) and the target is judged."""
     p = Path(path)
     if follow_symlinks:
         p = Path(os.path.realpath(p))
@@ -94,7 +95,7 @@ def check(path: str | os.PathLike[str], *, reading: Inputs = Inputs(), follow_sy
             if link.is_symlink():
                 what = "is" if link == p else f"has a folder, {link}, that is"
                 raise _refuse(path, f"{what} a symbolic link (to {os.readlink(link)}); a file is not written "
-                              "through it", hint)
+                              "through it", link_hint or hint)
     try:
         st = os.lstat(p)
     except FileNotFoundError:
@@ -144,8 +145,8 @@ def new_file_mode(dest: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_with(dest: str | os.PathLike[str], fill: Callable[[IO[bytes]], object], *, reading: Inputs = Inputs(),
-               checked: bool = False, durable: bool = True) -> Path:
+def write_with(dest: str | os.PathLike[str], fill: Callable[[IO[bytes]], object], *,
+               reading: Inputs = Inputs(), checked: bool = False, durable: bool = True) -> Path:
     """`fill` writes the content into a private temporary file beside `dest`, which then replaces `dest`
     atomically. On any failure the temporary file goes and `dest` is as it was."""
     p = Path(dest) if checked else check(dest, reading=reading)
@@ -168,9 +169,11 @@ def write_with(dest: str | os.PathLike[str], fill: Callable[[IO[bytes]], object]
     return p
 
 
-def write_bytes(dest: str | os.PathLike[str], data: bytes, *, reading: Inputs = Inputs(), durable: bool = True) -> Path:
+def write_bytes(dest: str | os.PathLike[str], data: bytes, *, reading: Inputs = Inputs(),
+                durable: bool = True) -> Path:
     return write_with(dest, lambda fh: fh.write(data), reading=reading, durable=durable)
 
 
-def write_text(dest: str | os.PathLike[str], text: str, *, reading: Inputs = Inputs(), durable: bool = True) -> Path:
+def write_text(dest: str | os.PathLike[str], text: str, *, reading: Inputs = Inputs(),
+               durable: bool = True) -> Path:
     return write_bytes(dest, text.encode("utf-8"), reading=reading, durable=durable)

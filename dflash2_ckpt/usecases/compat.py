@@ -42,7 +42,8 @@ class CompatReport(Verdict):
         reasons = tuple(r for v in self.verdicts for r in v.reasons)
         if self.named or self.failed():
             return reasons
-        return tuple(dataclasses.replace(r, severity="warning") if r.severity == "error" else r for r in reasons)
+        return tuple(dataclasses.replace(r, severity="warning") if r.severity == "error" else r
+                     for r in reasons)
 
     def failed(self, strict: bool = False) -> bool:
         """Named engines: any that does not load. Otherwise: none loads it."""

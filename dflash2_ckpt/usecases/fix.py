@@ -211,7 +211,8 @@ def plan(findings: Iterable[Finding], ckpt: Checkpoint, *, unsafe: bool = False)
         else:
             new = _edit_text(old, config_edits)
             if new is None:
-                out.refused.append(f"{CONFIG}: its text cannot be edited in place without changing other values")
+                out.refused.append(f"{CONFIG}: its text cannot be edited in place without changing other "
+                                   "values")
                 out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
             else:
                 out.files[CONFIG] = (old, new)
@@ -293,7 +294,8 @@ def apply(p: Plan, reading: Inputs = Inputs()) -> list[str]:
     --fix to restore (clean_stale). Every destination is judged before anything is written. Returns what
     was cleaned up from earlier runs."""
     cleaned = clean_stale(p.root)
-    dests = {name: check(p.root / name, reading=reading, hint="--fix does not write through links; copy the "
+    root = Path(os.path.abspath(p.root))        # its folders are the user's choice: only the files are judged
+    dests = {name: check(root / name, reading=reading, hint="--fix does not write through links; copy the "
                          "checkpoint to plain files first") for name in p.files}
     for name, (old, new) in sorted(p.files.items()):
         if name.endswith(".safetensors"):
@@ -349,14 +351,16 @@ def clean_stale(root: Path) -> list[str]:
             continue
         size = entry.stat().st_size
         shard = root / m.group("name")
-        if m.group("journal") == JOURNAL and shard.is_file() and not shard.is_symlink() and size >= 8:
+        if (m.group("journal") == JOURNAL and shard.is_file() and not shard.is_symlink() and size >= 8
+                and shard.stat().st_nlink == 1):
             saved = entry.read_bytes()
             fd = os.open(shard, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
             try:
                 if os.pread(fd, 8, 0) == saved[:8] and len(saved) == 8 + struct.unpack("<Q", saved[:8])[0]:
                     os.pwrite(fd, saved, 0)
                     os.fsync(fd)
-                    out.append(f"restored the header of {shard.name} from {entry.name}, left by an interrupted --fix")
+                    out.append(f"restored the header of {shard.name} from {entry.name}, left by an "
+                               "interrupted --fix")
             finally:
                 os.close(fd)
         entry.unlink()

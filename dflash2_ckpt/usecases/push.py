@@ -119,8 +119,8 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     reading = inputs([target])
     if card and not path_in_repo and not dry_run:
         # the card's destination judged before any check or request: a planted link refuses the push
-        check_write(Path(src.root) / "README.md", reading=reading, hint="replace README.md with a plain file, "
-                    "or pass --no-card (nothing was uploaded)")
+        check_write(Path(os.path.abspath(src.root)) / "README.md", reading=reading,
+                    hint="replace README.md with a plain file, or pass --no-card (nothing was uploaded)")
     checked = check(src.root, smoke=smoke, strict=strict, select=select, ignore=ignore, target=target,
                     engines=engines)
     if checked.failed(strict):
@@ -293,7 +293,7 @@ def _create(api: Any, where: Where, private: bool) -> None:
 def _write_card(root: str | os.PathLike[str], text: str, reading: Inputs) -> None:
     """README.md replaced atomically through the write guard: a failed write leaves the old card whole,
     and a README.md that is a link or a hard-linked file is refused, never written through."""
-    write_text(Path(root) / "README.md", text, reading=reading)
+    write_text(Path(os.path.abspath(root)) / "README.md", text, reading=reading)
 
 
 def _refuse_escaping_links(root: Path) -> None:

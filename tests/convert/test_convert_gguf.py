@@ -165,7 +165,7 @@ def test_cli(tmp_path: Path) -> None:
     out = tmp_path / "d.gguf"
     r = run(main, ["convert", str(FIXTURES / "good" / "nested-v2"), "-o", str(out), "--to", "gguf",
                    "--target", str(TINY_TARGET), "--format", "json"])
-    assert r.exit_code == 1, r.output       # written, and its own check found DF907, as verify of it does below
+    assert r.exit_code == 1, r.output       # written, its own check found DF907 (as verify of it does below)
     doc = json.loads(r.output)
     assert doc["written"] and doc["exact_tensors"] == 36 and doc["converted_tensors"] == 0
     assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["DF907"]

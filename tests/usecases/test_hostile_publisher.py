@@ -38,7 +38,7 @@ def _plant(kind: str, link: Path, victim: Path) -> None:
         os.link(victim, link)
 
 
-# ---- 1. one write guard, every command that writes, each kind of link -------------------------------------
+# ---- 1. one write guard, every command that writes, each kind of link ----------------------------------
 
 Case = Callable[[Path, str], tuple[list[str], Path, Path]]      # -> argv, the destination given, the victim
 
@@ -81,8 +81,8 @@ def _fix_header(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
 def _convert_dir(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
     target = _copy(TARGET, tmp / "target")
     if kind == "input":       # the output directory is the target directory: --force would replace it
-        return (["convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat", "--force"],
-                target, target / "tokenizer.json")
+        argv = ["convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat", "--force"]
+        return argv, target, target / "tokenizer.json"
     elsewhere = _copy(TARGET, tmp / "elsewhere")
     (tmp / "out").symlink_to(elsewhere)
     return (["convert", str(NESTED), "-o", str(tmp / "out"), "--target", str(target), "--to", "flat",
@@ -130,8 +130,19 @@ def test_no_command_writes_through_a_link_or_onto_an_input(tmp_path: Path, write
     assert code == 2, out
     assert str(dest.name) in out and "Traceback" not in out, out
     assert victim.read_bytes() == before
-    leftovers = [p.name for p in dest.parent.iterdir() if ".dflash2-ckpt-" in p.name or "dflash2-tmp" in p.name]
+    leftovers = [p.name for p in dest.parent.iterdir()
+                 if ".dflash2-ckpt-" in p.name or "dflash2-tmp" in p.name]
     assert leftovers == []
+
+
+def test_a_report_never_replaces_a_file_of_the_target_directory(tmp_path: Path) -> None:
+    target = _copy(TARGET, tmp_path / "target")
+    (target / "NOTES.md").write_text("mine")
+    code, out = run("verify", str(NESTED), "--target", str(target), "--output", f"json={target / 'NOTES.md'}")
+    assert code == 2 and "a directory this command reads" in out, out
+    assert (target / "NOTES.md").read_text() == "mine"
+    code, out = run("verify", str(NESTED), "--target", str(target), "--output", f"json={tmp_path / 'r.json'}")
+    assert code in (0, 1) and json.loads((tmp_path / "r.json").read_text())["summary"]
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink"])
@@ -151,7 +162,8 @@ def test_push_never_writes_through_a_planted_temporary_name(hub: FakeHub, tmp_pa
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink"])
-def test_push_refuses_a_card_that_is_a_link_before_any_request(hub: FakeHub, tmp_path: Path, kind: str) -> None:
+def test_push_refuses_a_card_that_is_a_link_before_any_request(hub: FakeHub, tmp_path: Path,
+                                                               kind: str) -> None:
     d = _copy(NESTED, tmp_path / "d")
     _plant(kind, d / "README.md", d / "config.json")
     config = (d / "config.json").read_bytes()
@@ -164,15 +176,16 @@ def test_push_refuses_a_card_that_is_a_link_before_any_request(hub: FakeHub, tmp
 def test_convert_into_the_target_directory_keeps_the_target(tmp_path: Path) -> None:
     target = _copy(TARGET, tmp_path / "target")
     before = _files(target)
-    code, out = run("convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat", "--force")
+    code, out = run("convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat",
+                    "--force")
     assert code == 2 and "overlaps the target" in out, out
     assert _files(target) == before
 
 
-# ---- 2. Hub deletions explicit and bounded ------------------------------------------------------------------
+# ---- 2. Hub deletions explicit and bounded -------------------------------------------------------------
 
-@pytest.mark.parametrize("flag,pattern", [("--include", "../*"), ("--delete", "/etc/*"), ("--exclude", "a/../../b"),
-                                          ("--delete", "../*")])
+@pytest.mark.parametrize("flag,pattern", [("--include", "../*"), ("--delete", "/etc/*"),
+                                          ("--exclude", "a/../../b"), ("--delete", "../*")])
 def test_push_refuses_patterns_that_leave_the_folder(hub: FakeHub, tmp_path: Path, flag: str,
                                                       pattern: str) -> None:
     d = _copy(NESTED, tmp_path / "d")
@@ -202,6 +215,22 @@ def test_a_push_that_deletes_lists_every_file_and_needs_yes(hub: FakeHub, tmp_pa
     assert "notes.txt" not in files and files["LICENSE"] == b"mit" and "sub/other.json" in files
 
 
+def test_a_confirmation_sees_exactly_the_files_deleted(hub: FakeHub, tmp_path: Path) -> None:
+    """The library's `confirm` (the CLI asks on a terminal) gets the list; a no sends nothing."""
+    from dflash2_ckpt.errors import UsageError
+    from dflash2_ckpt.usecases.push import push
+    d = _copy(NESTED, tmp_path / "d")
+    hub.add_commit("org/dest", {"a[1].txt": b"a", "b.txt": b"b", "keep.md": b"k"}, granted={"hf_granted"})
+    asked: list[tuple[str, ...]] = []
+    with pytest.raises(UsageError, match=r"a\[1\]\.txt, b\.txt"):
+        push(d, "org/dest", token="hf_granted", delete=["*.txt"], confirm=lambda p: bool(asked.append(p)))
+    assert asked == [("a[1].txt", "b.txt")] and hub.commit_requests == []
+    result = push(d, "org/dest", token="hf_granted", delete=["*.txt"], confirm=lambda p: True)
+    assert result.uploaded and result.plan is not None and result.plan.delete == ("a[1].txt", "b.txt")
+    files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
+    assert "a[1].txt" not in files and "b.txt" not in files and files["keep.md"] == b"k"
+
+
 def test_the_card_written_for_the_push_is_the_one_uploaded(hub: FakeHub, tmp_path: Path) -> None:
     d = _copy(NESTED, tmp_path / "d")
     hub.add_commit("org/dest", {"README.md": b"# old\n"}, granted={"hf_granted"})
@@ -212,7 +241,7 @@ def test_the_card_written_for_the_push_is_the_one_uploaded(hub: FakeHub, tmp_pat
     assert "model.safetensors" not in files
 
 
-# ---- 3. numbers survive --fix; a header fix rewrites only the header ----------------------------------------
+# ---- 3. numbers survive --fix; a header fix rewrites only the header -----------------------------------
 
 def _unstated(tmp: Path, extra: str) -> Path:
     """nested-v2 without either causality key (DF403, an unsafe fix) and with `extra` as a top-level
@@ -309,7 +338,7 @@ def test_a_header_fix_keeps_a_sparse_shard_sparse(tmp_path: Path) -> None:
     assert st.st_ino == ino and st.st_size == size and st.st_blocks * 512 < size // 2
 
 
-# ---- 4. exit codes agree with what is printed ---------------------------------------------------------------
+# ---- 4. exit codes agree with what is printed ----------------------------------------------------------
 
 GOOD = sorted(p.name for p in (FIXTURES / "good").iterdir() if p.is_dir())
 
