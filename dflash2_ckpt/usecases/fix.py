@@ -311,7 +311,11 @@ JOURNAL = ".header.fix"
 
 
 def _rewrite_header(dest: Path, old: bytes, new: bytes, reading: Inputs) -> None:
+    """`new` over the first len(old) bytes of `dest`, in place. The old header is saved to a journal
+    first; a failed write (a full disk filling a sparse shard's hole) puts it back; the journal goes only
+    once the shard holds a whole header, so a kill -9 leaves it for clean_stale."""
     fd, journal = temp_beside(dest, JOURNAL)
+    keep_journal = False
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(old)
@@ -323,12 +327,28 @@ def _rewrite_header(dest: Path, old: bytes, new: bytes, reading: Inputs) -> None
             if os.pread(shard, len(old), 0) != old:
                 raise UsageError(f"{dest.name} changed since it was verified; nothing was written",
                                  path=str(dest), hint="run --fix again")
-            os.pwrite(shard, new, 0)
-            os.fsync(shard)
+            try:
+                _pwrite_all(shard, new)
+            except BaseException:
+                keep_journal = True
+                _pwrite_all(shard, old)         # the old header back; if this fails too, the journal stays
+                keep_journal = False
+                raise
         finally:
             os.close(shard)
     finally:
-        os.unlink(journal)
+        if not keep_journal:
+            os.unlink(journal)
+
+
+def _pwrite_all(fd: int, data: bytes) -> None:
+    done = 0
+    while done < len(data):
+        n = os.pwrite(fd, data[done:], done)
+        if n <= 0:
+            raise OSError(f"wrote {done} of {len(data)} header bytes")
+        done += n
+    os.fsync(fd)
 
 
 # .NAME.XXXXXXXX.fix (an older --fix's whole-file copy) and .NAME.dflash2-ckpt-HEX.fix / .header.fix

@@ -379,3 +379,25 @@ def test_diff_against_a_reference_without_weights_is_an_error(tmp_path: Path) ->
     shutil.copy(NESTED / "config.json", ref / "config.json")
     code, out = run("diff", str(NESTED), "--reference", str(ref))
     assert code == 3 and "holds no tensors" in out and "passed" not in out, out
+
+
+def test_a_header_write_that_fails_puts_the_old_header_back(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk while --fix writes a sparse shard's header: the old header is written back, the shard
+    reads as before, and no journal is left."""
+    d = _copy(FIXTURES / "broken" / "tensor-model-prefix", tmp_path / "d")
+    before = (d / "model.safetensors").read_bytes()
+    real = os.pwrite
+    calls: list[int] = []
+
+    def full_disk(fd: int, data: bytes, offset: int) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:                 # half the new header lands, then ENOSPC
+            real(fd, data[: len(data) // 2], offset)
+            raise OSError(28, "No space left on device")
+        return real(fd, data, offset)
+    monkeypatch.setattr(os, "pwrite", full_disk)
+    code, out = run("verify", str(d), "--fix")
+    assert code == 3 and "No space left" in out, out
+    assert (d / "model.safetensors").read_bytes() == before
+    assert [p.name for p in d.iterdir() if p.name.startswith(".")] == []
