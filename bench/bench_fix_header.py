@@ -48,7 +48,8 @@ def run(root: Path, d: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/tmp/dflash2-bench-fix", type=Path)
-    ap.add_argument("--root", action="append", type=Path, help="a checkout to run (repeatable; default: this one)")
+    ap.add_argument("--root", action="append", type=Path,
+                    help="a checkout to run (repeatable; default: this one)")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}")
     for root in args.root or [ROOT]:
