@@ -51,8 +51,8 @@ def test_inputs_protect_files_by_identity_and_existing_files_under_directories(t
     assert check(tmp_path / "elsewhere.json", reading=guard) == tmp_path / "elsewhere.json"
 
 
-def test_temporary_files_are_private_new_and_never_follow_a_planted_name(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_temporary_files_are_private_new_and_never_follow_a_planted_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = tmp_path / "README.md"
     victim = tmp_path / "config.json"
     victim.write_text("{}")
