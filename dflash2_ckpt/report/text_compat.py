@@ -6,7 +6,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .text import text_renderer, value
+from .safe_markup import value
+from .text import text_renderer
 
 _VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
                   "unsupported": "dim"}

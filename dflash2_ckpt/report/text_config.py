@@ -6,7 +6,8 @@ from typing import Any
 
 from rich.console import Console
 
-from .text import text_renderer, value
+from .safe_markup import value
+from .text import text_renderer
 
 
 @text_renderer("config")
