@@ -52,7 +52,8 @@ def _transport(policy: RetryPolicy, where: Where, clock: _Clock) -> Any:
             quiet = clock.asking()
             if quiet > policy.deadline:
                 raise unreachable(where, f"no answer from the Hub for {quiet:.0f} s (last: {request.method} "
-                                         f"{request.url.path}); DFLASH2_CKPT_HUB_DEADLINE is {policy.deadline:g} s")
+                                         f"{request.url.path}); DFLASH2_CKPT_HUB_DEADLINE is "
+                                         f"{policy.deadline:g} s")
             asked = request.extensions.get("timeout") or {}
             request.extensions["timeout"] = {k: min(v, policy.timeout) if v is not None else policy.timeout
                                              for k, v in {"connect": None, "read": None, "write": None,

@@ -73,13 +73,14 @@ class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no 
             if node is not None:
                 self._repeated += _sizes(node, self._memo)
                 if self._repeated > ALIAS_BUDGET:
-                    raise CardYamlError(f"its aliases repeat more than {ALIAS_BUDGET:,} nodes (an alias bomb?)",
-                                        event.start_mark.line + 1)
+                    raise CardYamlError(f"its aliases repeat more than {ALIAS_BUDGET:,} nodes (an alias "
+                                        "bomb?)", event.start_mark.line + 1)
             return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise CardYamlError(f"it nests deeper than {MAX_DEPTH} levels", self.peek_event().start_mark.line + 1)
+                raise CardYamlError(f"it nests deeper than {MAX_DEPTH} levels",
+                                    self.peek_event().start_mark.line + 1)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1

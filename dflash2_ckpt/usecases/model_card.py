@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..findings import Finding
 from ..formats.keys import TOKENIZER_KEY
-from ..report.safe_markdown import is_repo_id, md_block, md_value
+from .card_markdown import is_repo_id, md_block, md_value
 from .card_yaml import MAX_CARD_BYTES, CardYamlError, dump, front_matter
 
 EMITS: frozenset[str] = frozenset({"DF620", "DF621", "DF622", "DF645"})
@@ -106,7 +106,8 @@ def body(name: str, version: str | None, dialect: str | None, base: str | None, 
               else "its target model")
     tokenizer = recorded(tokenizer)
     title = name if is_repo_id(name) else md_value(name)
-    return (f"# {title}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of tokens "
+    return (f"# {title}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of "
+            "tokens "
             "that the target verifies in one forward, so it runs together with the target, never alone, and "
             "the output is the target's own.\n\n" + serve_block(serve) +
             f"\n\nChecked with dflash2-ckpt {tool_version} (`dflash2-ckpt verify` passed before upload).\n"
@@ -163,7 +164,7 @@ def plan_card(directory: str | Path, version: str | None, dialect: str | None, *
     try:
         original = read_card(path)
         if original is not None:
-            front_matter(original)     # bounded (usecases/card_yaml.py) before ModelCard's yaml.safe_load sees it
+            front_matter(original)     # bounded (card_yaml.py) before ModelCard's yaml.safe_load sees it
     except CardYamlError as e:         # refuses the push (DF645 is an error); the card is left as it is
         return CardPlan("", {}, (unreadable(e),), False)
     if original is not None and original.lstrip().startswith("---"):
