@@ -215,7 +215,7 @@ def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
             else:
                 try:
                     found = json.loads(text).get("license")
-                except (ValueError, AttributeError):
+                except (ValueError, AttributeError, RecursionError):
                     found = None
             if isinstance(found, str) and found:
                 return found
