@@ -80,6 +80,29 @@ def test_a_name_that_is_a_workflow_command_is_broken_too(tmp_path: Path, monkeyp
         no_command(out)
 
 
+def test_convert_prints_a_directory_name_on_one_line(hostile: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / f"{NAME}-out"
+    for extra in (["--dry-run"], []):
+        code, out = run("convert", str(hostile), "-o", str(out_dir), "--to", "flat", "--target", str(TINY_TARGET),
+                        *extra)
+        assert code == 0 and SHOWN in out, out
+        no_command(out)
+    code, out = run("convert", str(hostile), "-o", str(tmp_path / "o2"), "--to", "flat",
+                    "--verifier-name", "a\n::error title=x::PWNED", "--dry-run")
+    assert code != 0 and "a\\n::error title=x::PWNED" in out, out
+    no_command(out)
+
+
+def test_fix_diff_prints_a_directory_name_on_one_line(tmp_path: Path) -> None:
+    d = copy(FIXTURES / "broken" / "engines-split-causality", tmp_path / NAME)
+    code, out = run("verify", "--diff", str(d))
+    assert code == 1 and "Would fix 3 finding(s)" in out
+    no_command(out)
+    code, out = run("verify", "--fix", str(d))
+    assert f"{SHOWN}: fixed 3 finding(s) in config.json" in out, out
+    no_command(out)
+
+
 def test_rich_markup_in_a_name_prints_as_it_is(tmp_path: Path) -> None:
     d = copy(BROKEN, tmp_path / "a[/]b[bold red]c")
     for argv in (["verify", str(d)], ["compat", str(d)], ["inspect", str(d)]):
