@@ -297,3 +297,11 @@ def test_a_stalled_hub_endpoint_ends_in_one_typed_error(hub: FakeHub, ckpts: dic
     assert code == 3 and "cannot reach" in out and "Traceback" not in out, out
     assert took < 30, f"{took:.0f} s"                                    # unbounded, it hung for minutes
     assert hub.commit_requests == [] or endpoint == "/commit/"
+
+
+def test_a_card_with_a_few_aliases_is_read(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path) -> None:
+    card = "---\nlicense: &l mit\ntags: [a, b]\nextra:\n  license: *l\n---\n# x\n"
+    d = pushable(ckpts, tmp_path, card=card)
+    code, doc = run_json("push", str(d), dest, "--token", "hf_granted", "--dry-run")
+    assert code == 0 and doc["card"]["metadata"]["license"] == "mit", doc
+    assert "DF645" not in [f["code"] for f in doc["card"]["findings"]]
