@@ -98,8 +98,9 @@ def parse_tokenizer_json(raw: bytes, where: str) -> Vocabulary:
         tokens[a["id"]] = a["content"]
     for i, text in tokens.items():
         if _SURROGATE.search(text):     # JSON's "\ud800": no UTF-8 spells it (a tokenizer refuses to load it)
-            raise bad(f"has token {i} holding a lone surrogate ({text.encode('unicode_escape').decode()[:60]}), "
-                      "which is not text; re-save the tokenizer with its tokenizers library")
+            shown = text.encode("unicode_escape").decode()[:60]
+            raise bad(f"has token {i} holding a lone surrogate ({shown}), which is not text; re-save the "
+                      "tokenizer with its tokenizers library")
     return Vocabulary(_without_padding(tokens), TOKENIZER_FILE)
 
 

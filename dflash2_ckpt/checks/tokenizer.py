@@ -45,8 +45,8 @@ def malformed_record(ckpt: Checkpoint) -> list[Finding]:
     shown = json.dumps(value, ensure_ascii=True, default=str)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
     return [Finding("DF520", f"{key} = {shown} is not a tokenizer fingerprint (v1: 64 lower-case hex digits, "
-                    "no prefix): no target's tokenizer can be compared with it; re-convert with --target TARGET "
-                    "to record it, or remove the key", field=key, details={"recorded": shown})]
+                    "no prefix): no target's tokenizer can be compared with it; re-convert with --target "
+                    "TARGET to record it, or remove the key", field=key, details={"recorded": shown})]
 
 
 def _ids(value: Any) -> list[int]:

@@ -35,6 +35,7 @@ def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
         for v, k, d in filled:
             diverges = d["filled"] or d["checkpoint"] != d["engine"]
             shown = value(str(d["engine"]))
-            t.add_row(value(v["title"]), value(k), "(absent)" if d["checkpoint"] is None else value(str(d["checkpoint"])),
+            t.add_row(value(v["title"]), value(k),
+                      "(absent)" if d["checkpoint"] is None else value(str(d["checkpoint"])),
                       f"[yellow]{shown}[/]" if diverges else shown, value(d["source"]))
         out.print(t)

@@ -71,8 +71,8 @@ def render_findings(report: Any, out: Console) -> None:
     for f in report.findings:
         where = f.field or f.tensor or f.file or ""
         # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
-        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", value(where),
-                      value(f.message))
+        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]",
+                      value(where), value(f.message))
     out.print(table)
     if any(f.fix is not None for f in report.findings):
         out.print(escape(FIX_LEGEND))

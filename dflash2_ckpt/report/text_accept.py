@@ -45,7 +45,8 @@ def accept_lines(r: Any) -> list[str]:
     if r.expect is not None:
         lines.append(f"  expected tau {r.expect[0]:g} ± {r.expect[1]:g}")
     for p in r.prompts:
-        lines.append(f"  {one_line(p.label)}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over {p.steps} "
+        lines.append(f"  {one_line(p.label)}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over "
+                     f"{p.steps} "
                      f"steps, {p.generated} tokens, {'lossless' if p.lossless else 'NOT LOSSLESS'}")
     for f in r.findings:
         lines.append(f"  {f.severity:<7} {f.code} {f.name}: {one_line(f.message)}")

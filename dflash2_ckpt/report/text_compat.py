@@ -15,7 +15,8 @@ _VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "
 
 @text_renderer("compat")
 def render_compat(r: Any, out: Console) -> None:
-    out.print(f"[bold]{value(r.path)}[/bold]: {value(r.dialect or '?')} dialect, {value(r.version or 'not DFlash')}")
+    out.print(f"[bold]{value(r.path)}[/bold]: {value(r.dialect or '?')} dialect, "
+              f"{value(r.version or 'not DFlash')}")
     t = Table(show_header=True, header_style="bold")
     for col in ("engine", "versions", "verdict", "why"):
         t.add_column(col, overflow="fold")

@@ -26,7 +26,8 @@ def _level_move(c: Any) -> bool:
 @text_renderer("convert")
 def render_convert(r: Any, console: Console) -> None:
     head = "plan (dry run, nothing written)" if r.dry_run else "converted"
-    console.print(f"[bold]{head}[/]: {value(r.src)} ({r.from_dialect} {r.version}) -> {value(r.dst)} ({r.to})")
+    console.print(f"[bold]{head}[/]: {value(r.src)} ({r.from_dialect} {r.version}) -> {value(r.dst)} "
+                  f"({r.to})")
     table = Table(title="config keys", show_header=True, header_style="bold")
     for col in ("action", "from", "to", "value", "reason"):
         table.add_column(col, overflow="fold")

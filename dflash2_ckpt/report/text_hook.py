@@ -22,7 +22,8 @@ def concise_lines(run: Any) -> list[str]:
             lines.append(f"{one_line(loc.uri)}:{loc.line or 1}:1: {f.code}{fix_marker(f)} {message}{note}")
         if run.part_failed(n):
             lines.append(f"{one_line(str(part.subject))}: FAILED ({run.level} checks)")
-    lines += [f"{one_line(path)}: {one_line(why)}" for path, why in run.skipped]      # configs that are no drafter's, and why
+    # configs that are no drafter's, and why
+    lines += [f"{one_line(path)}: {one_line(why)}" for path, why in run.skipped]
     return lines
 
 

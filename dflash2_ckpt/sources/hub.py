@@ -266,7 +266,7 @@ class HubSource(SourceBase):
             return local
         from .hub_client import bounded_hub_calls
         try:
-            with bounded_hub_calls(self.where, self.transport.policy):     # the library's download, same budget
+            with bounded_hub_calls(self.where, self.transport.policy):     # the library's download too
                 path = download(self.repo_id, self._path(name), revision=self.revision, sha=self.sha,
                                 cache_dir=self.cache_dir, token=self.token, endpoint=self.endpoint,
                                 offline=self.offline)

@@ -226,7 +226,8 @@ def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
 def _hub_card(api: Any, where: Where, listed: Any) -> str:
     size = getattr(listed, "size", None) or 0
     if size > MAX_CARD_BYTES:       # not downloaded: the diff says so instead of comparing
-        return f"(the Hub's README.md is {size:,} bytes, past the {MAX_CARD_BYTES:,}-byte cap: not compared)\n"
+        return (f"(the Hub's README.md is {size:,} bytes, past the {MAX_CARD_BYTES:,}-byte cap: not "
+                "compared)\n")
     return _hub_file(api, where.repo_id, "README.md", where.revision)
 
 

@@ -87,8 +87,10 @@ def card_diff(old: str | None, new: str, name: str = "README.md") -> str:
             left += 1
             continue
         line = line.rstrip("\n")
-        out.append((line if len(line) <= MAX_DIFF_LINE else line[:MAX_DIFF_LINE] + f"... ({len(line):,} characters)")
-                   + "\n")
+        if len(line) > MAX_DIFF_LINE:
+            line = line[:MAX_DIFF_LINE] + f"... ({len(line):,} characters)"
+        out.append(line + "\n")
     if left:
-        out.append(f"... {left:,} more diff line(s) not shown (the card diff is cut at {MAX_DIFF_LINES} lines)\n")
+        out.append(f"... {left:,} more diff line(s) not shown (the card diff is cut at {MAX_DIFF_LINES} "
+                   "lines)\n")
     return "".join(out)

@@ -71,7 +71,8 @@ def test_the_hook_prints_a_directory_name_on_one_line(level: str, hostile_broken
     assert f"{SHOWN}/config.json:" in out and f"{SHOWN}: FAILED" in out
 
 
-def test_a_name_that_is_a_workflow_command_is_broken_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_name_that_is_a_workflow_command_is_broken_too(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)                     # relative: the name starts the hook's lines
     d = copy(BROKEN, Path("::error title=x::PWNED"))
     for argv in (["hook", "config", str(d / "config.json")], ["verify", str(d)], ["compat", str(d)]):
@@ -83,8 +84,8 @@ def test_a_name_that_is_a_workflow_command_is_broken_too(tmp_path: Path, monkeyp
 def test_convert_prints_a_directory_name_on_one_line(hostile: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / f"{NAME}-out"
     for extra in (["--dry-run"], []):
-        code, out = run("convert", str(hostile), "-o", str(out_dir), "--to", "flat", "--target", str(TINY_TARGET),
-                        *extra)
+        code, out = run("convert", str(hostile), "-o", str(out_dir), "--to", "flat", "--target",
+                        str(TINY_TARGET), *extra)
         assert code == 0 and SHOWN in out, out
         no_command(out)
     code, out = run("convert", str(hostile), "-o", str(tmp_path / "o2"), "--to", "flat",
@@ -130,10 +131,12 @@ def test_a_per_path_glob_prints_on_one_line(tmp_path: Path, monkeypatch: pytest.
         no_command(out)
 
 
-def test_a_deeply_nested_settings_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_deeply_nested_settings_file_is_a_usage_error(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     copy(GOOD, tmp_path / "d")
-    (tmp_path / "pyproject.toml").write_text("[tool.dflash2-ckpt]\nselect = " + "[" * 5000 + "]" * 5000 + "\n")
+    deep = "[" * 5000 + "]" * 5000
+    (tmp_path / "pyproject.toml").write_text(f"[tool.dflash2-ckpt]\nselect = {deep}\n")
     for argv in (["verify", "d"], ["config", "--show", "d"], ["hook", "config", "d/config.json"]):
         for env in ({}, {"DFLASH2_CKPT_DEBUG": "1"}):
             code, out = run(*argv, env=env)
@@ -149,7 +152,8 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code(monkeypatch: pytest.M
         raise RuntimeError("boom\n::error title=x::PWNED")
     monkeypatch.setattr(settings, "resolve", boom)
     code, out = run("config", "--show", str(GOOD))
-    assert code == 3 and "RuntimeError: boom" in out and "DFLASH2_CKPT_DEBUG=1" in out and "Traceback" not in out
+    assert code == 3 and "RuntimeError: boom" in out and "DFLASH2_CKPT_DEBUG=1" in out
+    assert "Traceback" not in out
     res = invoke("config", "--show", str(GOOD), env={"DFLASH2_CKPT_DEBUG": "1"})
     assert res.exit_code == 3 and "Traceback" in res.stderr and "RuntimeError" in res.stderr
     no_command(res.output)
@@ -191,7 +195,7 @@ def test_a_lone_surrogate_in_the_targets_tokenizer_is_a_finding(tmp_path: Path) 
     assert code == 0 and "Traceback" not in text
 
 
-# -- push: the card --------------------------------------------------------------------------------------------
+# -- push: the card ------------------------------------------------------------------------------------------
 
 @pytest.fixture
 def dest(hub: FakeHub) -> str:
@@ -199,7 +203,8 @@ def dest(hub: FakeHub) -> str:
     return "org/dest"
 
 
-def pushable(ckpts: dict[str, Path], tmp_path: Path, *, base: str | None = None, card: str | None = None) -> Path:
+def pushable(ckpts: dict[str, Path], tmp_path: Path, *, base: str | None = None,
+             card: str | None = None) -> Path:
     d = Path(shutil.copytree(ckpts["tiny"], tmp_path / "drafter"))
     if base is not None:
         cfg = json.loads((d / "config.json").read_text())
@@ -255,8 +260,8 @@ def test_a_hostile_tokenizer_record_never_reaches_the_card(hub: FakeHub, ckpts: 
 @pytest.mark.parametrize("card, why", [
     ("---\nbase_model: [\n::error title=x::PWNED\nlicense: x\n---\n# x\n", "not YAML"),
     ("---\n" + "a: &a [" + ",".join(["lol"] * 9) + "]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)) + "---\n# x\n",
-     "alias"),
+        f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+     + "---\n# x\n", "alias"),
     ("---\nx: " + "[" * 3000 + "]" * 3000 + "\n---\n# x\n", "nests deeper"),
 ])
 def test_an_unreadable_card_is_df645(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path,
@@ -272,7 +277,8 @@ def test_an_unreadable_card_is_df645(hub: FakeHub, ckpts: dict[str, Path], dest:
 
 
 def test_the_card_diff_is_capped(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path) -> None:
-    d = pushable(ckpts, tmp_path, card="---\nlicense: mit\n---\n" + "".join(f"line {i}\n" for i in range(3000)))
+    lines = "".join(f"line {i}\n" for i in range(3000))
+    d = pushable(ckpts, tmp_path, card=f"---\nlicense: mit\n---\n{lines}")
     code, doc = run_json("push", str(d), dest, "--token", "hf_granted", "--dry-run")
     assert code == 0
     lines = doc["card_diff"].splitlines()
@@ -299,7 +305,8 @@ def test_a_stalled_hub_endpoint_ends_in_one_typed_error(hub: FakeHub, ckpts: dic
     assert hub.commit_requests == [] or endpoint == "/commit/"
 
 
-def test_a_card_with_a_few_aliases_is_read(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path) -> None:
+def test_a_card_with_a_few_aliases_is_read(hub: FakeHub, ckpts: dict[str, Path], dest: str,
+                                           tmp_path: Path) -> None:
     card = "---\nlicense: &l mit\ntags: [a, b]\nextra:\n  license: *l\n---\n# x\n"
     d = pushable(ckpts, tmp_path, card=card)
     code, doc = run_json("push", str(d), dest, "--token", "hf_granted", "--dry-run")
