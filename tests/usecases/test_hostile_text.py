@@ -288,7 +288,8 @@ def test_the_card_diff_is_capped(hub: FakeHub, ckpts: dict[str, Path], dest: str
 # -- push: every Hub call under the timeout ---------------------------------------------------------------
 
 @pytest.mark.parametrize("endpoint, dry_run", [("/tree/", True), ("org/dest/resolve/", True),
-                                                ("/preupload/", False), ("/commit/", False)])
+                                                ("/preupload/", False), ("/validate-yaml", False),
+                                                ("/commit/", False)])
 def test_a_stalled_hub_endpoint_ends_in_one_typed_error(hub: FakeHub, ckpts: dict[str, Path], dest: str,
                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         endpoint: str, dry_run: bool) -> None:
@@ -312,3 +313,15 @@ def test_a_card_with_a_few_aliases_is_read(hub: FakeHub, ckpts: dict[str, Path],
     code, doc = run_json("push", str(d), dest, "--token", "hf_granted", "--dry-run")
     assert code == 0 and doc["card"]["metadata"]["license"] == "mit", doc
     assert "DF645" not in [f["code"] for f in doc["card"]["findings"]]
+
+
+def test_a_stalled_repo_creation_ends_in_one_typed_error(hub: FakeHub, ckpts: dict[str, Path], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DFLASH2_CKPT_HUB_TIMEOUT", "1")
+    monkeypatch.setenv("DFLASH2_CKPT_HUB_DEADLINE", "2")
+    monkeypatch.setenv("DFLASH2_CKPT_HUB_BACKOFF", "0.1")
+    hub.inject("stall", contains="/api/repos/create", times=100)
+    started = time.monotonic()
+    code, out = run("push", str(pushable(ckpts, tmp_path)), "org/new", "--token", "hf_granted")
+    assert code == 3 and "cannot reach" in out and "Traceback" not in out, out
+    assert time.monotonic() - started < 30
