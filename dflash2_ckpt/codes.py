@@ -111,6 +111,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF510", "special-id-not-a-token", "warning",
          "mask_token_id or a bos / eos / pad id of the drafter is not a token of the target's tokenizer"),
     Code("DF511", "target-tokenizer-unreadable", "warning", "the target's tokenizer is there but does not read"),
+    Code("DF520", "tokenizer-record-malformed", "error",
+         "the drafter records a target-tokenizer fingerprint that is not a v1 digest (64 lower-case hex "
+         "digits)"),
     # DF6xx files and shards
     Code("DF601", "no-weights", "error", "no .safetensors weights in the checkpoint"),
     Code("DF602", "pickle-file", "warning", "a pickle file (.bin / .pt); reported, never loaded"),
@@ -129,6 +132,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF620", "card-contradicts-config", "error", "README.md front matter names another base_model or DFlash version than config.json"),
     Code("DF621", "card-completed", "info", "push added the missing model card metadata (base_model, relation, license, tags, library_name, pipeline_tag)"),
     Code("DF622", "card-library-cannot-load", "warning", "README.md's library_name is a library that compat says does not load the drafter"),
+    Code("DF645", "card-unreadable", "error",
+         "README.md's front matter is not YAML push can read (a syntax error, aliases past the budget, "
+         "too large or too deep)"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
     Code("DF702", "parameter-not-filled", "error", "a drafter parameter that no tensor in the file fills; it would stay uninitialised"),
@@ -363,6 +369,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "token for mask_token_id)."),
     "DF511": ("Nothing: the tokenizer pairing is not checked.",
               "Fix or re-download the target's tokenizer.json."),
+    "DF520": ("The record cannot be compared with any tokenizer, so a drafter made for another tokenizer "
+              "would pass unseen (the special-id checks still run with --target).",
+              "Re-convert with --target TARGET to record the fingerprint, or remove the key; the value is "
+              "the bare 64-digit hex digest, without a `sha256:` prefix."),
     # DF6xx files and shards
     "DF601": ("There is nothing to load.",
               "Ship the .safetensors weights (pickle files are not read)."),
@@ -396,6 +406,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Nothing to fix; review the card."),
     "DF622": ("The Hub shows a loading snippet for a library that refuses the drafter; users copy it and fail.",
               "Remove library_name from README.md (push then writes one only where compat says it loads)."),
+    "DF645": ("push cannot read the card's metadata, so it can neither check it against the config nor "
+              "complete it; the Hub would show the card without metadata.",
+              "Fix the front matter between the `---` lines (the message names the line), without YAML "
+              "anchors and aliases."),
     # DF7xx smoke forward
     "DF701": ("A loader drops the tensor: the weights the trainer meant are not used.",
               "Rename the tensor to the parameter it fills, or remove it."),

@@ -34,6 +34,7 @@ __all__ = ["TOKENIZER_KEY", "Vocabulary", "read_vocabulary", "tokenizer_fingerpr
 TOKENIZER_FILE = "tokenizer.json"
 _MAGIC = b"dflash2-ckpt tokenizer v1\0"
 _HEX = re.compile(r"[0-9a-f]{64}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,11 @@ def parse_tokenizer_json(raw: bytes, where: str) -> Vocabulary:
         if not (isinstance(a, dict) and _is_id(a.get("id")) and isinstance(a.get("content"), str)):
             raise bad(f"has an added token {str(a)[:60]} without an id and a content")
         tokens[a["id"]] = a["content"]
+    for i, text in tokens.items():
+        if _SURROGATE.search(text):     # JSON's "\ud800": no UTF-8 spells it (a tokenizer refuses to load it)
+            shown = text.encode("unicode_escape").decode()[:60]
+            raise bad(f"has token {i} holding a lone surrogate ({shown}), which is not text; re-save the "
+                      "tokenizer with its tokenizers library")
     return Vocabulary(_without_padding(tokens), TOKENIZER_FILE)
 
 

@@ -15,13 +15,15 @@ EMITS: frozenset[str] = frozenset({"DF501", "DF502", "DF503", "DF504", "DF505", 
 
 
 def check(ctx: CheckContext) -> list[Finding]:
-    """Only with a target; a target whose config cannot be read is DF508."""
+    """With a target; a target whose config cannot be read is DF508. A malformed tokenizer record (DF520)
+    is said with or without one."""
     t = ctx.target
+    record = tokenizer.malformed_record(ctx.checkpoint)
     if t is None:
-        return []
+        return record
     if t.config is None:
-        return [Finding("DF508", f"target {t.label}: {t.error}", file="config.json")]
-    out = pairing_findings(ctx.checkpoint, t.config, t.label)
+        return [*record, Finding("DF508", f"target {t.label}: {t.error}", file="config.json")]
+    out = record + pairing_findings(ctx.checkpoint, t.config, t.label)
     if t.source is not None:
         out += tokenizer_pairing(ctx.checkpoint, t.source, t.label, vocab_checked=any(f.code == "DF501" for f in out))
     return out

@@ -7,6 +7,7 @@ ids fit the drafter's vocab_size (DF501, built with the other DF501 in pairing.p
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..checkpoint import Checkpoint
@@ -16,7 +17,7 @@ from ..findings import Finding
 from ..formats.gguf_names import KEY_TOKENIZER_SHA256
 from ..sources import Source
 
-EMITS: frozenset[str] = frozenset({"DF509", "DF510", "DF511"})
+EMITS: frozenset[str] = frozenset({"DF509", "DF510", "DF511", "DF520"})
 _SPECIAL = ("bos_token_id", "eos_token_id", "pad_token_id")
 
 
@@ -28,6 +29,24 @@ def recorded_fingerprint(ckpt: Checkpoint) -> tuple[str, str] | None:
         return None if value is None else (value, KEY_TOKENIZER_SHA256)
     value = recorded((ckpt.config or {}).get(TOKENIZER_KEY))
     return None if value is None else (value, TOKENIZER_KEY)
+
+
+def malformed_record(ckpt: Checkpoint) -> list[Finding]:
+    """DF520: a fingerprint key that is there but holds no v1 digest. It is judged with or without a target:
+    a record nothing can match must never read as "no record" and switch the comparison off unseen."""
+    if ckpt.gguf is not None:
+        kv = ckpt.gguf.kv.get(KEY_TOKENIZER_SHA256)
+        key, present, value = KEY_TOKENIZER_SHA256, kv is not None, (kv.value if kv is not None else None)
+    else:
+        cfg = ckpt.config or {}
+        key, present, value = TOKENIZER_KEY, TOKENIZER_KEY in cfg, cfg.get(TOKENIZER_KEY)
+    if not present or recorded(value) is not None:
+        return []
+    shown = json.dumps(value, ensure_ascii=True, default=str)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return [Finding("DF520", f"{key} = {shown} is not a tokenizer fingerprint (v1: 64 lower-case hex digits, "
+                    "no prefix): no target's tokenizer can be compared with it; re-convert with --target "
+                    "TARGET to record it, or remove the key", field=key, details={"recorded": shown})]
 
 
 def _ids(value: Any) -> list[int]:

@@ -21,9 +21,12 @@ def _progress(enabled: bool) -> Any:
         return None, None
     from rich.console import Console
     from rich.progress import Progress
+
+    from ..report.safe_markup import value
     bar = Progress(transient=True, console=Console(stderr=True))
     task = bar.add_task("auditing", total=None)
-    return bar, lambda done, total, row: bar.update(task, completed=done, total=total, description=row.repo)
+    return bar, lambda done, total, row: bar.update(task, completed=done, total=total,
+                                                    description=value(row.repo))
 
 
 def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:

@@ -56,12 +56,12 @@ def command(derived: str, reference: str, receipt: str | None, threads: int | No
     d, r = open_source(derived), open_source(reference)
     err = _terminal()
     if err is not None:
-        from rich.markup import escape
+        from ..report.safe_markup import value
         from rich.progress import Progress
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task("diff", total=None)
             result = diff(d, r, threads=threads, progress=lambda i, n, name: bar.update(task, completed=i, total=n,
-                                                                      description=escape(name[-40:])))
+                                                                      description=value(name[-40:])))
     else:
         result = diff(d, r, threads=threads)
     if receipt and guard is not None:

@@ -3,7 +3,8 @@
 Every command runs inside `guarded`. A typed error becomes one line (or, with a machine format, one
 document: `{"error": {"type", "message", "hint", ...attributes}}`) and the exit code of the first row
 of ERRORS whose type it is; Ctrl-C exits 130 (with its error document under a machine format, so a
-script reading stdout still gets one); DFLASH2_CKPT_DEBUG=1 also prints the traceback.
+script reading stdout still gets one); DFLASH2_CKPT_DEBUG=1 also prints the traceback, and never changes
+the exit code (an internal error is 3 with or without it: CI must not read a bug as findings).
 """
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) ->
     """Render `e` in `fmt` (and in each --output file) and exit with its code."""
     if debug():
         import traceback
-        traceback.print_exception(e)
+        from ..report.safe import guard_lines, printable
+        sys.stderr.write(guard_lines(printable("".join(traceback.format_exception(e)))))
     from ..report import render_error
     from .outputs import stdout_format
     doc = error_doc(e)
@@ -157,9 +159,9 @@ def guarded(fn: Callable[..., int]) -> Callable[..., None]:
         except (Dflash2Error, OSError) as e:
             fail(e, fmt, outputs)
         except Exception as e:  # noqa: BLE001 - a bug still ends in one line (and the traceback with DEBUG)
-            if debug() or _is_click(e):
+            if _is_click(e):
                 raise
-            fail(e, fmt, outputs)
+            fail(e, fmt, outputs)   # DEBUG adds the traceback there; the exit code stays the documented one
         sys.exit(code)
     return wrapper
 

@@ -6,6 +6,7 @@ from typing import Any, Callable, Sequence
 import click
 
 from ..errors import UsageError
+from ..report.safe import guard_lines, one_line, printable
 from .errors import EXIT_FINDINGS, EXIT_OK
 
 
@@ -21,19 +22,20 @@ def run_fixes(reports: Sequence[Any], apply_fixes: bool, show_diff: bool, unsafe
     plans = [plan(r.findings, r.checkpoint, unsafe=unsafe) for r in reports if r.checkpoint is not None]
     for p in plans:
         for why in p.refused:
-            click.echo(f"not fixed: {why}", err=True)
+            click.echo(f"not fixed: {one_line(why)}", err=True)
     if show_diff:
-        click.echo("".join(p.diff() for p in plans), nl=False)
+        click.echo(guard_lines(printable("".join(p.diff() for p in plans))), nl=False)
         n = sum(len(p.applied) for p in plans if p.files)
         click.echo(f"Would fix {n} finding(s)." if n else "Nothing to fix.", err=True)
         return EXIT_FINDINGS if any(p.files for p in plans) else EXIT_OK
     for p in plans:
         if p.files:
             for line in apply(p, inputs(reading)):
-                click.echo(line, err=True)
-            click.echo(f"{p.root}: fixed {len(p.applied)} finding(s) in {', '.join(sorted(p.files))}", err=True)
+                click.echo(guard_lines(one_line(line)), err=True)
+            click.echo(guard_lines(one_line(f"{p.root}: fixed {len(p.applied)} finding(s) in "
+                                             f"{', '.join(sorted(p.files))}")), err=True)
             for desc in dict.fromkeys(f.fix.description for f in p.applied if f.fix is not None):
-                click.echo(f"  {desc}", err=True)
+                click.echo(f"  {one_line(desc)}", err=True)
     if not any(p.files for p in plans):
         click.echo("Nothing to fix.", err=True)
     return rerun()

@@ -117,6 +117,9 @@ def _read(path: Path) -> dict[str, Any]:
         return doc
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"not valid TOML ({e})", path=str(path), hint="fix the file's syntax") from None
+    except RecursionError:      # the parser recurses per nested array or inline table
+        raise UsageError("nests arrays or tables too deeply to read", path=str(path),
+                         hint="flatten the nesting; the settings are flat lists of strings") from None
     except OSError as e:
         raise UsageError(f"cannot read the settings file ({e.strerror})", path=str(path),
                          hint="give an existing file with --config") from None

@@ -9,6 +9,8 @@ import base64
 import html
 from typing import Any
 
+from ..usecases.card_markdown import md_cell, md_value
+
 BAR_W, BAR_GAP, HEIGHT = 18, 4, 80
 
 
@@ -28,7 +30,8 @@ def chart_svg(rates: list[float]) -> str:
 
 
 def _cell(v: Any) -> str:
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    # names come from the command line and the Hub, and the table goes into a model card: shown inert
+    return md_cell(v)
 
 
 def verdict(r: Any) -> str:
@@ -57,7 +60,7 @@ def markdown(r: Any) -> str:
         "",
         f'<img alt="acceptance per draft position" src="data:image/svg+xml;base64,{svg}"/>',
         "",
-        f"Measured with `dflash2-ckpt accept` on {_cell(r.device)} (greedy, lossless: "
+        f"Measured with `dflash2-ckpt accept` on {md_value(r.device)} (greedy, lossless: "
         f"{'yes' if all(p.lossless for p in r.prompts) else 'NO'}).",
     ]
     return "\n".join(rows) + "\n"

@@ -53,8 +53,9 @@ def to_markdown(result: AuditResult) -> str:
 
 
 def to_rich(result: AuditResult) -> Any:
-    from rich.markup import escape
     from rich.table import Table
+
+    from .safe_markup import value as escape        # the text sink's escaping: one line, never markup
     cols = result.columns
     table = Table(title="dflash2-ckpt audit", caption=summary_line(result))
     for name in ("drafter", "revision", "dialect", "version", "findings", *cols):

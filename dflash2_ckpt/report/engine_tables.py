@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from .safe_markup import value
 
 
 def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
@@ -19,11 +20,11 @@ def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
         t.add_column("layer")
         t.add_column("type")
         for v in views:
-            t.add_column(escape(v["title"]))
+            t.add_column(value(v["title"]))
         for row in layers:
             cells = ["-" if row["causal"].get(v["engine"]) is None else
                      ("causal" if row["causal"][v["engine"]] else "bidirectional") for v in views]
-            t.add_row(str(row["index"]), escape(str(row.get("type_text") or row["type"])), *cells)
+            t.add_row(str(row["index"]), value(str(row.get("type_text") or row["type"])), *cells)
         out.print(t)
     filled = [(v, k, d) for v in views for k, d in v["defaults"].items()]
     if filled:
@@ -33,7 +34,8 @@ def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
             t.add_column(col, overflow="fold")
         for v, k, d in filled:
             diverges = d["filled"] or d["checkpoint"] != d["engine"]
-            shown = escape(str(d["engine"]))
-            t.add_row(escape(v["title"]), k, "(absent)" if d["checkpoint"] is None else escape(str(d["checkpoint"])),
-                      f"[yellow]{shown}[/]" if diverges else shown, escape(d["source"]))
+            shown = value(str(d["engine"]))
+            t.add_row(value(v["title"]), value(k),
+                      "(absent)" if d["checkpoint"] is None else value(str(d["checkpoint"])),
+                      f"[yellow]{shown}[/]" if diverges else shown, value(d["source"]))
         out.print(t)

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from ..findings import Verdict, fix_marker
 from .engine_tables import render_engine_tables
-from .safe import printable
+from .safe import guard_lines, printable
+from .safe_markup import value
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 TextRenderer = Callable[[Any, Console], None]
@@ -31,11 +32,11 @@ def text_renderer(kind: str) -> Callable[[TextRenderer], TextRenderer]:
 
 class SafeConsole(Console):
     """A console that shows control characters in printed text as escapes (report/safe.py); rich's
-    own style codes travel as separate segments and pass."""
+    own style codes travel as separate segments and pass. No printed line starts a workflow command."""
 
     def _render_buffer(self, buffer: Any) -> str:
-        return super()._render_buffer(s if s.control else Segment(printable(s.text), s.style, s.control)
-                                      for s in buffer)
+        return guard_lines(super()._render_buffer(
+            s if s.control else Segment(printable(s.text), s.style, s.control) for s in buffer))
 
 
 def console(stream: IO[str]) -> Console:
@@ -70,8 +71,8 @@ def render_findings(report: Any, out: Console) -> None:
     for f in report.findings:
         where = f.field or f.tensor or f.file or ""
         # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
-        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]", escape(where),
-                      escape(f.message))
+        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]",
+                      value(where), value(f.message))
     out.print(table)
     if any(f.fix is not None for f in report.findings):
         out.print(escape(FIX_LEGEND))
@@ -87,7 +88,7 @@ def render_verdict(report: Verdict, out: Console) -> None:
 
 
 def render_generic(report: Any, out: Console) -> None:
-    out.print(f"[bold]{escape(str(report.subject))}[/bold]")
+    out.print(f"[bold]{value(str(report.subject))}[/bold]")
     render_findings(report, out)
     render_verdict(report, out)
 
@@ -96,8 +97,8 @@ def headline(report: Any, files: bool) -> str:
     """subject: dialect, version (or what else it is), tensors [in N files], bytes read."""
     s = report.summary
     where = f" in {len(s.get('files', []))} file(s)" if files else ""
-    return (f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} dialect, "
-            f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
+    return (f"[bold]{value(report.subject)}[/bold]: {value(s.get('dialect') or '?')} dialect, "
+            f"{value(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
             f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
 
 
@@ -110,7 +111,7 @@ def render_summary(report: Any, out: Console) -> None:
         t = Table(title="geometry", show_header=False)
         for k, v in geo.items():
             if v is not None:
-                t.add_row(k, str(v))
+                t.add_row(value(k), value(v))
         out.print(t)
     render_engine_tables(s, out)
     types = s.get("tensor_types")
@@ -119,7 +120,7 @@ def render_summary(report: Any, out: Console) -> None:
         for col in ("tensor", "HF name", "type", "shape", "bytes"):
             t.add_column(col, justify="right" if col == "bytes" else "left")
         for row in types:
-            t.add_row(escape(row["tensor"]), escape(row["hf"] or "-"), row["type"], str(row["shape"]),
+            t.add_row(value(row["tensor"]), value(row["hf"] or "-"), value(row["type"]), value(row["shape"]),
                       f"{row['bytes']:,} B")
         out.print(t)
     comp = s.get("bytes_by_component")
@@ -128,12 +129,12 @@ def render_summary(report: Any, out: Console) -> None:
         t.add_column("component")
         t.add_column("bytes", justify="right")
         for k, v in comp.items():
-            t.add_row(k, f"{v:,} B")
+            t.add_row(value(k), f"{v:,} B")
         out.print(t)
     q = s.get("quantization")
     if q:
         labels = ", ".join(sorted(set(q["modules"].values()))) or "-"
-        out.print(f"quantized: {len(q['modules'])} module(s), {escape(labels)} ({q['library']}); "
+        out.print(f"quantized: {len(q['modules'])} module(s), {value(labels)} ({value(q['library'])}); "
                   f"{q['stored_bytes']:,} B stored for {q['logical_bytes']:,} B bf16-equivalent, "
                   f"ratio {q['compression_ratio']}")
     if report.findings:
@@ -176,25 +177,25 @@ def render_hook(run: Any, out: Console) -> None:
 def render_push(result: Any, out: Console) -> None:
     render_check(result.check, out)
     for f in getattr(result, "card", ()):
-        out.print(f"{f.severity:<7} {f.code} {f.name}: {escape(f.message)}")
+        out.print(f"{f.severity:<7} {f.code} {f.name}: {value(f.message)}")
     if getattr(result, "dry_run", False) and result.refused_by is None:
         _render_plan(result, out)
         return
     if getattr(result, "created", False):
-        out.print(f"created {escape(result.repo)}")
+        out.print(f"created {value(result.repo)}")
     if result.uploaded:
         plan = getattr(result, "plan", None)
         if plan is not None:        # every file named: what went up, what went away, what stayed
             for verb, paths in (("uploaded", plan.upload), ("deleted", plan.delete), ("kept", plan.kept)):
                 for p in paths:
-                    out.print(f"{verb:<9} {escape(p)}", highlight=False)
+                    out.print(f"{verb:<9} {value(p)}", highlight=False)
             out.print(f"{len(plan.upload)} uploaded, {len(plan.delete)} deleted, "
                       f"{len(plan.kept)} kept on the Hub")
-        out.print(f"uploaded: {escape(str(result.pr_url or result.commit_url))}")
+        out.print(f"uploaded: {value(str(result.pr_url or result.commit_url))}")
         for name in getattr(result, "excluded", ()):
-            out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
+            out.print(f"left out: {value(name)} (a pickle file; --include-pickles uploads it)")
     else:
-        out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {escape(result.repo)}")
+        out.print(f"[red]refused by {result.refused_by}[/red]: nothing was uploaded to {value(result.repo)}")
 
 
 def _render_plan(result: Any, out: Console) -> None:
@@ -207,10 +208,10 @@ def _render_plan(result: Any, out: Console) -> None:
     for verb, paths in (("upload", plan.upload), ("delete", plan.delete), ("unchanged", plan.unchanged),
                         ("keep", plan.kept)):
         for p in paths:
-            out.print(f"{verb:<9} {escape(p)}", highlight=False)
+            out.print(f"{verb:<9} {value(p)}", highlight=False)
     for name in getattr(result, "excluded", ()):
-        out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
-    create = f"would create {escape(result.repo)}; " if result.created else ""
+        out.print(f"left out: {value(name)} (a pickle file; --include-pickles uploads it)")
+    create = f"would create {value(result.repo)}; " if result.created else ""
     out.print(f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
               f"{len(plan.unchanged)} unchanged, {len(plan.kept)} kept; nothing was uploaded")
 
@@ -219,8 +220,8 @@ def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str])
     err = console(err_stream)
     where = f"{error['path']}: " if error.get("path") else ""
     label = "refused" if error.get("exit_code") == 1 else "error"
-    err.print(f"[bold red]{label}:[/] {escape(where + str(error.get('message', '')))}")
+    err.print(f"[bold red]{label}:[/] {value(where + str(error.get('message', '')))}")
     for f in error.get("findings") or ():
-        err.print(f"  {f['code']} {f['severity']}: {escape(str(f['message']))}")
+        err.print(f"  {f['code']} {f['severity']}: {value(str(f['message']))}")
     if error.get("hint"):
-        err.print(f"  hint: {escape(str(error['hint']))}")
+        err.print(f"  hint: {value(str(error['hint']))}")

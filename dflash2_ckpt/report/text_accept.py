@@ -6,12 +6,13 @@ from typing import Any
 from rich.console import Console
 
 from ..accept.checks import NOT_DRAFTING
+from .safe import one_line
 from .text import text_renderer
 
 
 def accept_lines(r: Any) -> list[str]:
     t, fw = r.tau, r.target_forwards
-    lines = [f"accept: {r.drafter} drafting for {r.target}",
+    lines = [f"accept: {one_line(str(r.drafter))} drafting for {one_line(str(r.target))}",
              f"  device {r.device}, kernels {r.kernels}, blocks of {r.block_size} ({r.block_size - 1} drafted), "
              f"up to {r.max_new_tokens} new tokens, {len(r.prompts)} prompts ({r.prompts_source})",
              f"  mean acceptance length tau {t.mean:.3f}  (95% CI {t.low:.3f} - {t.high:.3f}, {t.method}; "
@@ -44,10 +45,11 @@ def accept_lines(r: Any) -> list[str]:
     if r.expect is not None:
         lines.append(f"  expected tau {r.expect[0]:g} ± {r.expect[1]:g}")
     for p in r.prompts:
-        lines.append(f"  {p.label}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over {p.steps} "
+        lines.append(f"  {one_line(p.label)}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over "
+                     f"{p.steps} "
                      f"steps, {p.generated} tokens, {'lossless' if p.lossless else 'NOT LOSSLESS'}")
     for f in r.findings:
-        lines.append(f"  {f.severity:<7} {f.code} {f.name}: {f.message}")
+        lines.append(f"  {f.severity:<7} {f.code} {f.name}: {one_line(f.message)}")
     lines.append("  result: " + ("passed" if r.passed else "FAILED"))
     return lines
 

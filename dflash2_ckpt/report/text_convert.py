@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .safe_markup import value
 from .text import text_renderer
 from .text_meaning import render_meaning
 
@@ -25,7 +26,8 @@ def _level_move(c: Any) -> bool:
 @text_renderer("convert")
 def render_convert(r: Any, console: Console) -> None:
     head = "plan (dry run, nothing written)" if r.dry_run else "converted"
-    console.print(f"[bold]{head}[/]: {r.src} ({r.from_dialect} {r.version}) -> {r.dst} ({r.to})")
+    console.print(f"[bold]{head}[/]: {value(r.src)} ({r.from_dialect} {r.version}) -> {value(r.dst)} "
+                  f"({r.to})")
     table = Table(title="config keys", show_header=True, header_style="bold")
     for col in ("action", "from", "to", "value", "reason"):
         table.add_column(col, overflow="fold")
@@ -33,12 +35,13 @@ def render_convert(r: Any, console: Console) -> None:
     if level:
         keys = ", ".join((c.dst or "").split(".")[-1] for c in level)
         src, dst = ("transformer_layer_config.*", "*") if r.to == "nested" else ("*", "transformer_layer_config.*")
-        table.add_row("moved", src, dst, f"{len(level)} keys: {keys}", "the transformer config changes level")
+        table.add_row("moved", src, dst, value(f"{len(level)} keys: {keys}"),
+                      "the transformer config changes level")
     for c in r.config_changes:
         if _level_move(c):
             continue
-        value = f"{_short(c.old)} -> {_short(c.value)}" if c.action == "changed" else _short(c.value)
-        table.add_row(c.action, c.src or "", c.dst or "", value, c.reason)
+        shown = f"{_short(c.old)} -> {_short(c.value)}" if c.action == "changed" else _short(c.value)
+        table.add_row(c.action, value(c.src or ""), value(c.dst or ""), value(shown), value(c.reason))
     console.print(table)
     moved = [t for t in r.tensors if t.action != "copy"]
     if moved:
@@ -46,7 +49,7 @@ def render_convert(r: Any, console: Console) -> None:
         for col in ("action", "tensor", "to", "bytes", "reason"):
             tt.add_column(col, overflow="fold")
         for t in moved:
-            tt.add_row(t.action, t.name, t.dst_name or "", f"{t.nbytes:,}", t.reason)
+            tt.add_row(t.action, value(t.name), value(t.dst_name or ""), f"{t.nbytes:,}", value(t.reason))
         console.print(tt)
     render_meaning(r.extra.get("meaning"), console)
     c = r.counts()
@@ -54,15 +57,15 @@ def render_convert(r: Any, console: Console) -> None:
     console.print(f"tensors: {c['copy']} {would}copied bit for bit, {c['rename']} {would}renamed, {c['drop']} "
                   f"{would}dropped; {r.bytes_copied:,} B {would}written, {r.bytes_dropped:,} B {would}dropped")
     for name, n, size in r.shards:
-        console.print(f"  {'would write ' if r.dry_run else ''}{name}: {n} tensors, {size:,} B")
+        console.print(f"  {'would write ' if r.dry_run else ''}{value(name)}: {n} tensors, {size:,} B")
     for f in r.files_copied:
-        console.print(f"  {'would copy' if r.dry_run else 'copied'} {f}")
+        console.print(f"  {'would copy' if r.dry_run else 'copied'} {value(f)}")
     for f, why in r.files_skipped:
-        console.print(f"  {'would skip' if r.dry_run else 'skipped'} {f}: {why}")
+        console.print(f"  {'would skip' if r.dry_run else 'skipped'} {value(f)}: {value(why)}")
     for note in (*r.notes, *r.cleaned):
-        console.print(f"note: {note}")
+        console.print(f"note: {value(note)}")
     if r.dry_run and r.extra.get("dst_exists"):
-        console.print(f"[yellow]{r.dst} exists; a real run needs --force[/]")
+        console.print(f"[yellow]{value(r.dst)} exists; a real run needs --force[/]")
     if r.written:
         console.print(f"[green]verified[/]: {r.tensors_verified} tensors written and checked against the "
                       f"plan; verify: {sum(f.severity == 'error' for f in r.verify_findings)} error(s) "

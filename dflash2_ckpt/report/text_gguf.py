@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
+from .safe_markup import value
 from .text import render_findings, text_renderer
 from .text_meaning import render_meaning
 
@@ -14,8 +14,8 @@ from .text_meaning import render_meaning
 def render_convert_gguf(r: Any, out: Console) -> None:
     doc = r.to_json()
     head = "plan (dry run, nothing written)" if doc.get("dry_run") else "converted"
-    out.print(f"[bold]{head}[/]: {escape(doc['src'])} ({doc['from']} {doc['version']}) -> "
-              f"{escape(doc['dst'])} ({doc['to']})")
+    out.print(f"[bold]{head}[/]: {value(doc['src'])} ({doc['from']} {doc['version']}) -> "
+              f"{value(doc['dst'])} ({doc['to']})")
     exact = doc.get("exact_tensors", 0)
     other = doc.get("converted_tensors", doc.get("dequantized_tensors", 0))
     how = "converted to --outtype" if doc["to"] == "gguf" else "dequantized to F32"
@@ -26,13 +26,13 @@ def render_convert_gguf(r: Any, out: Console) -> None:
         out.print(f"  {doc['bytes_written']:,} B of tensor data, {doc['metadata_keys']} metadata keys")
     render_meaning(doc.get("meaning"), out)
     for note in doc.get("notes", []):
-        out.print(f"note: {escape(note)}")
+        out.print(f"note: {value(note)}")
     if r.findings:
         render_findings(r, out)
     errors = sum(f.severity == "error" for f in r.findings)
     if doc.get("written") and errors:
         out.print(f"[red]FAILED[/]: written, but the check of what was written found {errors} error(s) "
-                  f"above; `dflash2-ckpt verify {escape(doc['dst'])}` reports them too")
+                  f"above; `dflash2-ckpt verify {value(doc['dst'])}` reports them too")
     elif doc.get("written"):
         out.print(f"[green]verified[/]: {doc['tensors_verified']} tensors written and checked "
                   f"against the plan ({doc['seconds']:.2f} s)")

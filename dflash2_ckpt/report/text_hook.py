@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import IO, Any
 
 from .locate import locate
-from .safe import printable
+from .safe import guard_lines, one_line
 from ..findings import fix_marker
 
 
@@ -17,16 +17,17 @@ def concise_lines(run: Any) -> list[str]:
     lines = []
     for n, part in enumerate(run.parts):
         for f, loc in locate(str(part.subject), part.findings):
-            message = " ".join(f.message.split())            # one finding, one line
+            message = one_line(" ".join(f.message.split()))           # one finding, one line
             note = "" if f.severity == "error" else f" ({f.severity})"
-            lines.append(f"{loc.uri}:{loc.line or 1}:1: {f.code}{fix_marker(f)} {message}{note}")
+            lines.append(f"{one_line(loc.uri)}:{loc.line or 1}:1: {f.code}{fix_marker(f)} {message}{note}")
         if run.part_failed(n):
-            lines.append(f"{part.subject}: FAILED ({run.level} checks)")
-    lines += [f"{path}: {why}" for path, why in run.skipped]      # configs that are no drafter's, and why
+            lines.append(f"{one_line(str(part.subject))}: FAILED ({run.level} checks)")
+    # configs that are no drafter's, and why
+    lines += [f"{one_line(path)}: {one_line(why)}" for path, why in run.skipped]
     return lines
 
 
 def render_plain(run: Any, stream: IO[str]) -> None:
-    """The lines as they are, control characters escaped (report/safe.py): what rich printed for them,
-    without loading rich into every pre-commit run (report/text.py's layout prints the same on a Console)."""
-    stream.write("".join(printable(line) + "\n" for line in concise_lines(run)))
+    """The lines, values escaped (report/safe.py) and no line a workflow command: what rich printed for
+    them, without loading rich into every pre-commit run (report/text.py's layout prints the same)."""
+    stream.write(guard_lines("".join(line + "\n" for line in concise_lines(run))))

@@ -6,8 +6,9 @@ import json
 from typing import Any, Mapping
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from .safe_markup import value
 
 _STYLE = {"same": "green", "repaired": "cyan", "changed": "red"}
 
@@ -34,8 +35,8 @@ def render_meaning(doc: Mapping[str, Any] | None, console: Console) -> None:
                           + (" (repaired: what the source means)" if c["kind"] == "repaired" else "")
                           for c in row["changes"])
         style = _STYLE.get(status)
-        table.add_row(escape(row["engine"]), f"[{style}]{status}[/]" if style else status, escape(diffs))
+        table.add_row(value(row["engine"]), f"[{style}]{status}[/]" if style else status, value(diffs))
     console.print(table)
     accepted = doc.get("accepted") or ()
     if accepted:
-        console.print(escape(f"accepted changes: {', '.join(accepted)}"))
+        console.print(value(f"accepted changes: {', '.join(accepted)}"))

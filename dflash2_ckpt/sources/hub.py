@@ -264,9 +264,12 @@ class HubSource(SourceBase):
         local = self.local_path(name)
         if local is not None:
             return local
+        from .hub_client import bounded_hub_calls
         try:
-            path = download(self.repo_id, self._path(name), revision=self.revision, sha=self.sha,
-                            cache_dir=self.cache_dir, token=self.token, endpoint=self.endpoint, offline=self.offline)
+            with bounded_hub_calls(self.where, self.transport.policy):     # the library's download too
+                path = download(self.repo_id, self._path(name), revision=self.revision, sha=self.sha,
+                                cache_dir=self.cache_dir, token=self.token, endpoint=self.endpoint,
+                                offline=self.offline)
         except Exception as e:  # noqa: BLE001
             raise from_exception(e, self.where) from None
         size = self._sizes.get(name)

@@ -23,8 +23,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..findings import Finding
 from ..formats.keys import TOKENIZER_KEY
+from .card_markdown import is_repo_id, md_block, md_value
+from .card_yaml import MAX_CARD_BYTES, CardYamlError, dump, front_matter
 
-EMITS: frozenset[str] = frozenset({"DF620", "DF621", "DF622"})
+EMITS: frozenset[str] = frozenset({"DF620", "DF621", "DF622", "DF645"})
 CARD = "README.md"
 PIPELINE_TAG = "text-generation"
 VERSION_TAGS = {"v2": "dflash2", "v1": "dflash-v1"}
@@ -95,10 +97,17 @@ def serving(directory: str | Path, repo_id: str | None, target: str | None) -> S
 def body(name: str, version: str | None, dialect: str | None, base: str | None, serve: Serving,
          tool_version: str, tokenizer: str | None = None) -> str:
     """The card's text for a drafter that has none: what it is, how to serve it, what checked it, and the
-    digest of the target tokenizer it was converted against (checkpoint/tokenizer.py), when recorded."""
+    digest of the target tokenizer it was converted against (checkpoint/tokenizer.py), when recorded. Every
+    value from the config or the folder is shown inert (report/safe_markdown.py): a base model is a link
+    only when it is a Hub repo id, and a tokenizer record only when it is a digest."""
+    from ..checkpoint.tokenizer import recorded
     what = f"DFlash{'2' if version == 'v2' else ''} ({version or 'unknown version'}, {dialect or 'unknown'} dialect)"
-    target = f"[{base}](https://huggingface.co/{base})" if base else "its target model"
-    return (f"# {name}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of tokens "
+    target = ((f"[{base}](https://huggingface.co/{base})" if is_repo_id(base) else md_value(base)) if base
+              else "its target model")
+    tokenizer = recorded(tokenizer)
+    title = name if is_repo_id(name) else md_value(name)
+    return (f"# {title}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of "
+            "tokens "
             "that the target verifies in one forward, so it runs together with the target, never alone, and "
             "the output is the target's own.\n\n" + serve_block(serve) +
             f"\n\nChecked with dflash2-ckpt {tool_version} (`dflash2-ckpt verify` passed before upload).\n"
@@ -110,7 +119,7 @@ def serve_block(serve: Serving) -> str:
     lines = [SERVE_BEGIN, "## Serving", ""]
     if serve.commands:
         for engine, cmd in serve.commands:
-            lines += [f"{engine}:", "", "```bash", cmd, "```", ""]
+            lines += [f"{engine}:", "", md_block(cmd, "bash"), ""]
     else:
         lines += ["No engine serve command is known to load this drafter as it is "
                   "(see `dflash2-ckpt compat`).", ""]
@@ -152,7 +161,12 @@ def plan_card(directory: str | Path, version: str | None, dialect: str | None, *
     base_model = target_of(cfg) or target
     serve = serving(root, repo_id, base_model)
     path = root / CARD
-    original = path.read_text(encoding="utf-8") if path.is_file() else None
+    try:
+        original = read_card(path)
+        if original is not None:
+            front_matter(original)     # bounded (card_yaml.py) before ModelCard's yaml.safe_load sees it
+    except CardYamlError as e:         # refuses the push (DF645 is an error); the card is left as it is
+        return CardPlan("", {}, (unreadable(e),), False)
     if original is not None and original.lstrip().startswith("---"):
         card = ModelCard(original, ignore_metadata_errors=True)
     else:
@@ -196,10 +210,39 @@ def plan_card(directory: str | Path, version: str | None, dialect: str | None, *
             added.append(f"{key}: {want[key]}")
     if added:
         findings.append(Finding("DF621", f"{CARD} front matter completed: {'; '.join(added)}", file=CARD))
-    text = with_block(str(card), serve_block(serve), SERVE_BEGIN, SERVE_END)
+    text = with_block(card_text(card), serve_block(serve), SERVE_BEGIN, SERVE_END)
     if accept_table is not None:
         text = with_accept_table(text, accept_table)
     return CardPlan(text, dict(data.to_dict()), tuple(findings), text != original)
+
+
+def read_card(path: Path) -> str | None:
+    """README.md as text, None when there is none; a file past the size cap or not UTF-8 is CardYamlError."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        raw = f.read(MAX_CARD_BYTES + 1)
+    if len(raw) > MAX_CARD_BYTES:
+        raise CardYamlError(f"{CARD} is larger than {MAX_CARD_BYTES:,} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CardYamlError(f"{CARD} is not UTF-8 text (byte {e.start})") from None
+
+
+def unreadable(e: CardYamlError) -> Finding:
+    where = f" at line {e.line}" if e.line else ""
+    return Finding("DF645", f"{CARD}'s front matter cannot be read{where}: {e.why}; fix the YAML between the "
+                   "`---` lines (no anchors or aliases needed), then push again", file=CARD,
+                   details={"line": e.line} if e.line else {})
+
+
+def card_text(card: Any) -> str:
+    """The card with its front matter written by the safe dumper, the card's own key order first."""
+    data = card.data.to_dict()
+    order = [k for k in getattr(card, "_original_order", None) or [] if k in data]
+    ordered = {**{k: data[k] for k in order}, **{k: v for k, v in data.items() if k not in order}}
+    return f"---\n{dump(ordered)}\n---\n{card.text}"
 
 
 def with_accept_table(text: str, table: str) -> str:

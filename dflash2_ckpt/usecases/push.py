@@ -18,12 +18,14 @@ from ..findings import Finding, Verdict
 from .verify_smoke import CheckResult, check
 from ..sources import LocalSource
 from ..sources.hub import hub_settings
+from ..sources.hub_client import bounded_hub_calls
 from ..sources.hub_errors import Where, from_exception
 from ..sources.hub_ref import parse_repo_ref
 from ..sources.safe_write import Inputs, check as check_write, inputs, write_text
 from ..sources.hub_transport import HubTransport, RetryPolicy, quiet_hub_logs
 from .verify import Report
 from .push_plan import FilePlan, card_diff, escaping, exact, file_plan, local_files
+from .card_yaml import MAX_CARD_BYTES, CardYamlError, front_matter
 
 __all__ = ["PushResult", "push"]
 
@@ -180,7 +182,7 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
     message = commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
                                  f"{', smoke passed' if smoke else ''})")
     try:
-        with quiet_hub_logs():
+        with quiet_hub_logs(), bounded_hub_calls(where):
             info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
                                      revision=revision, create_pr=create_pr, commit_message=message,
                                      allow_patterns=list(include) or None, ignore_patterns=ignore,
@@ -199,9 +201,9 @@ def _dry_run(api: Any, where: Where, checked: CheckResult, repo: str, root: Path
     """The plan against what the Hub holds now (nothing for a repository that does not exist yet)."""
     plan, remote = _file_plan(api, where, root, include, ignore, delete, path_in_repo, card, missing)
     try:
-        with quiet_hub_logs():
-            old = None if missing or card is None or not any(
-                getattr(f, "path", None) == "README.md" for f in remote) else _hub_card(api, where)
+        with quiet_hub_logs(), bounded_hub_calls(where):
+            hub_card = next((f for f in remote if getattr(f, "path", None) == "README.md"), None)
+            old = None if missing or card is None or hub_card is None else _hub_card(api, where, hub_card)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
         raise from_exception(e, where) from None
     diff = card_diff(old, card.text) if card is not None else None
@@ -216,7 +218,7 @@ def _file_plan(api: Any, where: Where, root: Path, include: Sequence[str], ignor
     """What the push does to each file (upload_folder's own selection against the Hub's tree), and the
     Hub's tree."""
     try:
-        with quiet_hub_logs():
+        with quiet_hub_logs(), bounded_hub_calls(where):
             remote = [] if missing else list(api.list_repo_tree(where.repo_id, revision=where.revision,
                                                                 recursive=True))
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
@@ -242,20 +244,23 @@ def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
     """The license on the target's own card (its front matter), or its config's `license`; None when the
     target is not on the Hub or cannot be read: the card then carries no license rather than a guess."""
     def look(target: str) -> str | None:
-        from huggingface_hub import HfApi, ModelCard
+        from huggingface_hub import HfApi
         api = HfApi(endpoint=settings["endpoint"], token=False)
         for name in ("README.md", "config.json"):
             try:
-                with quiet_hub_logs():
+                with quiet_hub_logs(), bounded_hub_calls(Where(target, None, settings["endpoint"], target)):
                     text = _hub_file(api, target, name)
             except Exception:  # noqa: BLE001 - a gated, private or missing target only leaves the license out
                 continue
             if name == "README.md":
-                found = getattr(ModelCard(text, ignore_metadata_errors=True).data, "license", None)
+                try:        # the target's card is untrusted too: read within bounds (usecases/card_yaml.py)
+                    found = (front_matter(text) or {}).get("license")
+                except CardYamlError:
+                    found = None
             else:
                 try:
                     found = json.loads(text).get("license")
-                except (ValueError, AttributeError):
+                except (ValueError, AttributeError, RecursionError):
                     found = None
             if isinstance(found, str) and found:
                 return found
@@ -263,15 +268,21 @@ def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
     return look
 
 
-def _hub_card(api: Any, where: Where) -> str:
+def _hub_card(api: Any, where: Where, listed: Any) -> str:
+    size = getattr(listed, "size", None) or 0
+    if size > MAX_CARD_BYTES:       # not downloaded: the diff says so instead of comparing
+        return (f"(the Hub's README.md is {size:,} bytes, past the {MAX_CARD_BYTES:,}-byte cap: not "
+                "compared)\n")
     return _hub_file(api, where.repo_id, "README.md", where.revision)
 
 
 def _hub_file(api: Any, repo_id: str, name: str, revision: str | None = None) -> str:
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        path = api.hf_hub_download(repo_id, name, revision=revision, local_dir=tmp)
-        return Path(path).read_text(encoding="utf-8")
+        path = Path(api.hf_hub_download(repo_id, name, revision=revision, local_dir=tmp))
+        if path.stat().st_size > MAX_CARD_BYTES:
+            raise ValueError(f"{name} is larger than {MAX_CARD_BYTES:,} bytes")
+        return path.read_text(encoding="utf-8", errors="replace")
 
 
 def _stored_token() -> str | None:
@@ -282,7 +293,7 @@ def _stored_token() -> str | None:
 
 def _create(api: Any, where: Where, private: bool) -> None:
     try:
-        with quiet_hub_logs():
+        with quiet_hub_logs(), bounded_hub_calls(where):
             api.create_repo(where.repo_id, private=private, exist_ok=True)
     except Exception as e:  # noqa: BLE001 - one typed error with the Hub's reason
         err = from_exception(e, where)

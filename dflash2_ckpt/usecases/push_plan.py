@@ -95,8 +95,26 @@ def exact(paths: Sequence[str], path_in_repo: str | None) -> list[str]:
     return ["".join(f"[{c}]" if c in "*?[" else c for c in p[len(prefix):]) for p in paths]
 
 
+MAX_DIFF_LINES = 400            # a card diff is read by a person: the rest is counted, not printed
+MAX_DIFF_LINE = 400             # characters shown of one line
+
+
 def card_diff(old: str | None, new: str, name: str = "README.md") -> str:
-    """A unified diff from the Hub's card (the whole card, as added lines, when there is none)."""
+    """A unified diff from the Hub's card (the whole card, as added lines, when there is none), cut at
+    MAX_DIFF_LINES lines of MAX_DIFF_LINE characters each; the cut says how much was left out."""
     lines = difflib.unified_diff((old or "").splitlines(keepends=True), new.splitlines(keepends=True),
                                  fromfile=f"hub/{name}" if old is not None else "/dev/null", tofile=f"local/{name}")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    out: list[str] = []
+    left = 0
+    for line in lines:
+        if len(out) >= MAX_DIFF_LINES:
+            left += 1
+            continue
+        line = line.rstrip("\n")
+        if len(line) > MAX_DIFF_LINE:
+            line = line[:MAX_DIFF_LINE] + f"... ({len(line):,} characters)"
+        out.append(line + "\n")
+    if left:
+        out.append(f"... {left:,} more diff line(s) not shown (the card diff is cut at {MAX_DIFF_LINES} "
+                   "lines)\n")
+    return "".join(out)

@@ -18,8 +18,8 @@ Files are served from disk with seek + bounded reads, so a sparse 3.8 GB file co
 Every request is logged with the body bytes sent, so tests can prove what was (not) transferred.
 Faults (`inject`) make the next matching requests fail as a real Hub or network does: 429 (with
 Retry-After), 503, a connection reset before any answer, an answer cut off after its headers ("cut"
-on any request; "short" on a Range read), or a 206 that honestly sends less than the Range asked for
-("partial").
+on any request; "short" on a Range read), a 206 that honestly sends less than the Range asked for
+("partial"), or no answer at all until the server stops ("stall").
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class Repo:
 
 @dataclass
 class Fault:
-    kind: str                   # "429", "503", "reset", "short", "partial"; hostile: "trickle", "gzip-bomb",
+    kind: str                   # "429", "503", "reset", "short", "partial", "stall"; hostile: "trickle", "gzip-bomb",
     #                             "oversized", "deep-json"
     contains: str = ""          # only requests whose path contains this
     times: int = 1              # how many matching requests fail
@@ -285,6 +285,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                     pass                        # the client gave up: what a deadline is for
                 self._logged(200, sent)
                 self.close_connection = True
+            elif fault.kind == "stall":         # the request is read, and nothing is answered until shutdown
+                if self.command == "POST":
+                    self._body()
+                hub.stopping.wait()
+                self._logged(0, 0)
+                self.close_connection = True
             elif fault.kind == "gzip-bomb":     # 260 KiB of gzip that inflates to 256 MiB
                 self._send(200, gzip_bomb(), {"Content-Type": "application/json", "Content-Encoding": "gzip"})
             elif fault.kind == "oversized":     # valid JSON of 80 MB, streamed in pieces
@@ -329,7 +335,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self._send(503, b"down")
                 return
             fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset", "cut", "trickle", "gzip-bomb",
-                                                              "oversized", "deep-json"))
+                                                              "oversized", "deep-json", "stall"))
             if fault is not None:
                 self._fail(fault)
                 return
@@ -446,8 +452,10 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             """POST /api/validate-yaml, which upload_folder calls for a README.md: 400 with the errors when
             the front matter is not a YAML mapping."""
             import yaml
+            from huggingface_hub.repocard import REGEX_YAML_BLOCK     # the block as the Hub finds it
             hub.validated.append(content)
-            block = content.split("---\n")[1] if content.startswith("---\n") and content.count("---\n") >= 2 else ""
+            m = REGEX_YAML_BLOCK.search(content)
+            block = m.group(2) if m else ""
             try:
                 ok = isinstance(yaml.safe_load(block) or {}, dict)
             except yaml.YAMLError:
