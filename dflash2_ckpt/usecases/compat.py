@@ -17,6 +17,7 @@ from ..checks.suite import run_checks
 from ..checks.tensors import unexpected_names
 from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from ..engines.judge import EngineVerdict, judge
+from ..errors import SourceError
 from ..findings import Finding, Verdict
 from ..checkpoint.quant import quantized_modules as header_quantized_modules
 from ..sources import Source
@@ -93,6 +94,15 @@ def engine_verdicts(ckpt: Checkpoint, profiles: Iterable[Profile], found: Iterab
     return out
 
 
+def _read(pair: str | os.PathLike[str] | Source) -> TargetConfig:
+    """The target's config; a target that cannot be opened at all is a target not read (DF851), since compat's
+    --target also only names the model in the serve commands."""
+    try:
+        return read_target(pair)
+    except SourceError as e:
+        return TargetConfig(str(pair), None, e.message)
+
+
 def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
            target: str | None = None, quantized_modules: Mapping[str, str] | None = None,
            findings: Iterable[Finding] | None = None,
@@ -111,7 +121,7 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     if pair is None and target is not None and os.path.isdir(target):
         pair = target
-    paired = pair if isinstance(pair, TargetConfig) or pair is None else read_target(pair)
+    paired = pair if isinstance(pair, TargetConfig) or pair is None else _read(pair)
     found = verify_findings(ckpt, paired) if findings is None else list(findings)
     verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
