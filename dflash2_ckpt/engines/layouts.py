@@ -103,6 +103,8 @@ ANCHOR_RULES: dict[str, AnchorRule] = {
                        (c.VLLM_ANCHOR_REFUSED, c.VLLM_ANCHOR_KEY)),
     "sglang": AnchorRule(None, False, "it drafts from slots 1..block_size-1 of every block (slot 0 is the anchor) "
                          "and reads no layout key for a DFlash drafter", (c.SGLANG_FILL_IN, c.SGLANG_NO_ANCHOR_KEY)),
+    "mlx-vlm": AnchorRule(None, False, "its DFlash drafter scores draft_hidden[:, 1:] (the mask slots) and its config "
+                          "has no layout key", (c.MLXVLM_FILL_IN, c.MLXVLM_NO_ANCHOR_KEY)),
     "llama.cpp": AnchorRule(None, False, "it reads dflash.sample_from_anchor for DSpark drafts only; a DFlash draft "
                             "reads the mask slots", (c.LC_FILL_IN,)),
 }

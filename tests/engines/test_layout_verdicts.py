@@ -148,8 +148,9 @@ def test_a_v1_anchor_first_drafter_is_shifted_in_sglang_and_refused_by_vllm(tmp_
     rc, doc = as_json("verify", str(d))
     assert rc == 1
     by_engine = {f["details"]["engines"][0]: f for f in findings(doc, "DF161")}
-    # llama.cpp reads GGUF: its DFlash path reads the mask slots, so the converted drafter is shifted too
-    assert set(by_engine) == {"sglang>=0.5.19", "vllm>=0.33", "llama.cpp>=b10662"}
+    # llama.cpp reads GGUF: its DFlash path reads the mask slots, so the converted drafter is shifted too;
+    # mlx-vlm scores the mask slots only
+    assert set(by_engine) == {"sglang>=0.5.19", "vllm>=0.33", "llama.cpp>=b10662", "mlx-vlm>=0.7.0"}
     assert "shifted by one" in by_engine["sglang>=0.5.19"]["message"]
     assert "sglang==0.5.18..0.5.23" in by_engine["sglang>=0.5.19"]["message"]
     assert "refuses an anchor-first drafter" in by_engine["vllm>=0.33"]["message"]
