@@ -64,7 +64,7 @@ def _architecture(p: Profile, d: Drafter) -> list[Finding]:
     how = f" (it looks the name up as {looked_up})" if looked_up != arch else ""
     return [Finding("DF160", f"{p.title} registers no draft architecture {arch!r}{how}: it refuses the "
                     f"checkpoint as an unsupported architecture. Set architectures to [\"{want}\"], the name it "
-                    f"registers for a DFlash {d.version} drafter ({'; '.join(map(str, reg.cites[:2]))})",
+                    f"registers for a DFlash {d.version} drafter ({reg.cites[0 if d.version == 'v1' else 1]})",
                     field="architectures",
                     details={"engines": [p.id], "architecture": arch, "looked_up": looked_up, "wants": want,
                              "source": "; ".join(map(str, reg.cites))})]

@@ -122,7 +122,8 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     if pair is None and target is not None and os.path.isdir(target):
         pair = target
     paired = pair if isinstance(pair, TargetConfig) or pair is None else _read(pair)
-    found = verify_findings(ckpt, paired) if findings is None else list(findings)
+    # the engines named are the ones verify --engine judges: the same findings, the same verdicts
+    found = verify_findings(ckpt, paired, profiles if named else ()) if findings is None else list(findings)
     verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
     return CompatReport(ckpt.label, d.dialect, d.version, verdicts, bool(named))
