@@ -42,12 +42,14 @@ def check(ctx: CheckContext) -> list[Finding]:
     has_tensor = "mask_embedding" in ckpt.tensors
     tensor = ("the safetensors also carry a `mask_embedding` tensor" if has_tensor else
               f"to give exllamav3 the tensor, run yourself (this toolkit never unpickles): {CONVERT_MASK}")
-    return [Finding("DF630", f"{name} is the drafter's learned mask embedding (the row for mask_token_id that "
-                    "replaces the target's, which is near zero: without it acceptance falls to ~1.4, "
-                    "sgl-project/sglang#27924). vLLM 0.27.1-0.34.0 reads this file itself "
-                    f"({c.VLLM_MASK_PT}); exllamav3 1.6.5 reads a `mask_embedding` tensor from the safetensors "
-                    f"and not this file ({c.EXL_MASK_TENSOR}); SGLang 0.5.18-0.5.23 reads neither. Keep the file "
-                    f"for vLLM; {tensor}", file=name,
-                    details={"role": "mask_embedding", "read_by": ["vllm"], "tensor_read_by": ["exllamav3"],
-                             "ignored_by": ["sglang"], "tensor_present": has_tensor, "command": CONVERT_MASK})
-            for name in found]
+    details = {"role": "mask_embedding", "read_by": ["vllm"], "tensor_read_by": ["exllamav3"],
+               "ignored_by": ["sglang"], "tensor_present": has_tensor, "command": CONVERT_MASK}
+    return [Finding("DF630", _message(name, tensor), file=name, details=details) for name in found]
+
+
+def _message(name: str, tensor: str) -> str:
+    return (f"{name} is the drafter's learned mask embedding (the row for mask_token_id that replaces the "
+            "target's, which is near zero: without it acceptance falls to ~1.4, sgl-project/sglang#27924). "
+            f"vLLM 0.27.1-0.34.0 reads this file itself ({c.VLLM_MASK_PT}); exllamav3 1.6.5 reads a "
+            f"`mask_embedding` tensor from the safetensors and not this file ({c.EXL_MASK_TENSOR}); SGLang "
+            f"0.5.18-0.5.23 reads neither. Keep the file for vLLM; {tensor}")

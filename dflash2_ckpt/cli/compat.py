@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 @click.command("compat")
 @click.argument("path", shell_complete=complete_path)
 @engine_option("Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
-@click.option("--target", default=None, help="Target model (directory or Hub repo id): verify's pairing checks "
-              "run against its config.json, and it is written into the serve commands.")
+@click.option("--target", default=None, help="Target model (directory or Hub repo id): verify's pairing "
+              "checks run against its config.json, and it is written into the serve commands.")
 @format_option
 @output_option
 @hub_options

@@ -31,8 +31,8 @@ class Serves:
 SERVES: dict[str, Serves] = {
     "vllm": Serves("its registry names Qwen3DSparkModel and other DSpark drafters", c.VLLM_DSPARK),
     "sglang": Serves("models/dspark.py registers Qwen3DSparkModel and DSparkDraftModel", c.SGLANG_DSPARK),
-    "llama.cpp": Serves("--spec-type draft-dspark, from a DSpark GGUF; this toolkit converts no DSpark drafter",
-                        c.LC_DSPARK),
+    "llama.cpp": Serves("--spec-type draft-dspark, from a DSpark GGUF; this toolkit converts no DSpark "
+                        "drafter", c.LC_DSPARK),
 }
 
 
@@ -59,6 +59,6 @@ def served(p: Profile, d: Drafter) -> Finding | None:
     if s is None or not is_dspark(d) or not _covered(p, s.first):
         return None
     details: dict[str, Any] = {"family": "DSpark", "source": str(s.cite)}
-    return Finding("DF850", f"{p.title} serves DSpark drafters ({s.how}: {s.cite}). This is a DSpark drafter, "
-                   "DFlash's sibling family: this toolkit does not validate it further; check it with the engine "
-                   "itself", details=details)
+    msg = (f"{p.title} serves DSpark drafters ({s.how}: {s.cite}). This is a DSpark drafter, DFlash's "
+           "sibling family: this toolkit does not validate it further; check it with the engine itself")
+    return Finding("DF850", msg, details=details)

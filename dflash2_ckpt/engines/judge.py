@@ -22,7 +22,8 @@ EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", 
 
 # not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850)
 Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated"]
-VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated")
+VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported",
+                                 "not-validated")
 
 
 @dataclass(frozen=True)
@@ -278,8 +279,8 @@ def refused(p: Profile, d: Drafter, r: Refusal, complaint: str) -> Finding:
 
 
 def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdict:
-    """`errors`: the checkpoint's verify findings; an error this engine would hit fails it before anything else
-    (a GGUF's own DF9xx findings are not a reason for an engine that reads no GGUF: its format is)."""
+    """`errors`: the checkpoint's verify findings; an error this engine would hit fails it before anything
+    else (a GGUF's own DF9xx findings are not a reason for an engine that reads no GGUF: its format is)."""
     if d.dialect == "gguf" and "gguf" not in p.reads:
         # the GGUF family's errors (DF9xx) are llama.cpp's rules: an engine that never reads the file is
         # judged by the format (needs-conversion) or its drafter versions, not by them

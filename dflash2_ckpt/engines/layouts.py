@@ -30,15 +30,16 @@ class Registry:
 
 
 def _vllm_lookup(arch: str) -> str:
-    """vLLM's EAGLE config looks a draft architecture up as DFlash{arch} unless it starts or ends with DFlash."""
+    """vLLM's EAGLE config looks a draft architecture up as DFlash{arch} unless it starts or ends with
+    DFlash."""
     return arch if arch.startswith("DFlash") or arch.endswith("DFlash") else f"DFlash{arch}"
 
 
 REGISTRIES: dict[str, Registry] = {
     # vllm 0.27.1..0.34.0 registry.py (names with DFlash / XPress, after the rewrite)
     "vllm": Registry(frozenset({"DFlashDraftModel", "DFlash2DraftModel", "DFlashMuseGlimmerAssistantModel",
-                                "DFlashLagunaForCausalLM", "DFlash2BeamDraftModel", "DFlash2RicursiveDraftModel",
-                                "DFlashQwen3XPressModel"}), _vllm_lookup,
+                                "DFlashLagunaForCausalLM", "DFlash2BeamDraftModel",
+                                "DFlash2RicursiveDraftModel", "DFlashQwen3XPressModel"}), _vllm_lookup,
                      (c.VLLM_REG_DFLASH, c.VLLM_REG_DFLASH2, c.VLLM_REG_NO_QWEN3_NAME, c.VLLM_ARCH_REWRITE)),
     # sglang 0.5.18..0.5.23 models/dflash.py EntryClass
     "sglang": Registry(frozenset({"DFlashDraftModel", "DFlashLagunaForCausalLM", "MuseGlimmerAssistantModel",
@@ -62,10 +63,11 @@ def _architecture(p: Profile, d: Drafter) -> list[Finding]:
         return []
     want = WANTED[d.version]
     how = f" (it looks the name up as {looked_up})" if looked_up != arch else ""
-    return [Finding("DF160", f"{p.title} registers no draft architecture {arch!r}{how}: it refuses the "
-                    f"checkpoint as an unsupported architecture. Set architectures to [\"{want}\"], the name it "
-                    f"registers for a DFlash {d.version} drafter ({reg.cites[0 if d.version == 'v1' else 1]})",
-                    field="architectures",
+    cite = reg.cites[0 if d.version == "v1" else 1]
+    msg = (f"{p.title} registers no draft architecture {arch!r}{how}: it refuses the checkpoint as an "
+           f"unsupported architecture. Set architectures to [\"{want}\"], the name it registers for a DFlash "
+           f"{d.version} drafter ({cite})")
+    return [Finding("DF160", msg, field="architectures",
                     details={"engines": [p.id], "architecture": arch, "looked_up": looked_up, "wants": want,
                              "source": "; ".join(map(str, reg.cites))})]
 
@@ -98,15 +100,16 @@ class AnchorRule:
 
 ANCHOR_RULES: dict[str, AnchorRule] = {
     "vllm": AnchorRule("dflash_config.sample_from_anchor", True,
-                       "its runner raises \"sample_from_anchor=True is not supported for DFlash\"; a layout key "
-                       "elsewhere is not read and every draft comes from the mask slots",
+                       "its runner raises \"sample_from_anchor=True is not supported for DFlash\"; a layout "
+                       "key elsewhere is not read and every draft comes from the mask slots",
                        (c.VLLM_ANCHOR_REFUSED, c.VLLM_ANCHOR_KEY)),
-    "sglang": AnchorRule(None, False, "it drafts from slots 1..block_size-1 of every block (slot 0 is the anchor) "
-                         "and reads no layout key for a DFlash drafter", (c.SGLANG_FILL_IN, c.SGLANG_NO_ANCHOR_KEY)),
-    "mlx-vlm": AnchorRule(None, False, "its DFlash drafter scores draft_hidden[:, 1:] (the mask slots) and its config "
-                          "has no layout key", (c.MLXVLM_FILL_IN, c.MLXVLM_NO_ANCHOR_KEY)),
-    "llama.cpp": AnchorRule(None, False, "it reads dflash.sample_from_anchor for DSpark drafts only; a DFlash draft "
-                            "reads the mask slots", (c.LC_FILL_IN,)),
+    "sglang": AnchorRule(None, False, "it drafts from slots 1..block_size-1 of every block (slot 0 is the "
+                         "anchor) and reads no layout key for a DFlash drafter",
+                         (c.SGLANG_FILL_IN, c.SGLANG_NO_ANCHOR_KEY)),
+    "mlx-vlm": AnchorRule(None, False, "its DFlash drafter scores draft_hidden[:, 1:] (the mask slots) and "
+                          "its config has no layout key", (c.MLXVLM_FILL_IN, c.MLXVLM_NO_ANCHOR_KEY)),
+    "llama.cpp": AnchorRule(None, False, "it reads dflash.sample_from_anchor for DSpark drafts only; a "
+                            "DFlash draft reads the mask slots", (c.LC_FILL_IN,)),
 }
 
 
@@ -128,8 +131,8 @@ def _layout(p: Profile, d: Drafter) -> list[Finding]:
         return [Finding("DF161", f"{p.title} refuses an anchor-first drafter ({key} = {str(value).lower()}): "
                         f"{rule.text} ({src}). Serve it with an engine that drafts anchor-first, or retrain "
                         "fill-in", field=key, details=details)]
-    return [Finding("DF161", f"{p.title} drafts fill-in, but {key} = {str(value).lower()} says this drafter was "
-                    f"trained anchor-first: every draft position is shifted by one, nothing raises and "
+    return [Finding("DF161", f"{p.title} drafts fill-in, but {key} = {str(value).lower()} says this drafter "
+                    f"was trained anchor-first: every draft position is shifted by one, nothing raises and "
                     f"acceptance collapses toward 1 (sgl-project/sglang#40144: τ 1.06). {rule.text} ({src})",
                     field=key, details=details)]
 
@@ -141,8 +144,9 @@ def speculative_tokens(config: Mapping[str, Any]) -> tuple[str, Any] | None:
     or a top-level num_speculative_tokens)."""
     sc = config.get("speculators_config")
     methods = sc.get("proposal_methods") if isinstance(sc, dict) else None
-    if isinstance(methods, list) and methods and isinstance(methods[0], dict) and "speculative_tokens" in methods[0]:
-        return "speculators_config.proposal_methods[0].speculative_tokens", methods[0]["speculative_tokens"]
+    first = methods[0] if isinstance(methods, list) and methods else None
+    if isinstance(first, dict) and "speculative_tokens" in first:
+        return "speculators_config.proposal_methods[0].speculative_tokens", first["speculative_tokens"]
     if "num_speculative_tokens" in config:
         return "num_speculative_tokens", config["num_speculative_tokens"]
     return None
@@ -157,9 +161,10 @@ def _tokens(p: Profile, d: Drafter) -> list[Finding]:
     if not isinstance(n, int) or isinstance(n, bool) or n <= block - 1:
         return []
     src = str(c.VLLM_SPEC_TOKENS)
-    return [Finding("DF162", f"{p.title} takes num_speculative_tokens from {key} = {n}, but a DFlash block of "
-                    f"{block} drafts block_size - 1 = {block - 1} tokens (the anchor fills slot 0): set it to "
-                    f"{block - 1} (vllm-project/speculators#456; {src})", field=key,
+    msg = (f"{p.title} takes num_speculative_tokens from {key} = {n}, but a DFlash block of {block} drafts "
+           f"block_size - 1 = {block - 1} tokens (the anchor fills slot 0): set it to {block - 1} "
+           f"(vllm-project/speculators#456; {src})")
+    return [Finding("DF162", msg, field=key,
                     details={"engines": [p.id], "key": key, "value": n, "block_size": block, "source": src})]
 
 

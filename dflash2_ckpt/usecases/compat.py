@@ -88,8 +88,8 @@ def engine_verdicts(ckpt: Checkpoint, profiles: Iterable[Profile], found: Iterab
     d = dataclasses.replace(d, unexpected=unexpected_names(found))
     out = tuple(judge(p, d, errors) for p in profiles)
     if unread:
-        note = Finding("DF851", f"the target was not read ({unread[0].message}): the pairing checks (DF5xx) did "
-                       "not run, so these verdicts do not cover the target", details={"target": target})
+        note = Finding("DF851", f"the target was not read ({unread[0].message}): the pairing checks (DF5xx) "
+                       "did not run, so these verdicts do not cover the target", details={"target": target})
         out = tuple(dataclasses.replace(v, reasons=v.reasons + (note,)) for v in out)
     return out
 
