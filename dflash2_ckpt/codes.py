@@ -132,6 +132,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF620", "card-contradicts-config", "error", "README.md front matter names another base_model or DFlash version than config.json"),
     Code("DF621", "card-completed", "info", "push added the missing model card metadata (base_model, relation, license, tags, library_name, pipeline_tag)"),
     Code("DF622", "card-library-cannot-load", "warning", "README.md's library_name is a library that compat says does not load the drafter"),
+    Code("DF631", "mask-embedding-ignored", "warning", "the engine reads no mask embedding (file or tensor) the drafter ships: it embeds mask slots with the target's row"),
     Code("DF630", "mask-embedding-sidecar", "warning", "a mask_embedding.pt beside the safetensors: the learned mask row, read by some engines only"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
@@ -410,6 +411,8 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Nothing to fix; review the card."),
     "DF622": ("The Hub shows a loading snippet for a library that refuses the drafter; users copy it and fail.",
               "Remove library_name from README.md (push then writes one only where compat says it loads)."),
+    "DF631": ("The engine drafts with the target's near-zero mask row: nothing raises, acceptance falls to ~1.4.",
+              "Serve it with vLLM (reads mask_embedding.pt) or exllamav3 (reads a mask_embedding tensor)."),
     "DF630": ("Engines that read no mask embedding draft with the target's near-zero mask row (acceptance ~1.4).",
               "Keep the .pt for vLLM; for exllamav3 save it as a `mask_embedding` tensor (docs/compat.md)."),
     # DF7xx smoke forward

@@ -308,11 +308,12 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
         complaint = r.check(d)
         if complaint:
             fails.append(refused(p, d, r, complaint))
-    fails += layout_findings(p, d)           # architecture name, draft-position layout, draft-token count
+    layout = layout_findings(p, d)           # architecture name, draft-position layout, draft-token count
+    fails += [f for f in layout if f.severity == "error"]
     quant = _quant(p, d)
     fails += [f for f in quant if f.severity == "error"]
     degraded = _causality(p, d) + _silent_defaults(p, d) + [f for f in quant if f.severity == "warning"]
-    degraded += _ignored(p, d)
+    degraded += _ignored(p, d) + [f for f in layout if f.severity == "warning"]
     block = d.spec.block_size if d.spec is not None else None
     notes = [f for f in quant if f.severity == "info"] + _notes(p, d, block)
     if fails:

@@ -15,7 +15,7 @@ from ..findings import Finding
 from . import layout_cites as c
 from .profile import Cite, Drafter, Profile
 
-EMITS: frozenset[str] = frozenset({"DF160", "DF161", "DF162"})
+EMITS: frozenset[str] = frozenset({"DF160", "DF161", "DF162", "DF631"})
 
 
 # --- architecture names -------------------------------------------------------------------------------
@@ -168,7 +168,27 @@ def _tokens(p: Profile, d: Drafter) -> list[Finding]:
                     details={"engines": [p.id], "key": key, "value": n, "block_size": block, "source": src})]
 
 
+# --- the mask-embedding sidecar ----------------------------------------------------------------------------
+
+MASK_SIDECAR = "mask_embedding.pt"
+
+
+def _mask_row(p: Profile, d: Drafter) -> list[Finding]:
+    """SGLang reads neither mask_embedding.pt nor a mask_embedding tensor: it embeds the mask slots with the
+    target's row for mask_token_id, near zero where the drafter was trained with its own (MiMo)."""
+    shipped = [f for f in d.files if f.rsplit("/", 1)[-1] == MASK_SIDECAR]
+    if p.engine != "sglang" or d.version is None or not (shipped or "mask_embedding" in d.tensors):
+        return []
+    what = shipped[0] if shipped else "the mask_embedding tensor"
+    src = str(c.SGLANG_NO_MASK_EMBEDDING)
+    msg = (f"{p.title} reads no mask embedding ({src}): it ignores {what} and embeds the mask slots with the "
+           "target's row for mask_token_id, which is near zero; nothing raises and acceptance falls to ~1.4 "
+           "(sgl-project/sglang#27924). vLLM reads mask_embedding.pt")
+    return [Finding("DF631", msg, file=shipped[0] if shipped else None,
+                    tensor=None if shipped else "mask_embedding", details={"engines": [p.id], "source": src})]
+
+
 def layout_findings(p: Profile, d: Drafter) -> list[Finding]:
     """Every layout finding of this engine release on this drafter (errors: the engine refuses it or drafts
-    every position shifted)."""
-    return _architecture(p, d) + _layout(p, d) + _tokens(p, d)
+    every position shifted; warnings: it loads and drafts worse)."""
+    return _architecture(p, d) + _layout(p, d) + _tokens(p, d) + _mask_row(p, d)

@@ -58,7 +58,14 @@ def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
     modules = quantized_modules if quantized_modules is not None else header_quantized_modules(ckpt)
     return Drafter(dialect=det.dialect if det else None, version=det.version if det else None, spec=ckpt.spec,
                    config=ckpt.config or {}, tensors=frozenset(ckpt.tensors), quantized_modules=dict(modules or {}),
-                   path=ckpt.label, target=target)
+                   path=ckpt.label, target=target, files=listed_files(ckpt))
+
+
+def listed_files(ckpt: Checkpoint) -> frozenset[str]:
+    try:
+        return frozenset(ckpt.source.list_files())
+    except SourceError:
+        return frozenset()
 
 
 def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:

@@ -268,6 +268,14 @@ def test_a_mask_embedding_sidecar_is_named_with_its_readers_and_the_conversion(t
     assert findings(doc, "DF602")                     # still a pickle: reported, never loaded
     text = flat_text(invoke("verify", str(d)).output)
     assert "learned mask embedding" in text and "SGLang 0.5.18-0.5.23 reads neither" in text
+    [ignored] = findings(doc, "DF631")
+    assert ignored["details"]["engines"] == ["sglang>=0.5.19"] and ignored["severity"] == "warning"
+    rc, doc = as_json("compat", str(d), "--engine", "sglang", "--engine", "vllm")
+    r = rows(doc)
+    assert (r["sglang>=0.5.19"]["verdict"], codes(r["sglang>=0.5.19"])[:1]) == ("degraded", ["DF631"])
+    assert r["vllm>=0.33"]["verdict"] == "loads"           # it reads the file itself
+    plain = drafter(tmp_path, "nested-v1", name="plain")
+    assert rows(as_json("compat", str(plain), "--engine", "sglang")[1])["sglang>=0.5.19"]["verdict"] == "loads"
 
 
 # --- GGUF: sliding-window keys (ikawrakow/ik_llama.cpp#2021) and format before geometry ----------------
