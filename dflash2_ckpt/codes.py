@@ -51,6 +51,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF130", "speculators-unloadable", "error", "a flat config speculators cannot load (speculators_config.verifier missing: 'Field required')"),
     Code("DF131", "tap-keys-conflict", "warning", "dflash_config.layer_ids and target_layer_ids disagree; vLLM's DFlash reads layer_ids first"),
     Code("DF132", "swa-window-conflict", "warning", "dflash_config.swa_window_size differs from sliding_window on sliding layers"),
+    Code("DF160", "architecture-not-registered", "error", "no release of an engine registers the config's draft architecture; that engine refuses it"),
+    Code("DF161", "draft-position-layout", "error", "an anchor-first drafter (sample_from_anchor / logits_start) in an engine that drafts fill-in or refuses it"),
+    Code("DF162", "speculative-tokens-exceed-block", "error", "a flat config's speculative_tokens is more than block_size - 1; vLLM drafts that many"),
     # DF2xx tensors
     Code("DF201", "missing-tensor", "error", "a tensor the layout requires is not in the checkpoint"),
     Code("DF202", "unexpected-tensor", "warning", "a tensor no engine loads"),
@@ -135,6 +138,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF645", "card-unreadable", "error",
          "README.md's front matter is not YAML push can read (a syntax error, aliases past the budget, "
          "too large or too deep)"),
+    Code("DF631", "mask-embedding-ignored", "warning", "the engine reads no mask embedding (file or tensor) the drafter ships: it embeds mask slots with the target's row"),
+    Code("DF630", "mask-embedding-sidecar", "warning", "a mask_embedding.pt beside the safetensors: the learned mask row, read by some engines only"),
     # DF7xx smoke forward (dflash2_ckpt.smoke; needs the [smoke] extra)
     Code("DF701", "tensor-not-consumed", "error", "a tensor in the file that no parameter of the drafter takes; a loader would drop it"),
     Code("DF702", "parameter-not-filled", "error", "a drafter parameter that no tensor in the file fills; it would stay uninitialised"),
@@ -176,6 +181,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
+    Code("DF850", "dspark-served", "info", "a DSpark drafter: this engine release registers DSpark drafters; this toolkit does not validate them further"),
+    Code("DF851", "target-not-read", "warning", "compat --target: the target's config could not be read, so the pairing checks did not run"),
     # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
     Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
     Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),
@@ -191,6 +198,8 @@ _TABLE: tuple[Code, ...] = (
     Code("DF911", "gguf-key-missing", "error", "a metadata key the llama.cpp loader requires is absent or of the wrong type"),
     Code("DF912", "gguf-beside-safetensors", "info", "a GGUF file beside a safetensors checkpoint; it is checked on its own"),
     Code("DF913", "gguf-tokenizer-missing", "warning", "no tokenizer.ggml.tokens; llama.cpp needs the target's vocabulary in the drafter"),
+    Code("DF915", "gguf-window-unknown", "warning", "a DFlash2 GGUF without sliding-window keys and no record of the source: llama.cpp runs full attention"),
+    Code("DF914", "gguf-sliding-window-missing", "error", "the drafter slides but the GGUF lacks dflash.attention.sliding_window / sliding_window_pattern: llama.cpp runs full attention"),
 )
 
 # what breaks / how to fix, per code: the finding-codes page (docs/codes.md) and SARIF help are written from it
@@ -248,6 +257,12 @@ _ADVICE: dict[str, tuple[str, str]] = {
     "DF132": ("vLLM windows sliding layers by swa_window_size, SGLang, mlx-vlm and the reference by sliding_window: "
               "attention differs between them.",
               "Make swa_window_size equal to sliding_window, or drop swa_window_size."),
+    "DF160": ("That engine stops at load: the architecture is not supported.",
+              "Set architectures to the name the engine registers (DFlashDraftModel, DFlash2DraftModel)."),
+    "DF161": ("Every draft position is shifted by one (acceptance near 1.0), or the engine refuses the drafter.",
+              "Serve it with an engine that reads the anchor-first layout, or retrain fill-in."),
+    "DF162": ("vLLM drafts more tokens than the block holds: the extra positions are garbage or it fails.",
+              "Set speculative_tokens to block_size - 1."),
     # DF2xx tensors
     "DF201": ("The engine fails to load, or leaves the parameter at its initial value.",
               "Re-export the checkpoint with every tensor of the layout."),
@@ -410,6 +425,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "complete it; the Hub would show the card without metadata.",
               "Fix the front matter between the `---` lines (the message names the line), without YAML "
               "anchors and aliases."),
+    "DF631": ("The engine drafts with the target's near-zero mask row: nothing raises, acceptance falls to ~1.4.",
+              "Serve it with vLLM (reads mask_embedding.pt) or exllamav3 (reads a mask_embedding tensor)."),
+    "DF630": ("Engines that read no mask embedding draft with the target's near-zero mask row (acceptance ~1.4).",
+              "Keep the .pt for vLLM; for exllamav3 save it as a `mask_embedding` tensor (docs/compat.md)."),
     # DF7xx smoke forward
     "DF701": ("A loader drops the tensor: the weights the trainer meant are not used.",
               "Rename the tensor to the parameter it fills, or remove it."),
@@ -489,6 +508,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Fix what the refusal names, then convert."),
     "DF815": ("The engine attends without the window or sinks the drafter was trained with: acceptance drops.",
               "Serve on a release that reads the key (`dflash2-ckpt compat` names them)."),
+    "DF850": ("Nothing known: the engine serves DSpark drafters; this toolkit checks no DSpark rule.",
+              "Check the drafter with the engine itself."),
+    "DF851": ("The verdicts do not include the pairing with the target.",
+              "Give --target as a local directory holding the target's config.json."),
     # DF9xx GGUF
     "DF900": ("llama.cpp fails to read the file.",
               "Re-convert (`dflash2-ckpt convert --to gguf`) or re-download it."),
@@ -518,6 +541,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Nothing to fix; verify the GGUF path to see its findings."),
     "DF913": ("llama.cpp has no vocabulary for the drafter.",
               "Re-convert with --target (tokenizer.json) or --tokenizer-from TARGET.gguf."),
+    "DF915": ("If the drafter was trained on a window, llama.cpp attends over the whole context: acceptance drops.",
+              "Re-convert from the safetensors with `dflash2-ckpt convert --to gguf`."),
+    "DF914": ("llama.cpp attends over the whole context where the drafter was trained on a window: acceptance drops.",
+              "Re-convert with `dflash2-ckpt convert --to gguf`, which writes both keys."),
 }
 
 REGISTRY: dict[str, Code] = {c.code: replace(c, breaks=_ADVICE[c.code][0], fix=_ADVICE[c.code][1]) for c in _TABLE}

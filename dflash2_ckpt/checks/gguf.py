@@ -96,6 +96,9 @@ def gguf_findings(ckpt: Checkpoint, *, target_layers: int | None = None, referen
                            "--tokenizer-from TARGET.gguf", field="tokenizer.ggml.tokens"))
     _types(h, out)
     _biases(h, reference, reference_tensors, out)
+    if not fork:
+        from .gguf_window import window_findings
+        out += window_findings(h, spec.version if spec is not None else None, reference)
     return out
 
 

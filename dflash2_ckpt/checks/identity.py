@@ -16,7 +16,8 @@ EMITS: frozenset[str] = frozenset({"DF301", "DF302", "DF303", "DF304", "DF305"})
 
 _OTHER_HINTS = {
     "DSpark": "DSpark drafters have their own runtime (markov head, top-level target_layer_ids); "
-              "do not serve them as DFlash",
+              "do not serve them as DFlash. vLLM, SGLang and llama.cpp serve DSpark drafters: `dflash2-ckpt "
+              "compat` names the releases (this toolkit does not validate DSpark further)",
     "EAGLE-3": "serve it with the EAGLE-3 method, not DFlash",
 }
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, files, identity, pairing, quant, tensors, vocab
+from . import causality, config, content, engine_keys, engine_layouts, files, identity, pairing, quant, sidecars, \
+    tensors, vocab
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -28,6 +29,8 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("vocab", vocab.check),
     ("causality", causality.check),
     ("engine-keys", engine_keys.check),
+    ("engine-layouts", engine_layouts.check),
+    ("sidecars", sidecars.check),
     ("pairing", pairing.check),
     ("content", content.check),
     ("gguf", _gguf),

@@ -5,6 +5,8 @@ Exit codes: 0 every named engine loads it (without --engine: some engine loads i
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .completion import complete_path
@@ -12,11 +14,16 @@ from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import configured, engine_option, format_option, hub_options, open_source, output_option
 from .outputs import write_outputs
 
+if TYPE_CHECKING:
+    from ..checkpoint.target import TargetConfig
+    from ..sources import Source
+
 
 @click.command("compat")
 @click.argument("path", shell_complete=complete_path)
 @engine_option("Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
-@click.option("--target", default=None, help="Target model (path or repo id) written into the serve commands.")
+@click.option("--target", default=None, help="Target model (directory or Hub repo id): verify's pairing "
+              "checks run against its config.json, and it is written into the serve commands.")
 @format_option
 @output_option
 @hub_options
@@ -27,7 +34,22 @@ def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, r
     """Will this drafter load in the engine you run, and with which command?"""
     from ..convert.advice import compat
     from ..report import render
-    report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target)
+    report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target,
+                    pair=_pair(target, token))
     if not write_outputs(report, outputs):
         render(report, fmt)
     return EXIT_FINDINGS if report.failed() else EXIT_OK
+
+
+def _pair(target: str | None, token: str | None) -> str | Source | TargetConfig | None:
+    """The target the pairing checks run against: a local path as given, a Hub repo opened (config only); a
+    repo that cannot be reached is a target not read (the verdicts say so, DF851), not a failed command."""
+    from ..errors import Dflash2Error
+    from .options import open_target
+    if target is None:
+        return None
+    try:
+        return open_target(target, token)
+    except Dflash2Error as e:
+        from ..checkpoint.target import TargetConfig
+        return TargetConfig(target, None, e.message)

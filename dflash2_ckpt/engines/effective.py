@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from .attention_keys import runs_with
 from .causality import intended
 from .judge import applies, effective_value, own_value
+from .layouts import anchor_reading
 from .profile import Default, Drafter, Profile
 
 KEYS = ("target_layer_ids", "block_size", "mask_token_id", "rope_theta", "sample_from_anchor")
@@ -36,6 +37,11 @@ def engine_view(p: Profile, d: Drafter) -> dict[str, Any]:
         engine = effective_value(d, df) if spec is not None else None
         keys[key] = {"checkpoint": _plain(own), "engine": _plain(engine),
                      "filled": key in declared and own_value(d, df) is None, "source": df.source}
+        rule = anchor_reading(p) if key == "sample_from_anchor" else None
+        if rule is not None and rule.reads is None:
+            # the engine reads no layout key for DFlash: it drafts fill-in whatever the checkpoint says
+            keys[key] = {"checkpoint": _plain(own), "engine": False, "filled": False, "ignored": True,
+                         "source": "not read: " + "; ".join(map(str, rule.cites))}
     keys["causality"] = {"checkpoint": _words(intended(spec)) if spec is not None else None,
                          "engine": _words(causal), "filled": False, "source": p.causality_text}
     for key, row in runs_with(p, d).items():     # attention_sink_bias, attention_value_scale

@@ -13,13 +13,17 @@ from typing import Any, Callable, Iterable, Literal
 
 from ..findings import Finding
 from . import causality as rules
+from .dspark import served as dspark_served
+from .layouts import layout_findings
 from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
                                    "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815"})
 
-Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported"]
-VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported")
+# not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850)
+Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated"]
+VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported",
+                                 "not-validated")
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ def conversion_command(d: Drafter, to: str) -> str:
 
 
 def needs_target(d: Drafter, to: str) -> bool:
-    borrowed = d.spec is not None and d.spec.vocab_from == "bound"    # convert takes vocab_size from the target
+    # convert takes vocab_size from the target (also once the pairing checks borrowed it: "target")
+    borrowed = d.spec is not None and d.spec.vocab_from in ("bound", "target")
     return to in ("gguf", "flat") or borrowed
 
 
@@ -81,8 +86,10 @@ def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in ("nested", "flat", "gguf", "assistant") and writable:
         to = conversion_target(p)
         cmd = conversion_command(d, to)
-        return "needs-conversion", Finding("DF801", f"{p.title} reads {'/'.join(sorted(p.reads))}, not the "
-                                           f"{d.dialect} dialect: convert first with `{cmd}`"
+        # a GGUF file in a safetensors engine: the format is the reason, whatever the file's own findings
+        what = (f"reads safetensors ({'/'.join(sorted(p.reads))}), not GGUF" if d.dialect == "gguf" else
+                f"reads {'/'.join(sorted(p.reads))}, not the {d.dialect} dialect")
+        return "needs-conversion", Finding("DF801", f"{p.title} {what}: convert first with `{cmd}`"
                                            f"{target_note(d, to)}",
                                            details={"command": cmd, "to": to, "source": p.sources[-1].source})
     return "fails", Finding("DF811", f"{p.title} reads {'/'.join(sorted(p.reads))} only; this drafter is "
@@ -234,9 +241,13 @@ ONLY_FOR: dict[str, Callable[[Profile], bool]] = {
 
 
 def hits(p: Profile, f: Finding) -> bool:
-    """Whether a verify error stops this engine from loading the checkpoint."""
+    """Whether a verify error stops this engine from loading the checkpoint. A finding that names its engines
+    (details["engines"]: profile ids, engines/layouts.py) stops those only."""
     if f.severity != "error":
         return False
+    named = (f.details or {}).get("engines")
+    if isinstance(named, list):
+        return p.id in named
     only = ONLY_FOR.get(f.code)
     return only is None or only(p)
 
@@ -268,7 +279,15 @@ def refused(p: Profile, d: Drafter, r: Refusal, complaint: str) -> Finding:
 
 
 def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdict:
-    """`errors`: the checkpoint's verify findings; an error this engine would hit fails it before anything else."""
+    """`errors`: the checkpoint's verify findings; an error this engine would hit fails it before anything
+    else (a GGUF's own DF9xx findings are not a reason for an engine that reads no GGUF: its format is)."""
+    if d.dialect == "gguf" and "gguf" not in p.reads:
+        # the GGUF family's errors (DF9xx) are llama.cpp's rules: an engine that never reads the file is
+        # judged by the format (needs-conversion) or its drafter versions, not by them
+        errors = [e for e in errors if not e.code.startswith("DF9")]
+    sibling = dspark_served(p, d)
+    if sibling is not None:
+        return EngineVerdict(p, "not-validated", (sibling,), None)
     stop = blocked(p, d, errors)
     if stop is not None:
         return EngineVerdict(p, "fails", (stop,), None)
@@ -289,10 +308,12 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
         complaint = r.check(d)
         if complaint:
             fails.append(refused(p, d, r, complaint))
+    layout = layout_findings(p, d)           # architecture name, draft-position layout, draft-token count
+    fails += [f for f in layout if f.severity == "error"]
     quant = _quant(p, d)
     fails += [f for f in quant if f.severity == "error"]
     degraded = _causality(p, d) + _silent_defaults(p, d) + [f for f in quant if f.severity == "warning"]
-    degraded += _ignored(p, d)
+    degraded += _ignored(p, d) + [f for f in layout if f.severity == "warning"]
     block = d.spec.block_size if d.spec is not None else None
     notes = [f for f in quant if f.severity == "info"] + _notes(p, d, block)
     if fails:

@@ -33,6 +33,8 @@ class Drafter:
     # stored tensors verify reports as not part of the drafter the config describes (DF202, not an alias):
     # whether an engine skips them or refuses to load is the engine's (vllm.UNKNOWN_TENSORS)
     unexpected: frozenset[str] = frozenset()
+    # the files beside the weights (names only), for the sidecars an engine reads or ignores (layouts.py)
+    files: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

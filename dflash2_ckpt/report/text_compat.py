@@ -10,7 +10,7 @@ from .safe_markup import value
 from .text import text_renderer
 
 _VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
-                  "unsupported": "dim"}
+                  "unsupported": "dim", "not-validated": "magenta"}
 
 
 @text_renderer("compat")

@@ -10,15 +10,19 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Mapping
 
 from ..checkpoint import Checkpoint, open_checkpoint
-from ..checks.context import CheckContext
+from ..checkpoint.target import TargetConfig, read_target
+from ..checks.context import CheckContext, CheckOptions
+from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import run_checks
 from ..checks.tensors import unexpected_names
 from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
 from ..engines.judge import EngineVerdict, judge
+from ..errors import SourceError
 from ..findings import Finding, Verdict
 from ..checkpoint.quant import quantized_modules as header_quantized_modules
 from ..sources import Source
 
+EMITS: frozenset[str] = frozenset({"DF851"})
 
 @dataclass(frozen=True)
 class CompatReport(Verdict):
@@ -61,7 +65,14 @@ def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
     modules = quantized_modules if quantized_modules is not None else header_quantized_modules(ckpt)
     return Drafter(dialect=det.dialect if det else None, version=det.version if det else None, spec=ckpt.spec,
                    config=ckpt.config or {}, tensors=frozenset(ckpt.tensors), quantized_modules=dict(modules or {}),
-                   path=ckpt.label, target=target)
+                   path=ckpt.label, target=target, files=listed_files(ckpt))
+
+
+def listed_files(ckpt: Checkpoint) -> frozenset[str]:
+    try:
+        return frozenset(ckpt.source.list_files())
+    except SourceError:
+        return frozenset()
 
 
 def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:
@@ -69,12 +80,52 @@ def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:
     return [f for f in run_checks(CheckContext(ckpt)) if f.severity == "error"]
 
 
+def verify_findings(ckpt: Checkpoint, pair: TargetConfig | None = None,
+                    profiles: tuple[Profile, ...] = ()) -> list[Finding]:
+    """verify's header-level findings, with the pairing checks when the target's config is given: the one
+    list both verify's and compat's verdicts come from."""
+    borrow_target_vocab(ckpt, pair.config if pair is not None else None)
+    return run_checks(CheckContext(ckpt, pair, CheckOptions(engines=profiles)))
+
+
+def engine_verdicts(ckpt: Checkpoint, profiles: Iterable[Profile], found: Iterable[Finding], *,
+                    target: str | None = None,
+                    quantized_modules: Mapping[str, str] | None = None) -> tuple[EngineVerdict, ...]:
+    """The verdict of each profile on a checkpoint whose verify findings are `found`: compat's rows and
+    verify's per-engine lines, so that verify's errors and compat's verdicts cannot disagree. A target that
+    could not be read (DF508) is no error of the drafter: the verdicts say the pairing was not checked."""
+    found = list(found)
+    unread = [f for f in found if f.code == "DF508"]
+    errors = [f for f in found if f.severity == "error" and f.code != "DF508"]
+    d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
+    # the tensors verify calls unexpected (DF202): each engine's loader skips or refuses them
+    d = dataclasses.replace(d, unexpected=unexpected_names(found))
+    out = tuple(judge(p, d, errors) for p in profiles)
+    if unread:
+        note = Finding("DF851", f"the target was not read ({unread[0].message}): the pairing checks (DF5xx) "
+                       "did not run, so these verdicts do not cover the target", details={"target": target})
+        out = tuple(dataclasses.replace(v, reasons=v.reasons + (note,)) for v in out)
+    return out
+
+
+def _read(pair: str | os.PathLike[str] | Source) -> TargetConfig:
+    """The target's config; a target that cannot be opened at all is a target not read (DF851), since compat's
+    --target also only names the model in the serve commands."""
+    try:
+        return read_target(pair)
+    except SourceError as e:
+        return TargetConfig(str(pair), None, e.message)
+
+
 def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
            target: str | None = None, quantized_modules: Mapping[str, str] | None = None,
-           findings: Iterable[Finding] | None = None) -> CompatReport:
+           findings: Iterable[Finding] | None = None,
+           pair: str | os.PathLike[str] | Source | TargetConfig | None = None) -> CompatReport:
     """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers.
     `findings`: the checkpoint's verify findings when the caller has them (else they are computed); an
-    error an engine would hit makes that engine's verdict `fails` (DF813).
+    error an engine would hit makes that engine's verdict `fails` (DF813). `pair`: the target to run verify's
+    pairing checks against (its config.json; default: `target` when that is a local directory), so a pairing
+    error (DF501, DF503, DF504, ...) decides the verdict exactly as it fails verify.
 
     A needs-conversion verdict here says only that the engine reads another dialect; whether convert does
     it and that engine loads the result is checked one layer up (dflash2_ckpt.convert.advice.compat, which
@@ -82,9 +133,11 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     named = list(engines)
     profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    if pair is None and target is not None and os.path.isdir(target):
+        pair = target
+    paired = pair if isinstance(pair, TargetConfig) or pair is None else _read(pair)
+    # the engines named are the ones verify --engine judges: the same findings, the same verdicts
+    found = verify_findings(ckpt, paired, profiles if named else ()) if findings is None else list(findings)
+    verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
-    found = list(run_checks(CheckContext(ckpt)) if findings is None else findings)
-    errors = [f for f in found if f.severity == "error"]
-    # the tensors verify calls unexpected (DF202): each engine's loader skips or refuses them
-    d = dataclasses.replace(d, unexpected=unexpected_names(found))
-    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d, errors) for p in profiles), bool(named))
+    return CompatReport(ckpt.label, d.dialect, d.version, verdicts, bool(named))

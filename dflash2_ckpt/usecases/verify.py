@@ -10,7 +10,7 @@ from ..checkpoint.target import read_target
 from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import OPENING, run_checks, run_families
-from .compat import drafter_of
+from .compat import drafter_of, engine_verdicts
 from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views
@@ -121,6 +121,10 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     families = {name: tuple(found) for name, found in run_families(ctx).items()}
     found = [f for fs in families.values() for f in fs]
     extra = {**ckpt.source.report_extra(), **ctx.extra}
+    if profiles:
+        # the named engines' verdicts, from the function compat's rows come from: they cannot disagree
+        label = t.label if t is not None else None
+        extra["verdicts"] = [v.to_json() for v in engine_verdicts(ckpt, profiles, found, target=label)]
     kept = annotate(filter_findings(found, select, ignore), ckpt)     # each says whether --fix repairs it
     return Report(ckpt.label, summarize(ckpt), kept, ckpt.bytes_read, extra=extra, checkpoint=ckpt,
                   families=families)

@@ -93,8 +93,10 @@ GOLDEN = [
     (SPEC, "transformers>=5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (SPEC, "speculators>=0.9,<0.10", "loads", []),           # §1 its own save, verifier present
 ] + [
-    # --- DSpark: not a DFlash drafter, no engine profile runs it ---
-    (DSPARK, p.id, "unsupported", ["DF800"]) for p in PROFILES
+    # --- DSpark: DFlash's sibling family; vLLM's and SGLang's registries and llama.cpp's draft-dspark serve it,
+    # this toolkit validates nothing further (DF850); the other engines have no DSpark drafter ---
+    (DSPARK, p.id, *(("not-validated", ["DF850"]) if p.engine in ("vllm", "sglang") or p.id == "llama.cpp>=b10662"
+                     else ("unsupported", ["DF800"]))) for p in PROFILES
 ]
 
 

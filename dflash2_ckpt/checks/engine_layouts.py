@@ -1,0 +1,34 @@
+"""DF160-DF162, DF631: the shipped layout (architecture name, draft-position layout, draft-token count, the
+mask-embedding sidecar) against each
+judged engine release, from the same function compat's verdicts use (engines/layouts.py).
+
+Each finding names its engine in details["engines"]; a verify error stops those engines only in compat.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..engines import Drafter
+from ..errors import SourceError
+from ..engines.layouts import layout_findings
+from ..findings import Finding
+from .causality import judged_profiles
+
+if TYPE_CHECKING:
+    from .context import CheckContext
+
+EMITS: frozenset[str] = frozenset()      # engines/layouts.py builds DF160-DF162
+
+
+def check(ctx: CheckContext) -> list[Finding]:
+    ckpt = ctx.checkpoint
+    det = ckpt.detection
+    if ckpt.config is None or det is None or not det.is_dflash:
+        return []
+    try:
+        files = frozenset(ckpt.source.list_files())
+    except SourceError:
+        files = frozenset()
+    d = Drafter(dialect=det.dialect, version=det.version, spec=ckpt.spec, config=ckpt.config,
+                tensors=frozenset(ckpt.tensors), path=ckpt.label, files=files)
+    return [f for p in judged_profiles(ctx) for f in layout_findings(p, d)]
