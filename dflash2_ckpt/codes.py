@@ -170,7 +170,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
-    # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
+    # DF9xx GGUF drafters for llama.cpp (docs/engines.md, GGUF)
     Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
     Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),
     Code("DF902", "gguf-target-layers-missing", "error", "dflash.target_layers is absent; the llama.cpp loader refuses the file"),

@@ -65,8 +65,11 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
-    render(convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
-                   verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
+    # the ignore trails its argument's own line, where mypy reports it (also after `ruff format` splits the call)
+    render(convert(src, dst,
+                   to=to,  # type: ignore[arg-type]
+                   target=target, verifier_name=verifier_name, verifier_architectures=verifier_archs,
+                   dry_run=dry_run, force=force,
                    accept_findings=accept, accept_changes=changes), fmt)
     return EXIT_OK
 
