@@ -27,9 +27,12 @@ from pathlib import Path
 VERSION = "0.9.0"
 DIST = f"speculators=={VERSION}"
 TORCH = "torch==2.13.0"    # the CPU build .ci/run installs; speculators 0.9.0 accepts torch 2.9..2.14.1
-PROBE = "import speculators.models.dflash, speculators; print(speculators.__version__)"
+# pulled in by speculators, built against another torch: with them installed transformers cannot import
+# PreTrainedModel (so neither can speculators); loading a drafter needs none of them
+BROKEN = ("torchvision", "torchaudio", "torchcodec")
+PROBE = "import importlib.metadata as m, speculators.models.dflash; print(m.version('speculators'))"
 # anything that changes the environment changes the stamp, so a stale install is never reused
-STAMP = {"dist": DIST, "torch": TORCH, "format": 1}
+STAMP = {"dist": DIST, "torch": TORCH, "removed": list(BROKEN), "format": 1}
 
 
 def cache_root(arg: str | None) -> Path:
@@ -75,7 +78,8 @@ def _run(cmd: list[str]) -> None:
 
 
 def install(root: Path) -> None:
-    """A fresh venv, CPU torch then speculators into it, and `import speculators.models.dflash` proven."""
+    """A fresh venv, CPU torch then speculators into it, the broken packages out, and
+    `import speculators.models.dflash` proven."""
     stamp = root / "dflash2-ckpt.stamp.json"
     stamp.unlink(missing_ok=True)
     env_dir = root / "venv"
@@ -86,15 +90,18 @@ def install(root: Path) -> None:
     # wheels stay in pip's own cache (~/.cache/pip), so a rebuilt venv downloads nothing again
     _run([py, "-m", "pip", "install", "-q", TORCH])
     _run([py, "-m", "pip", "install", "-q", DIST, TORCH])
+    _run([py, "-m", "pip", "uninstall", "-q", "-y", *BROKEN])
     _run([py, "-c", PROBE])
     stamp.write_text(json.dumps(STAMP))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)")
+    ap.add_argument("--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or "
+                                    "~/.cache/dflash2-ckpt)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-    ap.add_argument("--check", action="store_true", help="install nothing: report a finished install, or exit 1")
+    ap.add_argument("--check", action="store_true",
+                    help="install nothing: report a finished install, or exit 1")
     args = ap.parse_args()
     root = cache_root(args.cache)
     info = locate(args.cache)
@@ -102,7 +109,10 @@ def main() -> int:
         why = failure(args.cache)
         reason = (f"the {DIST} install failed: {why}" if why else
                   f"no finished {DIST} venv under {root}; run python scripts/speculators_venv.py")
-        print(json.dumps({"error": reason}) if args.json else reason, file=sys.stdout if args.json else sys.stderr)
+        if args.json:
+            print(json.dumps({"error": reason}))
+        else:
+            print(reason, file=sys.stderr)
         return 1
     reused = info is not None
     t0 = time.monotonic()

@@ -13,7 +13,7 @@ from .options import configured, engine_option, format_option, hub_options, open
 from .outputs import write_outputs
 
 
-@click.command("compat")
+@click.command("compat", short_help="Which engine releases load this drafter, and how to serve it")
 @click.argument("path", shell_complete=complete_path)
 @engine_option("Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
 @click.option("--target", default=None, help="Target model (path or repo id) written into the serve commands.")

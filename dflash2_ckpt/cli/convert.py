@@ -15,12 +15,17 @@ import click
 
 from .completion import complete_path
 from .errors import EXIT_OK, guarded
-from .options import format_option, parse_codes
+from .options import OlderSpelling, format_option, parse_codes
 
 
-@click.command("convert")
+@click.command("convert", short_help="Convert between the nested and flat dialects and GGUF")
 @click.argument("src", shell_complete=complete_path)
-@click.option("-o", "--output", "dst", required=True, help="Destination directory, or FILE.gguf (written atomically).")
+@click.option("-o", "--output-dir", "--output", "dst", cls=OlderSpelling, older="--output", required=True,
+              metavar="DIR|FILE.gguf",
+              help="Where the converted checkpoint goes: a directory, or FILE.gguf for --to gguf (written "
+                   "atomically).",
+              note="convert's --output is now -o/--output-dir (--output names a report file in the other "
+                   "commands); --output still works here")
 @click.option("--to", "to", type=click.Choice(["nested", "flat", "gguf"]), required=True,
               help="Destination dialect; gguf writes one llama.cpp file. A .gguf SRC converts back to nested / flat.")
 @click.option("--outtype", type=click.Choice(["bf16", "f16", "f32", "q8_0"]), default=None,

@@ -12,7 +12,7 @@ from .options import check_statistics, configured, emit, exit_zero_option, fix_o
     output_option, select_options, statistics_option, strict_option
 
 
-@click.group("hook")
+@click.group("hook", short_help="pre-commit entry points: config, verify and smoke")
 def command() -> None:
     """pre-commit entry points: FILES are mapped to their checkpoint directories, each checked once."""
 

@@ -202,9 +202,12 @@ def _render_plan(result: Any, out: Console) -> None:
             out.print(f"{verb:<9} {escape(p)}", highlight=False)
     for name in getattr(result, "excluded", ()):
         out.print(f"left out: {escape(name)} (a pickle file; --include-pickles uploads it)")
+    for what in getattr(result, "unchecked", ()):
+        out.print(f"not checked: {escape(what)}", highlight=False)
     create = f"would create {escape(result.repo)}; " if result.created else ""
+    offline = "; nothing was compared with the Hub" if getattr(result, "unchecked", ()) else ""
     out.print(f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
-              f"{len(plan.unchanged)} unchanged; nothing was uploaded")
+              f"{len(plan.unchanged)} unchanged; nothing was uploaded{offline}")
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

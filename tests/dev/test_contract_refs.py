@@ -9,7 +9,7 @@ from conftest import ROOT
 from test_docs_pages import anchors
 
 CONTRACT = ROOT / "docs" / "contract.md"
-# `docs/contract.md#a, #b`: one reference may name several sections of the page
+# one reference may name several sections of the page: the page and its anchor, then more anchors
 REF = re.compile(r"docs/contract\.md(#[\w-]+(?:,\s*#[\w-]+)*)")
 
 
