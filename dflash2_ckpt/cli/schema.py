@@ -19,6 +19,7 @@ def _dialect(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 @click.option("--check", "check_dir", type=click.Path(file_okay=False),
               help="Exit 1 when the schemas in DIR differ from the models.")
 @click.option("--dialect", metavar="NAME", callback=_dialect,
+              shell_complete=lambda ctx, param, text: [n for n in schemas.NAMES if n.startswith(text)],
               help=f"Print one schema: {', '.join(schemas.NAMES)} (the names inspect prints).")
 @guarded
 def command(write_dir: str | None, check_dir: str | None, dialect: str | None) -> int:

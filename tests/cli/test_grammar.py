@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
-from _kit.cli import invoke, run, run_output
+from _kit.cli import invoke, invoke_cli, run, run_output
 from _kit.fakehub import FakeHub
 from conftest import FIXTURES
 
@@ -116,3 +116,10 @@ def test_push_without_the_hub_gives_one_hint_that_agrees_with_the_dry_run(
     assert code == 3 and hub.requests() == []
     assert "unset HF_HUB_OFFLINE to upload; `push --dry-run` previews without the Hub" in out
     assert "set HF_HUB_OFFLINE=1" not in out
+
+
+def test_schema_completes_the_dialect_names() -> None:
+    env = {"_DFLASH2_CKPT_COMPLETE": "bash_complete", "COMP_WORDS": "dflash2-ckpt schema --dialect fl",
+           "COMP_CWORD": "3"}
+    res = invoke_cli(main, [], prog_name="dflash2-ckpt", env=env)
+    assert res.output.splitlines() == ["plain,flat-v2", "plain,flat-v1"]
