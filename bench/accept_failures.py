@@ -5,7 +5,8 @@
                                                  [--rule-prompts N] [--max-new-tokens 32] [--markdown]
 
 Each variant loads the trained drafter once and breaks one thing the way an engine or converter does
-silently (ENGINES.md §1-2, CONTRACT §4, §6), then runs the same accept loop (greedy verification,
+silently (docs/engines.md: engines, quantized drafters; docs/contract.md#in-block-causality,
+#telling-drafters-apart), then runs the same accept loop (greedy verification,
 lossless). Seed s draws fresh prompts, --prompts of the recall language (random prefixes,
 recall.json "words") and --rule-prompts of the rule language (recall.json "rule_words", when the pair
 has one), and, for random-fc, the noise generator torch.Generator().manual_seed(s). Per variant the

@@ -62,7 +62,7 @@ def audit_once(tree: Path, cache: str, repos: list[str]) -> tuple[float, float, 
     before = os.times()
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "dflash2_ckpt", "audit", "--format", "json", *repos], cwd=tree,
-                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                       env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t
     after = os.times()
     if p.returncode not in (0, 1) or '"readable"' not in p.stdout and '"rows"' not in p.stdout:

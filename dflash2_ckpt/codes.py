@@ -183,7 +183,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
     Code("DF850", "dspark-served", "info", "a DSpark drafter: this engine release registers DSpark drafters; this toolkit does not validate them further"),
     Code("DF851", "target-not-read", "warning", "compat --target: the target's config could not be read, so the pairing checks did not run"),
-    # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
+    # DF9xx GGUF drafters for llama.cpp (docs/engines.md, GGUF)
     Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
     Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),
     Code("DF902", "gguf-target-layers-missing", "error", "dflash.target_layers is absent; the llama.cpp loader refuses the file"),

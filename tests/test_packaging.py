@@ -57,3 +57,22 @@ def test_shell_completion_lists_the_commands() -> None:
     res = invoke_cli(main, [], prog_name="dflash2-ckpt", env={"_DFLASH2_CKPT_COMPLETE": "bash_source"})
     assert "_dflash2_ckpt_completion" in res.output
     assert "_DFLASH2_CKPT_COMPLETE=bash_source dflash2-ckpt" in (ROOT / "docs" / "commands.md").read_text()
+
+
+def test_license_is_an_spdx_expression() -> None:
+    # a TOML table is deprecated by setuptools (an install warns, and builds stop after 2027-02-18)
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert data["project"]["license"] == "Apache-2.0"
+    assert "setuptools>=77" in data["build-system"]["requires"][0]
+
+
+def test_the_pre_commit_ruff_is_the_ruff_ci_runs() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    rev = next(r["rev"] for r in config["repos"] if r["repo"].endswith("/ruff-pre-commit"))
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    pin = next(d for d in extra if d.startswith("ruff"))
+    assert pin.startswith(f"ruff>={rev.removeprefix('v')},"), (rev, pin)
+    assert "ruff check" in (ROOT / ".ci" / "run").read_text()
+    assert "ruff format --check" in (ROOT / ".ci" / "run").read_text()

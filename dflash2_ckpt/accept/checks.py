@@ -22,7 +22,8 @@ NOT_DRAFTING = 2.6
 OPENING_TOKENS = 32
 DEFAULT_REL_TOL = 0.05
 MIN_STEPS = 30
-# ordered by how often each is the cause in the field (ENGINES.md §1-2, CONTRACT §4, §6)
+# ordered by how often each is the cause in the field (docs/engines.md: engines, quantized drafters;
+# docs/contract.md#in-block-causality, #telling-drafters-apart)
 LIKELY_CAUSES = (
     "fc dropped or left at random init (e.g. a quantized fc.weight_packed the engine did not load)",
     "v2 weights read as v1 (conv and selector dropped)",

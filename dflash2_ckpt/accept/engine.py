@@ -96,7 +96,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
     if hf_t is not None:
         from transformers import AutoTokenizer
         tokenizer = AutoTokenizer.from_pretrained(str(hf_t))
-    with tempfile.TemporaryDirectory(prefix="dflash2-accept-engine-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="dflash2-accept-engine-"):
         t0 = time.perf_counter()
         draft, converted = drafter_gguf(drafter), converted_from is not None
         block = _gguf_block(draft)

@@ -1,6 +1,7 @@
 """The target model through transformers: load it, prefill, verify a block in one forward, read the taps.
 
-Taps follow CONTRACT §2a: target_layer_ids are decoder-layer OUTPUTS, i.e. HF hidden_states[id + 1]
+Taps follow docs/contract.md#dflash_config: target_layer_ids are decoder-layer OUTPUTS, i.e. HF
+hidden_states[id + 1]
 (hidden_states[0] is the embedding output). The target keeps a KV cache, so a verification step costs
 one forward over the block only, as in a serving engine.
 """

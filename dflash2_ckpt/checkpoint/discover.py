@@ -94,5 +94,6 @@ def locate_drafter(root: S, folders: Callable[[], list[str]], open_sub: Callable
     note = Finding("DF612", f"{root.label} is not a drafter ({what}); checked the drafter in its subfolder "
                             f"{folder}/ instead (pass --subfolder {folder} to name it)",
                    details={"subfolder": folder, "root": root.label})
-    setattr(sub, "notes", (note,))     # the Source protocol reads notes; this source is the one that has them
+    # the Source protocol reads notes (a read-only property to mypy); this source is the one that has them
+    setattr(sub, "notes", (note,))  # noqa: B010
     return sub

@@ -1,4 +1,5 @@
-"""The tensors a DraftSpec implies (CONTRACT §5), the one table of tensor roles, and byte accounting.
+"""The tensors a DraftSpec implies (docs/contract.md#tensors), the one table of tensor roles, and byte
+accounting.
 
 Extending the role table (reduced-vocabulary heads, quantized logical shapes): add a RoleRule row
 above the row that would otherwise match; verify, convert and the smoke follow it.
@@ -89,7 +90,8 @@ def _rule(role: Role, pattern: str, fate: Fate, **kw: str | None) -> RoleRule:
 
 _COPY = "copy of the target's table; the engines use the target's own"
 ROLE_TABLE: tuple[RoleRule, ...] = (
-    # copies of the target (CONTRACT §3: speculators 0.9.0 drops embed_tokens / verifier_* on save)
+    # copies of the target (docs/contract.md#the-flat-dialect: speculators 0.9.0 drops embed_tokens /
+    # verifier_* on save)
     _rule("target-copy", r"^(?:model\.)?embed_tokens\.weight$", "drop", reason=_COPY, code="DF207",
           copies="embed_tokens"),
     _rule("target-copy", r"^(?:model\.)?(?:verifier_)?lm_head\.weight$", "drop", reason=_COPY, code="DF207",
@@ -102,7 +104,8 @@ ROLE_TABLE: tuple[RoleRule, ...] = (
     _rule("alias", r"^model\.(" + _DRAFTER_PART + r".*\.(?:" + _QUANT_SUFFIXES + r"))$", "rename", canonical=r"\1",
           code="DF202", reason="the engines load names without the model. prefix"),
     _rule("quant-aux", r"\.(?:" + _QUANT_SUFFIXES + r")$", "keep"),
-    # names the engines do not load, each the variant of a drafter part (CONTRACT §5 "seen in the wild")
+    # names the engines do not load, each the variant of a drafter part
+    # (docs/contract.md#names-seen-in-the-wild)
     # the assistant export's context projection (formats/assistant.py)
     *(_rule("alias", "^" + re.escape(stored) + "$", "rename", canonical=bare, code="DF208",
             reason="the name the engines load") for stored, bare in ASSISTANT_TENSORS.items()),

@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import SourceError
+from ..errors import HubAccessError, HubUnreachableError, OfflineNotCachedError, RepositoryNotFoundError, \
+    SourceError
 from .discover import config_folders, local_config_folders, locate_drafter
 from ..sources.local import LocalSource, Source
+
+if TYPE_CHECKING:
+    from ..sources.hub_ref import RepoRef
 
 
 def open_source(path: str, revision: str | None = None, token: str | None = None, subfolder: str | None = None,
@@ -28,13 +33,42 @@ def open_source(path: str, revision: str | None = None, token: str | None = None
                                   lambda f: LocalSource(os.path.join(path, f)))
         return src
     # the Hub client code loads only for a path that is no local one
-    from ..sources.hub import HubSource, hub_settings
+    from ..sources.hub import hub_settings
     from ..sources.hub_ref import parse_repo_ref
     ref = None if path.startswith((".", "/", "~")) or "\\" in path else parse_repo_ref(path, hub_settings()["endpoint"])
     if ref is None:
         raise SourceError("no such file or directory, and not a Hub repo id", path=path,
                           hint="give a checkpoint directory, or a Hub repo as org/name, org/name@revision or "
                                "https://huggingface.co/org/name")
+    first = _local_first_part(path)
+    if first is not None:
+        # `fixtures/nested-v9` where fixtures/ is here: a mistyped local path, not a Hub repo to look up
+        raise SourceError(f"no such file or directory ({first}/ is here, so this is a local path; the Hub "
+                          "was not asked)", path=path,
+                          hint=f"check the name (ls {first}/), or give the Hub repo as hf://{path}")
+    try:
+        return _open_hub(path, ref, revision, token, subfolder, require_weights=require_weights)
+    except (RepositoryNotFoundError, HubAccessError, HubUnreachableError, OfflineNotCachedError) as e:
+        if path.startswith(("hf://", "http://", "https://")):
+            raise
+        # a bare org/name is also a local path that does not exist: say both were tried
+        e.message = f"no such local directory, and as a Hub repo: {e.message}"
+        e.hint = f"if you meant a local directory, check its path; {e.hint}" if e.hint else \
+            "if you meant a local directory, check its path"
+        raise
+
+
+def _local_first_part(path: str) -> str | None:
+    """The first part of `org/name...` when a local directory of that name exists here, else None. A
+    revision (`org/name@rev`) is a Hub reference whatever is here."""
+    first = path.split("/", 1)[0]
+    hub_only = "@" in path or ":" in first
+    return first if "/" in path and first and not hub_only and Path(first).is_dir() else None
+
+
+def _open_hub(path: str, ref: RepoRef, revision: str | None, token: str | None, subfolder: str | None,
+              *, require_weights: bool) -> Source:
+    from ..sources.hub import HubSource
     revision = ref.one_revision(revision, path)
     if ref.subfolder and subfolder and ref.subfolder.strip("/") != subfolder.strip("/"):
         raise SourceError(f"two subfolders given: /{ref.subfolder} and --subfolder {subfolder}", path=path,

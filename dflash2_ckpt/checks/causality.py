@@ -1,4 +1,5 @@
-"""DF4xx: in-block causality of every layer under each judged engine's rule, and where they part (CONTRACT §4).
+"""DF4xx: in-block causality of every layer under each judged engine's rule, and where they part
+(docs/contract.md#in-block-causality).
 
 The engines judged are the profiles verify was given: by default the newest profile of each engine that
 supports this drafter's version, so a DFlash2 checkpoint is never judged by a pre-DFlash2 rule.

@@ -1,5 +1,6 @@
 """DF1xx: what opening found in config.json (formats/findings.py writes those), then the cross-field
-rules of CONTRACT §2a, written once on the DraftSpec and reported at each dialect's JSON path.
+rules of docs/contract.md#dflash_config, written once on the DraftSpec and reported at each dialect's
+JSON path.
 """
 from __future__ import annotations
 

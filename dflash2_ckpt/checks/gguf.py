@@ -1,4 +1,4 @@
-"""DF9xx: the rules of llama.cpp's DFlash loader and the known GGUF drifts (ENGINES.md §3).
+"""DF9xx: the rules of llama.cpp's DFlash loader and the known GGUF drifts (docs/engines.md, GGUF).
 
 The DraftSpec read from the metadata already went through every HF rule; what is here is what only a
 GGUF file can get wrong: the architecture string, the +1 tap convention, the mask token key, the
@@ -29,8 +29,8 @@ EMITS: frozenset[str] = frozenset({"DF901", "DF902", "DF903", "DF904", "DF905", 
 # there (norms stay F32), and the types are judged here instead; a missing mask id is DF904 here
 SUPERSEDED: frozenset[str] = frozenset({"DF204", "DF205", "DF113"})
 
-# Codebooks quantized to MXFP4 cost acceptance; Q4_K ones measured fine (ENGINES.md §2-3). So the floor
-# is Q4_K's 4.5 bits per weight, and MXFP4 is named explicitly.
+# Codebooks quantized to MXFP4 cost acceptance; Q4_K ones measured fine (docs/engines.md: quantized
+# drafters, GGUF). So the floor is Q4_K's 4.5 bits per weight, and MXFP4 is named explicitly.
 MIN_BITS = 4.5
 _FILE_TYPES = {
     LlamaFileType.ALL_F32: GGMLQuantizationType.F32, LlamaFileType.MOSTLY_F16: GGMLQuantizationType.F16,

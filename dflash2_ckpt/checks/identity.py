@@ -1,4 +1,5 @@
-"""DF3xx: is this DFlash v1, DFlash2, or something else, and do config and tensors agree (CONTRACT §6)."""
+"""DF3xx: is this DFlash v1, DFlash2, or something else, and do config and tensors agree
+(docs/contract.md#telling-drafters-apart)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping

@@ -1,4 +1,4 @@
-"""DF220-DF229: quantized drafters, from config and headers (ENGINES §2).
+"""DF220-DF229: quantized drafters, from config and headers (docs/engines.md, quantized drafters).
 
 Checkpoint-level verdicts only: the conv and selector must stay dense (vLLM builds them with
 quant_config=None and acceptance is most sensitive there), every quantized module must carry the
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 EMITS: frozenset[str] = frozenset({"DF220", "DF221", "DF222", "DF223", "DF224", "DF225", "DF226", "DF227",
                                    "DF228", "DF229", "DF234"})
-# must stay dense (ENGINES §2): vLLM builds these unquantized
+# must stay dense (docs/engines.md, quantized drafters): vLLM builds these unquantized
 _DENSE_ONLY = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.(kernel_projection|base_kernel)$|"
                          r"(^|\.)candidate_selector\.(hidden_projection|predecessor_codebook|successor_codebook)$")
 # modules of the target that quantizers list by habit (llm-compressor ignores lm_head by default)

@@ -1,4 +1,4 @@
-"""DF2xx: the stored tensors against the layout the config implies (CONTRACT §5)."""
+"""DF2xx: the stored tensors against the layout the config implies (docs/contract.md#tensors)."""
 from __future__ import annotations
 
 import re

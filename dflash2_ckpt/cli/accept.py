@@ -84,7 +84,7 @@ def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> st
     return value
 
 
-@click.command("accept")
+@click.command("accept", short_help="Measure acceptance length with a real target model")
 @click.argument("drafter", shell_complete=complete_path)
 @click.option("--target", required=True,
               help="Target model: a transformers directory or a Hub repo id (org/name[@rev]).")

@@ -37,7 +37,7 @@ def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:
     return row.filtered(values["select"], values["ignore"]) if values["select"] or values["ignore"] else row
 
 
-@click.command("audit")
+@click.command("audit", short_help="Audit many drafters: Hub repos, directories, a list, a search")
 @click.argument("drafters", nargs=-1, shell_complete=complete_path)
 @click.option("--from-file", type=click.Path(dir_okay=False), help="A file with one repo id or directory per line.")
 @click.option("--hub-search", default=None,

@@ -19,7 +19,7 @@ def _known(ctx: click.Context, param: click.Parameter, value: str | None) -> str
     raise click.BadParameter(f"no finding code {value!r}{hint}", param_hint="CODE")
 
 
-@click.command("codes")
+@click.command("codes", short_help="List the finding codes, or show one code's page")
 @click.argument("code", required=False, callback=_known, shell_complete=complete_code)
 @click.option("--markdown", is_flag=True, help="The README table.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,

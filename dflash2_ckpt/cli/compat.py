@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..sources import Source
 
 
-@click.command("compat")
+@click.command("compat", short_help="Which engine releases load this drafter, and how to serve it")
 @click.argument("path", shell_complete=complete_path)
 @engine_option("Judge only these engines, e.g. vllm@0.29.0, sglang, llama.cpp@b10700 (repeatable).")
 @click.option("--target", default=None, help="Target model (directory or Hub repo id): verify's pairing "

@@ -9,7 +9,7 @@ from .options import command_line_settings, emit, engine_option, format_option, 
     target_option
 
 
-@click.command("config")
+@click.command("config", short_help="Show the settings a command would use, and where each came from")
 @click.argument("path", required=False, shell_complete=complete_path)
 @click.option("--show", "show", default=None, metavar="PATH", shell_complete=complete_path,
               help="The checkpoint to resolve the settings for (the same as the PATH argument).")

@@ -16,12 +16,17 @@ import click
 
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import format_option, parse_codes
+from .options import OlderSpelling, format_option, parse_codes
 
 
-@click.command("convert")
+@click.command("convert", short_help="Convert between the nested and flat dialects and GGUF")
 @click.argument("src", shell_complete=complete_path)
-@click.option("-o", "--output", "dst", required=True, help="Destination directory, or FILE.gguf (written atomically).")
+@click.option("-o", "--output-dir", "--output", "dst", cls=OlderSpelling, older="--output", required=True,
+              metavar="DIR|FILE.gguf",
+              help="Where the converted checkpoint goes: a directory, or FILE.gguf for --to gguf (written "
+                   "atomically).",
+              note="convert's --output is now -o/--output-dir (--output names a report file in the other "
+                   "commands); --output still works here")
 @click.option("--to", "to", type=click.Choice(["nested", "flat", "gguf"]), required=True,
               help="Destination dialect; gguf writes one llama.cpp file. A .gguf SRC converts back to nested / flat.")
 @click.option("--outtype", type=click.Choice(["bf16", "f16", "f32", "q8_0"]), default=None,
@@ -69,8 +74,11 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
-    render(convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
-                   verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
+    # the ignore trails its argument's own line, where mypy reports it (also after `ruff format` splits the call)
+    render(convert(src, dst,
+                   to=to,  # type: ignore[arg-type]
+                   target=target, verifier_name=verifier_name, verifier_architectures=verifier_archs,
+                   dry_run=dry_run, force=force,
                    accept_findings=accept, accept_changes=changes), fmt)
     return EXIT_OK
 

@@ -28,7 +28,7 @@ def _terminal() -> Any:
     return console if console.is_terminal else None
 
 
-@click.command("diff")
+@click.command("diff", short_help="Compare a quantized or re-exported drafter with its source")
 @click.argument("derived", shell_complete=complete_path)
 @click.option("--reference", "-r", required=True, help="The source checkpoint (local path or Hub repo id).")
 @click.option("--receipt", type=click.Path(dir_okay=False), default=None,

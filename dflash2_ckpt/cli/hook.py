@@ -12,7 +12,7 @@ from .options import check_statistics, configured, emit, exit_zero_option, fix_o
     output_option, select_options, statistics_option, strict_option
 
 
-@click.group("hook")
+@click.group("hook", short_help="pre-commit entry points: config, verify and smoke")
 def command() -> None:
     """pre-commit entry points: FILES are mapped to their checkpoint directories, each checked once."""
 
@@ -30,12 +30,16 @@ def _run(files: tuple[str, ...], level: str, settings_for: Callable[[str], Any],
         return Options(tuple(v["select"]), tuple(v["ignore"]), v["target"], bool(v["strict"]), tuple(v["engines"]))
 
     def run() -> int:
-        return emit(run_hook(files, level, options=options), fmt, outputs=outputs,  # type: ignore[arg-type]
-                    statistics=statistics, exit_zero=exit_zero)
+        return emit(run_hook(files,
+                             level,  # type: ignore[arg-type]
+                             options=options), fmt,
+                    outputs=outputs, statistics=statistics, exit_zero=exit_zero)
     if not (fixes[0] or fixes[1]):
         return run()
     from .fixing import run_fixes
-    return run_fixes(run_hook(files, level, options=options).parts, *fixes, rerun=run)  # type: ignore[arg-type]
+    return run_fixes(run_hook(files,
+                              level,  # type: ignore[arg-type]
+                              options=options).parts, *fixes, rerun=run)
 
 
 def _level_command(level: str, name: str, doc: str) -> None:

@@ -8,7 +8,7 @@ from .errors import EXIT_OK, guarded
 from .options import format_option, hub_options, open_source
 
 
-@click.command("inspect")
+@click.command("inspect", short_help="Show dialect, version, geometry, causality and bytes")
 @click.argument("path", shell_complete=complete_path)
 @format_option
 @hub_options

@@ -17,6 +17,38 @@ from .outputs import STDOUT, Output, remember_follow, stdout_format, write_outpu
 F = Callable[..., Any]
 
 
+class OlderSpelling(click.Option):
+    """An option with an older name kept working: left out of --help, and a note on stderr when used.
+
+    One grammar across commands: `-o/--output-dir` is where a command writes what it makes (convert),
+    `--output FORMAT=FILE` a report file (every reporting command). convert's `--output` and audit's
+    `-o FILE` came first and keep working."""
+
+    def __init__(self, *decls: Any, older: str, note: str, **kw: Any) -> None:
+        super().__init__(*decls, **kw)
+        self.older, self.note = older, note
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        opts = self.opts
+        self.opts = [o for o in opts if o != self.older]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = opts
+
+    def used_older(self, ctx: click.Context) -> bool:
+        """Whether the command line spelled this option the older way (the argv the group kept)."""
+        argv: list[str] = ctx.meta.get("dflash2.argv", [])
+        if self.older.startswith("--"):
+            return any(a == self.older or a.startswith(f"{self.older}=") for a in argv)
+        return any(a.startswith(self.older) and not a.startswith("--") for a in argv)
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        if self.used_older(ctx):
+            click.echo(f"note: {self.note}", err=True)
+        return super().process_value(ctx, value)
+
+
 def format_option(fn: F) -> F:
     return click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
                         help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
@@ -50,14 +82,18 @@ def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> 
             raise click.BadParameter("only one output can go to stdout (-)", param_hint="--output")
         return outputs
 
+    older: dict[str, Any] = {"cls": OlderSpelling, "older": "-o",
+                             "note": "audit's -o is now --output FORMAT=FILE (e.g. --output html=audit.html), "
+                                     "as in every command; -o FILE still works here"} if bare else {}
     decls = ["-o", "--output"] if bare else ["--output"]
-    output = click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse,
+    output = click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse, **older,
                           help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
                                "--output sarif=r.sarif --output json=r.json; FILE - is stdout, in place of "
                                "--format's output. An error document goes there too. "
                                "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
                                "nor over a file of the checkpoint being read."
-                               + (" A bare FILE gets the --format output instead of stdout." if bare else ""))
+                               + (" A bare FILE (the older `-o FILE`) gets the --format output instead of "
+                                  "stdout." if bare else ""))
     follow = click.option("--output-follow-symlinks", is_flag=True, expose_value=False, callback=remember_follow,
                           help="Write an output FILE that is a symbolic link to the link's target.")
     return lambda fn: output(follow(fn))

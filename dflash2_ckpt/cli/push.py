@@ -10,7 +10,7 @@ from .options import configured, engine_option, format_option, parse_codes, sele
     target_option
 
 
-@click.command("push")
+@click.command("push", short_help="Verify a directory, then upload it to the Hub if it passes")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False))
 @click.argument("repo")
 @click.option("--revision", default=None, help="Branch to commit to (default: main).")

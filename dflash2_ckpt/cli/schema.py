@@ -7,11 +7,20 @@ from ..formats import schemas
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 
 
-@click.command("schema")
+def _dialect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        return None if value is None else schemas.resolve(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@click.command("schema", short_help="Print, write or check each config dialect's JSON Schema")
 @click.option("--write", "write_dir", type=click.Path(file_okay=False), help="Write the JSON Schemas into DIR.")
 @click.option("--check", "check_dir", type=click.Path(file_okay=False),
               help="Exit 1 when the schemas in DIR differ from the models.")
-@click.option("--dialect", type=click.Choice(sorted(schemas.FILES)), help="Print one schema.")
+@click.option("--dialect", metavar="NAME", callback=_dialect,
+              shell_complete=lambda ctx, param, text: [n for n in schemas.NAMES if n.startswith(text)],
+              help=f"Print one schema: {', '.join(schemas.NAMES)} (the names inspect prints).")
 @guarded
 def command(write_dir: str | None, check_dir: str | None, dialect: str | None) -> int:
     """Print, write or check the JSON Schema of each config dialect."""

@@ -54,7 +54,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
         yield update
 
 
-@click.command("smoke")
+@click.command("smoke", short_help="Run the drafter's forward and selector walk to prove it drafts")
 @click.argument("path", shell_complete=complete_path)
 @click.option("--target", type=click.Path(), default=None,
               help="Target model directory: its embed_tokens / lm_head are borrowed (else random).")

@@ -12,7 +12,7 @@ from .options import check_statistics, configured, emit, engine_option, exit_zer
     hub_options, open_source, open_target, output_option, parse_codes, select_options, statistics_option, strict_option, target_option
 
 
-@click.command("verify")
+@click.command("verify", short_help="Check a drafter: config, headers, v1/v2, causality, pairing")
 @click.argument("path", shell_complete=complete_path)
 @target_option()
 @format_option

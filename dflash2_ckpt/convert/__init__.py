@@ -1,4 +1,5 @@
-"""convert(): exact conversion between the nested and flat dialects (CONTRACT §3a).
+"""convert(): exact conversion between the nested and flat dialects
+(docs/contract.md#nested-and-flat-field-by-field).
 
 plan (headers only) -> stage beside DST -> copy tensor byte ranges in the kernel, every write checked
 against the plan as it happens (stream.py) -> fsync -> open_checkpoint + verify() the staged output -> rename

@@ -1,4 +1,5 @@
-"""The assistant export dialect -> the nested dialect (CONTRACT §2, §5): the DFlash keys move into
+"""The assistant export dialect -> the nested dialect (docs/contract.md#the-assistant-export-dialect,
+#the-nested-dialect, #tensors): the DFlash keys move into
 dflash_config, the architecture and model_type become the ones every DFlash engine routes on, and the
 resolved causality is written explicitly. The flat dialect is reached through this nested form.
 """

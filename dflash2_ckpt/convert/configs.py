@@ -1,4 +1,5 @@
-"""The two config writers (CONTRACT §3a): nested <-> flat, dict to dict, every source key accounted for.
+"""The two config writers (docs/contract.md#nested-and-flat-field-by-field): nested <-> flat, dict to
+dict, every source key accounted for.
 
 Each writer walks every key of the source and either keeps it, moves it (same value, new place),
 changes it (aux = target + 1), or drops it with a reason; keys it adds are recorded too. Unknown keys

@@ -1,5 +1,6 @@
 """What "exact" means for a conversion: causality that every engine of the destination reads the same
-way, and a drafter whose every semantic field survives (CONTRACT §3a, §4).
+way, and a drafter whose every semantic field survives (docs/contract.md#nested-and-flat-field-by-field,
+#in-block-causality).
 
 The writers in configs.py decide where keys go; this module decides whether the result still describes
 the same drafter, and refuses (ConversionError) when the destination dialect cannot say it.

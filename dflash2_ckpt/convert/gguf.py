@@ -32,6 +32,8 @@ def convert_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
     if to not in ("nested", "flat"):
         raise ValueError(f"to must be 'nested', 'flat' or 'gguf', not {to!r}")
-    return convert_from_gguf(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
+    return convert_from_gguf(src, dst,
+                             to=to,  # type: ignore[arg-type]
+                             target=target, verifier_name=verifier_name,
                              verifier_architectures=verifier_architectures, force=force, dry_run=dry_run,
                              accept_findings=accept_findings, accept_changes=accept_changes)

@@ -9,7 +9,8 @@ import numpy as np
 from ..engines.causality import intended as intended_causality
 from ..formats.spec import DraftSpec
 
-# fields the GGUF metadata stores (ENGINES.md §3); num_target_layers, dtype and unknown keys it does not
+# fields the GGUF metadata stores (docs/engines.md, GGUF); num_target_layers, dtype and unknown keys it
+# does not
 FIELDS = ("version", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
           "num_key_value_heads", "head_dim", "vocab_size", "target_layer_ids", "rms_norm_eps", "attention_bias",
           "sliding_window", "rope_theta", "mask_token_id", "block_size", "conv_kernel_size", "conv_group_size",

@@ -2,7 +2,8 @@
 (through the gguf package's BpeVocab and SpecialVocab) or copied from a GGUF of the target.
 
 A drafter drafts in the target's vocabulary, so llama.cpp wants the target's full tokenizer in the drafter
-file (ENGINES.md §3). The mask token is the drafter's own and is written by the caller, never taken from
+file (docs/engines.md, GGUF). The mask token is the drafter's own and is written by the caller, never
+taken from
 the target (a donor's mask id overriding the drafter's is a known drift, PrismML#127).
 """
 from __future__ import annotations

@@ -130,7 +130,4 @@ def _write_chunks(dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: 
 
 def _same_as_memory(dst_fd: int, at: int, data: bytes | memoryview, rng: random.Random) -> bool:
     view = memoryview(data).cast("B")
-    for off, k in sample_places(len(view), rng):
-        if os.pread(dst_fd, k, at + off) != view[off:off + k]:
-            return False
-    return True
+    return all(os.pread(dst_fd, k, at + off) == view[off:off + k] for off, k in sample_places(len(view), rng))

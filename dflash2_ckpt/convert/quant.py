@@ -47,7 +47,7 @@ def carry_quantization(src: Mapping[str, Any], out: dict[str, Any], renames: Map
             changes.append(KeyChange("changed", f"quantization_config.{key}", f"quantization_config.{key}",
                                      renamed, new[key], "exact module names follow the renamed tensors"))
             new[key] = renamed
-    for name, group in (new.get("config_groups") or {}).items():
+    for group in (new.get("config_groups") or {}).values():
         if isinstance(group, dict) and group.get("targets") != (t := _rename_list(group.get("targets"), renames)):
             group["targets"] = t
     try:

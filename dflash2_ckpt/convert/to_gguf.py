@@ -1,4 +1,4 @@
-"""HF drafter (nested or flat) -> one GGUF file for llama.cpp (ENGINES.md §3).
+"""HF drafter (nested or flat) -> one GGUF file for llama.cpp (docs/engines.md, GGUF).
 
 plan (headers only: names, ggml types, offsets) -> header and metadata through the gguf package's
 GGUFWriter -> tensor bytes copied from the source in the kernel when the type is kept (exact: only the

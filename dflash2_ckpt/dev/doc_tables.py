@@ -49,8 +49,8 @@ def _splice(text: str, name: str, table: str) -> str:
 def regenerate(docs: Path = DOCS) -> dict[Path, str]:
     """Each page with its tables as the code writes them now."""
     out: dict[Path, str] = {}
-    for (page, name), make in TABLES.items():
-        path = docs / page
+    for (file, name), make in TABLES.items():
+        path = docs / file
         out[path] = _splice(out.get(path, path.read_text(encoding="utf-8")), name, make())
     return out
 

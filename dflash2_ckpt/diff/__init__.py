@@ -264,8 +264,8 @@ def _side_rows(side: Side, meta: TensorMeta, name: str, r0: int, r1: int) -> tup
 
 def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
     dm, rm = d.tensors()[name], r.tensors()[name]
-    if dm.scheme is None and rm.scheme is None and hasattr(d, "dense_info") and hasattr(r, "dense_info") \
-            and identical(d, r, name, name, bufs.raw):     # type: ignore[arg-type]
+    dense = dm.scheme is None and rm.scheme is None and hasattr(d, "dense_info") and hasattr(r, "dense_info")
+    if dense and identical(d, r, name, name, bufs.raw):  # type: ignore[arg-type]
         fig.identical()
         return
     if bufs.numpy and rm.scheme is None and d.numpy_rows(name) and r.numpy_rows(name):  # type: ignore[attr-defined]

@@ -3,9 +3,9 @@
 compressed-tensors formats are decoded by ct_decode.py, which reproduces the library's `decompress` of
 pack-quantized, float-quantized and nvfp4-pack-quantized bit for bit without importing it (why: there);
 layouts it does not cover go through the library's own compressors. ModelOpt and MLX have no maintained torch-only
-reader, so they are decoded here from their published layouts (ENGINES §2; modelopt/torch/export,
-mlx.core.dequantize): FP8 x scale; E2M1 nibbles (low nibble first) x FP8 group scale x scale_2; MLX
-affine q x scales + biases with q packed little-endian into uint32.
+reader, so they are decoded here from their published layouts (docs/engines.md, quantized drafters;
+modelopt/torch/export, mlx.core.dequantize): FP8 x scale; E2M1 nibbles (low nibble first) x FP8 group
+scale x scale_2; MLX affine q x scales + biases with q packed little-endian into uint32.
 
 Noise model (what `quantization-noise` means): rounding to a grid of step D leaves an error uniform in
 [-D/2, D/2], variance D^2/12, when the quantizer rounds to nearest (min-max, GPTQ and AWQ all end by

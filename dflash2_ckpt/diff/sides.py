@@ -127,7 +127,7 @@ class SafetensorsSide:
         f = self._handles.get(file)
         if f is None and file not in self._handles:
             path = self.ckpt.source.local_path(file)
-            f = open(path, "rb") if path is not None and path.is_file() else None
+            f = open(path, "rb") if path is not None and path.is_file() else None  # noqa: SIM115 (close())
             self._handles[file] = f
         return f
 

@@ -1,4 +1,4 @@
-"""Engine profiles: what each engine release does with a drafter, as data with sources (ENGINES.md)."""
+"""Engine profiles: what each engine release does with a drafter, as data with sources (docs/engines.md)."""
 from __future__ import annotations
 
 from .profile import Drafter, Fact, Profile

@@ -1,4 +1,4 @@
-"""The in-block causality rules engines apply (CONTRACT §4), one function per rule.
+"""The in-block causality rules engines apply (docs/contract.md#in-block-causality), one function per rule.
 
 Each returns one bool per draft layer (True = causal inside the block) or None when the rule's loader
 does not read this dialect. Profiles point at these; nothing else decides causality.

@@ -17,7 +17,7 @@ def _fact(text: str, *cites: Cite, also: str = "") -> Fact:
 
 TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1", str(r.LC_N_MAX))
 GGUF_ONLY = _fact("reads GGUF only (general.architecture = 'dflash'); an HF checkpoint is converted first",
-                  r.LC_ARCH, also="ENGINES.md §3")
+                  r.LC_ARCH, also="docs/engines.md (GGUF)")
 
 
 def _top_k_fits(d: Drafter) -> str | None:
@@ -84,7 +84,7 @@ OLD = Profile(
     taps=TAPS, draft_tokens=TOKENS,
     sources=(_fact("DFlash (v1) GGUF, arch dflash, from build b9837 (b9830 has none)", r.LC_OLD_ARCH,
                    r.LC_OLD_FC, r.LC_NO_ARCH),
-             OLD_TENSORS, _fact(GGUF_ONLY.text, r.LC_OLD_ARCH, also="ENGINES.md §3")),
+             OLD_TENSORS, _fact(GGUF_ONLY.text, r.LC_OLD_ARCH, also="docs/engines.md (GGUF)")),
     breakages=(Breakage(frozenset({"v2"}),
                         "wrong number of tensors; expected N, got M (the loader creates no selector tensors)",
                         OLD_TENSORS.source),),

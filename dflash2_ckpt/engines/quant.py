@@ -1,4 +1,5 @@
-"""Which quantized modules an engine consumes, drops or refuses (ENGINES.md §1, §2).
+"""Which quantized modules an engine consumes, drops or refuses (docs/engines.md: engines and versions,
+quantized drafters).
 
 Input: module path -> scheme label ({"fc": "w4a16", "layers.0.self_attn.q_proj": "fp8"}), as header
 detection reports it. Output: one QuantOutcome per module the engine does not consume as stored.
@@ -73,5 +74,5 @@ def llamacpp(modules: Mapping[str, str]) -> list[QuantOutcome]:
     (Q4_K codebooks measured fine)."""
     return [QuantOutcome(m, s, "degraded", f"{m} is {s}: MXFP4 selector codebooks measurably cost acceptance "
                          "(Q4_K ones measured fine); keep the codebooks at Q8_0 or higher",
-                         "ENGINES.md §3 (llama-quantize also quantizes the codebooks)")
+                         "docs/engines.md, GGUF (llama-quantize also quantizes the codebooks)")
             for m, s in sorted(modules.items()) if CODEBOOK.search(m) and s.lower() == "mxfp4"]

@@ -3,7 +3,8 @@ model_type `muse_glimmer_assistant`).
 
 A Qwen3-style root with the DFlash knobs (`target_layer_ids`, `block_size`, `mask_token_id`) flat at
 the top level and no `dflash_config`; the context projection is stored as `encoder.fc.weight` and
-`encoder.output_norm_enc.weight` (CONTRACT §5). Recognised by that structure, not by a model name:
+`encoder.output_norm_enc.weight` (docs/contract.md#the-assistant-export-dialect). Recognised by that
+structure, not by a model name:
 any export with these keys and these tensor names is read the same way.
 
 Who loads the encoder.* names (read from the public sources, pinned commits):

@@ -1,4 +1,5 @@
-"""Which dialect and which DFlash version a config is, or which other drafter it is (CONTRACT §6)."""
+"""Which dialect and which DFlash version a config is, or which other drafter it is
+(docs/contract.md#telling-drafters-apart)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,5 +1,5 @@
 """The flat dialect (vllm-project/speculators): DFlash fields at the top level, the transformer nested
-in `transformer_layer_config` (CONTRACT §3)."""
+in `transformer_layer_config` (docs/contract.md#the-flat-dialect)."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional

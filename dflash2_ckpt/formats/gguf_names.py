@@ -1,6 +1,6 @@
 """The one table of HF <-> GGUF names for DFlash / DFlash2 drafters served by llama.cpp.
 
-Source: shared ENGINES.md §3, paraphrasing the llama.cpp loader (ggml-org/llama.cpp:src/models/dflash.cpp
+Source: docs/engines.md (GGUF), paraphrasing the llama.cpp loader (ggml-org/llama.cpp:src/models/dflash.cpp
 @01b78a15) and the gguf-py constants it names (DFLASH_ATTN_CONV_BASE, ...). The gguf package on the
 registry (0.19.0) predates DFlash, so these names are defined here and nowhere else.
 """
@@ -22,7 +22,7 @@ TENSORS: tuple[tuple[str, str], ...] = (
     ("layers.{N}.self_attn.k_proj.weight", "blk.{N}.attn_k.weight"),
     ("layers.{N}.self_attn.v_proj.weight", "blk.{N}.attn_v.weight"),
     ("layers.{N}.self_attn.o_proj.weight", "blk.{N}.attn_output.weight"),
-    # biases exist only with attention_bias (a converter must not drop them: ENGINES.md §3)
+    # biases exist only with attention_bias (a converter must not drop them: docs/engines.md (GGUF))
     ("layers.{N}.self_attn.q_proj.bias", "blk.{N}.attn_q.bias"),
     ("layers.{N}.self_attn.k_proj.bias", "blk.{N}.attn_k.bias"),
     ("layers.{N}.self_attn.v_proj.bias", "blk.{N}.attn_v.bias"),
@@ -49,7 +49,7 @@ def _k(name: str) -> str:
     return f"{ARCH}.{name}"
 
 
-# GGUF metadata keys (ENGINES.md §3), by the DraftSpec field they carry.
+# GGUF metadata keys (docs/engines.md, GGUF), by the DraftSpec field they carry.
 KEY_BLOCK_COUNT = _k("block_count")
 KEY_CONTEXT = _k("context_length")
 KEY_EMBED = _k("embedding_length")

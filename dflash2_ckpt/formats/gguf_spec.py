@@ -1,4 +1,4 @@
-"""GGUF metadata <-> DraftSpec: the "gguf" dialect (llama.cpp, ENGINES.md §3).
+"""GGUF metadata <-> DraftSpec: the "gguf" dialect (llama.cpp, docs/engines.md (GGUF)).
 
 Reading: the `dflash.*` keys and the tensor infos become the same DraftSpec the HF dialects give (tap ids
 are stored + 1, so they come back − 1; ne is the HF shape reversed), so every existing check runs on a GGUF
@@ -170,7 +170,8 @@ def _u32(key: str, v: int) -> Meta:
 
 
 def spec_metadata(spec: DraftSpec, *, context_length: int, causal: bool | None) -> list[Meta]:
-    """The `dflash.*` keys and the mask id for a drafter (ENGINES.md §3); `causal` None writes no key."""
+    """The `dflash.*` keys and the mask id for a drafter (docs/engines.md, GGUF); `causal` None writes no
+    key."""
     out: list[Meta] = [
         _u32(N.KEY_BLOCK_COUNT, spec.num_hidden_layers), _u32(N.KEY_CONTEXT, context_length),
         _u32(N.KEY_EMBED, spec.hidden_size), _u32(N.KEY_FFN, spec.intermediate_size),

@@ -1,4 +1,5 @@
-"""The nested dialect (z-lab, vLLM, SGLang): a Qwen3 config with the DFlash knobs in `dflash_config` (CONTRACT §2)."""
+"""The nested dialect (z-lab, vLLM, SGLang): a Qwen3 config with the DFlash knobs in `dflash_config`
+(docs/contract.md#the-nested-dialect)."""
 from __future__ import annotations
 
 from typing import Annotated, Optional

@@ -16,6 +16,26 @@ FILES = {
     "assistant-v1.schema.json": ("assistant", "v1"),
 }
 
+# what `inspect` calls a dialect and version ("nested", "v2"), as one name: nested-v2
+NAMES = {f"{dialect}-{version}": file for file, (dialect, version) in FILES.items()}
+
+
+def resolve(name: str) -> str:
+    """The schema file for a dialect name: `nested-v2` (as inspect names it), `nested-v2.schema.json` (the
+    file), or a dialect with one version (`assistant`). ValueError says which names there are."""
+    key = name.strip().lower().removesuffix(".schema.json")
+    if key in NAMES:
+        return NAMES[key]
+    versions = sorted(n for n in NAMES if n.startswith(f"{key}-"))
+    if len(versions) == 1:
+        return NAMES[versions[0]]
+    if versions:
+        raise ValueError(f"{name!r} has a schema per version: {', '.join(versions)}")
+    if key == "gguf":
+        raise ValueError("the gguf dialect has no JSON Schema: its config is GGUF metadata, not a "
+                         "config.json (docs/llama-cpp.md lists the keys)")
+    raise ValueError(f"no dialect {name!r}; the dialects with a schema are {', '.join(NAMES)}")
+
 
 def generate() -> dict[str, str]:
     out = {}

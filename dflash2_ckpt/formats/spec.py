@@ -1,6 +1,7 @@
 """DraftSpec: the one canonical description of a drafter that layout, checks, convert and smoke consume.
 
-Both config dialects parse into this form (CONTRACT §2-3). Tap ids are always the nested
+Both config dialects parse into this form (docs/contract.md#the-nested-dialect, #the-flat-dialect). Tap
+ids are always the nested
 convention (`target_layer_ids`, 0-based decoder indices whose output feeds `fc`); the flat
 `aux_hidden_state_layer_ids` are these plus one.
 """

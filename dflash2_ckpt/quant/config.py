@@ -1,4 +1,5 @@
-"""Quantization configs as the loaders read them (ENGINES §2): compressed-tensors, ModelOpt, MLX affine.
+"""Quantization configs as the loaders read them (docs/engines.md, quantized drafters): compressed-tensors,
+ModelOpt, MLX affine.
 
 Pure data, no torch: the header-level checks run on it. Each library decides per module whether it
 is quantized and with which scheme; `QuantConfig.scheme_for` reproduces that decision:

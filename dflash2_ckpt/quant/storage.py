@@ -1,4 +1,5 @@
-"""How each scheme stores one quantized linear (ENGINES §2): the tensors, their dtypes and shapes.
+"""How each scheme stores one quantized linear (docs/engines.md, quantized drafters): the tensors, their
+dtypes and shapes.
 
 Given the stored main tensor, `logical_shape` recovers the dense [out, in]; `expected_aux` lists
 every tensor the loader needs with the shape the scheme implies, so a missing or mis-shaped scale

@@ -220,9 +220,12 @@ def _render_plan(result: Any, out: Console) -> None:
             out.print(f"{verb:<9} {value(p)}", highlight=False)
     for name in getattr(result, "excluded", ()):
         out.print(f"left out: {value(name)} (a pickle file; --include-pickles uploads it)")
+    for what in getattr(result, "unchecked", ()):
+        out.print(f"not checked: {value(what)}", highlight=False)
     create = f"would create {value(result.repo)}; " if result.created else ""
+    offline = "; nothing was compared with the Hub" if getattr(result, "unchecked", ()) else ""
     out.print(f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
-              f"{len(plan.unchanged)} unchanged, {len(plan.kept)} kept; nothing was uploaded")
+              f"{len(plan.unchanged)} unchanged, {len(plan.kept)} kept; nothing was uploaded{offline}")
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

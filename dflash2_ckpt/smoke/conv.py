@@ -1,4 +1,4 @@
-"""Grouped dynamic depthwise convolution, torch reference (CONTRACT §7).
+"""Grouped dynamic depthwise convolution, torch reference (docs/contract.md#grouped-dynamic-convolution).
 
 Rows are stacked blocks of length B; the tap offset never crosses a block boundary, so a row's
 position inside its block is its index modulo B.

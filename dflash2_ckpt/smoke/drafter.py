@@ -212,7 +212,7 @@ class KeptContext:
             taps = taps.unsqueeze(0)
         d, s = self.drafter, self.drafter.spec
         c = d.context(taps.to(self.device, torch.float32))
-        m, n1 = c.shape[1], self.n + c.shape[1]
+        n1 = self.n + c.shape[1]
         cos, sin = rope_tables(s, torch.arange(self.n, n1, device=self.device))
         self._c = self._grow(self._c, 1, n1)
         self._c[:, self.n:n1] = c

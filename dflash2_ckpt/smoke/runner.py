@@ -10,8 +10,6 @@ import torch
 
 from ..errors import ConfigError
 from ..findings import Finding
-
-EMITS: frozenset[str] = frozenset({"DF712"})
 from ..formats.spec import DraftSpec
 from . import checks, influence
 from .device import pick_device, prepare_triton, sync
@@ -22,6 +20,8 @@ from .inputs import make_inputs
 from .report import SmokeReport
 from .walk import candidates, edge_scores, first_divergence_gap, gumbel_noise, walk
 from .weights import load_weights
+
+EMITS: frozenset[str] = frozenset({"DF712"})
 
 DEFAULT_BLOCK = 8
 TEMPERATURE = 1.0

@@ -1,4 +1,5 @@
-"""Candidates, selector edge scores and the path walk: torch reference (CONTRACT §7).
+"""Candidates, selector edge scores and the path walk: torch reference
+(docs/contract.md#candidates-selector-and-walk).
 
 Shapes: Q requests, N = B − 1 slots, K candidates, R selector rank, V vocabulary.
 The Gumbel noise is a counter-based hash of (seed, position, candidate token id) so the Triton

@@ -30,8 +30,8 @@ MAPS = {"d2t": "d2t", "d2t.weight": "d2t", "t2d": "t2d", "t2d.weight": "t2d"}
 
 
 def parameter_shapes(spec: DraftSpec) -> dict[str, tuple[int, ...]]:
-    """The reference drafter's parameters: the layout's expected tensors (CONTRACT §5), and for a reduced
-    draft vocabulary its own head [draft_vocab, H]."""
+    """The reference drafter's parameters: the layout's expected tensors (docs/contract.md#tensors), and
+    for a reduced draft vocabulary its own head [draft_vocab, H]."""
     out = {e.name: e.shape for e in expected_tensors(spec)}
     dv = draft_vocab(spec)
     if dv is not None:

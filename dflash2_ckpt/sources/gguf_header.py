@@ -274,7 +274,7 @@ class _Reader:
         i, pos = 0, self.pos
         while i < n:
             try:
-                for i in range(i, n):
+                for i in range(i, n):  # noqa: B020 (the walk resumes at i after a fetch)
                     ln = unpack(buf, pos)[0]
                     if ln > cap:
                         self.pos = pos

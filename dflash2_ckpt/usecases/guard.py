@@ -36,7 +36,9 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
     if len(claims) > 1:
         raise VersionMismatchError(
             "config contradicts itself: architecture and fields name different DFlash versions",
-            expected=expected, found="/".join(sorted(claims)), path=label)  # type: ignore[arg-type]
+            expected=expected,
+            found="/".join(sorted(claims)),  # type: ignore[arg-type]
+            path=label)
     found = det.version
     dropped = 0
     if tensors:
@@ -53,6 +55,7 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
         if found == "v2" and expected == "v1":
             msg += (f"; loading it as v1 silently drops the conv and selector"
                     f"{f' ({dropped:,} bytes)' if dropped else ''}")
-        raise VersionMismatchError(msg, expected=expected, found=found, dropped_bytes=dropped,  # type: ignore[arg-type]
-                                   path=label)
+        raise VersionMismatchError(msg, expected=expected,
+                                   found=found,  # type: ignore[arg-type]
+                                   dropped_bytes=dropped, path=label)
     return found

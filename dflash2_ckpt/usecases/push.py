@@ -51,6 +51,7 @@ class PushResult(Verdict):
     dry_run: bool = False               # nothing was sent: `plan` and `card_diff` say what a push would do
     plan: FilePlan | None = None
     card_diff: str | None = None        # unified diff of README.md against the Hub's (None: card not touched)
+    unchecked: tuple[str, ...] = ()     # a dry run without the Hub: what it could not check
     kind: ClassVar[str] = "push"
 
     @property
@@ -80,7 +81,8 @@ class PushResult(Verdict):
                 "excluded": list(self.excluded), "created": self.created,
                 "card": {"metadata": self.card_metadata, "findings": [f.to_json() for f in self.card]},
                 "verify": checked, "smoke": smoke, "dry_run": self.dry_run,
-                "plan": self.plan.to_json() if self.plan else None, "card_diff": self.card_diff}
+                "plan": self.plan.to_json() if self.plan else None, "card_diff": self.card_diff,
+                "unchecked": list(self.unchecked)}
 
 
 def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None = None, create_pr: bool = False,
@@ -148,6 +150,7 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
                              hint="run `hf auth login`, set HF_TOKEN, or pass --token")
     api = HfApi(endpoint=endpoint, token=token)
     created = False
+    unchecked: tuple[str, ...] = ()
     try:
         _preflight(where, token, offline=settings["offline"])
     except RepositoryNotFoundError:
@@ -156,7 +159,14 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         if not dry_run:
             _create(api, where, private)   # as `hf upload` does; then the upload makes the first commit
         created = True
-    if plan is not None and "license" not in plan.metadata:
+    except HubUnreachableError as e:
+        if not dry_run:
+            raise
+        # a dry run previews what it can without the Hub, and says what that left unchecked
+        why = "HF_HUB_OFFLINE is on" if settings["offline"] else e.message
+        unchecked = _unchecked_offline(ref.repo_id, why, card=plan is not None,
+                                       license=plan is not None and "license" not in plan.metadata)
+    if plan is not None and "license" not in plan.metadata and not unchecked:
         # the target's license is read only now: a card refused above sends no request at all
         from .model_card import plan_card
         plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
@@ -169,7 +179,7 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
         include = [*include, "README.md"]       # the card written for this push is the one uploaded
     if dry_run:
         return _dry_run(api, where, checked, repo, Path(src.root), include, ignore, delete, path_in_repo,
-                        plan, excluded, created)
+                        plan, excluded, created, unchecked)
     files, _ = _file_plan(api, where, Path(src.root), include, ignore, delete, path_in_repo, plan, created,
                           compare=False)
     if files.delete and not yes and not (confirm is not None and confirm(files.delete)):
@@ -197,19 +207,38 @@ def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None =
 
 def _dry_run(api: Any, where: Where, checked: CheckResult, repo: str, root: Path, include: Sequence[str],
              ignore: list[str], delete: Sequence[str], path_in_repo: str | None, card: Any,
-             excluded: tuple[str, ...], missing: bool) -> PushResult:
-    """The plan against what the Hub holds now (nothing for a repository that does not exist yet)."""
-    plan, remote = _file_plan(api, where, root, include, ignore, delete, path_in_repo, card, missing)
+             excluded: tuple[str, ...], missing: bool, unchecked: tuple[str, ...] = ()) -> PushResult:
+    """The plan against what the Hub holds now (nothing for a repository that does not exist yet, nor
+    without the Hub: then `unchecked` says what that left out)."""
+    plan, remote = _file_plan(api, where, root, include, ignore, delete, path_in_repo, card,
+                              missing or bool(unchecked))
     try:
         with quiet_hub_logs(), bounded_hub_calls(where):
             hub_card = next((f for f in remote if getattr(f, "path", None) == "README.md"), None)
-            old = None if missing or card is None or hub_card is None else _hub_card(api, where, hub_card)
+            old = None if missing or unchecked or card is None or hub_card is None else _hub_card(
+                api, where, hub_card)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback
         raise from_exception(e, where) from None
     diff = card_diff(old, card.text) if card is not None else None
     return PushResult(checked, repo, dry_run=True, plan=plan, card_diff=diff, excluded=excluded,
                       card=card.findings if card else (), card_metadata=card.metadata if card else None,
-                      created=missing)
+                      created=missing, unchecked=unchecked)
+
+
+# the one hint for push without the Hub: a dry run works offline, the upload does not
+OFFLINE_HINT = "`push --dry-run` previews without the Hub"
+
+
+def _unchecked_offline(repo_id: str, why: str, *, card: bool, license: bool) -> tuple[str, ...]:
+    """What a dry run without the Hub could not check, each naming what the preview assumed instead."""
+    out = [f"anything on the Hub ({why})",
+           f"whether {repo_id} exists and what it holds: every file is listed as an upload",
+           "the token's write access"]
+    if card:
+        out.append("the model card on the Hub: the diff is against no card")
+    if license:
+        out.append("the target's license: the card carries none")
+    return tuple(out)
 
 
 def _file_plan(api: Any, where: Where, root: Path, include: Sequence[str], ignore: list[str],
@@ -333,6 +362,8 @@ def _with_next_step(err: SourceError) -> SourceError:
     if isinstance(err, RepositoryNotFoundError):
         err.hint = (f"create it first (hf repos create {err.repo_id}), or check the name and the token's "
                     "write access")
+    elif isinstance(err, HubUnreachableError):
+        err.hint = f"check your connection or proxy (HF_ENDPOINT); {OFFLINE_HINT} (nothing was uploaded)"
     elif isinstance(err, RevisionNotFoundError):
         err.hint = (f"create the branch first (hf repos branch create {err.repo_id} {err.revision}), "
                     "or push to an existing one")
@@ -345,7 +376,8 @@ def _preflight(where: Where, token: str | None, *, offline: bool) -> None:
     if offline:
         raise HubUnreachableError("offline mode (HF_HUB_OFFLINE) is on and push needs the Hub",
                                   repo_id=where.repo_id, revision=where.revision, path=where.path,
-                                  hint="unset HF_HUB_OFFLINE (nothing was uploaded; the checks passed)")
+                                  hint=f"unset HF_HUB_OFFLINE to upload; {OFFLINE_HINT} (nothing was "
+                                       "uploaded; the checks passed)")
     from urllib.parse import quote
     url = f"{where.endpoint}/api/models/{where.repo_id}"
     if where.revision:

@@ -100,7 +100,6 @@ def test_report_with_batch_is_the_old_report(pair, tmp_path):
     committed = sum(a + 1 for s in steps for a in s)
     assert got.tau_opening is not None and got.tau_opening.mean == pytest.approx(committed / sum(opening))
     assert ("DF751" in {f.code for f in got.findings}) == (committed / sum(opening) < 2.6)
-    out = tmp_path / "r.json"
     res = invoke_cli(main, ["accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"),
                                     "--max-new-tokens", "32", "--batch", "8", "--threads", "1", "--device", "cpu",
                                     "--format", "json"])

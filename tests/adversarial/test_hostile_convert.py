@@ -121,7 +121,7 @@ def test_the_loser_of_a_race_to_one_destination_exits_2(tmp_path: Path) -> None:
     results = [(p.returncode, o.decode(), e.decode()) for p, (o, e) in zip(procs, outs)]
     codes = sorted(c for c, _, _ in results)
     assert codes.count(0) == 1 and codes.count(2) == 2, results
-    for code, out, err in results:
+    for code, out, _err in results:
         if code == 2:
             assert "already exists" in json.loads(out)["error"]["message"], out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -18,7 +18,8 @@ from dflash2_ckpt.sources.safetensors_header import TensorInfo
 
 from conftest import FIXTURES, REAL
 
-# names seen in the wild (CONTRACT §3 and §5) that no fixture file carries
+# names seen in the wild (docs/contract.md#the-flat-dialect, #names-seen-in-the-wild) that no fixture
+# file carries
 WILD = ["embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight",
         "verifier_lm_head.weight", "verifier_norm.weight", "t2d", "d2t", "d2t.weight",
         "encoder.fc.weight", "encoder.output_norm_enc.weight", "model.fc.weight",

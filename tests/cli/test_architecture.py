@@ -3,6 +3,7 @@ cli/, no format branches in commands."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import ROOT
@@ -47,25 +48,33 @@ def import_graph(pkg: Path = PKG) -> dict[str, set[str]]:
     return graph
 
 
-# the layers, lowest first: a module may import its own layer and the layers below it, never one above.
-# Every import counts (inside functions, under TYPE_CHECKING). Names are top-level modules or packages.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "codes", "findings", "version", "threads"),   # ground: typed errors, the code registry, the Finding,
-    # the version, the torch thread choice
-    ("sources",),                        # where the bytes come from: local directories, Hub repos
-    ("formats",),                        # what the bytes mean: safetensors / GGUF headers, config dialects
-    ("quant",),                          # quantization schemes and how each stores a linear
-    ("engines",),                        # engine profiles and their rules
-    ("checkpoint",),                     # a checkpoint opened completely
-    ("checks",),                         # the finding families that judge it
-    ("smoke", "accept", "diff"),         # what runs or reads tensor data on an opened checkpoint
-    ("usecases",),                       # verify / inspect, compat, verify then smoke, guard, push, hooks
-    ("convert", "audit"),                # conversions and many-drafter audits, built on the use cases
-    ("report",),                         # every renderer
-    ("cli",),                            # the commands
-    ("dev",),                            # development aids: tests, benches and fixtures use them
-    ("__init__", "__main__", "compat", "gate"),   # the public API and the old paths the docs promised
-)
+def read_layers(doc: Path = ROOT / "docs" / "architecture.md") -> tuple[tuple[str, ...], ...]:
+    """The layers, lowest first, as docs/architecture.md's table lists them (between its two markers): a
+    module may import its own layer and the layers below it, never one above. Every import counts (inside
+    functions, under TYPE_CHECKING). Names are top-level modules or packages."""
+    text = doc.read_text(encoding="utf-8")
+    table = text[text.index("<!-- layers: begin -->"):text.index("<!-- layers: end -->")]
+    rows = [line.split("|")[2] for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    return tuple(tuple(re.findall(r"`([\w_]+)`", cells)) for cells in rows)
+
+
+LAYERS = read_layers()
+
+
+def test_the_documented_layers_are_the_package_layout() -> None:
+    """The order the docs give, and every name in it a real module or package of the package."""
+    assert [names[0] for names in LAYERS[:3]] == ["errors", "sources", "formats"]
+    assert LAYERS[-3:-1] == (("cli",), ("dev",)) and LAYERS.index(("usecases",)) < LAYERS.index(("report",))
+    for name in (n for names in LAYERS for n in names):
+        assert (PKG / f"{name}.py").is_file() or (PKG / name / "__init__.py").is_file(), name
+
+
+def test_read_layers_reads_the_table_between_the_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("| x | `no` | before |\n<!-- layers: begin -->\n| layer | modules | what |\n"
+                   "|---|---|---|\n| ground | `errors`, `codes` | a `b`-free note |\n| top | `cli` | |\n"
+                   "<!-- layers: end -->\n")
+    assert read_layers(doc) == (("errors", "codes"), ("cli",))
 
 
 def layer_of(module: str) -> int:

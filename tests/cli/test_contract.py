@@ -2,13 +2,13 @@
 exactly one JSON document (an error document on exits 2 and 3); sarif and github keep to their shape too."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES
 
+from _kit import extras
 from _kit.cli import one_json, run
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
@@ -17,7 +17,7 @@ TRUNCATED = str(FIXTURES / "broken" / "header-truncated")
 MASK = str(FIXTURES / "broken" / "mask-id-out-of-vocab")
 PAIR = FIXTURES / "pairs" / "tiny"
 # accept's finished outcomes need its extra and the tiny pair; its usage and cannot-run ones hold without
-ACCEPT_RUNS = all(importlib.util.find_spec(m) for m in ("torch", "transformers")) and (PAIR / "drafter").is_dir()
+ACCEPT_RUNS = not extras.missing("accept") and (PAIR / "drafter").is_dir()
 
 
 def cases(tmp: Path) -> list[tuple[list[str], int]]:

@@ -52,9 +52,8 @@ def test_no_dead_link_in_the_readme_or_the_docs() -> None:
             file = (path.parent / target).resolve() if target else path
             if not file.exists():
                 dead.append(f"{path.name}: {link}")
-            elif fragment and file.suffix == ".md":
-                if fragment not in anchors(file):
-                    dead.append(f"{path.name}: {link} (no such section)")
+            elif fragment and file.suffix == ".md" and fragment not in anchors(file):
+                dead.append(f"{path.name}: {link} (no such section)")
     assert dead == []
 
 

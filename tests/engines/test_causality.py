@@ -1,4 +1,5 @@
-"""Per-layer causality under each engine's rule (CONTRACT §4) and the engine-aware DF4xx findings."""
+"""Per-layer causality under each engine's rule (docs/contract.md#in-block-causality) and the
+engine-aware DF4xx findings."""
 from __future__ import annotations
 
 import pytest

@@ -210,7 +210,7 @@ def test_speculators_causality_defaults_match_the_profile() -> None:
                         "DFlashSpeculatorConfig", "sliding_window_non_causal")
     profile = resolve("speculators@0.9.0")
     assert profile.causality is not None
-    for name, cfg, spec in FLAT:
+    for name, _cfg, spec in FLAT:
         unset = spec.with_(causality=type(spec.causality)())
         want = v2 if spec.version == "v2" else v1
         assert profile.causality(unset) == tuple((t == "sliding_attention") and not want for t in spec.layer_types), name

@@ -1,6 +1,6 @@
 """Golden table: every real config in fixtures/real/ x every engine profile -> verdict and reason codes.
 
-Each row was checked by hand against shared/ENGINES.md; the comment names the fact it rests on. A change
+Each row was checked by hand against docs/engines.md; the comment names the fact it rests on. A change
 to a profile that moves a verdict must change a row here.
 """
 from __future__ import annotations

@@ -30,7 +30,8 @@ def verdict(engine: str, d: Drafter) -> tuple[str, list[str]]:
     return v.verdict, [r.code for r in v.reasons if r.severity != "info"]
 
 
-# --- quantized modules (ENGINES.md §1, §2), hand-built mappings as header detection reports them ---
+# --- quantized modules (docs/engines.md: engines and versions, quantized drafters), hand-built mappings
+# as header detection reports them ---
 
 def test_sglang_drops_a_quantized_fc_silently() -> None:
     # sglang#39087: W4A16 fc.weight_packed/_scale/_shape dropped, fc at random init, acceptance 1.00

@@ -149,7 +149,7 @@ def test_every_advised_conversion_runs_and_then_loads(tmp_path: Path) -> None:
     ran = fixes = 0
     for label, path, target, small in _fixtures(tmp_path):
         rc, doc = compat_json(str(path), "--target", str(target))
-        for e, command in ((e, c) for e in doc["engines"] for c in _advised(e)):
+        for e, command in ((row, c) for row in doc["engines"] for c in _advised(row)):
             fixes += e["verdict"] == "fails"
             out = tmp_path / "out" / f"{ran}{'.gguf' if '--to gguf' in command else ''}"
             out.parent.mkdir(exist_ok=True)

@@ -1,5 +1,6 @@
 """Quantized drafters at header level: fixtures made by compressed-tensors, the 27B layouts, and ModelOpt /
-MLX checkpoints written here from the layouts in ENGINES §2 (shapes spelled out, not derived by the code)."""
+MLX checkpoints written here from the layouts in docs/engines.md, quantized drafters (shapes spelled out,
+not derived by the code)."""
 from __future__ import annotations
 
 import copy

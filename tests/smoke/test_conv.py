@@ -13,7 +13,8 @@ from dflash2_ckpt.smoke.triton_conv import triton_grouped_dynamic_conv  # noqa: 
 
 
 def loop_conv(y, h, base, proj, side, block):
-    """CONTRACT §7 literally: out[i, c] = Σ_t [i ≥ t] (base[s, t, c] + δ[i, s, t, c // gs]) · y[i − t, c]."""
+    """docs/contract.md#grouped-dynamic-convolution literally:
+    out[i, c] = Σ_t [i ≥ t] (base[s, t, c] + δ[i, s, t, c // gs]) · y[i − t, c]."""
     m, hidden = y.shape
     taps = base.shape[1]
     groups = proj.shape[0] // (2 * taps)

@@ -29,7 +29,8 @@ def case(q=2, n=5, k=4, r=6, v=30, seed=0, integer=False):
 
 
 def loop_walk(u, ids, z, a_cb, b_cb, anchor):
-    """CONTRACT §7 slot by slot, scoring only the predecessor actually chosen."""
+    """docs/contract.md#candidates-selector-and-walk slot by slot, scoring only the predecessor actually
+    chosen."""
     q_, n, k = ids.shape
     out = []
     for qi in range(q_):

@@ -69,7 +69,7 @@ def test_a_url_works_wherever_a_repo_id_does(hub: FakeHub, ckpts: dict[str, Path
     hub.add_commit("org/target", target)
     r = invoke_cli(main, ["verify", f"{hub.url}/org/drafter/tree/dev/dflash", "--format", "json"])
     assert r.exit_code == 0, r.output
-    assert '"commit_sha": "%s"' % sha in r.output and '"subfolder": "dflash"' in r.output
+    assert f'"commit_sha": "{sha}"' in r.output and '"subfolder": "dflash"' in r.output
     r = invoke_cli(main, ["inspect", f"{hub.url}/org/drafter/blob/dev/dflash/config.json"])
     assert r.exit_code == 0, r.output
     r = invoke_cli(main, ["verify", f"{hub.url}/org/drafter/tree/dev/dflash",

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _kit import extras
 from _kit.cli import run
 
 from . import pair
@@ -18,6 +19,7 @@ def _accept(drafter: Path, target: Path, python: Path, *more: str) -> tuple[int,
     return code, json.loads(out)
 
 
+@extras.needs("accept")          # the reference loop it is compared with runs here, in torch and triton
 def test_dflash_v1_drafts_in_vllm_counted_by_vllm_and_lossless(vllm_python: Path, tmp_path: Path) -> None:
     p = pair.build(tmp_path)
     code, doc = _accept(p["drafter"], p["target"], vllm_python)
