@@ -9,7 +9,7 @@ import click
 
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import configured, outputs_option
+from .options import configured, outputs_option, verbose_option
 from .outputs import write_outputs
 
 AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
@@ -52,12 +52,13 @@ def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:
               help="markdown: for a model card; html: one self-contained page, sortable and filterable; "
                    "sarif / github: every drafter's findings.")
 @outputs_option(AUDIT_FORMATS, bare=True)
+@verbose_option
 @click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token.")
 @guarded
 @configured(each=True)
 def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | None, engines: tuple[str, ...],
             jobs: int, rate: float, cache_dir: str | None, fmt: str, outputs: tuple[tuple[str, str], ...],
-            token: str | None, settings_for: Callable[[str], Any]) -> int:
+            token: str | None, settings_for: Callable[[str], Any], verbose: bool = False) -> int:
     """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).
 
     Exit 0 when every drafter loads cleanly on the engines asked for, 1 otherwise, 3 when none could be read."""
@@ -84,7 +85,7 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
                           hint=str((result.rows[0].error or {}).get("hint") or "check the repo ids and the network"))
     files = [(ofmt, path) for ofmt, path in outputs if ofmt]
     bare = [path for ofmt, path in outputs if not ofmt]      # -o FILE: the --format output goes there
-    if not write_outputs(result, files + [(fmt, p) for p in bare]) and not bare:
-        render(result, fmt)
+    if not write_outputs(result, files + [(fmt, p) for p in bare], verbose=verbose) and not bare:
+        render(result, fmt, verbose=verbose)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 

@@ -1,30 +1,103 @@
-"""Text layout of a `compat` report: a verdict per engine release, its reasons, and the serve commands."""
+"""Text layout of a `compat` report, answer first: a line that says where it loads, one line per engine
+(its newest checked release: the verdict, and the serve command where it loads), then the findings behind
+each verdict that is not `loads`, one each. `--verbose` adds every release with its citations (json and
+sarif always carry everything)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
+from .fit import command_lines, without_citations, wrap
 from .text import text_renderer
 
-_VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
-                  "unsupported": "dim"}
+VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
+                 "unsupported": "dim"}
+_SERVED = ("loads", "degraded")
+
+
+def newest(verdicts: Sequence[Any]) -> list[Any]:
+    """The verdict of each engine's newest checked release (profiles are oldest first within an engine)."""
+    last: dict[str, Any] = {}
+    for v in verdicts:
+        last[v.profile.engine] = v
+    return list(last.values())
+
+
+def explained(v: Any) -> list[str]:
+    """The reasons a person reads for a verdict: none for a clean `loads` (its notes are info), else each
+    reason without its citations, less one that another reason already says in full."""
+    shown = [without_citations(f"{x.code} {x.message}") for x in v.reasons
+             if x.severity != "info" or v.verdict != "loads"]
+    return [m for i, m in enumerate(shown)
+            if not any(i != j and m[6:] in other and (len(other) > len(m) or j < i) for j, other in enumerate(shown))]
+
+
+def headline(r: Any, shown: Sequence[Any]) -> str:
+    what = f"{r.dialect or '?'} dialect, {r.version or 'not DFlash'}"
+    loads = sum(v.verdict == "loads" for v in shown)
+    scope = "named engine releases" if r.named else "engines"
+    answer = f"loads in {loads} of {len(shown)} {scope}" if loads else f"no {scope} load it"
+    return f"{answer}: {r.path} ({what})"
+
+
+def title(v: Any) -> str:
+    """The engine release, and how far its facts were checked where the profile says (`checked_through`)."""
+    edge = getattr(v, "checked_through", None) or getattr(v.profile, "checked_through", None)
+    return str(v.profile.title) + (f" (checked through {edge})" if isinstance(edge, str) and edge else "")
+
+
+def reason_line(v: Any, message: str) -> str:
+    """A reason as one entry: its message names the engine release already, else it is put in front."""
+    code, _, text = message.partition(" ")
+    return message if text.startswith(v.profile.title) else f"{code} {v.profile.title}: {text}"
+
+
+def _line(out: Console, text: str, style: str | None = None) -> None:
+    out.print(Text(text, style=style or ""), soft_wrap=True)
 
 
 @text_renderer("compat")
 def render_compat(r: Any, out: Console) -> None:
-    out.print(f"[bold]{escape(r.path)}[/bold]: {r.dialect or '?'} dialect, {r.version or 'not DFlash'}")
-    t = Table(show_header=True, header_style="bold")
-    for col in ("engine", "versions", "verdict", "why"):
-        t.add_column(col, overflow="fold")
+    width = out.width
+    shown = list(r.verdicts) if r.named else newest(r.verdicts)
+    for line in wrap(headline(r, shown), width, hanging="  "):
+        _line(out, line, "bold")
+    labels = [title(v) for v in shown]
+    pad = min(max(map(len, labels), default=0), width // 2)
+    for v, label in zip(shown, labels):
+        first = f"  {label:<{pad}}  " if len(label) <= pad else f"  {label}\n  {'':<{pad}}  "
+        out.print(Text(first) + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")), soft_wrap=True)
+        if v.serve and v.verdict in _SERVED:
+            for line in command_lines(v.serve, width, "      "):
+                _line(out, line)
+    why = [reason_line(v, m) for v in shown if v.verdict != "loads" for m in explained(v)]
+    if why:
+        _line(out, "why:", "bold")
+    for m in why:
+        for line in wrap(m, width, indent="  ", hanging="      "):
+            _line(out, line)
+    if getattr(out, "verbose", False):
+        _history(r, out)
+    elif not r.named and len(shown) < len(r.verdicts):
+        more = len(r.verdicts) - len(shown)
+        for line in wrap(f"each engine's newest checked release; {more} older releases and the citations: "
+                         "--verbose", width):
+            _line(out, line, "dim")
+
+
+def _history(r: Any, out: Console) -> None:
+    """Every release checked, oldest first within an engine: its verdict, the full reasons (citations
+    included) and the serve command where it loads."""
+    _line(out, "every checked release:", "bold")
     for v in r.verdicts:
-        shown = [x for x in v.reasons if x.severity != "info" or v.verdict != "loads"]
-        why = "\n".join(f"{x.code} {x.message}" for x in shown)
-        t.add_row(v.profile.label, v.profile.versions.label, f"[{_VERDICT_STYLE[v.verdict]}]{v.verdict}[/]",
-                  escape(why))
-    out.print(t)
-    for v in r.verdicts:
-        if v.serve and v.verdict in ("loads", "degraded"):
-            out.print(f"[bold]{escape(v.profile.title)}[/bold]: {escape(v.serve)}", soft_wrap=True)
+        out.print(Text(f"  {v.profile.title}  ") + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")),
+                  soft_wrap=True)
+        for x in v.reasons:
+            if x.severity != "info" or v.verdict != "loads":
+                for line in wrap(f"{x.code} {x.message}", out.width, indent="      ", hanging="        "):
+                    _line(out, line)
+        if v.serve and v.verdict in _SERVED:
+            for line in command_lines(v.serve, out.width, "      "):
+                _line(out, line)
