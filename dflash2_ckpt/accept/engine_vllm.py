@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..engines.runners import vllm as runner
+from ..engines.runners import vllm_runner as runner
 from ..errors import ConfigError, EngineError, UsageError
 from ..findings import Finding
 from . import checks, stats

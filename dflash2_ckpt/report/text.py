@@ -81,7 +81,8 @@ def render_findings(report: Any, out: Console) -> None:
                       escape(f.message))
     out.print(table)
     if any(f.fix is not None for f in report.findings):
-        out.print(escape(FIX_LEGEND))
+        for line in wrap(FIX_LEGEND, out.width, hanging="    "):
+            out.print(Text(line), soft_wrap=True)
 
 
 FIX_LEGEND = "[*] fixable with --fix (see the change first with --diff); [~] with --fix --unsafe-fixes"
