@@ -86,7 +86,7 @@ def _chunks(ckpt: Checkpoint, t: TensorInfo, step: int) -> Iterator[bytes]:
     pos = t.begin
     while pos < t.end:
         n = min(step, t.end - pos)
-        data = ckpt._read(t.file, pos, n)
+        data = ckpt.read_counted(t.file, pos, n)
         if len(data) != n:
             # the header was validated against the file size, so this means the file shrank
             raise SourceError(f"{t.file} ended early while scanning {t.name} (byte {pos + len(data)})",

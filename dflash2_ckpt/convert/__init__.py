@@ -133,7 +133,7 @@ def _verify_staged(plan: ConversionPlan, source_findings: tuple[Finding, ...], t
     return report.findings
 
 
-def _refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set[str], accept: list[str]) -> None:
+def refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set[str], accept: list[str]) -> None:
     """A source with error findings is not converted unless the caller accepts those codes by name.
     A finding about a tensor the conversion renames or drops (`repaired`: a name variant, a copy of the
     target) is one it repairs, and does not count."""
@@ -175,7 +175,7 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = claim_destination(dst_path, dst, force)
     source_findings = source.findings
-    _refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
+    refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
                      list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
         checked = _stage(plan, src_root, tmp)

@@ -40,8 +40,8 @@ def converted_drafter(ckpt: Checkpoint, to: str, *, target: str | None = None, o
         return _from_gguf(ckpt, d, to, out)
     if to == "gguf":
         from .to_gguf import plan_tensors
-        from .plan import _refuse_source
-        _refuse_source(ckpt)
+        from .plan import refuse_source
+        refuse_source(ckpt)
         tensors, _ = plan_tensors(ckpt, None)
         return Drafter(dialect="gguf", version=d.version, spec=d.spec, config=d.config,
                        tensors=frozenset(t.gguf_name for t in tensors), quantized_modules=d.quantized_modules,
@@ -91,10 +91,10 @@ def _reduced_from_gguf(ckpt: Checkpoint, spec: DraftSpec, names: dict[str, str |
                        out: str) -> Drafter:
     """A GGUF with a reduced draft vocabulary goes back to the flat dialect only, from the config it carries
     (convert/from_gguf.py): lm_head, d2t as offsets and t2d rebuilt beside the other tensors."""
-    from .from_gguf import _config
+    from .from_gguf import gguf_config
     from . import gguf_vocab as V
     assert ckpt.gguf is not None
-    raw, source = _config(ckpt.gguf, spec, "float32", [])
+    raw, source = gguf_config(ckpt.gguf, spec, "float32", [])
     cfg = json.loads(raw) if source == "embedded" else None
     new = to_spec(cfg)[0] if isinstance(cfg, dict) else None
     if to != "flat" or not isinstance(cfg, dict) or new is None or new.dialect != "flat":
