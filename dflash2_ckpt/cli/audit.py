@@ -1,7 +1,6 @@
 """`dflash2-ckpt audit`: header-level verify + compat for many drafters, as one compatibility table."""
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -10,20 +9,10 @@ import click
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import configured, outputs_option, verbose_option
+from .progress import progress
 from .outputs import write_outputs
 
 AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
-
-
-def _progress(enabled: bool) -> Any:
-    """A rich progress bar on a terminal; nothing in pipes and CI logs."""
-    if not enabled:
-        return None, None
-    from rich.console import Console
-    from rich.progress import Progress
-    bar = Progress(transient=True, console=Console(stderr=True))
-    task = bar.add_task("auditing", total=None)
-    return bar, lambda done, total, row: bar.update(task, completed=done, total=total, description=row.repo)
 
 
 def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:
@@ -68,15 +57,9 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
     items = collect(drafters, from_file=from_file, search=hub_search, token=token)
     if not items:
         raise UsageError("nothing to audit", hint="name drafters, or give --from-file or --hub-search")
-    bar, progress = _progress(sys.stderr.isatty())
-    if bar is not None:
-        bar.start()
-    try:
+    with progress("audit", fmt=fmt) as update:
         result = audit(items, engines=engines, jobs=jobs, cache_dir=cache_dir, rate=rate, token=token,
-                       progress=progress)
-    finally:
-        if bar is not None:
-            bar.stop()
+                       progress=lambda done, total, row: update(done, total, row.repo, ""))
     result = replace(result, rows=tuple(_judged(row, settings_for) for row in result.rows))
     if result.nothing_audited():
         reasons = "; ".join(f"{r.input}: {(r.error or {}).get('message')}" for r in result.rows[:5])

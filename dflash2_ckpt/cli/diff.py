@@ -5,28 +5,14 @@ Exit codes: 0 every tensor equal or within its scheme's rounding; 1 a tensor dif
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from .completion import complete_path
 from .errors import guarded
+from .progress import progress
 from .options import emit, format_option, open_source, output_option, threads_option
-
-
-def _terminal() -> Any:
-    """stderr's rich console when rich would call it a terminal, else None. rich (about 0.06 CPU-s to import,
-    a seventh of diffing a 1 GB copy) loads only when stderr is a tty or an environment variable rich reads
-    could make it one."""
-    if not (sys.stderr.isatty() or any(os.environ.get(k) is not None
-                                       for k in ("FORCE_TERMINAL", "TTY_COMPATIBLE", "FORCE_COLOR"))):
-        return None
-    from rich.console import Console
-    console = Console(stderr=True)
-    return console if console.is_terminal else None
 
 
 @click.command("diff")
@@ -49,16 +35,8 @@ def command(derived: str, reference: str, receipt: str | None, threads: int | No
         raise MissingDependencyError(f"diff needs torch and compressed-tensors ({e.name} is missing)",
                                      hint='pip install "dflash2-ckpt[diff]"') from e
     d, r = open_source(derived), open_source(reference)
-    err = _terminal()
-    if err is not None:
-        from rich.markup import escape
-        from rich.progress import Progress
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task("diff", total=None)
-            result = diff(d, r, threads=threads, progress=lambda i, n, name: bar.update(task, completed=i, total=n,
-                                                                      description=escape(name[-40:])))
-    else:
-        result = diff(d, r, threads=threads)
+    with progress("diff", fmt=fmt) as update:
+        result = diff(d, r, threads=threads, progress=lambda i, n, name: update(i, n, name, ""))
     if receipt:
         Path(receipt).write_text(json.dumps(result.receipt(), indent=2) + "\n")
     return emit(result, fmt, outputs=outputs)

@@ -336,8 +336,7 @@ def _planned_nested(config: dict[str, Any], entries: list[Any], source: Drafter)
     new, _ = to_spec(config)
     if new is None:
         raise ConversionError("internal: the written config does not parse")
-    return Drafter(dialect="nested", version=new.version, spec=new, config=config,
-                   tensors=frozenset(e[0] for e in entries), path="DRAFTER", target=source.target)
+    return source.converted("nested", new, config, (e[0] for e in entries))
 
 
 def _refuse_broken(findings: tuple[Finding, ...], label: str, accept: list[str]) -> None:

@@ -10,7 +10,7 @@ from ..checkpoint.target import read_target
 from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import OPENING, run_checks, run_families
-from .compat import drafter_of
+from ..checkpoint.drafter import drafter_of
 from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views

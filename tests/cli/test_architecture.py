@@ -64,7 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),                         # every renderer
     ("cli",),                            # the commands
     ("dev",),                            # development aids: tests, benches and fixtures use them
-    ("__init__", "__main__", "compat", "gate"),   # the public API and the old paths the docs promised
+    ("__init__", "__main__"),            # the public API
 )
 
 
