@@ -104,3 +104,23 @@ def test_audit_is_a_totals_line_then_one_entry_per_drafter(width: int) -> None:
     assert [e.split()[0] for e in entries[-4:]] == [str(GOOD / n) for n in names]
     assert "loads in vllm, sglang, mlx-vlm, z-lab" in " ".join(" ".join(lines).split())
     assert len(lines) <= 3 + 2 * len(names)
+
+
+def test_run_reports_share_one_layout_that_wraps_under_each_indent() -> None:
+    import io
+    from types import SimpleNamespace
+
+    from dflash2_ckpt.findings import Finding
+    from dflash2_ckpt.report.text import console
+    from dflash2_ckpt.report.text_run import closing_lines, print_lines
+    f = Finding("DF701", "the drafted path differs from the reference forward " * 3, tensor="layers.0.fc")
+    r = SimpleNamespace(findings=[f], passed=False)
+    stream = io.StringIO()
+    out = console(stream)
+    out.width = 80
+    print_lines(["smoke forward: x (v2)", "  inputs: " + "a, " * 40, *closing_lines(r)], out)
+    lines = stream.getvalue().splitlines()
+    assert max(map(len, lines)) <= 80 and lines[-1] == "  result: FAILED"
+    entry = [ln for ln in lines if "DF701" in ln][0]
+    assert entry.startswith("  error   DF701 ") and "[layers.0.fc]:" in entry
+    assert lines[lines.index(entry) + 1].startswith("      ")            # under its own indent
