@@ -43,9 +43,12 @@ def headline(r: Any, shown: Sequence[Any]) -> str:
 
 
 def title(v: Any) -> str:
-    """The engine release, and how far its facts were checked where the profile says (`checked_through`)."""
-    edge = getattr(v, "checked_through", None) or getattr(v.profile, "checked_through", None)
-    return str(v.profile.title) + (f" (checked through {edge})" if isinstance(edge, str) and edge else "")
+    """The engine release: the version asked for where one was named (--engine NAME@VERSION), and the
+    releases whose code was read where the verdict knows them (`checked`, a span with a label)."""
+    asked = getattr(v, "asked", None)
+    checked = getattr(getattr(v, "checked", None), "label", None)
+    name = f"{v.profile.label} {asked}" if isinstance(asked, str) and asked else str(v.profile.title)
+    return name + (f" (checked {checked})" if isinstance(checked, str) and checked else "")
 
 
 def reason_line(v: Any, message: str) -> str:
