@@ -37,3 +37,12 @@ def test_audit_text_reports_progress_on_stderr_and_json_keeps_it_clean() -> None
     assert "audit: 2/2" in r.stderr and "audit:" not in r.stdout
     j = invoke("audit", *good, "--format", "json")
     assert j.stderr == ""
+
+
+def test_verify_scan_reports_each_tenth_of_the_tensors_it_reads() -> None:
+    good = str(FIXTURES / "good" / "nested-v2")
+    r = invoke("verify", good, "--scan")
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("scan: ")]
+    assert lines and lines[-1].startswith("scan: 36/36 ") and len(lines) <= 11
+    assert invoke("verify", good, "--scan", "--format", "json").stderr == ""
+    assert "scan:" not in invoke("verify", good).stderr                     # no scan, nothing to show
