@@ -16,6 +16,7 @@ import click
 from .completion import complete_path
 from .errors import EXIT_OK, guarded
 from .options import format_option, parse_codes
+from .progress import progress
 
 
 @click.command("convert")
@@ -65,9 +66,12 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
-    render(convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
-                   verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
-                   accept_findings=accept, accept_changes=changes), fmt)
+    with progress("convert", fmt=fmt) as update:
+        report = convert(src, dst, to=to, target=target, verifier_name=verifier_name,  # type: ignore[arg-type]
+                         verifier_architectures=verifier_archs, dry_run=dry_run, force=force,
+                         accept_findings=accept, accept_changes=changes,
+                         progress=lambda i, n, shard: update(i, n, shard, ""))
+    render(report, fmt)
     return EXIT_OK
 
 

@@ -46,3 +46,9 @@ def test_verify_scan_reports_each_tenth_of_the_tensors_it_reads() -> None:
     assert lines and lines[-1].startswith("scan: 36/36 ") and len(lines) <= 11
     assert invoke("verify", good, "--scan", "--format", "json").stderr == ""
     assert "scan:" not in invoke("verify", good).stderr                     # no scan, nothing to show
+
+
+def test_convert_reports_each_shard_it_writes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    r = invoke("convert", str(FIXTURES / "good" / "flat-v1"), "--to", "nested", "-o", str(tmp_path / "out"))
+    assert r.exit_code == 0, r.output
+    assert "convert: 1/1 model.safetensors" in r.stderr
