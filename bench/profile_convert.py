@@ -58,12 +58,12 @@ def main() -> None:
         with open(src / "model.safetensors", "rb") as f:          # hot cache
             while f.read(64 << 20):
                 pass
-        real_copy = stream._copy_range
+        real_copy = stream.copy_range
         mode = "kernel"
 
         def copy(*a: Any) -> None:
             real_copy(*a, writeback=mode == "sync_file_range")
-        stream._copy_range = timed("copy", copy)
+        stream.copy_range = timed("copy", copy)
         stream.same_samples = timed("check", stream.same_samples)
         stream.os.fsync = timed("fsync", os.fsync)  # type: ignore[attr-defined]
         totals: dict[str, list[float]] = {"kernel": [], "sync_file_range": []}

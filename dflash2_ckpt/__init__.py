@@ -1,8 +1,10 @@
 """dflash2-ckpt: validate and convert DFlash / DFlash2 speculative-decoding draft checkpoints.
 
-The public API is small: inspect(), verify(), accept(), the loader guard require_version(), and typed errors.
-Nothing here imports torch; the smoke forward lives in dflash2_ckpt.smoke (the `[smoke]` extra),
-accept() loads torch and transformers only when called (the `[accept]` extra).
+The public API is this module, and small (docs/library.md): inspect(), verify(), compat() (a verdict per
+engine release), check() (verify, then the smoke forward), accept(), the loader guard require_version(),
+render() (any report in any of the CLI's formats), their report types, and typed errors. Nothing here
+imports torch; the smoke forward's stages live in dflash2_ckpt.smoke (the `[smoke]` extra), accept()
+loads torch and transformers only when called (the `[accept]` extra).
 """
 from .errors import (ConfigError, ConversionError, ConversionUsageError, Dflash2Error, HeaderError,
                      MissingDependencyError, SourceError, SourceFindingsError, UsageError, VersionMismatchError)
@@ -13,7 +15,10 @@ from .accept import accept
 # verify / inspect / Report / require_version load on first use (PEP 562): `dflash2-ckpt --version` and the
 # commands that never verify do not pay for the check suite
 _LAZY = {"verify": "usecases.verify", "inspect": "usecases.verify", "Report": "usecases.verify",
-         "require_version": "usecases.guard", "AcceptReport": "accept.report"}
+         "require_version": "usecases.guard", "AcceptReport": "accept.report",
+         # compat with every advised conversion checked (convert/advice.py), as the command line gives it
+         "compat": "convert.advice", "CompatReport": "usecases.compat",
+         "check": "usecases.verify_smoke", "CheckResult": "usecases.verify_smoke", "render": "report"}
 
 
 def __getattr__(name: str) -> object:
@@ -28,7 +33,8 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["verify", "inspect", "accept", "require_version", "Report", "AcceptReport", "Dflash2Error", "SourceError",
+__all__ = ["verify", "inspect", "compat", "check", "accept", "require_version", "render", "Report", "CompatReport",
+           "CheckResult", "AcceptReport", "Dflash2Error", "SourceError",
            "HeaderError", "ConfigError", "VersionMismatchError", "ConversionError", "MissingDependencyError",
            "UsageError", "ConversionUsageError", "SourceFindingsError"]
 

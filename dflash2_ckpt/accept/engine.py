@@ -144,7 +144,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         findings += checks.caveats([], 0, sum(steps))
     parity = None
     if hf_t is not None and hf_drafter is not None:
-        parity = _parity(hf_drafter, hf_t, prompts, max_new_tokens, limit, device, tau.mean)
+        parity = parity_run(hf_drafter, hf_t, prompts, max_new_tokens, limit, device, tau.mean)
         findings += parity.pop("findings")
     gen = sum(len(r.tokens) for r in runs)
     spec_s = sum(r.predicted_n / r.predicted_per_second for r in runs if r.predicted_per_second)
@@ -164,7 +164,7 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         tau_opening=opening)
 
 
-def _parity(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,
+def parity_run(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,
             max_new: int, limit: int | None, device: str | None, tau_engine: float, engine: str = ENGINE
             ) -> dict[str, Any]:
     from . import accept

@@ -156,10 +156,10 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
 
     from ..smoke.device import pick_device
-    from .run import _within_budget
+    from .run import within_budget
     from .target import resolve_target
     root = resolve_target(target, revision=revision, token=token)
-    _within_budget(drafter, root, device, max_memory)
+    within_budget(drafter, root, device, max_memory)
     dev = pick_device(device)
     t0 = time.perf_counter()
     tok = AutoTokenizer.from_pretrained(str(root))
@@ -206,7 +206,7 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
     }
     details["wall_s"] = round(time.perf_counter() - t0, 2)
     if reference:
-        details["parity"] = _parity(drafter, root, prompts, max_new_tokens, limit, str(dev), tau.mean, results)
+        details["parity"] = parity_run(drafter, root, prompts, max_new_tokens, limit, str(dev), tau.mean, results)
         findings += details["parity"].pop("findings")
     steps = len(every)
     return AcceptReport(
@@ -220,7 +220,7 @@ def run_transformers_accept(drafter: Any, target: str | os.PathLike[str], *,
         engine_details=details, tau_opening=opening)
 
 
-def _parity(drafter: Any, target: Path, prompts: str | os.PathLike[str] | None, max_new: int, limit: int | None,
+def parity_run(drafter: Any, target: Path, prompts: str | os.PathLike[str] | None, max_new: int, limit: int | None,
             device: str, tau_engine: float, engine: list[PromptResult]) -> dict[str, Any]:
     """The reference loop on the same drafter, target and prompts, counted as transformers counts.
 

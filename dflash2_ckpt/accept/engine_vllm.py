@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..engines.runners import vllm as runner
+from ..engines.runners import vllm_runner as runner
 from ..errors import ConfigError, EngineError, UsageError
 from ..findings import Finding
 from . import checks, stats
@@ -167,8 +167,8 @@ def run_vllm_accept(drafter: str, target: str | os.PathLike[str], *, prompts: st
     details.update({"draft_n": drafted, "draft_n_accepted": sum(accepted), "drafts": sum(drafts),
                     "wall_s": round(time.perf_counter() - t0, 2)})
     if reference and not server:
-        from .engine import _parity
-        details["parity"] = _parity(drafter, target_dir, prompts, max_new_tokens, limit, device, tau.mean, ENGINE)
+        from .engine import parity_run
+        details["parity"] = parity_run(drafter, target_dir, prompts, max_new_tokens, limit, device, tau.mean, ENGINE)
         findings += details["parity"].pop("findings")
     gen = sum(len(r["tokens"]) for r in rows)
     spec_s = sum(r["seconds"] for r in rows)

@@ -18,7 +18,7 @@ from .target import Target, load_target, resolve_target
 Progress = Callable[[int, int, str, float | None, float | None], None]
 
 
-def _within_budget(drafter: Any, root: Path, device: str | None, max_memory: int | None) -> None:
+def within_budget(drafter: Any, root: Path, device: str | None, max_memory: int | None) -> None:
     """Refuse, before loading either model, a pair that would not fit (the kernel would kill the run)."""
     import torch
 
@@ -41,7 +41,7 @@ def _pair(drafter: Any, target: Any, *, block_size: int | None, device: str | No
     else:
         root = resolve_target(target, revision=revision, token=token)
     if not isinstance(drafter, Drafter) and root is not None:
-        _within_budget(drafter, root, device, max_memory)
+        within_budget(drafter, root, device, max_memory)
     if not isinstance(drafter, Drafter):
         if kernels not in (None, "torch", "triton"):
             raise ConfigError(f"kernels {kernels!r}: choose torch or triton", field="kernels")

@@ -22,7 +22,7 @@ EMITS: frozenset[str] = frozenset({"DF900"})
 
 def read_gguf(ckpt: Checkpoint, name: str) -> GGUFHeader:
     """The header of `name`, every byte read counted in ckpt.bytes_read; raises HeaderError."""
-    return parse_gguf_header(lambda start, n: ckpt._read(name, start, n), ckpt.source.file_size(name), name)
+    return parse_gguf_header(lambda start, n: ckpt.read_counted(name, start, n), ckpt.source.file_size(name), name)
 
 
 def scalar_metadata(header: GGUFHeader) -> dict[str, Any]:

@@ -37,7 +37,7 @@ class Checkpoint:
     def label(self) -> str:
         return self.source.label
 
-    def _read(self, name: str, start: int, length: int) -> bytes:
+    def read_counted(self, name: str, start: int, length: int) -> bytes:
         data = self.source.read_range(name, start, length)
         self.bytes_read += len(data)
         return data
@@ -45,8 +45,8 @@ class Checkpoint:
     def read_header(self, name: str) -> Header:
         """Read and validate one file's header: two bounded reads, no tensor data."""
         size = self.source.file_size(name)
-        n = parse_length(self._read(name, 0, 8) if size >= 8 else b"", size, file=name)
-        return parse_header(self._read(name, 8, n), header_len=n, file_size=size, file=name)
+        n = parse_length(self.read_counted(name, 0, 8) if size >= 8 else b"", size, file=name)
+        return parse_header(self.read_counted(name, 8, n), header_len=n, file_size=size, file=name)
 
     @property
     def findings(self) -> list[Finding]:

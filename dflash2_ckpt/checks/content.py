@@ -12,7 +12,7 @@ numpy is imported lazily: the header-level path (pre-commit hooks) must stay lig
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import MissingDependencyError, SourceError
 from ..findings import Finding
@@ -29,7 +29,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     """Only when asked (--scan): the one family that reads tensor data. Its summary goes in the report."""
     if not ctx.options.scan:
         return []
-    found, ctx.extra["scan"] = scan_checkpoint(ctx.checkpoint)
+    found, ctx.extra["scan"] = scan_checkpoint(ctx.checkpoint, progress=ctx.options.progress)
     return found
 
 # Bytes read per step: large enough that per-call overhead (an HTTP Range request on the Hub) is
@@ -86,7 +86,7 @@ def _chunks(ckpt: Checkpoint, t: TensorInfo, step: int) -> Iterator[bytes]:
     pos = t.begin
     while pos < t.end:
         n = min(step, t.end - pos)
-        data = ckpt._read(t.file, pos, n)
+        data = ckpt.read_counted(t.file, pos, n)
         if len(data) != n:
             # the header was validated against the file size, so this means the file shrank
             raise SourceError(f"{t.file} ended early while scanning {t.name} (byte {pos + len(data)})",
@@ -121,22 +121,27 @@ def scan_tensor(ckpt: Checkpoint, t: TensorInfo, chunk_bytes: int = CHUNK_BYTES)
     return out
 
 
-def scan_checkpoint(ckpt: Checkpoint, chunk_bytes: int = CHUNK_BYTES) -> tuple[list[Finding], dict[str, Any]]:
+def scan_checkpoint(ckpt: Checkpoint, chunk_bytes: int = CHUNK_BYTES,
+                    progress: Callable[[int, int, str], None] | None = None) -> tuple[list[Finding], dict[str, Any]]:
     """DF611 for every floating-point tensor holding NaN or Inf, plus a summary of what was read.
 
     Integer tensors cannot hold NaN and are skipped; tensors in shards that could not be read are
-    already reported (DF60x) and are not in `ckpt.tensors`.
+    already reported (DF60x) and are not in `ckpt.tensors`. `progress(done, total, tensor)` after each
+    floating-point tensor read.
     """
     _numpy()    # fail before reading anything when the dependency is missing
     findings: list[Finding] = []
     scanned = skipped = 0
     before = ckpt.bytes_read
+    total = sum(t.dtype in LAYOUTS for t in ckpt.tensors.values())
     for t in sorted(ckpt.tensors.values(), key=lambda t: (t.file, t.begin)):
         if t.dtype not in LAYOUTS:
             skipped += 1
             continue
         scanned += 1
         r = scan_tensor(ckpt, t, chunk_bytes)
+        if progress is not None:
+            progress(scanned, total, t.name)
         if not r.count:
             continue
         kinds = ", ".join(f"{n} {k}" for n, k in ((r.nan, "NaN"), (r.inf, "Inf")) if n)

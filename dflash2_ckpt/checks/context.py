@@ -3,7 +3,7 @@ checkpoint/target.py), the options."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..checkpoint import Checkpoint
 from ..checkpoint.target import TargetConfig
@@ -17,6 +17,8 @@ class CheckOptions:
     # engine profiles to judge against (verify --engine); empty: the newest of each engine that supports
     # this drafter's version (checks/causality.py)
     engines: tuple[Profile, ...] = ()
+    # (done, total, tensor) after each tensor the scan read: where a long scan is (cli/progress.py)
+    progress: Callable[[int, int, str], None] | None = None
 
 
 @dataclass

@@ -98,7 +98,7 @@ def vocab_findings(ckpt: Checkpoint) -> list[Finding]:
 
 def _read(ckpt: Checkpoint, t: TensorInfo) -> Any:
     import numpy as np
-    raw = ckpt._read(t.file, t.begin, t.nbytes)
+    raw = ckpt.read_counted(t.file, t.begin, t.nbytes)
     return np.frombuffer(raw, dtype="<i8" if t.dtype == "I64" else np.uint8)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 import time
 from typing import TYPE_CHECKING, Iterator
 
@@ -44,35 +43,24 @@ def progress_line(done: int, total: int, label: str, tau: float | None, running:
 
 @contextlib.contextmanager
 def _progress() -> Iterator[Progress]:
-    """Where a long run is, on stderr (stdout keeps the report): a transient bar with the ETA and the running
-    τ when stderr is a terminal; one plain line per prompt otherwise (CI logs, pipes), which a log keeps."""
+    """Where a long run is, on stderr (cli/progress.py): the bar shows the running τ and the ETA on a terminal;
+    off one, one plain line per prompt (CI logs, pipes), which a log keeps."""
+    from .progress import progress
     started = time.monotonic()
-    if not sys.stderr.isatty():
-        def line(done: int, total: int, label: str, tau: float | None, running: float | None) -> None:
-            nonlocal started
-            if done == 0:
-                started = time.monotonic()          # the models are loaded: time the prompts only
-                print(f"accept: {total} prompt{'s' if total != 1 else ''}", file=sys.stderr, flush=True)
-                return
-            print(progress_line(done, total, label, tau, running, time.monotonic() - started), file=sys.stderr,
-                  flush=True)
-        yield line
-        return
-    from rich.console import Console
-    from rich.markup import escape
+    taus: list[float | None] = [None, None]
 
-    from ..report.safe import printable
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-    with Bar(TextColumn("accept: {task.description}"), BarColumn(), MofNCompleteColumn(),
-             TextColumn("τ {task.fields[running]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-             transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task("loading", total=None, running="-")
+    def plain(done: int, total: int | None, label: str, note: str) -> str:
+        nonlocal started
+        if done == 0:
+            started = time.monotonic()          # the models are loaded: time the prompts only
+            return f"accept: {total} prompt{'s' if total != 1 else ''}"
+        return progress_line(done, total or done, label, taus[0], taus[1], time.monotonic() - started)
 
-        def update(done: int, total: int, label: str, tau: float | None, running: float | None) -> None:
-            bar.update(task, completed=done, total=total, description=escape(printable(label)[-40:]),
-                       running=_tau(running))
-        yield update
+    with progress("accept", plain) as update:
+        def step(done: int, total: int, label: str, tau: float | None, running: float | None) -> None:
+            taus[:] = [tau, running]
+            update(done, total, label, f"τ {_tau(running)}")
+        yield step
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -1,7 +1,6 @@
 """`dflash2-ckpt audit`: header-level verify + compat for many drafters, as one compatibility table."""
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -9,24 +8,11 @@ import click
 
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import configured, outputs_option
+from .options import configured, outputs_option, verbose_option
+from .progress import progress
 from .outputs import write_outputs
 
 AUDIT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
-
-
-def _progress(enabled: bool) -> Any:
-    """A rich progress bar on a terminal; nothing in pipes and CI logs."""
-    if not enabled:
-        return None, None
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from ..report.safe_markup import value
-    bar = Progress(transient=True, console=Console(stderr=True))
-    task = bar.add_task("auditing", total=None)
-    return bar, lambda done, total, row: bar.update(task, completed=done, total=total,
-                                                    description=value(row.repo))
 
 
 def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:
@@ -55,12 +41,13 @@ def _judged(row: Any, settings_for: Callable[[str], Any]) -> Any:
               help="markdown: for a model card; html: one self-contained page, sortable and filterable; "
                    "sarif / github: every drafter's findings.")
 @outputs_option(AUDIT_FORMATS, bare=True)
+@verbose_option
 @click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True, help="Hugging Face token.")
 @guarded
 @configured(each=True)
 def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | None, engines: tuple[str, ...],
             jobs: int, rate: float, cache_dir: str | None, fmt: str, outputs: tuple[tuple[str, str], ...],
-            token: str | None, settings_for: Callable[[str], Any]) -> int:
+            token: str | None, settings_for: Callable[[str], Any], verbose: bool = False) -> int:
     """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).
 
     Exit 0 when every drafter loads cleanly on the engines asked for, 1 otherwise, 3 when none could be read."""
@@ -70,15 +57,9 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
     items = collect(drafters, from_file=from_file, search=hub_search, token=token)
     if not items:
         raise UsageError("nothing to audit", hint="name drafters, or give --from-file or --hub-search")
-    bar, progress = _progress(sys.stderr.isatty())
-    if bar is not None:
-        bar.start()
-    try:
+    with progress("audit", fmt=fmt) as update:
         result = audit(items, engines=engines, jobs=jobs, cache_dir=cache_dir, rate=rate, token=token,
-                       progress=progress)
-    finally:
-        if bar is not None:
-            bar.stop()
+                       progress=lambda done, total, row: update(done, total, row.repo, ""))
     result = replace(result, rows=tuple(_judged(row, settings_for) for row in result.rows))
     if result.nothing_audited():
         reasons = "; ".join(f"{r.input}: {(r.error or {}).get('message')}" for r in result.rows[:5])
@@ -87,7 +68,7 @@ def command(drafters: tuple[str, ...], from_file: str | None, hub_search: str | 
                           hint=str((result.rows[0].error or {}).get("hint") or "check the repo ids and the network"))
     files = [(ofmt, path) for ofmt, path in outputs if ofmt]
     bare = [path for ofmt, path in outputs if not ofmt]      # -o FILE: the --format output goes there
-    if not write_outputs(result, files + [(fmt, p) for p in bare]) and not bare:
-        render(result, fmt)
+    if not write_outputs(result, files + [(fmt, p) for p in bare], verbose=verbose) and not bare:
+        render(result, fmt, verbose=verbose)
     return EXIT_OK if result.passed else EXIT_FINDINGS
 

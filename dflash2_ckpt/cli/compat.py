@@ -11,7 +11,8 @@ import click
 
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
-from .options import configured, engine_option, format_option, hub_options, open_source, output_option
+from .options import (configured, engine_option, format_option, hub_options, open_source, output_option,
+                      verbose_option)
 from .outputs import write_outputs
 
 if TYPE_CHECKING:
@@ -25,19 +26,21 @@ if TYPE_CHECKING:
 @click.option("--target", default=None, help="Target model (directory or Hub repo id): verify's pairing "
               "checks run against its config.json, and it is written into the serve commands.")
 @format_option
+@verbose_option
 @output_option
 @hub_options
 @guarded
 @configured("path")
 def command(path: str, engines: tuple[str, ...], target: str | None, fmt: str, revision: str | None,
-            subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = ()) -> int:
+            subfolder: str | None, token: str | None, outputs: tuple[tuple[str, str], ...] = (),
+            verbose: bool = False) -> int:
     """Will this drafter load in the engine you run, and with which command?"""
     from ..convert.advice import compat
     from ..report import render
     report = compat(open_source(path, revision, token, subfolder), engines=engines, target=target,
                     pair=_pair(target, token))
-    if not write_outputs(report, outputs):
-        render(report, fmt)
+    if not write_outputs(report, outputs, verbose=verbose):
+        render(report, fmt, verbose=verbose)
     return EXIT_FINDINGS if report.failed() else EXIT_OK
 
 

@@ -17,6 +17,7 @@ import click
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import OlderSpelling, format_option, parse_codes
+from .progress import progress
 
 
 @click.command("convert", short_help="Convert between the nested and flat dialects and GGUF")
@@ -63,23 +64,25 @@ def command(src: str, dst: str, to: str, outtype: str | None, tokenizer_from: st
     _sigterm_unwinds()
     if to == "gguf" or src.endswith(".gguf"):
         from ..convert.gguf import convert_gguf
-        report = convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
-                              tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
+        gguf_report = convert_gguf(src, dst, to=to, target=target, verifier_name=verifier_name, outtype=outtype,
+                                   tokenizer_from=tokenizer_from, dry_run=dry_run, force=force,
                               accept_findings=accept, verifier_architectures=verifier_archs,
                               accept_changes=changes)
-        render(report, fmt)
+        render(gguf_report, fmt)
         # a written file whose own check found an error (a llama.cpp loader rule, DF907) exits as verify of
         # that file would: 1, and the report does not call it verified
-        return EXIT_FINDINGS if report.failed() else EXIT_OK
+        return EXIT_FINDINGS if gguf_report.failed() else EXIT_OK
     if outtype or tokenizer_from:
         from ..errors import ConversionUsageError
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
-    # the ignore trails its argument's own line, where mypy reports it (also after `ruff format` splits the call)
-    render(convert(src, dst,
-                   to=to,  # type: ignore[arg-type]
-                   target=target, verifier_name=verifier_name, verifier_architectures=verifier_archs,
-                   dry_run=dry_run, force=force,
-                   accept_findings=accept, accept_changes=changes), fmt)
+    with progress("convert", fmt=fmt) as update:
+        # the ignore trails its argument's own line, where mypy reports it (also after `ruff format` splits it)
+        report = convert(src, dst,
+                         to=to,  # type: ignore[arg-type]
+                         target=target, verifier_name=verifier_name, verifier_architectures=verifier_archs,
+                         dry_run=dry_run, force=force, accept_findings=accept, accept_changes=changes,
+                         progress=lambda i, n, shard: update(i, n, shard, ""))
+    render(report, fmt)
     return EXIT_OK
 
 

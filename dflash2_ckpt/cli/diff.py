@@ -5,27 +5,13 @@ Exit codes: 0 every tensor equal or within its scheme's rounding; 1 a tensor dif
 from __future__ import annotations
 
 import json
-import os
-import sys
-from typing import Any
 
 import click
 
 from .completion import complete_path
 from .errors import guarded
+from .progress import progress
 from .options import emit, format_option, open_source, output_option, threads_option
-
-
-def _terminal() -> Any:
-    """stderr's rich console when rich would call it a terminal, else None. rich (about 0.06 CPU-s to import,
-    a seventh of diffing a 1 GB copy) loads only when stderr is a tty or an environment variable rich reads
-    could make it one."""
-    if not (sys.stderr.isatty() or any(os.environ.get(k) is not None
-                                       for k in ("FORCE_TERMINAL", "TTY_COMPATIBLE", "FORCE_COLOR"))):
-        return None
-    from rich.console import Console
-    console = Console(stderr=True)
-    return console if console.is_terminal else None
 
 
 @click.command("diff", short_help="Compare a quantized or re-exported drafter with its source")
@@ -54,16 +40,8 @@ def command(derived: str, reference: str, receipt: str | None, threads: int | No
         guard = inputs([derived, reference]) | Inputs(frozenset(files_read([derived, reference])))
         check(receipt, reading=guard, hint="write the receipt to a file outside both checkpoints")
     d, r = open_source(derived), open_source(reference)
-    err = _terminal()
-    if err is not None:
-        from ..report.safe_markup import value
-        from rich.progress import Progress
-        with Progress(console=err, transient=True) as bar:
-            task = bar.add_task("diff", total=None)
-            result = diff(d, r, threads=threads, progress=lambda i, n, name: bar.update(task, completed=i, total=n,
-                                                                      description=value(name[-40:])))
-    else:
-        result = diff(d, r, threads=threads)
+    with progress("diff", fmt=fmt) as update:
+        result = diff(d, r, threads=threads, progress=lambda i, n, name: update(i, n, name, ""))
     if receipt and guard is not None:
         from ..sources.safe_write import write_text
         write_text(receipt, json.dumps(result.receipt(), indent=2) + "\n", reading=guard)

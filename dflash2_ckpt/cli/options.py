@@ -55,6 +55,12 @@ def format_option(fn: F) -> F:
                              "github (workflow annotations).")(fn)
 
 
+def verbose_option(fn: F) -> F:
+    return click.option("--verbose", "-v", is_flag=True, default=False,
+                        help="Text: the full report (every engine release, the citations of each fact); "
+                             "json and sarif always carry it all.")(fn)
+
+
 def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Output:
     """`FORMAT=FILE` -> (format, file); with `bare`, a plain FILE -> ("", FILE): the --format of the run
     (audit's older `-o FILE`)."""

@@ -62,7 +62,7 @@ def other_inputs(ctx: click.Context | None, argv: list[str] | None = None) -> "I
     return inputs([v for n in CHECKPOINT_OPTIONS if isinstance(v := params.get(n), str)])
 
 
-def write_outputs(report: Any, outputs: Iterable[Output]) -> bool:
+def write_outputs(report: Any, outputs: Iterable[Output], *, verbose: bool = False) -> bool:
     """Each --output file gets the whole report in its format (the machine-output contract, per file): every
     destination checked first, then all written atomically (report/write.py); an output to `-` is printed
     on stdout after them. True when it was: the caller then prints nothing more there."""
@@ -70,20 +70,20 @@ def write_outputs(report: Any, outputs: Iterable[Output]) -> bool:
     to_stdout = [fmt for fmt, path in outputs if path == STDOUT]
     outputs = [o for o in outputs if o[1] != STDOUT]
     if not outputs:
-        return _print(report, to_stdout)
+        return _print(report, to_stdout, verbose)
     from ..report.write import destination, files_read, write_files     # (tempfile, shutil): files only
     ctx = click.get_current_context(silent=True)
     follow = bool(ctx and ctx.meta.get(FOLLOW))
     reading = files_read(read_paths(ctx))
     others = other_inputs(ctx)
     dests = [destination(path, follow_symlinks=follow, reading=reading, inputs=others) for _, path in outputs]
-    write_files((d, functools.partial(render, report, fmt)) for d, (fmt, _) in zip(dests, outputs))
+    write_files((d, functools.partial(render, report, fmt, verbose=verbose)) for d, (fmt, _) in zip(dests, outputs))
     if ctx is not None:
         ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)
-    return _print(report, to_stdout)
+    return _print(report, to_stdout, verbose)
 
 
-def _print(report: Any, formats: list[str]) -> bool:
+def _print(report: Any, formats: list[str], verbose: bool = False) -> bool:
     for fmt in formats:             # at most one: the option refuses a second `-`
-        render(report, fmt, sys.stdout)
+        render(report, fmt, sys.stdout, verbose=verbose)
     return bool(formats)

@@ -53,14 +53,16 @@ def command(directory: str, repo: str, revision: str | None, create_pr: bool, ru
             engines: tuple[str, ...],
             fmt: str) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
-    from ..usecases.push import push
+    from ..usecases.push import PushOptions, push
     from ..report import render
-    result = push(directory, repo, revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict,
-                  token=token, commit_message=message, include_pickles=include_pickles, card=card, private=private,
-                  select=parse_codes(select, "--select"), ignore=parse_codes(ignore, "--ignore"), target=target,
-                  engines=engines,
-                  accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None,
-                  dry_run=dry_run, include=include, exclude=exclude, delete=delete, yes=yes, confirm=_ask)
+    options = PushOptions(revision=revision, create_pr=create_pr, smoke=run_smoke, strict=strict, token=token,
+                          commit_message=message, include_pickles=include_pickles, card=card, private=private,
+                          select=parse_codes(select, "--select"), ignore=parse_codes(ignore, "--ignore"),
+                          target=target, engines=engines,
+                          accept_table=Path(accept_table).read_text(encoding="utf-8") if accept_table else None,
+                          dry_run=dry_run, include=include, exclude=exclude, delete=delete, yes=yes,
+                          confirm=_ask)
+    result = push(directory, repo, options)
     render(result, fmt)
     return EXIT_FINDINGS if result.failed(strict) else EXIT_OK
 

@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import contextlib
-import sys
 from typing import Callable, Iterator
 
 import click
-from rich.console import Console
 
 from .completion import complete_path
 from .errors import guarded
@@ -33,25 +31,24 @@ def parse_size(text: str | None) -> int | None:
 
 
 @contextlib.contextmanager
-def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
-    """A transient progress bar on stderr when it is a terminal; nothing otherwise (pipes, CI, JSON)."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("smoke: {task.description}"), BarColumn(), TimeElapsedColumn(),
-                  transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task("starting", total=None)
-        note = ""
+def _progress(fmt: str) -> Iterator[Callable[[str, int, int], None] | None]:
+    """The stages on stderr (cli/progress.py): a bar on a terminal, a line per stage off one; the run's
+    estimate (a call with total 0) is shown beside every stage."""
+    from .progress import progress
+    note = ""
 
-        def update(stage: str, done: int, total: int) -> None:
+    def plain(done: int, total: int | None, label: str, extra: str) -> str | None:
+        return f"smoke: {done}/{total} {label}" + (f" ({extra})" if extra else "") if total else None
+
+    with progress("smoke", plain, fmt=fmt) as update:
+        def stage(name: str, done: int, total: int) -> None:
             nonlocal note
             if total == 0:            # the estimate, shown beside every stage
-                note = f" ({stage})"
-                bar.update(task, description="loading" + note)
+                note = name
+                update(0, None, "loading", note)
                 return
-            bar.update(task, description=stage + note, completed=done, total=total)
-        yield update
+            update(done, total, name, note)
+        yield stage
 
 
 @click.command("smoke", short_help="Run the drafter's forward and selector walk to prove it drafts")
@@ -83,7 +80,7 @@ def command(path: str, target: str | None, hidden_states: str | None, block_size
     from ..smoke import require_smoke_deps, run_smoke
     require_smoke_deps()             # say "install the extra" before touching the source
     budget = parse_size(max_memory)
-    with _progress() as progress:
+    with _progress(fmt) as progress:
         report = run_smoke(open_source(path, revision, token, subfolder), target=open_target(target, token),
                            hidden_states=hidden_states, block_size=block_size, seed=seed, device=device,
                            requests=requests, layers=layers, max_memory=budget, threads=threads,

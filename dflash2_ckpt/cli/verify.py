@@ -1,6 +1,7 @@
 """`dflash2-ckpt verify PATH`: header-level checks, optionally the smoke forward (dflash2_ckpt.usecases.verify_smoke.check)."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import click
 
 from .completion import complete_path
 from .errors import guarded
+from .progress import progress
 from .options import check_statistics, configured, emit, engine_option, exit_zero_option, fix_options, format_option, \
     hub_options, open_source, open_target, output_option, parse_codes, select_options, statistics_option, strict_option, target_option
 
@@ -42,8 +44,10 @@ def command(path: str, target: str | None, fmt: str, strict: bool, exit_zero: bo
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
 
     def run() -> int:
-        result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
-                       select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines)
+        with progress("scan", fmt=fmt) if scan else contextlib.nullcontext(None) as update:
+            result = check(open_source(path, revision, token, subfolder), target=open_target(target, token),
+                           select=sel, ignore=ign, scan=scan, smoke=with_smoke, strict=strict, engines=engines,
+                           progress=None if update is None else lambda i, n, name: update(i, n, name, ""))
         return emit(result, fmt, strict, outputs, statistics=statistics, exit_zero=exit_zero)
     if not (apply_fixes or show_diff):
         return run()

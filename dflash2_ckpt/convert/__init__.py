@@ -12,7 +12,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from .regressions import refuse_new_errors
 from ..checkpoint import INDEX, Checkpoint, open_checkpoint
@@ -30,6 +30,8 @@ from .tokenizer_record import record_in_config, target_fingerprint
 from .stream import WriteError, write_shard
 
 __all__ = ["convert", "ConversionReport", "WriteError"]
+
+Progress = Callable[[int, int, str], None]      # (done, total, shard): where a long write is (cli/progress.py)
 
 
 def _looks_like_repo_id(name: object) -> bool:
@@ -104,13 +106,16 @@ def _write_json(path: Path, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
-def _stage(plan: ConversionPlan, src_root: Path, tmp: Path) -> int:
-    """Write everything into the staging directory, every tensor compared with the source; returns that count."""
+def _stage(plan: ConversionPlan, src_root: Path, tmp: Path, progress: Progress | None = None) -> int:
+    """Write everything into the staging directory, every tensor compared with the source; returns that count.
+    `progress(done, total, shard)` after each shard written and checked."""
     checked = 0
     config = _json_bytes(plan.config, "config.json")        # before the tensors: a refusal costs nothing
     index = _json_bytes(plan.index(), INDEX) if plan.sharded else None
-    for shard in plan.shards:
+    for n, shard in enumerate(plan.shards, 1):
         checked += write_shard(str(src_root / shard.source), str(tmp / shard.name), shard)
+        if progress is not None:
+            progress(n, len(plan.shards), shard.name)
     _write_json(tmp / "config.json", config)
     if index is not None:
         _write_json(tmp / INDEX, index)
@@ -134,7 +139,7 @@ def _verify_staged(plan: ConversionPlan, source_findings: tuple[Finding, ...], t
     return report.findings
 
 
-def _refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set[str], accept: list[str]) -> None:
+def refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set[str], accept: list[str]) -> None:
     """A source with error findings is not converted unless the caller accepts those codes by name.
     A finding about a tensor the conversion renames or drops (`repaired`: a name variant, a copy of the
     target) is one it repairs, and does not count."""
@@ -150,7 +155,8 @@ def _refuse_findings(ckpt: Checkpoint, found: tuple[Finding, ...], repaired: set
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Literal["nested", "flat"],
             target: str | os.PathLike[str] | None = None, verifier_name: str | None = None,
             verifier_architectures: tuple[str, ...] = (), dry_run: bool = False, force: bool = False,
-            accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = ()) -> ConversionReport:
+            accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = (),
+            progress: Progress | None = None) -> ConversionReport:
     """Convert SRC into the `to` dialect at DST. Raises ConversionUsageError when asked for the impossible
     (no verifier name or architectures, DST exists without force, DST overlaps SRC), SourceFindingsError
     when the source has error findings whose codes (or prefixes) are not in `accept_findings`,
@@ -176,10 +182,10 @@ def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, to: Lit
         return report_from_plan(plan, dry_run=True, seconds=time.monotonic() - start, extra=extra)
     cleaned = claim_destination(dst_path, dst, force)
     source_findings = source.findings
-    _refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
+    refuse_findings(ckpt, source_findings, {t.name for t in plan.tensors if t.action != "copy"},
                      list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
-        checked = _stage(plan, src_root, tmp)
+        checked = _stage(plan, src_root, tmp, progress)
         findings = _verify_staged(plan, source_findings, tmp)
         install(tmp, dst_path, force)
     return report_from_plan(plan, dry_run=False, written=True, tensors_verified=checked,

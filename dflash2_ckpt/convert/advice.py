@@ -16,7 +16,8 @@ from ..engines.judge import EngineVerdict, conversion_target, judge, target_note
 from ..errors import ConversionError, Dflash2Error
 from ..findings import Finding
 from ..sources import Source
-from ..usecases.compat import CompatReport, drafter_of
+from ..checkpoint.drafter import drafter_of
+from ..usecases.compat import CompatReport
 from ..usecases.compat import compat as judged
 from ..formats import gguf_names as N
 from ..formats.parse import to_spec
@@ -40,12 +41,13 @@ def converted_drafter(ckpt: Checkpoint, to: str, *, target: str | None = None, o
         return _from_gguf(ckpt, d, to, out)
     if to == "gguf":
         from .to_gguf import plan_tensors
-        from .plan import _refuse_source
-        _refuse_source(ckpt)
+        from .plan import refuse_source
+        refuse_source(ckpt)
         tensors, _ = plan_tensors(ckpt, None)
-        return Drafter(dialect="gguf", version=d.version, spec=d.spec, config=d.config,
-                       tensors=frozenset(t.gguf_name for t in tensors), quantized_modules=d.quantized_modules,
-                       path=out, target=target)
+        if d.spec is None:
+            raise ConversionError("the config does not describe a DFlash drafter")
+        return d.converted("gguf", d.spec, d.config, (t.gguf_name for t in tensors),
+                           quantized_modules=d.quantized_modules, path=out)
     if to not in ("nested", "flat"):
         raise ConversionError(f"convert writes nested, flat or gguf, not {to}")
     verifier = Verifier(target or "TARGET", _STAND_IN) if to == "flat" else None
@@ -83,18 +85,17 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
         if diffs:
             raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
         new = flat
-    return Drafter(dialect=to, version=new.version, spec=new, config=cfg,
-                   tensors=frozenset(hf for hf in names.values() if hf), path=out, target=d.target)
+    return d.converted(to, new, cfg, (hf for hf in names.values() if hf), path=out)
 
 
 def _reduced_from_gguf(ckpt: Checkpoint, spec: DraftSpec, names: dict[str, str | None], d: Drafter, to: str,
                        out: str) -> Drafter:
     """A GGUF with a reduced draft vocabulary goes back to the flat dialect only, from the config it carries
     (convert/from_gguf.py): lm_head, d2t as offsets and t2d rebuilt beside the other tensors."""
-    from .from_gguf import _config
+    from .from_gguf import gguf_config
     from . import gguf_vocab as V
     assert ckpt.gguf is not None
-    raw, source = _config(ckpt.gguf, spec, "float32", [])
+    raw, source = gguf_config(ckpt.gguf, spec, "float32", [])
     cfg = json.loads(raw) if source == "embedded" else None
     new = to_spec(cfg)[0] if isinstance(cfg, dict) else None
     if to != "flat" or not isinstance(cfg, dict) or new is None or new.dialect != "flat":
@@ -104,8 +105,7 @@ def _reduced_from_gguf(ckpt: Checkpoint, spec: DraftSpec, names: dict[str, str |
     if lost:
         raise ConversionError(f"{lost[0]} is not a DFlash tensor llama.cpp names; converting would lose it")
     tensors = {hf for hf in names.values() if hf} | {V.D2T, V.T2D} | ({V.HEAD_HF} if V.HEAD_GGUF in names else set())
-    return Drafter(dialect="flat", version=new.version, spec=new, config=cfg, tensors=frozenset(tensors), path=out,
-                   target=d.target)
+    return d.converted("flat", new, cfg, tensors, path=out)
 
 
 def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:

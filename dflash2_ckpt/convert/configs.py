@@ -97,21 +97,13 @@ NO_FLAT_HOME = ("use_swa", "swa_window_size", "attention_sink_bias")
 
 def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier | None
                    ) -> tuple[dict[str, Any], list[KeyChange], list[str]]:
-    if verifier is None or not verifier.name_or_path:
-        raise ConversionUsageError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
-                              "config does not say which model that is",
-                              hint="pass --target DIR (the target model) or --verifier-name ORG/NAME")
-    if not verifier.architectures:
-        raise ConversionUsageError("the flat dialect records the verifier's architectures (speculators_config."
-                                   f"verifier.architectures) and nothing says what {verifier.name_or_path} is",
-                                   hint="pass --target DIR (its config.json gives them) or --verifier-arch CLASS")
+    verifier = _named_verifier(verifier)
     w = _Writer()
     out: dict[str, Any] = {}
     tlc: dict[str, Any] = {}
-    version = spec.version
     dc: Mapping[str, Any] = src["dflash_config"]
     block, block_src = _only_value(src, dc, "block_size")
-    mask, mask_src = _only_value(src, dc, "mask_token_id")
+    _, mask_src = _only_value(src, dc, "mask_token_id")
     if block is None:
         raise ConversionError("no block_size: the flat dialect derives speculative_tokens = block_size - 1 from it",
                               hint="set dflash_config.block_size to the block length the drafter was trained with")
@@ -122,11 +114,35 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
                               "key for them and speculators builds no sink parameters, so the converted drafter "
                               "would lose their meaning", hint="serve it from the nested dialect (vLLM)")
     swnc = nested_causality_for_flat(spec)
+    sources = {"block_size": block_src, "mask_token_id": mask_src}
+    _flat_top_level(src, sources, w, out, tlc)
+    _flat_from_dflash_config(dc, sources, w, out)
+    _flat_added(spec, verifier, block, swnc, w, out, tlc)
+    return out, w.changes, w.notes
+
+
+def _named_verifier(verifier: Verifier | None) -> Verifier:
+    """The verifier the flat dialect records, or the refusal that says how to name it."""
+    if verifier is None or not verifier.name_or_path:
+        raise ConversionUsageError("the flat dialect names its verifier (speculators_config.verifier) and the nested "
+                              "config does not say which model that is",
+                              hint="pass --target DIR (the target model) or --verifier-name ORG/NAME")
+    if not verifier.architectures:
+        raise ConversionUsageError("the flat dialect records the verifier's architectures (speculators_config."
+                                   f"verifier.architectures) and nothing says what {verifier.name_or_path} is",
+                                   hint="pass --target DIR (its config.json gives them) or --verifier-arch CLASS")
+    return verifier
+
+
+def _flat_top_level(src: Mapping[str, Any], sources: Mapping[str, str | None], w: _Writer, out: dict[str, Any],
+                    tlc: dict[str, Any]) -> None:
+    """The nested config's top-level keys: kept at the top, moved into transformer_layer_config, or dropped.
+    `sources`: where block_size and mask_token_id are read from (the one place written)."""
     for k, v in src.items():
         if k == "dflash_config":
             continue
         if k in ("block_size", "mask_token_id"):
-            if (k == "block_size" and block_src == k) or (k == "mask_token_id" and mask_src == k):
+            if sources[k] == k:
                 w.move(out, k, v, k, k)
             else:
                 w.drop(k, v, f"same value as dflash_config.{k}, which is written as {k}")
@@ -147,6 +163,11 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
             w.move(tlc, k, v, k, f"transformer_layer_config.{k}")   # speculators writes it in both places
         else:
             w.move(tlc, k, v, k, f"transformer_layer_config.{k}")
+
+
+def _flat_from_dflash_config(dc: Mapping[str, Any], sources: Mapping[str, str | None], w: _Writer,
+                             out: dict[str, Any]) -> None:
+    """dflash_config's keys, at the flat config's top level (the taps as speculators counts them)."""
     for k, v in dc.items():
         path = f"dflash_config.{k}"
         if k == "target_layer_ids":
@@ -155,7 +176,7 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
             w.changes.append(KeyChange("changed", path, "aux_hidden_state_layer_ids", aux, v,
                                        "speculators counts hidden states, embedding output first: aux = target + 1"))
         elif k in ("block_size", "mask_token_id"):
-            if (k == "block_size" and block_src == path) or (k == "mask_token_id" and mask_src == path):
+            if sources[k] == path:
                 w.move(out, k, v, path, k)
         elif k == "causal":
             w.drop(path, v, "causality is written as sliding_window_non_causal")
@@ -166,6 +187,13 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
                                   f"{k}; carrying it over would change its meaning", hint=f"rename or remove {path}")
         else:
             w.move(out, k, v, path, k)
+
+
+def _flat_added(spec: DraftSpec, verifier: Verifier, block: Any, swnc: bool, w: _Writer, out: dict[str, Any],
+                tlc: dict[str, Any]) -> None:
+    """The keys the flat dialect has and the nested config does not: the discriminator, the verifier, the
+    proposal, the causality flag, and the defaults stated."""
+    version = spec.version
     if "model_type" not in tlc:
         w.add(tlc, "model_type", "qwen3", "transformer_layer_config.model_type",
               "speculators builds the transformer config from its model_type")
@@ -190,7 +218,6 @@ def nested_to_flat(src: Mapping[str, Any], spec: DraftSpec, verifier: Verifier |
     }, "speculators_config", "greedy proposal with speculative_tokens = block_size - 1 and the verifier")
     w.notes.append(f"causality: sliding_window_non_causal = {str(swnc).lower()} reproduces every layer's "
                    "resolved causality in speculators and in vLLM's flat loader")
-    return out, w.changes, w.notes
 
 
 def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: int | None
@@ -219,6 +246,24 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
             continue
         w.move(root, k, v, f"transformer_layer_config.{k}", k)
     is_causal, note = flat_causality_for_nested(spec)
+    _nested_from_top_level(src, tlc, is_causal, num_target_layers, w, root, dc)
+    if "architectures" not in root:
+        w.add(root, "architectures", [ARCH[version]], "architectures", "the nested dialect routes on it")
+    if is_causal is not None:
+        w.add(root, "is_causal", is_causal, "is_causal", "resolved causality, explicit for vLLM and SGLang")
+        w.add(dc, "causal", is_causal, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
+    w.notes.append("causality: " + note)
+    if num_target_layers is not None and "num_target_layers" not in root:
+        w.add(root, "num_target_layers", num_target_layers, "num_target_layers", "the target's num_hidden_layers")
+    root["dflash_config"] = dc
+    return root, w.changes, w.notes
+
+
+def _nested_from_top_level(src: Mapping[str, Any], tlc: Mapping[str, Any], is_causal: bool | None,
+                           num_target_layers: int | None, w: _Writer, root: dict[str, Any],
+                           dc: dict[str, Any]) -> None:
+    """The flat config's top-level keys: at the nested root, into dflash_config (the taps as decoder layers),
+    or dropped with the reason."""
     for k, v in src.items():
         if k == "transformer_layer_config":
             continue
@@ -273,13 +318,3 @@ def flat_to_nested(src: Mapping[str, Any], spec: DraftSpec, num_target_layers: i
                                   hint=f"remove or rename the top-level {k}")
         else:
             w.move(dc, k, v, k, f"dflash_config.{k}")
-    if "architectures" not in root:
-        w.add(root, "architectures", [ARCH[version]], "architectures", "the nested dialect routes on it")
-    if is_causal is not None:
-        w.add(root, "is_causal", is_causal, "is_causal", "resolved causality, explicit for vLLM and SGLang")
-        w.add(dc, "causal", is_causal, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
-    w.notes.append("causality: " + note)
-    if num_target_layers is not None and "num_target_layers" not in root:
-        w.add(root, "num_target_layers", num_target_layers, "num_target_layers", "the target's num_hidden_layers")
-    root["dflash_config"] = dc
-    return root, w.changes, w.notes

@@ -124,7 +124,7 @@ def nested_config(spec: DraftSpec, dtype: str) -> dict[str, Any]:
     return cfg
 
 
-def _config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tuple[bytes, str]:
+def gguf_config(h: GGUFHeader, spec: DraftSpec, dtype: str, notes: list[str]) -> tuple[bytes, str]:
     raw = h.get(N.KEY_SOURCE_CONFIG)
     if isinstance(raw, str):
         try:
@@ -285,7 +285,7 @@ def convert_from_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], 
     notes: list[str] = []
     entries, pieces, rows = _tensors(ckpt, h, root, notes, decide=not dry_run)
     dtypes = {d for _, d, s in entries if len(s) >= 2}
-    config_bytes, config_source = _config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
+    config_bytes, config_source = gguf_config(h, spec, _DTYPE_NAMES[dtypes.pop() if len(dtypes) == 1 else "F32"], notes)
     if config_source != "embedded" and any(t.name == V.D2T for t in h.tensors):
         # only the flat dialect has a draft vocabulary, and the metadata has none of its other keys
         raise ConversionError("a reduced draft vocabulary (d2t) converts back from the flat config.json the file "
@@ -335,8 +335,7 @@ def _planned_nested(config: dict[str, Any], entries: list[Any], source: Drafter)
     new, _ = to_spec(config)
     if new is None:
         raise ConversionError("internal: the written config does not parse")
-    return Drafter(dialect="nested", version=new.version, spec=new, config=config,
-                   tensors=frozenset(e[0] for e in entries), path="DRAFTER", target=source.target)
+    return source.converted("nested", new, config, (e[0] for e in entries))
 
 
 def _refuse_broken(findings: tuple[Finding, ...], label: str, accept: list[str]) -> None:

@@ -18,7 +18,7 @@ from .quant import module_renames
 
 def source_drafter(ckpt: Checkpoint, target: str | None = None) -> Drafter:
     """An opened checkpoint as the engines judge it: the source, or a written (staged) output opened again."""
-    from ..usecases.compat import drafter_of
+    from ..checkpoint.drafter import drafter_of
     return drafter_of(ckpt, target=target)
 
 
@@ -26,18 +26,16 @@ def planned_drafter(plan: ConversionPlan, source: Drafter, out: str = "DRAFTER")
     """The drafter a dialect plan writes: its config, its tensor names, the quantized modules renamed."""
     renames = module_renames((t.name, t.dst_name) for t in plan.tensors if t.dst_name)
     quant = {renames.get(m, m): s for m, s in source.quantized_modules.items()}
-    return Drafter(dialect=plan.to, version=plan.new_spec.version, spec=plan.new_spec, config=plan.config,
-                   tensors=frozenset(t.dst_name for t in plan.tensors if t.dst_name), quantized_modules=quant,
-                   path=out, target=source.target)
+    return source.converted(plan.to, plan.new_spec, plan.config, (t.dst_name for t in plan.tensors if t.dst_name),
+                            quantized_modules=quant, path=out)
 
 
 def gguf_drafter(view: DraftSpec, tensors: Iterable[str], source: Drafter, out: str = "DRAFTER") -> Drafter:
     """The drafter a GGUF holds: its metadata read as llama.cpp reads it (`view`), its GGUF tensor names
     listed under their HF names, as an opened GGUF checkpoint lists them."""
     from ..formats.gguf_names import gguf_to_hf
-    return Drafter(dialect="gguf", version=view.version, spec=view.with_(dialect="gguf"), config={},
-                   tensors=frozenset(gguf_to_hf(t) or t for t in tensors), quantized_modules=source.quantized_modules, path=out,
-                   target=source.target)
+    return source.converted("gguf", view.with_(dialect="gguf"), {}, (gguf_to_hf(t) or t for t in tensors),
+                            quantized_modules=source.quantized_modules, path=out)
 
 
 def check_drafters(source: Drafter, output: Drafter, accepted: Iterable[str] = ()) -> MeaningCheck:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import ConversionError
-from .stream import (Ledger, Run, Snapshot, _copy_range, _pwrite_all, same_samples, sample_places, segments,
+from .stream import (Ledger, Run, Snapshot, copy_range, pwrite_all, same_samples, sample_places, segments,
                      source_changed)
 
 
@@ -57,7 +57,7 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
     dst_fd = os.open(dst, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
     rng = random.Random()
     try:
-        _pwrite_all(dst_fd, memoryview(header), 0)
+        pwrite_all(dst_fd, memoryview(header), 0)
         # the file grows as it is written and writeback is left to the kernel, as in the dialect copy
         # (stream.py's docstring has the measurement); holes and padding between pieces read as zeros
         copy_buf = bytearray()
@@ -73,7 +73,7 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                 if len(data) != p.nbytes:
                     raise ConversionError(f"internal: {p.name} computed {len(data)} bytes, not {p.nbytes}")
                 planned.append((p.out_begin, len(data), -1))
-                _pwrite_all(dst_fd, memoryview(data), p.out_begin, ledger)
+                pwrite_all(dst_fd, memoryview(data), p.out_begin, ledger)
                 if not _same_as_memory(dst_fd, p.out_begin, data, rng):
                     raise _differs(p.name, dst)
                 del data                            # one computed tensor in memory at a time
@@ -87,7 +87,7 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                     run = (p.out_begin + off, n, p.src_begin + off)
                     planned.append(run)
                     copied.append((run, fd, p.name))
-                    _copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger)
+                    copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger)
         if os.fstat(dst_fd).st_size < size:
             os.ftruncate(dst_fd, size)           # trailing padding or a trailing hole: zeros, only ever grown
         if not ledger.matches(planned):
@@ -119,7 +119,7 @@ def _write_chunks(dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: 
         if at + n > end:
             raise ConversionError(f"internal: {p.name} computed more than its {p.nbytes} bytes")
         planned.append((at, n, -1))
-        _pwrite_all(dst_fd, memoryview(data), at, ledger)
+        pwrite_all(dst_fd, memoryview(data), at, ledger)
         if not _same_as_memory(dst_fd, at, data, rng):
             raise _differs(p.name, dst)
         del data

@@ -114,7 +114,7 @@ class ConversionPlan:
 REFUSAL_FAMILIES = (*OPENING, "identity")
 
 
-def _refuse_source(ckpt: Checkpoint, families: Mapping[str, Sequence[Finding]] | None = None) -> list[Finding]:
+def refuse_source(ckpt: Checkpoint, families: Mapping[str, Sequence[Finding]] | None = None) -> list[Finding]:
     """Raise when the source cannot be converted faithfully; otherwise its config and file findings.
     `families` is what verify found on the source (Report.families), so a conversion checks it once;
     without it the families a refusal reads run here, in one pass."""
@@ -141,7 +141,7 @@ def _refuse_source(ckpt: Checkpoint, families: Mapping[str, Sequence[Finding]] |
     return opening
 
 
-def _tensor_fate(name: str) -> tuple[str | None, str]:
+def tensor_fate(name: str) -> tuple[str | None, str]:
     """(destination name or None to drop, reason), as the role table decides."""
     r = role_of(name)
     if r.rule.fate == "drop":
@@ -154,7 +154,7 @@ def _tensor_actions(ckpt: Checkpoint) -> list[TensorAction]:
     taken: dict[str, str] = {}
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
-            dst, reason = _tensor_fate(t.name)
+            dst, reason = tensor_fate(t.name)
             if dst is None:
                 out.append(TensorAction("drop", t.name, None, shard, None, t.dtype, t.shape, t.begin, t.end, reason))
                 continue
@@ -205,7 +205,7 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
               num_target_layers: int | None = None,
               families: Mapping[str, Sequence[Finding]] | None = None) -> ConversionPlan:
     """The plan from headers alone; `families`: the source's verify findings by family, when computed."""
-    opening = _refuse_source(ckpt, families)
+    opening = refuse_source(ckpt, families)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
     assert spec is not None and config is not None and det is not None
     assert det.dialect in ("nested", "flat", "assistant")     # a GGUF source goes through from_gguf

@@ -90,7 +90,7 @@ class Ledger:
         return self.runs == want.runs
 
 
-def _pwrite_all(fd: int, data: memoryview, offset: int, ledger: Ledger | None = None) -> None:
+def pwrite_all(fd: int, data: memoryview, offset: int, ledger: Ledger | None = None) -> None:
     while len(data):
         n = os.pwrite(fd, data, offset)
         if ledger is not None:
@@ -101,7 +101,7 @@ def _pwrite_all(fd: int, data: memoryview, offset: int, ledger: Ledger | None = 
 _NO_KERNEL_COPY = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM)
 
 
-def _copy_range(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray,
+def copy_range(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray,
                 ledger: Ledger) -> None:
     """Copy bytes in the kernel (copy_file_range, like cp); through `buf` where that is unsupported.
     Each step goes into the ledger as the call reported it."""
@@ -123,7 +123,7 @@ def _copy_range(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf
             view = memoryview(buf)[:min(n, CHUNK)]
             got = os.preadv(src_fd, [view], start + done)
             if got > 0:
-                _pwrite_all(dst_fd, view[:got], out + done)
+                pwrite_all(dst_fd, view[:got], out + done)
         if got <= 0:
             raise ConversionError(f"the source ended early at byte {start + done}; was it changed meanwhile?")
         ledger.add(out + done, got, start + done)
@@ -168,7 +168,7 @@ def write_shard(src_path: str, dst_path: str, shard: OutShard) -> int:
         snap = Snapshot(src_fd)
         dst_fd = os.open(dst_path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            _pwrite_all(dst_fd, memoryview(shard.header), 0)
+            pwrite_all(dst_fd, memoryview(shard.header), 0)
             copy_buf = bytearray()                  # grows only if the kernel cannot copy
             ledger, planned, owners = Ledger(), [], []
             for t, (out_begin, _) in zip(shard.tensors, shard.offsets):
@@ -176,7 +176,7 @@ def write_shard(src_path: str, dst_path: str, shard: OutShard) -> int:
                     if data:
                         planned.append((out_begin + off, n, t.begin + off))
                         owners.append(t)
-                        _copy_range(src_fd, t.begin + off, n, dst_fd, out_begin + off, copy_buf, ledger)
+                        copy_range(src_fd, t.begin + off, n, dst_fd, out_begin + off, copy_buf, ledger)
             if os.fstat(dst_fd).st_size < shard.size:
                 os.ftruncate(dst_fd, shard.size)    # a trailing hole of a sparse source (zeros)
             if not ledger.matches(planned):

@@ -47,7 +47,7 @@ from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
 from . import gguf_vocab as V
 from .pieces import Piece, write_pieces
-from .plan import _refuse_source, _tensor_fate
+from .plan import refuse_source, tensor_fate
 from .staging import check_overlap, claim_destination, exists_error, staging_area
 
 OUTTYPES = ("bf16", "f16", "f32", "q8_0")
@@ -143,13 +143,13 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
                 notes.append(f"dropped {t.name} ({t.nbytes:,} B): llama.cpp reads no t2d (its converter drops it); "
                              "converting back rebuilds it from d2t")
                 continue
-            hf, reason = (t.name, "") if t.name in own else _tensor_fate(t.name)
+            hf, reason = (t.name, "") if t.name in own else tensor_fate(t.name)
             if hf is None:
                 notes.append(f"dropped {t.name} ({t.nbytes:,} B): {reason}")
                 continue
             if t.name == V.D2T and dv is not None:
                 # the HF offsets as the absolute ids llama.cpp scatters the draft logits to
-                data = V.absolute(ckpt._read(shard, t.begin, t.nbytes), _t2d(ckpt), ckpt.spec.vocab_size, ckpt.label)
+                data = V.absolute(ckpt.read_counted(shard, t.begin, t.nbytes), _t2d(ckpt), ckpt.spec.vocab_size, ckpt.label)
                 out.append(GGUFTensorPlan(t.name, V.D2T, t.dtype, GGMLQuantizationType.I64, t.shape, shard,
                                           t.begin, t.end, data=data))
                 seen.add(V.D2T)
@@ -180,7 +180,7 @@ def _t2d(ckpt: Checkpoint) -> bytes:
     t = ckpt.tensors.get(V.T2D)
     if t is None or t.dtype != "BOOL" or t.nbytes > 64 << 20:
         return b""
-    return ckpt._read(t.file, t.begin, t.nbytes)
+    return ckpt.read_counted(t.file, t.begin, t.nbytes)
 
 
 def _causal(spec: DraftSpec) -> bool | None:
@@ -309,7 +309,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     ckpt = open_checkpoint(src)
     if ckpt.gguf is not None:
         raise ConversionUsageError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
-    _refuse_source(ckpt)
+    refuse_source(ckpt)
     spec = ckpt.spec
     assert spec is not None and ckpt.detection is not None
     if target is None and tokenizer_from is None:
@@ -342,13 +342,13 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         report.extra["dry_run"] = True
         return report
     cleaned = claim_destination(dst_path, dst, force)
-    from . import _refuse_findings
+    from . import refuse_findings
     source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
     repaired = ({t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
                 | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}})
     if draft_vocab(spec) is not None:       # a reduced vocabulary's own head and maps are carried, not repaired
         repaired -= {V.HEAD_HF, V.D2T, V.T2D}
-    _refuse_findings(ckpt, source_findings, repaired, list(accept_findings))
+    refuse_findings(ckpt, source_findings, repaired, list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
         w = _writer(tmp / "header.part", ckpt, view, tensors, outtype=outtype, target=Path(target) if target else None,
                     target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,

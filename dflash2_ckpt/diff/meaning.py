@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.drafter import drafter_of
 from ..engines import PROFILES, Drafter
 from ..engines.meaning import compare
 from ..errors import Dflash2Error
@@ -20,8 +21,9 @@ def _drafter(ckpt: Checkpoint) -> Drafter | None:
     det = ckpt.detection
     if ckpt.spec is None or det is None:
         return None
-    return Drafter(dialect=det.dialect, version=det.version, spec=ckpt.spec, config=ckpt.config or {},
-                   tensors=frozenset(ckpt.tensors), path=ckpt.label)
+    # the config's meaning only: diff measures what quantization does to the numbers itself, so neither
+    # side's quantized modules are judged here (and no target is paired)
+    return drafter_of(ckpt, quantized_modules={})
 
 
 def config_meaning(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source

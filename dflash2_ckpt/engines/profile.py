@@ -7,7 +7,7 @@ Adding a release is an edit to a profile module plus a row of the golden test.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from ..formats.spec import DraftSpec
 from .versions import VersionRange
@@ -35,6 +35,14 @@ class Drafter:
     unexpected: frozenset[str] = frozenset()
     # the files beside the weights (names only), for the sidecars an engine reads or ignores (layouts.py)
     files: frozenset[str] = frozenset()
+
+    def converted(self, dialect: str, spec: DraftSpec, config: Mapping[str, Any], tensors: Iterable[str], *,
+                  quantized_modules: Mapping[str, str] | None = None, path: str = "DRAFTER") -> Drafter:
+        """The drafter a conversion of this one writes, as an engine will judge it: its version from its
+        spec, this drafter's target; quantized modules only where the conversion keeps them (named, under
+        their new module paths). An opened checkpoint's drafter is checkpoint.drafter.drafter_of."""
+        return Drafter(dialect=dialect, version=spec.version, spec=spec, config=config, tensors=frozenset(tensors),
+                       quantized_modules=dict(quantized_modules or {}), path=path, target=self.target)
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,9 @@ drafter from the Hub is untrusted input that `audit` reads unattended. So:
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
-
-if sys.version_info >= (3, 11):
-    from re import _constants as sre_c, _parser as sre_parse  # type: ignore[attr-defined,unused-ignore]
-else:
-    import sre_constants as sre_c
-    import sre_parse
 
 MAX_PATTERN = 2048        # characters of one pattern; real ones are a few dozen
 MAX_NAME = 1024           # characters of a name the backtracking fallback runs on
@@ -54,41 +47,61 @@ class Matcher:
         return self.run(name)
 
 
-_REPEAT_OPS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None))
+# a quantifier that lets its atom repeat more than once: *, +, {n,}, {n,m} with m > 1 (a lazy or possessive
+# suffix changes nothing here); `?` and {0,1} / {1} do not
+_QUANT = re.compile(r"\*|\+|\{(\d*)(,(\d*))?\}")
 
 
-def _children(op: Any, av: Any) -> list[Any]:
-    """The sub-patterns one parsed node holds (a repetition's body, a group's, an assertion's, each branch)."""
-    if op in _REPEAT_OPS:
-        return [av[2]]
-    if op is sre_c.BRANCH:
-        return list(av[1])
-    if op is sre_c.SUBPATTERN:
-        return [av[3]]
-    if op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
-        return [av[1]]
-    if op is getattr(sre_c, "ATOMIC_GROUP", None):
-        return [av]
-    return []
+def _repeats_at(pattern: str, i: int) -> tuple[bool, int]:
+    """Whether a quantifier that repeats starts at `i`, and where the pattern goes on after it."""
+    m = _QUANT.match(pattern, i)
+    if m is None:
+        return False, i + (pattern.startswith("?", i))
+    if m.group(0) in ("*", "+"):
+        return True, m.end()
+    low, comma, high = m.group(1), m.group(2), m.group(3)
+    most = (int(high) if high else None) if comma else (int(low) if low else 0)
+    return most is None or most > 1, m.end()
 
 
-def _repeats(node: Any) -> bool:
-    """Does this parsed sub-pattern contain a repetition (max > 1) or an alternation?"""
-    for op, av in node:
-        if (op in _REPEAT_OPS and av[1] > 1) or op is sre_c.BRANCH:
+def nests_repetition(pattern: str) -> bool:
+    """A repetition over a group that itself repeats or alternates: exponential backtracking. Read from
+    the pattern's text (character classes and escapes skipped), erring towards True: a pattern said
+    nested is not evaluated (and reported), never run on the backtracking engine."""
+    inner = [False]                  # per open group (the outermost: the pattern): repeats or alternates
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            grouped = False
+        elif c == "[":
+            i += 1 + (pattern.startswith("^", i + 1))
+            i += pattern.startswith("]", i)
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+            grouped = False
+        elif c == "(":
+            inner.append(False)
+            i += 1
+            continue
+        elif c == ")" and len(inner) > 1:
+            group = inner.pop()
+            inner[-1] |= group
+            i += 1
+            grouped = group
+        elif c == "|":
+            inner[-1] = True
+            i += 1
+            continue
+        else:
+            i += 1
+            grouped = False
+        repeats, i = _repeats_at(pattern, i)
+        if repeats and grouped:
             return True
-        if any(_repeats(c) for c in _children(op, av)):
-            return True
-    return False
-
-
-def _nested(node: Any) -> bool:
-    """A repetition over a sub-pattern that itself repeats or alternates: exponential backtracking."""
-    for op, av in node:
-        if op in _REPEAT_OPS and av[1] > 1 and _repeats(av[2]):
-            return True
-        if any(_nested(c) for c in _children(op, av)):
-            return True
+        inner[-1] |= repeats
     return False
 
 
@@ -104,7 +117,7 @@ def compile_pattern(pattern: str) -> Matcher:
         return Matcher(pattern, lambda name: r.match(name) is not None)
     except re2.error:
         pass
-    if _nested(sre_parse.parse(pattern)):
+    if nests_repetition(pattern):
         return Matcher(pattern, None, "it nests a repetition inside a repetition and uses a construct "
                        "(lookaround or backreference) the linear-time engine lacks, so Python's re may "
                        "take exponential time on it")

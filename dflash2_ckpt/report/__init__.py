@@ -36,13 +36,13 @@ class Reportable(Protocol):
 
 # the formats' modules load when a report is rendered in them, and each kind's text layout when a report
 # of that kind is (report/text.py): a header verify does not import the audit, accept or SARIF code
-def _text(report: Any, stream: IO[str]) -> None:
+def _text(report: Any, stream: IO[str], verbose: bool = False) -> None:
     if getattr(report, "kind", "") == "hook":     # plain lines: a pre-commit run needs no rich (text_hook.py)
         from .text_hook import render_plain
         render_plain(report, stream)
         return
     from . import text
-    text.render(report, stream)
+    text.render(report, stream, verbose=verbose)
 
 
 def _lazy(module: str, name: str) -> Callable[..., None]:
@@ -73,9 +73,14 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def render(report: Reportable, fmt: str = "text", stream: IO[str] | None = None) -> None:
-    """Write `report` to `stream` (stdout by default) in the format named `fmt`."""
-    {**FORMATS, **TABLE_FORMATS}[fmt](report, stream if stream is not None else sys.stdout)
+def render(report: Reportable, fmt: str = "text", stream: IO[str] | None = None, *, verbose: bool = False) -> None:
+    """Write `report` to `stream` (stdout by default) in the format named `fmt`. `verbose`: the text layout's
+    full form (every release, the citations); the other formats always carry everything."""
+    out = stream if stream is not None else sys.stdout
+    if fmt == "text":
+        _text(report, out, verbose)
+        return
+    {**FORMATS, **TABLE_FORMATS}[fmt](report, out)
 
 
 def render_error(error: Mapping[str, Any], fmt: str = "text", stream: IO[str] | None = None,

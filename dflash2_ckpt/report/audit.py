@@ -53,22 +53,74 @@ def to_markdown(result: AuditResult) -> str:
     return "\n".join(lines) + f"\n\n{summary_line(result)}\n"
 
 
-def to_rich(result: AuditResult) -> Any:
-    from rich.table import Table
-
-    from .safe_markup import value as escape        # the text sink's escaping: one line, never markup
-    cols = result.columns
-    table = Table(title="dflash2-ckpt audit", caption=summary_line(result))
-    for name in ("drafter", "revision", "dialect", "version", "findings", *cols):
-        table.add_column(name, overflow="fold")
-    colour = {"loads": "green", "degraded": "yellow", "fails": "red", "needs-conversion": "cyan",
-              "unsupported": "dim", "not-validated": "magenta"}
+def newest_columns(result: AuditResult) -> list[str]:
+    """Each engine's newest checked release among the columns (profiles are oldest first per engine)."""
+    last: dict[str, str] = {}
     for r in result.rows:
-        v = r.verdicts()
-        table.add_row(escape(r.repo), _short(r.revision), r.dialect or "",
-                      r.version or "", _counts(r) if r.readable else f"[red]{escape(str((r.error or {}).get('message', '')))}[/]",
-                      *[f"[{colour.get(v.get(c, ''), 'white')}]{v.get(c, '')}[/]" for c in cols])
-    return table
+        for e in r.engines:
+            last[str(e.get("engine"))] = column(e)
+    return list(last.values())
+
+
+def _name(r: Row) -> str:
+    return r.repo + (f"/{r.subfolder}" if r.subfolder and not r.repo.endswith(r.subfolder) else "") + \
+        (f"@{r.revision[:7]}" if r.revision else "")
+
+
+_ORDER = ("loads", "degraded", "needs-conversion", "fails", "not-validated", "unverified", "unsupported")
+
+
+def drafter_line(r: Row, cols: list[str], engines_of: dict[str, str]) -> str:
+    """One drafter: what it is, its findings, the engines whose newest release loads it, and how many
+    judge it otherwise (named with --verbose); unreadable: why."""
+    if not r.readable:
+        err = r.error or {}
+        hint = f" (hint: {err['hint']})" if err.get("hint") else ""
+        return f"{_name(r)}: unreadable: {err.get('message', '')}{hint}"
+    v = r.verdicts()
+    groups: dict[str, list[str]] = {}
+    for c in cols:
+        if c in v:
+            groups.setdefault(v[c], []).append(engines_of[c])
+    loads = groups.pop("loads", [])
+    rest = ", ".join(f"{len(groups[k])} {k}" for k in sorted(groups, key=lambda x: (
+        _ORDER.index(x) if x in _ORDER else len(_ORDER), x)))
+    said = (f"loads in {', '.join(loads)}" if loads else "loads in no engine") + (f"; {rest}" if rest else "")
+    n = r.counts
+    return (f"{_name(r)} ({r.dialect or '?'} {r.version or 'not DFlash'}, {n.get('error', 0)}E "
+            f"{n.get('warning', 0)}W): {said}")
+
+
+def totals_line(result: AuditResult) -> str:
+    s = result.summary()
+    per = ", ".join(f"{str(e)} {s['loads'].get(c, 0)}" for c, e in _engine_names(result).items())
+    return (f"{s['clean']} of {s['drafters']} drafters load cleanly, {s['drafters'] - s['readable']} unreadable"
+            + (f"; loads per engine (newest release): {per}" if per else ""))
+
+
+def _engine_names(result: AuditResult) -> dict[str, str]:
+    """newest column -> its engine's name."""
+    names = {column(e): str(e.get("engine")) for r in result.rows for e in r.engines}
+    return {c: names[c] for c in newest_columns(result)}
+
+
+def text_lines(result: AuditResult, width: int, verbose: bool = False) -> list[str]:
+    """The totals, then one entry per drafter, each wrapped to `width`; `verbose` adds every release.
+    Names and messages come from drafters and the Hub: each is one escaped line before it is wrapped."""
+    from .fit import wrap
+    from .safe import one_line
+    cols = newest_columns(result)
+    engines_of = {column(e): str(e.get("engine")) for r in result.rows for e in r.engines}
+    lines = wrap(totals_line(result), width, hanging="  ")
+    for r in result.rows:
+        lines += wrap(one_line(drafter_line(r, cols, engines_of)), width, indent="  ", hanging="      ")
+        if verbose:
+            every = "; ".join(f"{c}: {x}" for c, x in r.verdicts().items())
+            lines += wrap(f"every release: {every}", width, indent="      ", hanging="        ") if every else []
+            lines += [ln for f in r.findings for ln in wrap(one_line(f"{f.get('code')} {f.get('severity')}: "
+                                                                     f"{f.get('message')}"), width, indent="      ",
+                                                            hanging="        ")]
+    return lines
 
 
 _PAGE = """<!doctype html>
@@ -80,7 +132,8 @@ th{background:#f3f3f3;cursor:pointer;user-select:none}th[data-dir=asc]::after{co
 .loads{background:#e6f6e6}.degraded{background:#fff4d6}.fails{background:#fde2e2}.needs-conversion{background:#e2f0fd}
 .unsupported{color:#888}.unreadable{color:#b00}tr.hidden{display:none}code{font-size:.85rem}
 .controls{margin:.8rem 0}.controls label{margin-right:1rem}details{margin:.4rem 0}details.hidden{display:none}
-.wrap{max-height:80vh;overflow:auto}thead th{position:sticky;top:0;z-index:2}
+.wrap{max-height:80vh;overflow:auto}thead{position:sticky;top:0;z-index:2}th.group{text-align:center;cursor:default}
+td.v,th.v{white-space:nowrap;font-size:.8rem;padding:.2rem .3rem}
 tbody td:first-child,thead th:first-child{position:sticky;left:0;background:#fff;z-index:1}thead th:first-child{z-index:3;background:#f3f3f3}
 .verify-errors{outline:2px solid #b00;outline-offset:-2px}.verify-errors::after{content:" ⚠";color:#b00}
 .legend span{display:inline-block;padding:.1rem .4rem;margin-right:.4rem;border:1px solid #ccc}
@@ -112,9 +165,11 @@ function key(cell) {
   const x = Number(n);
   return n !== "" && !Number.isNaN(x) ? x : n.toLowerCase();
 }
+// the sortable headers name their column: an engine's releases sit in a second header row under it
+const heads = Array.from(table.tHead.querySelectorAll("th[data-col]"));
 function sortBy(th) {
-  const i = th.cellIndex, dir = th.dataset.dir === "asc" ? "desc" : "asc";
-  for (const h of table.tHead.rows[0].cells) { delete h.dataset.dir; }
+  const i = Number(th.dataset.col), dir = th.dataset.dir === "asc" ? "desc" : "asc";
+  for (const h of heads) { delete h.dataset.dir; }
   th.dataset.dir = dir;
   const sorted = Array.from(body.rows).sort((a, b) => {
     const x = key(a.cells[i]), y = key(b.cells[i]);
@@ -122,7 +177,7 @@ function sortBy(th) {
   });
   for (const r of sorted) { body.appendChild(r); }
 }
-for (const th of table.tHead.rows[0].cells) { th.addEventListener("click", () => sortBy(th)); }
+for (const th of heads) { th.addEventListener("click", () => sortBy(th)); }
 function applyFilter() {
   const engine = document.getElementById("engine").value;
   const verdict = document.getElementById("verdict").value;
@@ -211,10 +266,33 @@ def _details(n: int, r: Row) -> str:
     return "".join(parts) + "</details>"
 
 
+_FIXED = ("drafter", "revision", "dialect", "version", "target", "errors", "warnings")
+
+
+def _groups(result: AuditResult) -> dict[str, list[tuple[str, str]]]:
+    """engine -> its columns (column, release label), in the profiles' order."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for c in result.columns:
+        entry = next(e for r in result.rows for e in r.engines if column(e) == c)
+        groups.setdefault(str(entry.get("engine")), []).append((c, str(entry.get("versions") or "") or c))
+    return groups
+
+
+def _head(groups: dict[str, list[tuple[str, str]]]) -> str:
+    """Two header rows: the drafter's columns span both; each engine heads its releases' columns, so 17
+    columns read as 8 engines and fit a screen (the first column stays in view when scrolled)."""
+    span = ' rowspan="2"' if groups else ""
+    top = "".join(f'<th data-col="{i}"{span}>{_e(h)}</th>' for i, h in enumerate(_FIXED))
+    top += "".join(f'<th class="group" colspan="{len(v)}">{_e(g)}</th>' for g, v in groups.items())
+    labels = [label for v in groups.values() for _, label in v]
+    below = "".join(f'<th class="v" data-col="{len(_FIXED) + i}">{_e(x)}</th>' for i, x in enumerate(labels))
+    return top + (f"</tr><tr>{below}" if groups else "")
+
+
 def to_html(result: AuditResult) -> str:
-    cols = result.columns
-    head = "".join(f"<th>{_e(h)}</th>" for h in ("drafter", "revision", "dialect", "version", "target",
-                                                   "errors", "warnings", *cols))
+    groups = _groups(result)
+    cols = [c for v in groups.values() for c, _ in v]      # the body's cells in the header's order
+    head = _head(groups)
     body, details = [], []
     verdict_names: list[str] = []
     for n, r in enumerate(result.rows):
@@ -233,7 +311,7 @@ def to_html(result: AuditResult) -> str:
             link = f'<a href="#row-{n}-e{index[c]}">{_e(verdict)}</a>' if c in index else ""
             flag = " verify-errors" if errors and verdict else ""
             title = f' title="verify found {errors} error(s)"' if flag else ""
-            cells.append(f'<td class="{_e(verdict)}{flag}"{title}>{link}</td>')
+            cells.append(f'<td class="v {_e(verdict)}{flag}"{title}>{link}</td>')
         search = " ".join(str(x) for x in (r.repo, r.dialect, r.version, r.target) if x).lower()
         body.append(f"<tr data-verdicts='{_e(json.dumps(v))}' data-search=\"{_e(search)}\" data-details=\"row-{n}\">"
                     + "".join(cells) + "</tr>")

@@ -8,10 +8,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from ..findings import Verdict, fix_marker
 from .engine_tables import render_engine_tables
-from .safe import guard_lines, printable
+from .fit import columns, wrap
+from .safe import guard_lines, one_line, printable
 from .safe_markup import value
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -32,18 +34,23 @@ def text_renderer(kind: str) -> Callable[[TextRenderer], TextRenderer]:
 
 class SafeConsole(Console):
     """A console that shows control characters in printed text as escapes (report/safe.py); rich's
-    own style codes travel as separate segments and pass. No printed line starts a workflow command."""
+    own style codes travel as separate segments and pass. No printed line starts a workflow command.
+    `verbose`: layouts that have a short and a full form (compat, inspect, audit) print the full one."""
+
+    verbose: bool = False
 
     def _render_buffer(self, buffer: Any) -> str:
         return guard_lines(super()._render_buffer(
             s if s.control else Segment(printable(s.text), s.style, s.control) for s in buffer))
 
 
-def console(stream: IO[str]) -> Console:
+def console(stream: IO[str], *, verbose: bool = False) -> Console:
     tty = stream.isatty() if hasattr(stream, "isatty") else False
     # emoji off: a `:name:` in a tensor name or message is text, not a picture (and rich's emoji table
-    # stays unloaded)
-    return SafeConsole(file=stream, highlight=False, soft_wrap=True, width=None if tty else 160, emoji=False)
+    # stays unloaded); off a terminal the width is $COLUMNS or 100 (report/fit.py)
+    out = SafeConsole(file=stream, highlight=False, soft_wrap=True, width=None if tty else columns(), emoji=False)
+    out.verbose = verbose
+    return out
 
 
 def layout(kind: str) -> TextRenderer | None:
@@ -53,8 +60,8 @@ def layout(kind: str) -> TextRenderer | None:
     return _LAYOUTS.get(kind)
 
 
-def render(report: Any, stream: IO[str]) -> None:
-    (layout(getattr(report, "kind", "")) or render_generic)(report, console(stream))
+def render(report: Any, stream: IO[str], *, verbose: bool = False) -> None:
+    (layout(getattr(report, "kind", "")) or render_generic)(report, console(stream, verbose=verbose))
 
 
 def counts(findings: Any) -> dict[str, int]:
@@ -75,7 +82,8 @@ def render_findings(report: Any, out: Console) -> None:
                       value(where), value(f.message))
     out.print(table)
     if any(f.fix is not None for f in report.findings):
-        out.print(escape(FIX_LEGEND))
+        for line in wrap(FIX_LEGEND, out.width, hanging="    "):
+            out.print(Text(line), soft_wrap=True)
 
 
 FIX_LEGEND = "[*] fixable with --fix (see the change first with --diff); [~] with --fix --unsafe-fixes"
@@ -97,21 +105,30 @@ def headline(report: Any, files: bool) -> str:
     """subject: dialect, version (or what else it is), tensors [in N files], bytes read."""
     s = report.summary
     where = f" in {len(s.get('files', []))} file(s)" if files else ""
-    return (f"[bold]{value(report.subject)}[/bold]: {value(s.get('dialect') or '?')} dialect, "
-            f"{value(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
+    return (f"{one_line(str(report.subject))}: {one_line(s.get('dialect') or '?')} dialect, "
+            f"{one_line(str(s.get('version') or s.get('other_drafter') or 'not DFlash'))}, "
             f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
+
+
+def print_headline(text: str, out: Console) -> None:
+    """A report's first line, bold, wrapped to the console's width (a long path continues indented)."""
+    for line in wrap(text, out.width, hanging="  "):
+        out.print(Text(line, style="bold"), soft_wrap=True)
 
 
 @text_renderer("inspect")
 def render_summary(report: Any, out: Console) -> None:
     s = report.summary
-    out.print(headline(report, files=True))
-    geo = s.get("geometry")
+    print_headline(headline(report, files=True), out)
+    geo = [(k, str(v)) for k, v in (s.get("geometry") or {}).items() if v is not None]
     if geo:
-        t = Table(title="geometry", show_header=False)
-        for k, v in geo.items():
-            if v is not None:
-                t.add_row(value(k), value(v))
+        # two key/value pairs a row where they fit: half the lines, every value still beside its key
+        geo = [(value(k), value(v)) for k, v in geo]
+        pairs = 2 if 2 * max(len(k) + len(v) + 7 for k, v in geo) <= out.width else 1
+        t = Table(title="geometry", show_header=False, title_justify="left")
+        half = -(-len(geo) // pairs)
+        for n in range(half):
+            t.add_row(*(x for p in range(pairs) if n + p * half < len(geo) for x in geo[n + p * half]))
         out.print(t)
     render_engine_tables(s, out)
     types = s.get("tensor_types")
@@ -143,7 +160,7 @@ def render_summary(report: Any, out: Console) -> None:
 
 @text_renderer("verify")
 def render_verify(report: Any, out: Console) -> None:
-    out.print(headline(report, files=False))
+    print_headline(headline(report, files=False), out)
     render_findings(report, out)
     render_engine_lines(report, out)
     render_verdict(report, out)

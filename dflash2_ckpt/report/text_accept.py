@@ -3,11 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
-
 from ..accept.checks import NOT_DRAFTING
 from .safe import one_line
-from .text import text_renderer
+from .text_run import closing_lines, run_renderer, threads_line
 
 
 def accept_lines(r: Any) -> list[str]:
@@ -26,9 +24,7 @@ def accept_lines(r: Any) -> list[str]:
              f"(saved {fw['saved']})"]
     for j, x in enumerate(r.per_position):        # the chart, in the terminal
         lines.append(f"    draft {j + 1:>2} {'█' * round(max(0.0, min(1.0, x)) * 40):<40} {x:.2f}")
-    if getattr(r, "threads", None):
-        lines.insert(2, f"  torch threads {r.threads['threads']} ({r.threads['reason']})"
-                        + (f", {r.batch} prompts per target forward" if getattr(r, "batch", 1) > 1 else ""))
+    lines[2:2] = threads_line(r, f", {r.batch} prompts per target forward" if getattr(r, "batch", 1) > 1 else "")
     if r.engine != "reference":
         d = r.engine_details
         summary = d.get("summary") or (f"{d.get('draft_n_accepted', 0)} of {d.get('draft_n', 0)} drafted tokens "
@@ -48,13 +44,7 @@ def accept_lines(r: Any) -> list[str]:
         lines.append(f"  {one_line(p.label)}: tau {p.tau.mean:.2f} [{p.tau.low:.2f}, {p.tau.high:.2f}] over "
                      f"{p.steps} "
                      f"steps, {p.generated} tokens, {'lossless' if p.lossless else 'NOT LOSSLESS'}")
-    for f in r.findings:
-        lines.append(f"  {f.severity:<7} {f.code} {f.name}: {one_line(f.message)}")
-    lines.append("  result: " + ("passed" if r.passed else "FAILED"))
-    return lines
+    return lines + closing_lines(r)
 
 
-@text_renderer("accept")
-def render_accept(r: Any, out: Console) -> None:
-    for line in accept_lines(r):
-        out.print(line, markup=False)
+run_renderer("accept", accept_lines)

@@ -1,36 +1,113 @@
-"""Text layout of a `compat` report: a verdict per engine release, its reasons, and the serve commands."""
+"""Text layout of a `compat` report, answer first: a line that says where it loads, one line per engine
+(its newest checked release: the verdict, and the serve command where it loads), then the findings behind
+each verdict that is not `loads`, one each. `--verbose` adds every release with its citations (json and
+sarif always carry everything)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
-from .safe_markup import value
+from .fit import command_lines, without_citations, wrap
+from .safe import one_line
 from .text import text_renderer
 
-_VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
-                  "unsupported": "dim", "not-validated": "magenta"}
+VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
+                 "unsupported": "dim", "not-validated": "magenta", "unverified": "magenta"}
+_SERVED = ("loads", "degraded")
+
+
+def newest(verdicts: Sequence[Any]) -> list[Any]:
+    """The verdict of each engine's newest checked release (profiles are oldest first within an engine)."""
+    last: dict[str, Any] = {}
+    for v in verdicts:
+        last[v.profile.engine] = v
+    return list(last.values())
+
+
+def explained(v: Any) -> list[str]:
+    """The reasons a person reads for a verdict: none for a clean `loads` (its notes are info), else each
+    reason without its citations, less one that another reason already says in full."""
+    shown = [without_citations(one_line(f"{x.code} {x.message}")) for x in v.reasons
+             if x.severity != "info" or v.verdict != "loads"]
+    return [m for i, m in enumerate(shown)
+            if not any(i != j and m[6:] in other and (len(other) > len(m) or j < i) for j, other in enumerate(shown))]
+
+
+def headline(r: Any, shown: Sequence[Any]) -> str:
+    what = f"{one_line(r.dialect or '?')} dialect, {one_line(r.version or 'not DFlash')}"
+    loads = sum(v.verdict == "loads" for v in shown)
+    scope = "named engine releases" if r.named else "engines"
+    answer = f"loads in {loads} of {len(shown)} {scope}" if loads else f"no {scope} load it"
+    return f"{answer}: {one_line(r.path)} ({what})"
+
+
+def title(v: Any) -> str:
+    """The engine release: the version asked for where one was named (--engine NAME@VERSION), and the
+    releases whose code was read where the verdict knows them (`checked`, a span with a label)."""
+    asked = getattr(v, "asked", None)
+    checked = getattr(getattr(v, "checked", None), "label", None)
+    name = f"{v.profile.label} {asked}" if isinstance(asked, str) and asked else str(v.profile.title)
+    return one_line(name + (f" (checked {checked})" if isinstance(checked, str) and checked else ""))
+
+
+def reason_line(v: Any, message: str) -> str:
+    """A reason as one entry: its message names the engine release already, else it is put in front."""
+    code, _, text = message.partition(" ")
+    return message if text.startswith(v.profile.title) else f"{code} {v.profile.title}: {text}"
+
+
+def _line(out: Console, text: str, style: str | None = None) -> None:
+    out.print(Text(text, style=style or ""), soft_wrap=True)
 
 
 @text_renderer("compat")
 def render_compat(r: Any, out: Console) -> None:
-    out.print(f"[bold]{value(r.path)}[/bold]: {value(r.dialect or '?')} dialect, "
-              f"{value(r.version or 'not DFlash')}")
-    t = Table(show_header=True, header_style="bold")
-    for col in ("engine", "versions", "verdict", "why"):
-        t.add_column(col, overflow="fold")
-    for v in r.verdicts:
-        shown = [x for x in v.reasons if x.severity != "info" or v.verdict != "loads"]
-        why = "\n".join(value(f"{x.code} {x.message}") for x in shown)
-        t.add_row(v.profile.label, v.profile.versions.label, f"[{_VERDICT_STYLE[v.verdict]}]{v.verdict}[/]",
-                  why)
-    out.print(t)
-    for v in r.verdicts:
-        if v.serve and v.verdict in ("loads", "degraded"):
-            out.print(f"[bold]{value(v.profile.title)}[/bold]: {value(v.serve)}", soft_wrap=True)
-    loads = sum(v.verdict == "loads" for v in r.verdicts)
+    width = out.width
+    shown = list(r.verdicts) if r.named else newest(r.verdicts)
+    for line in wrap(headline(r, shown), width, hanging="  "):
+        _line(out, line, "bold")
+    labels = [title(v) for v in shown]
+    pad = min(max(map(len, labels), default=0), width // 2)
+    for v, label in zip(shown, labels):
+        first = f"  {label:<{pad}}  " if len(label) <= pad else f"  {label}\n  {'':<{pad}}  "
+        out.print(Text(first) + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")), soft_wrap=True)
+        if v.serve and v.verdict in _SERVED:
+            for line in command_lines(v.serve, width, "      "):
+                _line(out, line)
+    why = [reason_line(v, m) for v in shown if v.verdict != "loads" for m in explained(v)]
+    if why:
+        _line(out, "why:", "bold")
+    for m in why:
+        for line in wrap(m, width, indent="  ", hanging="      "):
+            _line(out, line)
+    if getattr(out, "verbose", False):
+        _history(r, out)
+    elif not r.named and len(shown) < len(r.verdicts):
+        more = len(r.verdicts) - len(shown)
+        for line in wrap(f"each engine's newest checked release; {more} older releases and the citations: "
+                         "--verbose", width):
+            _line(out, line, "dim")
+    # the last line agrees with the exit code: FAILED only when compat exits 1
     scope = "every engine named" if r.named else "at least one engine"
-    word = "[red]FAILED[/red]" if r.failed() else "[green]passed[/green]"
-    out.print(f"{word}: {loads} of {len(r.verdicts)} engine release(s) load it (passes when {scope} "
-              "loads it)")
+    word = Text("FAILED", style="red") if r.failed() else Text("passed", style="green")
+    for i, line in enumerate(wrap(f": {sum(v.verdict == 'loads' for v in r.verdicts)} of {len(r.verdicts)} "
+                                  f"engine release(s) load it (passes when {scope} loads it)", width - 6)):
+        out.print((word + Text(line)) if i == 0 else Text("  " + line), soft_wrap=True)
+
+
+def _history(r: Any, out: Console) -> None:
+    """Every release checked, oldest first within an engine: its verdict, the full reasons (citations
+    included) and the serve command where it loads."""
+    _line(out, "every checked release:", "bold")
+    for v in r.verdicts:
+        out.print(Text(f"  {v.profile.title}  ") + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")),
+                  soft_wrap=True)
+        for x in v.reasons:
+            if x.severity != "info" or v.verdict != "loads":
+                for line in wrap(one_line(f"{x.code} {x.message}"), out.width, indent="      ", hanging="        "):
+                    _line(out, line)
+        if v.serve and v.verdict in _SERVED:
+            for line in command_lines(v.serve, out.width, "      "):
+                _line(out, line)

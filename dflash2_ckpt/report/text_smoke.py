@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
-
-from .text import text_renderer
+from .text_run import closing_lines, run_renderer, threads_line
 
 
 def smoke_lines(r: Any) -> list[str]:
@@ -13,8 +11,7 @@ def smoke_lines(r: Any) -> list[str]:
              f"  device {r.device}, triton {r.triton_mode}; "
              f"embedding from {r.embedding_source.get('embed_tokens')}, "
              f"head from {r.embedding_source.get('lm_head')}"]
-    if getattr(r, "threads", None):
-        lines.append(f"  torch threads {r.threads['threads']} ({r.threads['reason']})")
+    lines += threads_line(r)
     if r.inputs:
         lines.append("  inputs: " + ", ".join(f"{k} {v}" for k, v in r.inputs.items()))
     if getattr(r, "estimate", None):
@@ -29,14 +26,7 @@ def smoke_lines(r: Any) -> list[str]:
         lines.append(line)
     if r.timings:
         lines.append("  timings: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in r.timings.items()))
-    for f in r.findings:
-        where = f" [{f.tensor}]" if f.tensor else ""
-        lines.append(f"  {f.severity:<7} {f.code} {f.name}{where}: {f.message}")
-    lines.append("  result: " + ("passed" if r.passed else "FAILED"))
-    return lines
+    return lines + closing_lines(r)
 
 
-@text_renderer("smoke")
-def render_smoke(r: Any, out: Console) -> None:
-    for line in smoke_lines(r):
-        out.print(line, markup=False)
+run_renderer("smoke", smoke_lines)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .opening import _tensor_files, open_for_smoke, require_smoke_deps
+from .opening import tensor_files, open_for_smoke, require_smoke_deps
 from .report import SmokeReport
 
 __all__ = ["SmokeReport", "require_smoke_deps", "run_smoke", "draft", "load_drafter", "open_for_smoke"]
@@ -91,7 +91,7 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
     if progress is not None:      # total 0: a note, not a stage
         progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s; conv: {est.triton_conv}", 0, 0)
-    report = smoke(spec, _tensor_files(ckpt, tensors), label=ckpt.source.label,
+    report = smoke(spec, tensor_files(ckpt, tensors), label=ckpt.source.label,
                    target=_target_dir(target),
                    hidden_states=Path(hidden_states) if hidden_states is not None else None,
                    block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)

@@ -22,7 +22,7 @@ from ..formats.spec import DraftSpec
 from .device import pick_device, prepare_triton
 from .drafter import ConvFn, KeptContext, RefDrafter
 from .embedding import borrow
-from .runner import BoundDraft, _assumptions, _triton_conv
+from .runner import BoundDraft, assumptions, triton_conv_fn
 from .walk import walk
 from .weights import load_weights
 
@@ -85,7 +85,7 @@ class Drafter:
         return KeptContext(self._ref(), requests, self.device)
 
     def _conv(self) -> ConvFn | str:
-        return _triton_conv() if self.kernels == "triton" else "torch"
+        return triton_conv_fn() if self.kernels == "triton" else "torch"
 
     def draft(self, hidden_states: torch.Tensor | None, anchors: torch.Tensor, *, temperature: float = 0.0,
               seeds: torch.Tensor | None = None, kept: KeptContext | None = None) -> DraftResult:
@@ -147,15 +147,15 @@ def load_drafter(checkpoint: Any, *, target: str | Path | None = None, block_siz
     default on CUDA) or "torch" (the default on the CPU, where Triton only interprets).
     Raises ConfigError when the tensors cannot fill the drafter (the findings say which).
     """
-    from .opening import _tensor_files, open_for_smoke
+    from .opening import tensor_files, open_for_smoke
     ckpt = open_for_smoke(checkpoint)
     dev = pick_device(device)
     kernels = kernels or ("triton" if dev.type == "cuda" else "torch")
     if kernels == "triton":
         prepare_triton(dev)
     spec = ckpt.spec
-    block, mask_id, findings = _assumptions(spec, block_size)
-    weights = load_weights(spec, _tensor_files(ckpt), dev)
+    block, mask_id, findings = assumptions(spec, block_size)
+    weights = load_weights(spec, tensor_files(ckpt), dev)
     borrowed = borrow(spec, weights.borrowed, Path(target) if target is not None else None, seed, dev)
     findings += weights.findings + borrowed.findings
     errors = [f for f in findings if f.severity == "error"]

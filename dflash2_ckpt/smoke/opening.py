@@ -19,7 +19,7 @@ def require_smoke_deps() -> None:
                                      hint="pip install 'dflash2-ckpt[smoke]'")
 
 
-def _tensor_files(ckpt: Any, tensors: dict[str, Any] | None = None) -> dict[str, Path]:
+def tensor_files(ckpt: Any, tensors: dict[str, Any] | None = None) -> dict[str, Path]:
     """The local file of each tensor (all of the checkpoint's, or the `tensors` given)."""
     files: dict[str, Path] = {}
     for name, info in (ckpt.tensors if tensors is None else tensors).items():

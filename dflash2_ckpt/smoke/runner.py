@@ -67,7 +67,7 @@ def _buildable(spec: DraftSpec) -> None:
         raise ConfigError("the drafter cannot be built: " + "; ".join(why), hint="run `dflash2-ckpt verify` for details")
 
 
-def _assumptions(spec: DraftSpec, block_size: int | None) -> tuple[int, int, list[Finding]]:
+def assumptions(spec: DraftSpec, block_size: int | None) -> tuple[int, int, list[Finding]]:
     _buildable(spec)
     found = []
     block = block_size or spec.block_size
@@ -140,7 +140,7 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
 
     timings: dict[str, float] = {}
     timer = _Timer(dev, timings, progress, len(STAGES) if spec.version == "v2" else 5)
-    block, mask_id, findings = _assumptions(spec, block_size)
+    block, mask_id, findings = assumptions(spec, block_size)
     with timer("load"):
         weights = load_weights(spec, files, dev)
     findings += weights.findings
@@ -196,11 +196,11 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     tok, tok_s, seeds = _walks(report, d, timer, inputs.seeds.to(dev), inputs.context_len, z, scores)
     if sample is None:           # a GPU: the whole forward again with the Triton conv in every layer
         with timer("forward_triton_conv"):
-            g_tr = d.forward(conv=_triton_conv())
+            g_tr = d.forward(conv=triton_conv_fn())
         report.findings += checks.kernel_match("grouped dynamic conv (whole forward)", g, g_tr)
     else:                        # the interpreter: the Triton conv on the sample the torch forward recorded
         with timer("conv_triton_sample"):
-            report.findings += sample.check(_triton_conv())
+            report.findings += sample.check(triton_conv_fn())
         report.inputs["triton_conv"] = sample.describe()
     with timer("ablation"):
         _ablate(report, d, g, tok, scores, u, z, seed)
@@ -247,7 +247,7 @@ class _ConvSample:
                 "(the torch conv ran every layer)")
 
 
-def _triton_conv() -> ConvFn:
+def triton_conv_fn() -> ConvFn:
     from .triton_conv import triton_grouped_dynamic_conv   # only once the Triton mode is set
     return triton_grouped_dynamic_conv
 

@@ -15,11 +15,11 @@ from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import run_checks
 from ..checks.tensors import unexpected_names
-from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
+from ..engines import PROFILES, EngineRef, Profile, resolve
 from ..engines.judge import EngineVerdict, judge
 from ..errors import SourceError
 from ..findings import Finding, Verdict
-from ..checkpoint.quant import quantized_modules as header_quantized_modules
+from ..checkpoint.drafter import drafter_of
 from ..sources import Source
 
 EMITS: frozenset[str] = frozenset({"DF851"})
@@ -57,22 +57,6 @@ class CompatReport(Verdict):
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "dialect": self.dialect, "version": self.version,
                 "engines": [v.to_json() for v in self.verdicts]}
-
-
-def drafter_of(ckpt: Checkpoint, *, target: str | None = None,
-               quantized_modules: Mapping[str, str] | None = None) -> Drafter:
-    det = ckpt.detection
-    modules = quantized_modules if quantized_modules is not None else header_quantized_modules(ckpt)
-    return Drafter(dialect=det.dialect if det else None, version=det.version if det else None, spec=ckpt.spec,
-                   config=ckpt.config or {}, tensors=frozenset(ckpt.tensors), quantized_modules=dict(modules or {}),
-                   path=ckpt.label, target=target, files=listed_files(ckpt))
-
-
-def listed_files(ckpt: Checkpoint) -> frozenset[str]:
-    try:
-        return frozenset(ckpt.source.list_files())
-    except SourceError:
-        return frozenset()
 
 
 def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:

@@ -76,7 +76,8 @@ def serving(directory: str | Path, repo_id: str | None, target: str | None) -> S
     id (`repo_id`), as a reader of the card would use it, and the target as the card's base_model."""
     import dataclasses
     from ..checkpoint import open_checkpoint
-    from .compat import compat, drafter_of
+    from ..checkpoint.drafter import drafter_of
+    from .compat import compat
     ckpt = open_checkpoint(directory)
     report = compat(ckpt, target=target)
     d = dataclasses.replace(drafter_of(ckpt, target=target), path=repo_id or ckpt.label)

@@ -27,7 +27,7 @@ from .verify import Report
 from .push_plan import FilePlan, card_diff, escaping, exact, file_plan, local_files
 from .card_yaml import MAX_CARD_BYTES, CardYamlError, front_matter
 
-__all__ = ["PushResult", "push"]
+__all__ = ["PushOptions", "PushResult", "push"]
 
 # never publish editor, VCS or cache droppings that sit beside a checkpoint
 IGNORE_PATTERNS = [".*", "**/.*", "__pycache__", "**/__pycache__/**", "*.pyc", "*.tmp", "*.incomplete"]
@@ -85,116 +85,145 @@ class PushResult(Verdict):
                 "unchecked": list(self.unchecked)}
 
 
-def push(directory: str | os.PathLike[str], repo: str, *, revision: str | None = None, create_pr: bool = False,
-         smoke: bool = False, strict: bool = False, token: str | None = None, path_in_repo: str | None = None,
-         commit_message: str | None = None, include_pickles: bool = False, card: bool = True,
-         accept_table: str | None = None, private: bool = False, dry_run: bool = False,
-         include: Sequence[str] = (), exclude: Sequence[str] = (), delete: Sequence[str] = (),
-         select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None,
-         engines: Iterable[str] = (), yes: bool = False,
-         confirm: Callable[[tuple[str, ...]], bool] | None = None) -> PushResult:
+@dataclass(frozen=True)
+class PushOptions:
+    """How to push, one object (the command's flags).
+
+    `revision`: the branch to commit to (or the one in the repo id); `create_pr`: open a pull request.
+    `smoke`, `strict`, `select`, `ignore`, `target`, `engines`: the checks that gate the upload, as verify
+    takes them. `token`: else HF_TOKEN or `hf auth login`'s. `path_in_repo`: upload into this folder (a
+    subfolder in the repo id wins); `commit_message`: else one that names the checks. Pickle files
+    (.bin / .pt / ...) are left out unless `include_pickles`. `card`: check README.md's front matter against
+    the config and complete it, with `accept_table` (markdown from `accept --format markdown`) between its
+    markers. `private`: a repository created by the push is private. `include` / `exclude` / `delete`:
+    glob patterns as `hf upload --include / --exclude / --delete` takes them; a pattern that leaves the
+    folder (absolute, `..`) is refused. A push that would delete files from the Hub lists them first and
+    deletes exactly those, only with `yes` or when `confirm(paths)` says so. `dry_run`: the checks run and
+    the Hub is read; nothing is written there or in the directory."""
+
+    revision: str | None = None
+    create_pr: bool = False
+    smoke: bool = False
+    strict: bool = False
+    token: str | None = None
+    path_in_repo: str | None = None
+    commit_message: str | None = None
+    include_pickles: bool = False
+    card: bool = True
+    accept_table: str | None = None
+    private: bool = False
+    dry_run: bool = False
+    include: Sequence[str] = ()
+    exclude: Sequence[str] = ()
+    delete: Sequence[str] = ()
+    select: Iterable[str] = ()
+    ignore: Iterable[str] = ()
+    target: str | None = None
+    engines: Iterable[str] = ()
+    yes: bool = False
+    confirm: Callable[[tuple[str, ...]], bool] | None = None
+
+
+def push(directory: str | os.PathLike[str], repo: str, options: PushOptions | None = None, **kw: Any) -> PushResult:
     """Verify `directory`, then upload it to `repo` (`org/name[@rev][/subfolder]`) if and only if it passes.
 
-    Pickle files (.bin / .pt / ...) are left out unless `include_pickles`; a push with no token found
-    (argument, HF_TOKEN, `hf auth login`) raises HubAccessError before any request. With `card` (and no
-    subfolder: the card is the repository's), README.md's front matter is checked against the config (a
-    contradiction refuses the push) and completed, with `accept_table` (markdown from `accept --format
-    markdown`) between its markers; the file is written in `directory` just before the upload. A repository
-    that does not exist is created (private with `private`), as `hf upload` does.
-
-    `include` / `exclude` / `delete`: glob patterns as `hf upload --include / --exclude / --delete` takes
-    them (upload_folder's allow / ignore / delete patterns; deletion spares what is uploaded); a pattern
-    that leaves the folder (absolute, `..`) is refused (UsageError). A push that would delete files from
-    the Hub lists them first and deletes exactly those, only with `yes` or when `confirm(paths)` says so;
-    otherwise UsageError naming every one, and nothing is sent. A card rewritten for the push is always
-    among the files uploaded. `dry_run`: the checks run and the Hub is read, nothing is written there or
-    in `directory`; the result holds the file plan and the card's diff against the Hub's. A real push's
-    result holds its plan too: the files uploaded, deleted and kept."""
-    _refuse_escaping_patterns(include, exclude, delete, path_in_repo)
+    `options` (or the same names as keywords): PushOptions. A push with no token found raises
+    HubAccessError before any request. With `card` (and no subfolder: the card is the repository's) a
+    contradiction in README.md's front matter refuses the push; the completed file is written in
+    `directory` just before the upload (a card rewritten for the push is always among the files uploaded).
+    A repository that does not exist is created (private with `private`), as `hf upload` does; deletion
+    spares what is uploaded. A dry run's result holds the file plan and the card's diff against the Hub's;
+    a real push's result holds its plan too: the files uploaded, deleted and kept."""
+    o = options if options is not None else PushOptions(**kw)
+    _refuse_escaping_patterns(o.include, o.exclude, o.delete, o.path_in_repo)
     settings = hub_settings()
     ref = parse_repo_ref(repo, settings["endpoint"])
     if ref is None:
         raise SourceError("not a Hub repo id", path=repo, hint="give the destination as org/name")
-    revision = ref.one_revision(revision, repo)
-    path_in_repo = ref.subfolder or path_in_repo
+    revision = ref.one_revision(o.revision, repo)
+    path_in_repo = ref.subfolder or o.path_in_repo
     _refuse_escaping_patterns((), (), (), path_in_repo)
     src = LocalSource(directory)
     _refuse_escaping_links(Path(src.root))
-    reading = inputs([target])
-    if card and not path_in_repo and not dry_run:
+    reading = inputs([o.target])
+    if o.card and not path_in_repo and not o.dry_run:
         # the card's destination judged before any check or request: a planted link refuses the push
         check_write(Path(os.path.abspath(src.root)) / "README.md", reading=reading,
                     hint="replace README.md with a plain file, or pass --no-card (nothing was uploaded)")
-    checked = check(src.root, smoke=smoke, strict=strict, select=select, ignore=ignore, target=target,
-                    engines=engines)
-    if checked.failed(strict):
-        refused_by = "verify" if checked.verify.failed(strict) else "smoke"
+    checked = check(src.root, smoke=o.smoke, strict=o.strict, select=o.select, ignore=o.ignore, target=o.target,
+                    engines=o.engines)
+    if checked.failed(o.strict):
+        refused_by = "verify" if checked.verify.failed(o.strict) else "smoke"
         return PushResult(checked, repo, refused_by=refused_by)
-    report = checked.verify
-    summary = report.summary
+    summary = checked.verify.summary
     plan = None
-    if card and not path_in_repo:
+    if o.card and not path_in_repo:
         from .model_card import plan_card
-        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
+        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=o.accept_table,
                          repo_id=ref.repo_id)
         if any(f.severity == "error" for f in plan.findings):
             return PushResult(checked, repo, refused_by="card", card=plan.findings, card_metadata=plan.metadata)
+    return _to_hub(o, repo, Where(ref.repo_id, revision, settings["endpoint"], repo), Path(src.root), checked,
+                   plan, path_in_repo, settings, reading)
 
+
+def _to_hub(o: PushOptions, repo: str, where: Where, root: Path, checked: CheckResult, plan: Any,
+            path_in_repo: str | None, settings: dict[str, Any], reading: Inputs) -> PushResult:
+    """The checks passed: the repository found (or created), the card completed, then the upload (or, for
+    a dry run, the plan against what the Hub holds, or what could be previewed without it)."""
     from huggingface_hub import HfApi
-    endpoint = settings["endpoint"]
-    where = Where(ref.repo_id, revision, endpoint, repo)
-    token = token or _stored_token()
-    if not token and not settings["offline"] and not dry_run:
+    token = o.token or _stored_token()
+    if not token and not settings["offline"] and not o.dry_run:
         raise HubAccessError("no Hugging Face token found: pushing needs one with write access (nothing was "
-                             "uploaded; the checks passed)", repo_id=ref.repo_id, path=repo,
+                             "uploaded; the checks passed)", repo_id=where.repo_id, path=repo,
                              hint="run `hf auth login`, set HF_TOKEN, or pass --token")
-    api = HfApi(endpoint=endpoint, token=token)
+    api = HfApi(endpoint=where.endpoint, token=token)
     created = False
     unchecked: tuple[str, ...] = ()
     try:
         _preflight(where, token, offline=settings["offline"])
     except RepositoryNotFoundError:
-        if revision not in (None, "main"):
+        if where.revision not in (None, "main"):
             raise
-        if not dry_run:
-            _create(api, where, private)   # as `hf upload` does; then the upload makes the first commit
+        if not o.dry_run:
+            _create(api, where, o.private)   # as `hf upload` does; then the upload makes the first commit
         created = True
     except HubUnreachableError as e:
-        if not dry_run:
+        if not o.dry_run:
             raise
         # a dry run previews what it can without the Hub, and says what that left unchecked
         why = "HF_HUB_OFFLINE is on" if settings["offline"] else e.message
-        unchecked = _unchecked_offline(ref.repo_id, why, card=plan is not None,
+        unchecked = _unchecked_offline(where.repo_id, why, card=plan is not None,
                                        license=plan is not None and "license" not in plan.metadata)
+    summary = checked.verify.summary
     if plan is not None and "license" not in plan.metadata and not unchecked:
         # the target's license is read only now: a card refused above sends no request at all
         from .model_card import plan_card
-        plan = plan_card(src.root, summary.get("version"), summary.get("dialect"), accept_table=accept_table,
-                         repo_id=ref.repo_id, license=_target_license(settings))
-    excluded = () if include_pickles else tuple(
-        f.relative_to(src.root).as_posix() for f in sorted(src.root.rglob("*"))
+        plan = plan_card(root, summary.get("version"), summary.get("dialect"), accept_table=o.accept_table,
+                         repo_id=where.repo_id, license=_target_license(settings))
+    excluded = () if o.include_pickles else tuple(
+        f.relative_to(root).as_posix() for f in sorted(root.rglob("*"))
         if f.is_file() and f.name.endswith(PICKLE_SUFFIXES))
-    ignore = IGNORE_PATTERNS + ([] if include_pickles else PICKLE_PATTERNS) + list(exclude)
-    if plan is not None and include:
-        include = [*include, "README.md"]       # the card written for this push is the one uploaded
-    if dry_run:
-        return _dry_run(api, where, checked, repo, Path(src.root), include, ignore, delete, path_in_repo,
+    ignore = IGNORE_PATTERNS + ([] if o.include_pickles else PICKLE_PATTERNS) + list(o.exclude)
+    include = [*o.include, "README.md"] if plan is not None and o.include else list(o.include)
+    if o.dry_run:
+        return _dry_run(api, where, checked, repo, root, include, ignore, o.delete, path_in_repo,
                         plan, excluded, created, unchecked)
-    files, _ = _file_plan(api, where, Path(src.root), include, ignore, delete, path_in_repo, plan, created,
+    files, _ = _file_plan(api, where, root, include, ignore, o.delete, path_in_repo, plan, created,
                           compare=False)
-    if files.delete and not yes and not (confirm is not None and confirm(files.delete)):
-        raise UsageError(f"the push would delete {len(files.delete)} file(s) from {ref.repo_id}: "
+    if files.delete and not o.yes and not (o.confirm is not None and o.confirm(files.delete)):
+        raise UsageError(f"the push would delete {len(files.delete)} file(s) from {where.repo_id}: "
                          f"{', '.join(files.delete)}; nothing was uploaded or deleted", path=repo,
                          hint="pass --yes to delete them, or --dry-run to see the whole plan")
     if plan is not None and plan.changed:
-        _write_card(src.root, plan.text, reading)
-    counts = report.to_json()["counts"]
-    message = commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
-                                 f"{', smoke passed' if smoke else ''})")
+        _write_card(root, plan.text, reading)
+    counts = checked.verify.to_json()["counts"]
+    message = o.commit_message or (f"Upload drafter checked by dflash2-ckpt ({counts['warning']} warning(s)"
+                                   f"{', smoke passed' if o.smoke else ''})")
     try:
         with quiet_hub_logs(), bounded_hub_calls(where):
-            info = api.upload_folder(repo_id=ref.repo_id, folder_path=src.root, path_in_repo=path_in_repo or None,
-                                     revision=revision, create_pr=create_pr, commit_message=message,
+            info = api.upload_folder(repo_id=where.repo_id, folder_path=root, path_in_repo=path_in_repo or None,
+                                     revision=where.revision, create_pr=o.create_pr, commit_message=message,
                                      allow_patterns=list(include) or None, ignore_patterns=ignore,
                                      delete_patterns=exact(files.delete, path_in_repo) or None)
     except Exception as e:  # noqa: BLE001 - one line and a hint at the CLI boundary, never a traceback

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checkpoint.target import read_target
 from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import OPENING, run_checks, run_families
-from .compat import drafter_of, engine_verdicts
+from ..checkpoint.drafter import drafter_of
+from .compat import engine_verdicts
 from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.effective import engine_views
@@ -106,18 +107,20 @@ def _layer_type_text(spec: Any, i: int) -> str:
 
 def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | os.PathLike[str] | Source | None = None,
            select: Iterable[str] = (), ignore: Iterable[str] = (), scan: bool = False,
-           engines: Iterable[str | EngineRef] = ()) -> Report:
+           engines: Iterable[str | EngineRef] = (), progress: Callable[[int, int, str], None] | None = None
+           ) -> Report:
     """Header-level verification. Raises SourceError when the checkpoint cannot be read at all.
 
     scan=True also streams every floating-point tensor through the NaN / Inf scan (DF611); without
     it no tensor data is read. engines: `vllm@0.29.0`-style names to judge against (default: the newest
     profile of each engine that supports this drafter's version); UnknownEngine for a name no profile covers.
+    progress(done, total, tensor): called as the scan reads each tensor.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
     t = None if target is None else read_target(target)
     borrow_target_vocab(ckpt, t.config if t is not None else None)
-    ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles))
+    ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles, progress=progress))
     families = {name: tuple(found) for name, found in run_families(ctx).items()}
     found = [f for fs in families.values() for f in fs]
     extra = {**ckpt.source.report_extra(), **ctx.extra}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from ..errors import MissingDependencyError
 from ..findings import Finding, Verdict, fails, filter_findings
@@ -61,12 +61,14 @@ def _run_smoke(source: Any, target: Target) -> SmokeReport:
 
 
 def check(source: Any, *, target: Target = None, select: Iterable[str] = (), ignore: Iterable[str] = (),
-          scan: bool = False, smoke: bool = False, strict: bool = False, engines: Iterable[str] = ()) -> CheckResult:
+          scan: bool = False, smoke: bool = False, strict: bool = False, engines: Iterable[str] = (),
+          progress: Callable[[int, int, str], None] | None = None) -> CheckResult:
     """verify(source); with smoke=True and headers that pass (strictly, if asked), the smoke forward too.
     `target` is a local path or an opened Source (a Hub repo): the same one goes to the smoke. `engines`:
     the engine profiles verify judges against (`vllm@0.29.0`; default: the newest that support the drafter)."""
     select, ignore = list(select), list(ignore)
-    report = verify(source, target=target, select=select, ignore=ignore, scan=scan, engines=engines)
+    report = verify(source, target=target, select=select, ignore=ignore, scan=scan, engines=engines,
+                    progress=progress)
     if not smoke or report.failed(strict):
         return CheckResult(report)
     result = _run_smoke(report.checkpoint or source, target)     # the checkpoint verify opened, not a second open

@@ -13,7 +13,7 @@ import pytest
 from _kit.cli import run
 
 from dflash2_ckpt.accept.engine_vllm import prometheus
-from dflash2_ckpt.engines.runners import vllm as runner
+from dflash2_ckpt.engines.runners import vllm_runner as runner
 from dflash2_ckpt.errors import MissingDependencyError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,3 +132,17 @@ def test_the_files_vllm_runs_import_nothing_of_the_toolkit(name: str) -> None:
         {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not any(m.startswith("dflash2_ckpt") for m in imported)
     assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
+
+
+def test_the_runners_folder_shadows_no_package_its_scripts_import() -> None:
+    """vllm_probe.py and vllm_spec.py run as files, so their folder comes first on sys.path: a module there
+    named like a package they (or vLLM) import would be imported in its place."""
+    import ast
+    folder = ROOT / "dflash2_ckpt" / "engines" / "runners"
+    modules = {p.stem for p in folder.glob("*.py")}
+    for name in ("vllm_probe.py", "vllm_spec.py"):
+        tree = ast.parse((folder / name).read_text())
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+            {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert "vllm" in imported and not modules & (imported | {"vllm", "torch", "transformers"}), modules
+        assert "sys.path" not in (folder / name).read_text()

@@ -155,3 +155,16 @@ def test_html_sorts_and_filters_in_a_real_browser(browser, tmp_path) -> None:  #
     outline = page.eval_on_selector("td.verify-errors", "e => getComputedStyle(e).outlineColor")
     assert outline == "rgb(187, 0, 0)"
     assert errors == []
+
+
+def test_html_groups_each_engines_releases_under_one_header() -> None:
+    import re
+    page = to_html(_result())
+    head = page[page.index("<thead>"):page.index("</thead>")]
+    groups = re.findall(r'<th class="group" colspan="(\d+)">([^<]*)</th>', head)
+    assert [g for _, g in groups] == ["vllm", "sglang"] and all(n == "1" for n, _ in groups)
+    sortable = [int(n) for n in re.findall(r'data-col="(\d+)"', head)]
+    assert sortable == list(range(len(sortable))) and len(sortable) == 7 + 2      # every column sorts
+    rows = re.findall(r"<tr data-verdicts.*?</tr>", page, re.S)
+    assert len(re.findall(r"<td", rows[0])) == len(sortable)                       # a cell under each header
+    assert "thead{position:sticky" in page and "td:first-child" in page           # header and drafter stay in view

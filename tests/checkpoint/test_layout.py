@@ -11,7 +11,7 @@ from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.checkpoint.quant import build_view
 from dflash2_ckpt.checks.quant import quant_findings
 from dflash2_ckpt.checks.tensors import check_tensors
-from dflash2_ckpt.convert.plan import _tensor_fate
+from dflash2_ckpt.convert.plan import tensor_fate
 from dflash2_ckpt.checkpoint.layout import COMPONENTS, ROLE_TABLE, bytes_by_component, expected_tensors, role_of
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.sources.safetensors_header import TensorInfo
@@ -87,7 +87,7 @@ def test_verify_convert_and_smoke_agree_on_the_role(good, name: str) -> None:
     assert codes == want, (r.role, codes)
 
     # convert
-    dst, _ = _tensor_fate(name)
+    dst, _ = tensor_fate(name)
     if r.role in ("target-copy", "vocab-map"):
         assert dst is None
     elif r.role == "alias":
@@ -112,7 +112,7 @@ def test_verifier_lm_head_is_one_thing_everywhere() -> None:
     pytest.importorskip("torch")
     from dflash2_ckpt.smoke.weights import destination
     assert role_of("verifier_lm_head.weight").role == "target-copy"
-    assert _tensor_fate("verifier_lm_head.weight")[0] is None
+    assert tensor_fate("verifier_lm_head.weight")[0] is None
     assert destination("verifier_lm_head.weight") == ("borrowed", "lm_head.weight")
 
 

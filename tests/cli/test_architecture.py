@@ -87,15 +87,13 @@ def layer_of(module: str) -> int:
 
 
 def test_the_package_root_holds_the_ground_the_api_and_the_layer_packages() -> None:
-    """Beside the layer packages: the ground, the public API, and the old paths the docs still promise
-    (re-exports only); development aids live in dev/ and the tests' own in tests/_kit."""
+    """Beside the layer packages: the ground and the public API (__init__.py, the one module callers import);
+    development aids live in dev/ and the tests' own in tests/_kit. No old-path shims: no page teaches one."""
     assert {p.stem for p in PKG.glob("*.py")} == {"__init__", "__main__", "errors", "codes", "findings", "version",
-                                                  "threads", "compat", "gate"}
+                                                  "threads"}
     docs = (ROOT / "README.md").read_text() + "".join(p.read_text() for p in (ROOT / "docs").glob("*.md"))
     for old in ("compat", "gate"):
-        assert f"dflash2_ckpt.{old} import" in docs, f"{old}.py is promised nowhere: remove it"
-        body = ast.parse((PKG / f"{old}.py").read_text()).body
-        assert all(isinstance(n, (ast.Expr, ast.ImportFrom, ast.Assign)) for n in body), f"{old}.py defines code"
+        assert f"dflash2_ckpt.{old} import" not in docs
 
 
 def test_every_module_is_in_a_layer() -> None:

@@ -72,14 +72,14 @@ def test_force_keeps_old_destination_when_verification_fails(tmp_path: Path, src
 
 def test_disk_full_leaves_nothing(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"n": 0}
-    real = stream._copy_range
+    real = stream.copy_range
 
     def full(*args: object) -> None:
         calls["n"] += 1
         if calls["n"] > 5:
             raise OSError(errno.ENOSPC, "No space left on device")
         real(*args)  # type: ignore[arg-type]
-    monkeypatch.setattr(stream, "_copy_range", full)
+    monkeypatch.setattr(stream, "copy_range", full)
     with pytest.raises(WriteError, match="No space left"):
         convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
@@ -91,7 +91,7 @@ def test_corrupted_write_is_caught(tmp_path: Path, src: Path, monkeypatch: pytes
                                    kernel: bool, where: str) -> None:
     """A byte that differs from the source after the copy (a stray write) is caught by the spot check at
     either end of the run, without reading the whole output back."""
-    real = stream._copy_range
+    real = stream.copy_range
     if not kernel:   # the fallback path where the kernel cannot copy between the files
         monkeypatch.delattr(os, "copy_file_range")
 
@@ -102,7 +102,7 @@ def test_corrupted_write_is_caught(tmp_path: Path, src: Path, monkeypatch: pytes
             at = 50 if where == "start" else length - 50
             byte = os.pread(src_fd, 1, start + at)
             os.pwrite(dst_fd, bytes([byte[0] ^ 1]), out + at)
-    monkeypatch.setattr(stream, "_copy_range", flip)
+    monkeypatch.setattr(stream, "copy_range", flip)
     with pytest.raises(ConversionError, match="differ from the"):
         convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
@@ -134,7 +134,7 @@ def test_a_write_off_the_plan_is_caught_by_the_ledger(tmp_path: Path, src: Path,
                                                       fault: str) -> None:
     """A copy that lands one byte off, stops short or is skipped is refused before the rename, from the
     ledger of what the system calls reported, whatever the bytes look like."""
-    real = stream._copy_range
+    real = stream.copy_range
     calls = {"n": 0}
 
     def bad(src_fd: int, start: int, length: int, dst_fd: int, out: int, buf: bytearray,
@@ -147,21 +147,21 @@ def test_a_write_off_the_plan_is_caught_by_the_ledger(tmp_path: Path, src: Path,
         if fault == "short":
             return real(src_fd, start, length - 4, dst_fd, out, buf, ledger)
         return None
-    monkeypatch.setattr(stream, "_copy_range", bad)
+    monkeypatch.setattr(stream, "copy_range", bad)
     with pytest.raises(ConversionError, match="do not cover the planned byte ranges"):
         convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
 
 
 def test_a_source_changed_during_the_copy_is_caught(tmp_path: Path, src: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = stream._copy_range
+    real = stream.copy_range
     shard = sorted(src.glob("*.safetensors"))[0]
 
     def touch(*args: object) -> None:
         real(*args)  # type: ignore[arg-type]
         st = shard.stat()
         os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    monkeypatch.setattr(stream, "_copy_range", touch)
+    monkeypatch.setattr(stream, "copy_range", touch)
     with pytest.raises(ConversionError, match="changed while it was being copied"):
         convert(src, tmp_path / "out", to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",))
     assert not (tmp_path / "out").exists() and leftovers(tmp_path) == []
@@ -171,12 +171,12 @@ CHILD = """
 import sys, time
 from pathlib import Path
 import dflash2_ckpt.convert.stream as stream
-real = stream._copy_range
+real = stream.copy_range
 def slow(*args):
     real(*args)
     Path(sys.argv[3]).touch()
     time.sleep(60)
-stream._copy_range = slow
+stream.copy_range = slow
 from dflash2_ckpt.convert import convert
 convert(sys.argv[1], sys.argv[2], to="flat", verifier_name="a/b", verifier_architectures=("Qwen3ForCausalLM",), force=True)
 """

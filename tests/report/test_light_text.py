@@ -48,5 +48,5 @@ def test_text_of_a_verify_report_loads_only_its_own_layout() -> None:
     assert out.returncode == 0, out.stderr
     assert "no findings" in out.stdout
     loaded = eval(out.stdout.strip().splitlines()[-1])      # noqa: S307 - our own subprocess's repr of a list
-    assert loaded == ["dflash2_ckpt.report.engine_tables", "dflash2_ckpt.report.safe",
+    assert loaded == ["dflash2_ckpt.report.engine_tables", "dflash2_ckpt.report.fit", "dflash2_ckpt.report.safe",
                       "dflash2_ckpt.report.safe_markup", "dflash2_ckpt.report.text"]

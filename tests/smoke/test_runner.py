@@ -188,7 +188,7 @@ def test_cpu_smoke_runs_the_triton_conv_on_a_sample_and_catches_a_wrong_kernel(t
         calls.append(y.shape[0])
         return triton_grouped_dynamic_conv(y, h, base, proj, side, block) * 1.01
 
-    monkeypatch.setattr(runner, "_triton_conv", lambda: off)
+    monkeypatch.setattr(runner, "triton_conv_fn", lambda: off)
     spec = tiny_spec("v2")
     r = run(tmp_path, spec, {**tiny_params(spec), **tiny_embed(spec)})
     assert calls == [r.inputs["block_size"]] * 4             # one block each, four calls

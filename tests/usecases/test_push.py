@@ -397,3 +397,11 @@ def test_a_new_card_records_the_target_tokenizer_the_drafter_was_converted_again
     code, out = run("push", str(drafter), dest, "--token", "hf_granted")
     assert code == 0, out
     assert f"Target tokenizer: `sha256:{'ab' * 32}`" in (drafter / "README.md").read_text()
+
+
+def test_push_takes_its_options_as_one_object(hub: FakeHub, ckpts: dict[str, Path], dest: str) -> None:
+    from dflash2_ckpt.errors import RevisionNotFoundError
+    from dflash2_ckpt.usecases.push import PushOptions, push
+    with pytest.raises(RevisionNotFoundError) as e:
+        push(ckpts["tiny"], dest, PushOptions(revision="nope", token="hf_granted"))
+    assert e.value.revision == "nope" and hub.commit_requests == []

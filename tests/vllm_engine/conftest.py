@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dflash2_ckpt.engines.runners import vllm as runner
+from dflash2_ckpt.engines.runners import vllm_runner as runner
 from dflash2_ckpt.errors import MissingDependencyError
 
 try:

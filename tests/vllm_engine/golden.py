@@ -83,7 +83,7 @@ def agrees(verdict: str, engine: str) -> bool:
 
 
 def record(python: Path, scratch: Path) -> dict[str, Any]:
-    from dflash2_ckpt.engines.runners import vllm as runner
+    from dflash2_ckpt.engines.runners import vllm_runner as runner
     req = request(scratch)
     got = runner.probe(python, req["cases"])
     rows = []
@@ -95,7 +95,7 @@ def record(python: Path, scratch: Path) -> dict[str, Any]:
 
 
 def main() -> int:
-    from dflash2_ckpt.engines.runners import vllm as runner
+    from dflash2_ckpt.engines.runners import vllm_runner as runner
     python = runner.find_python(sys.argv[1] if len(sys.argv) > 1 else None)
     with tempfile.TemporaryDirectory() as tmp:
         doc = record(python, Path(tmp))

@@ -130,9 +130,6 @@ def probe(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    # run as a file, its own directory comes first on sys.path, where the toolkit's vllm.py would shadow vLLM
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     request = json.loads(open(argv[1], encoding="utf-8").read())
     logging.disable(logging.WARNING)
     import vllm

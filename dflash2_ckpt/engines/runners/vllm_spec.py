@@ -97,9 +97,6 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    # run as a file, its own directory comes first on sys.path, where the toolkit's vllm.py would shadow vLLM
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     req = json.loads(open(argv[1], encoding="utf-8").read())
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
