@@ -83,7 +83,7 @@ def command_lines(command: str, width: int, indent: str) -> list[str]:
             for n, (text, _) in enumerate(lines)]
 
 
-_CITE = re.compile(r"[\w.-]+==[\w.+-]+(?:\.\.[\w.+-]+)?:\S+ (?:has|lacks) `|[\w-]+/[\w.-]+#\d+|CONTRACT §|ENGINES\.md")
+_CITE = re.compile(r"[\w.-]+==[\w.+-]+(?:\.\.[\w.+-]+)?:\S+ (?:has|lacks) `|[\w-]+/[\w.-]+#\d+|docs/contract\.md#[\w-]+|docs/engines\.md")
 
 
 def _groups(text: str) -> Iterable[tuple[int, int]]:
