@@ -180,6 +180,9 @@ class ReleaseScan:
     dflash_files: str
     reviewed_architectures: frozenset[str] = frozenset()
     reviewed_keys: frozenset[str] = frozenset()
+    within: str = ""                             # a regex: only its matches in a registry file are read (SGLang's
+                                                 # EntryClass statement); empty: the whole file
+    key_patterns: tuple[str, ...] = ()           # further regexes, one group each, of config reads (helpers)
 
 
 @dataclass(frozen=True)

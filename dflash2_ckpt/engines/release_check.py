@@ -122,7 +122,8 @@ def _registry_names(texts: dict[str, str], scan: ReleaseScan) -> set[str]:
     names: set[str] = set()
     for path, text in texts.items():
         if any(re.fullmatch(g, path) for g in scan.registry):
-            names |= set(re.findall(scan.names, text))
+            for part in re.findall(scan.within, text) if scan.within else [text]:
+                names |= set(re.findall(scan.names, part))
     return names
 
 
@@ -164,7 +165,10 @@ def check(dist: str, version: str, root: Path | None = None) -> ReleaseReport:
     for path, text in sorted(texts.items()):
         if not re.search(scan.dflash_files, path):
             continue
-        for key in sorted(set(_GETATTR.findall(text)) | set(_GET.findall(text)) | set(_ATTR.findall(text))):
+        found = set(_GETATTR.findall(text)) | set(_GET.findall(text)) | set(_ATTR.findall(text))
+        for extra in scan.key_patterns:
+            found |= set(re.findall(extra, text))
+        for key in sorted(found):
             if key not in keys:
                 report.unlisted_keys.setdefault(key, []).append(path)
     return report

@@ -9,10 +9,29 @@ from typing import Callable
 from ..formats.spec import DraftSpec
 from . import causality, quant, released as r, serve
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
-from .profile import Causality, Default, Drafter, DraftTokens, Fact, KeyRead, Profile, Refusal, fact as _fact
+from .profile import (Causality, Default, Drafter, DraftTokens, Fact, KeyRead, Profile, Refusal, ReleaseScan,
+                      fact as _fact)
 from .versions import VersionRange, at_least, below, between, exactly
 
 RANK = 20                                   # engine display order (engines/registry.py)
+
+# how `wheels check sglang==X` reads a release: the EntryClass statements of its DFlash / DSpark model files,
+# and the config keys its DFlash files read (also through the _cfg_get helper). Reviewed: DSpark (a sibling
+# family this toolkit does not validate) and MuseGlimmerAssistantModel (registered, but its DFlash loader does
+# not load the assistant export's encoder.* names: formats/assistant.py)
+SCAN = ReleaseScan(
+    registry=(r"sglang/srt/models/(dflash|\w*dspark\w*)\.py",),
+    names=r"\b(\w*(?:DFlash|DSpark|Draft|Assistant|XPress|Laguna|Beam)\w*)\b",
+    within=r"(?ms)^EntryClass\s*=\s*(?:\[.*?\]|\w+)",
+    dflash_files=r"sglang/srt/(models/dflash|speculative/dflash\w*)\.py$",
+    key_patterns=(r"""_cfg_get\(\s*\w+\s*,\s*["'](\w+)["']""",),
+    # text_config / get_text_config: where it looks the keys up; quantization_config / quant_algo: quantization
+    # is judged from the tensor headers (checkpoint/quant.py); is_domino: derived from projector_type (KEYS)
+    reviewed_keys=frozenset({"text_config", "get_text_config", "quantization_config", "quant_algo", "is_domino"}),
+    reviewed_architectures=frozenset({"MuseGlimmerAssistantModel", "Qwen3DSparkModel", "LingDSparkModel",
+                                      "DSparkDraftModel", "DSparkMiniMaxDraftModel", "DeepseekV4ForCausalLMDSpark",
+                                      "Lfm2DSparkDraftModel"}),
+)
 # the effect of dflash_config.num_target_layers, read by SGLang and by mlx-vlm 0.7.0 and later
 NUM_TARGET_LAYERS = ("the target depth, read before the top-level num_target_layers (SGLang spreads guessed "
                      "taps over it)")
@@ -96,7 +115,7 @@ KEYS_CURRENT = KEYS + tuple(
 USE_SWA = ignores_use_swa(r.SGLANG_NO_USE_SWA, r.SGLANG_NO_USE_SWA_MODEL)
 
 OLD = Profile(
-    engine="sglang", label="SGLang", versions=between("0.5.18", "0.5.19", "release"),
+    engine="sglang", label="SGLang", versions=between("0.5.18", "0.5.19", "release"), architectures=("DFlashDraftModel",),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
     version_by="no DFlash2 (v1 only)",
     causality=causality.sglang, read_keys=KEYS, conversion_loader=True,
@@ -112,6 +131,7 @@ OLD = Profile(
 
 CURRENT = Profile(
     engine="sglang", label="SGLang", versions=at_least("0.5.19", "release"),
+    architectures=("DFlashDraftModel", "DFlash2DraftModel"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="fields: the conv and selector switch on from the dflash_config keys, not the architecture",
     causality=causality.sglang, conversion_loader=True,
