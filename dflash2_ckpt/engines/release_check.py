@@ -111,7 +111,8 @@ def _current_cites(dist: str, profiles: tuple[Profile, ...]) -> list[Cite]:
 def _known_keys(profiles: tuple[Profile, ...], scan: ReleaseScan) -> set[str]:
     from ..formats.flat import FlatV2Config
     from ..formats.nested import DFlashConfigV2, NestedV2Config
-    known = set(NestedV2Config.model_fields) | set(DFlashConfigV2.model_fields) | set(FlatV2Config.model_fields)
+    known = set(NestedV2Config.model_fields) | set(DFlashConfigV2.model_fields)
+    known |= set(FlatV2Config.model_fields)
     for p in profiles:
         known |= {k.key.rsplit(".", 1)[-1] for k in p.read_keys}
         known |= {d.key for d in p.defaults} | {r.rsplit(".", 1)[-1] for d in p.defaults for r in d.reads}
