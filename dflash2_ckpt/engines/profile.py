@@ -213,6 +213,9 @@ class Profile:
     tap_offset: TapOffset = TapOffset()          # the layer it taps, relative to target_layer_ids
     # a conversion between the nested and flat dialects keeps what this engine builds exact (meaning check)
     conversion_loader: bool = False
+    # convert's meaning check compares what this release builds from the source and from the output; False for
+    # releases older than the per-layer causality rules (a conversion is judged there by compat, DF808)
+    meaning_check: bool = True
     dist: str = ""                               # the pip distribution its Cites read (default: `engine`)
     # (oldest, newest) release whose code was read, where no Cite can say it (engines/checked.py derives it)
     checked: tuple[str, str] | None = None

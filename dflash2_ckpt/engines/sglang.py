@@ -163,7 +163,7 @@ def _before_018(versions: VersionRange, rule: Callable[[DraftSpec], Causality | 
     """A release before 0.5.18: its causality, and only the facts of 0.5.18 read back to 0.5.11 (the q/k/v
     quantization and the mask-token lookup differ there and are not modelled)."""
     return dataclasses.replace(
-        OLD, versions=versions, causality=rule, causality_text=text, quant=None, conversion_loader=False,
+        OLD, versions=versions, causality=rule, causality_text=text, quant=None, conversion_loader=False, meaning_check=False,
         sources=(fact,) + tuple(f for f in OLD.sources if f is not CAUSAL and _read_since_0511(f)),
         read_keys=tuple(k for k in KEYS if all(c.versions[0] == "0.5.11" for c in k.cites)))
 
@@ -171,7 +171,7 @@ def _before_018(versions: VersionRange, rule: Callable[[DraftSpec], Causality | 
 NONE = dataclasses.replace(
     OLD, versions=below("0.5.11", "release"), drafts=frozenset(), causality=None, causality_text="no DFlash",
     sources=(_fact("no DFlash: sglang/srt/models/dflash.py has no DFlashDraftModel", r.SGLANG_NO_DFLASH),),
-    defaults=(), quant=None, serve=None, ignores=(), advisories=(), read_keys=(), conversion_loader=False,
+    defaults=(), quant=None, serve=None, ignores=(), advisories=(), read_keys=(), conversion_loader=False, meaning_check=False,
     version_by="no DFlash")
 NONCAUSAL = _before_018(between("0.5.11", "0.5.14", "release"), causality.sglang_noncausal, "",
                         _fact("causality: every draft layer runs non-causal (ENCODER_ONLY); layer_types and "

@@ -281,7 +281,7 @@ NONE = _profile(
     (_fact("no DFlash at all: DFlashDraftModel is not registered", r.VLLM_NO_DFLASH),),
     version_by="no DFlash", causality=None, causality_text="no DFlash", defaults=(), serve=None, read_keys=(),
     constraints=(), advisories=(),
-    conversion_loader=False,
+    conversion_loader=False, meaning_check=False,
 )
 
 NONCAUSAL = _profile(
@@ -295,7 +295,7 @@ NONCAUSAL = _profile(
     version_by="architecture (DFlash2DraftModel is not registered)",
     causality=causality.vllm_noncausal, read_keys=(LOGIT_SCALE,),
     constraints=(), advisories=(), ignores=(NO_SLIDING, OLD_V_SCALE),
-    conversion_loader=False,
+    conversion_loader=False, meaning_check=False,
 )
 
 DFLASH_CAUSAL = _profile(
@@ -311,7 +311,7 @@ DFLASH_CAUSAL = _profile(
     causality=causality.vllm_dflash_causal, read_keys=(LOGIT_SCALE,),
     # the range is judged as its oldest release (0.23), which reads no sliding window
     constraints=(), advisories=(), ignores=(NO_SLIDING, OLD_V_SCALE),
-    conversion_loader=False,
+    conversion_loader=False, meaning_check=False,
 )
 
 LEGACY = _profile(

@@ -121,3 +121,9 @@ def test_conversion_loaders_are_the_profiles_that_say_so() -> None:
     names = {n.removesuffix("-legacy") for n in registry.LOADERS}
     assert names == {p.engine for p in registry.PROFILES if p.conversion_loader}
     assert all(isinstance(p, Profile) for p in registry.PROFILES)
+
+
+def test_the_meaning_check_leaves_out_the_releases_before_the_per_layer_rules() -> None:
+    from dflash2_ckpt.engines import resolve
+    assert not resolve("vllm@0.24.0").meaning_check and resolve("vllm@0.26.0").meaning_check
+    assert not resolve("sglang@0.5.17").meaning_check and resolve("sglang@0.5.18").meaning_check
