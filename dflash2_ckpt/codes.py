@@ -181,6 +181,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
+    Code("DF816", "engine-release-unchecked", "warning", "the engine version asked for is newer or older than every release whose code was checked; it is judged as the nearest checked one"),
     Code("DF850", "dspark-served", "info", "a DSpark drafter: this engine release registers DSpark drafters; this toolkit does not validate them further"),
     Code("DF851", "target-not-read", "warning", "compat --target: the target's config could not be read, so the pairing checks did not run"),
     # DF9xx GGUF drafters for llama.cpp (docs/engines.md, GGUF)
@@ -508,6 +509,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Fix what the refusal names, then convert."),
     "DF815": ("The engine attends without the window or sinks the drafter was trained with: acceptance drops.",
               "Serve on a release that reads the key (`dflash2-ckpt compat` names them)."),
+    "DF816": ("Nothing known: the verdict is that of the nearest release whose code was read, and the release "
+              "asked for may load the drafter differently.",
+              "Check the release (`python -m dflash2_ckpt.engines.wheels check NAME==VERSION`) or serve on a "
+              "checked one (`dflash2-ckpt engines` lists them)."),
     "DF850": ("Nothing known: the engine serves DSpark drafters; this toolkit checks no DSpark rule.",
               "Check the drafter with the engine itself."),
     "DF851": ("The verdicts do not include the pairing with the target.",

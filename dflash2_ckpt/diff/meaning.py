@@ -35,7 +35,7 @@ def config_meaning(derived: str | os.PathLike[str] | Source, reference: str | os
         return None
     if a is None or b is None:
         return None
-    return compare(a, b, PROFILES, names=lambda d: ()).to_json()
+    return compare(a, b, tuple(p for p in PROFILES if p.meaning_check), names=lambda d: ()).to_json()
 
 
 def meaning_findings(doc: dict[str, Any] | None) -> list[Finding]:

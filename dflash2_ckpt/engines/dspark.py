@@ -43,14 +43,16 @@ def is_dspark(d: Drafter) -> bool:
 
 
 def _covered(p: Profile, first: str) -> bool:
-    """The profile's range reaches the first release the registry was read in (an open lower end counts:
-    the oldest profile is built from the oldest release read)."""
+    """The profile's range reaches the first release whose registry names DSpark: a range that ends before it
+    has none; one that spans it holds releases that serve the family (never "unsupported" where one does)."""
     scheme = p.versions.scheme
-    low = p.versions.exact or p.versions.low
-    if scheme is None or low is None:
+    if scheme is None:
         return True
     text = "b" + first.split(".")[0] if scheme == "build" else first
-    return compare(low, parse_version(text, scheme)) >= 0
+    start = parse_version(text, scheme)
+    if p.versions.exact is not None:
+        return compare(p.versions.exact, start) >= 0
+    return p.versions.high is None or compare(p.versions.high, start) > 0
 
 
 def served(p: Profile, d: Drafter) -> Finding | None:

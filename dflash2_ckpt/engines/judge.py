@@ -15,6 +15,7 @@ from ..findings import Finding
 from . import causality as rules
 from .dspark import served as dspark_served
 from .layouts import layout_findings
+from .checked import Span, span
 from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
@@ -32,11 +33,22 @@ class EngineVerdict:
     verdict: Verdict
     reasons: tuple[Finding, ...]
     serve: str | None
+    asked: str | None = None             # the version named (--engine NAME@VERSION), judged by this profile
+
+    @property
+    def checked(self) -> Span | None:
+        """The releases of this profile's range whose code was read (engines/checked.py)."""
+        return span(self.profile)
 
     def to_json(self) -> dict[str, Any]:
-        return {"engine": self.profile.engine, "versions": self.profile.versions.label, "verdict": self.verdict,
-                "reasons": [{"code": r.code, "severity": r.severity, "message": r.message} for r in self.reasons],
-                "serve": self.serve}
+        checked = self.checked
+        out = {"engine": self.profile.engine, "versions": self.profile.versions.label,
+               "checked_from": checked.first if checked else None,
+               "checked_through": checked.last if checked else None, "verdict": self.verdict,
+               "reasons": [{"code": r.code, "severity": r.severity, "message": r.message}
+                           for r in self.reasons],
+               "serve": self.serve}
+        return out | ({"asked": self.asked} if self.asked else {})
 
 
 def _layers(ids: list[int], n: int) -> str:
@@ -295,9 +307,10 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
     broken = [b for b in p.breakages if d.version in b.versions]
     if d.version not in p.drafts and not (broken and d.dialect in p.reads):
-        has = " and ".join(f"DFlash {v}" for v in sorted(p.drafts))
+        has = (", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts)) if p.drafts
+               else " (no DFlash at all)")
         return EngineVerdict(p, "unsupported", (Finding(
-            "DF800", f"{p.title} has no DFlash {d.version} drafter, only {has} ({p.sources[0].source})"),), None)
+            "DF800", f"{p.title} has no DFlash {d.version} drafter{has} ({p.sources[0].source})"),), None)
     fmt = _format(p, d)
     if fmt is not None:
         return EngineVerdict(p, fmt[0], (fmt[1],), None)

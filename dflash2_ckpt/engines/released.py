@@ -22,14 +22,15 @@ V_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
 V_CONFIG = "vllm/config/vllm.py"
 V_SPEC_CONFIG = "vllm/config/speculative.py"
 
-VLLM_NO_DFLASH2 = Cite("vllm", ("0.27.1",), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
-VLLM_DFLASH1 = Cite("vllm", ("0.27.1", "0.33.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
+VLLM_NO_DFLASH2 = Cite("vllm", ("0.20.0", "0.27.1"), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
+VLLM_DFLASH1 = Cite("vllm", ("0.20.0", "0.33.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
 VLLM_DFLASH2 = Cite("vllm", ("0.28.0", "0.33.0"), V_REGISTRY,
                     '"DFlash2DraftModel": ("qwen3_dflash2", "DFlash2Qwen3ForCausalLM")')
 # before 0.28 the top-level is_causal is not read: dflash_config.causal, else sliding layers causal
-VLLM_CAUSAL_LEGACY = Cite("vllm", ("0.27.1",), V_DFLASH,
+VLLM_CAUSAL_LEGACY = Cite("vllm", ("0.26.0", "0.27.1"), V_DFLASH,
                           '"""``dflash_config.causal`` overrides all layers; else only SWA layers causal."""')
-VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL = Cite("vllm", ("0.27.1",), V_DFLASH, 'getattr(config, "is_causal", None)', absent=True)
+VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL = Cite("vllm", ("0.20.0", "0.27.1"), V_DFLASH, 'getattr(config, "is_causal", None)',
+                                       absent=True)
 VLLM_CAUSAL = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, 'is_causal = getattr(config, "is_causal", None)')
 VLLM_CAUSAL_FN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "def _dflash_layer_causal(config: Qwen3Config, layer_idx: int) -> bool:")
 # 0.28.0's loader skipped names by substring; 0.29 maps them (the 0.28.0 DFlash2 load failure, #53428)
@@ -49,7 +50,7 @@ VLLM_SINKS = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
 # dflash_config.attention_value_scale multiplies V before attention (MiMo), from 0.31.0; the flat dialect's
 # mapping (update_dflash) builds a dflash_config without it
 VLLM_V_SCALE = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH, 'v_scale=dflash_config.get("attention_value_scale"),')
-VLLM_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.30.0"), V_DFLASH, "attention_value_scale", absent=True)
+VLLM_NO_V_SCALE = Cite("vllm", ("0.20.0", "0.30.0"), V_DFLASH, "attention_value_scale", absent=True)
 VLLM_FLAT_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, "attention_value_scale", absent=True)
 # config keys beyond the schema the DFlash model reads (engines/read_keys.py): dflash_config merged over
 # eagle_config into one drafter config (use_aux_hidden_state), the RoPE layout, the MiMo sink-flag fallback
@@ -98,6 +99,26 @@ VLLM_MODELOPT_MAP_ABSENT = Cite("vllm", ("0.32.0",), V_MODELS + "utils.py", "def
 # a weight name the module has no parameter for, after the mappers, raises; an unknown `.bias` is ignored.
 # DFlash2 has no loader of its own: qwen3_dflash2.py inherits qwen3_dflash.py's
 V_UTILS = V_MODELS + "utils.py"
+
+# --- vLLM before 0.26 (bisected over the wheels 0.19.1 ... 0.25.1; vllm-project/vllm#43445, #47453 changed it) ---
+# 0.19.x has no DFlash; 0.20-0.22 run every draft layer non-causal whatever the config says; 0.23-0.25 read
+# dflash_config.causal for every layer (absent: non-causal), so a sliding layer is not causal by default, and the
+# speculators mapping sets no causal key (sliding_window_non_causal is not read: every flat drafter bidirectional);
+# 0.26 brings the per-layer rule (dflash_config.causal, else sliding => causal) and maps sliding_window_non_causal
+VLLM_LOGIT_SCALE = Cite("vllm", ("0.20.0", "0.33.0"), V_DFLASH, 'logit_scale = getattr(self.config, "logit_scale", 1.0)')
+VLLM_OWN_LM_HEAD = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH, 'if getattr(self.config, "has_own_lm_head", False)')
+V_PROPOSER = "vllm/v1/spec_decode/dflash.py"
+V_RUNNER2_UTILS = "vllm/v1/worker/gpu/spec_decode/dflash/utils.py"
+VLLM_NO_DFLASH = Cite("vllm", ("0.19.1",), V_REGISTRY, '"DFlashDraftModel"', absent=True)
+VLLM_ALWAYS_NONCAUSAL = Cite("vllm", ("0.20.0", "0.22.0"), V_PROPOSER,
+                             "causal=False,  # Non-causal attention is required for DFlash")
+VLLM_PROPOSER_CAUSAL = Cite("vllm", ("0.23.0", "0.25.1"), V_PROPOSER,
+                            'self.dflash_causal = self.dflash_config.get("causal", False)')
+VLLM_RUNNER2_CAUSAL = Cite("vllm", ("0.24.0", "0.25.1"), V_RUNNER2_UTILS, 'return dflash_config.get("causal", False)')
+VLLM_NO_SLIDING = Cite("vllm", ("0.20.0", "0.24.0"), V_DFLASH, "sliding", absent=True)
+VLLM_LAYER_CAUSAL_UNUSED = Cite("vllm", ("0.25.0", "0.25.1"), V_DFLASH,
+                                "# NOTE: `causal` is currently unused here, but will be needed in the future")
+VLLM_FLAT_NO_CAUSAL = Cite("vllm", ("0.20.0", "0.25.1"), V_ALGOS, "causal", absent=True)
 VLLM_UNKNOWN_RAISES = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'f"There is no module or parameter named {prefix!r} "')
 VLLM_BIAS_IGNORED = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'self.ignore_unexpected_suffixes.append(".bias")')
 VLLM_AUTOLOADER = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "loader = AutoWeightsLoader(self)")
@@ -127,41 +148,52 @@ S_MODEL = "sglang/srt/models/dflash.py"
 S_UTILS = "sglang/srt/speculative/dflash_utils.py"
 S_WORKER = "sglang/srt/speculative/dflash_worker_v2.py"
 
-SGLANG_NO_DFLASH2 = Cite("sglang", ("0.5.18",), S_MODEL, "selector_top_k", absent=True)
+SGLANG_NO_DFLASH2 = Cite("sglang", ("0.5.11",), S_MODEL, "selector_top_k", absent=True)
 SGLANG_DFLASH2 = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS, "selector_top_k = _parse_optional_int(")
 SGLANG_CAUSAL = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, 'is_causal = getattr(text_config, "is_causal", None)')
 # with no layer_types every layer is ENCODER_ONLY (bidirectional) before is_causal is looked at
 SGLANG_NO_LAYER_TYPES = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
                              "if layer_types is None:\n        return -1, AttentionType.ENCODER_ONLY")
-SGLANG_NO_DFLASH_CAUSAL = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS, "causal", absent=True)
-SGLANG_QKV_QUANT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "QKVParallelLinear(")
+SGLANG_NO_DFLASH_CAUSAL = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS, "causal", absent=True)
+SGLANG_QKV_QUANT = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "QKVParallelLinear(")
 SGLANG_QKV_QUANT_018 = Cite("sglang", ("0.5.18",), S_MODEL, 'quant_config=quant_config,\n            prefix="qkv_proj",')
 SGLANG_QKV_QUANT_ARG = Cite("sglang", ("0.5.19", "0.5.23"), S_MODEL,
                             'quant_config=quant_config,\n            prefix=f"{prefix}.qkv_proj" if prefix else "qkv_proj",')
-SGLANG_FC_PLAIN = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "self.fc = nn.Linear(")
+SGLANG_FC_PLAIN = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "self.fc = nn.Linear(")
 SGLANG_FC_QUANTIZABLE = Cite("sglang", ("0.5.22", "0.5.23"), S_MODEL,
                              "self.quantizable = self.supports_quantization or self.is_nemotron_35_draft")
-SGLANG_IGNORE = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
+SGLANG_IGNORE = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
 # a stored model.X resolves to the parameter X (and X to model.X): the prefix is optional
-SGLANG_PREFIX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+SGLANG_PREFIX = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL,
                      'if name.startswith("model."):\n                stripped_name = name[len("model.") :]')
 # a sliding layer's window is sliding_window; swa_window_size only for a Nemotron 3.5 draft without one
 SGLANG_SLIDING_FIRST = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS,
                             'if sliding_window is None and is_nemotron_35_draft_config(config):\n'
                             '        sliding_window = _get_dflash_config(config).get("swa_window_size")')
+# before 0.5.18 (bisected over the wheels 0.5.10 ... 0.5.17): 0.5.10 has no DFlash; 0.5.11-0.5.13 run every draft
+# layer non-causal (ENCODER_ONLY); 0.5.14-0.5.16 make sliding layers causal and full ones non-causal, reading no
+# is_causal; 0.5.17 reads is_causal for full layers only (sliding layers stay causal); 0.5.18 lets it decide all
+SGLANG_NO_DFLASH = Cite("sglang", ("0.5.10",), S_MODEL, "class DFlashDraftModel", absent=True)
+SGLANG_ALL_NONCAUSAL = Cite("sglang", ("0.5.11", "0.5.13"), S_MODEL,
+                            "# DFlash uses non-causal attention over the draft block.")
+SGLANG_SLIDING_DECODER = Cite("sglang", ("0.5.14", "0.5.17"), S_MODEL,
+                              "return sliding_window_size, AttentionType.DECODER")
+SGLANG_FULL_IS_CAUSAL = Cite("sglang", ("0.5.17",), S_MODEL, 'if getattr(text_config, "is_causal", False)')
+SGLANG_NO_IS_CAUSAL = Cite("sglang", ("0.5.11", "0.5.16"), S_MODEL, "is_causal", absent=True)
+
 # 0.5.20 and later refuse Domino projector weights unless projector_type is "domino"
 SGLANG_DOMINO = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, '"DFLASH checkpoint contains Domino projector weights but "')
 SGLANG_NO_DOMINO = Cite("sglang", ("0.5.19",), S_MODEL, "Domino projector weights", absent=True)
-SGLANG_BLOCK = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+SGLANG_BLOCK = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS,
                     "# Keep support for current checkpoints where block_size is top-level.")
-SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")
-SGLANG_TAPS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")
+SGLANG_TAPS = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS,
                    "def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> List[int]:")
 # use_swa is never read: sliding layers come from layer_types only
-SGLANG_NO_USE_SWA = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS, "use_swa", absent=True)
-SGLANG_NO_USE_SWA_MODEL = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "use_swa", absent=True)
+SGLANG_NO_USE_SWA = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS, "use_swa", absent=True)
+SGLANG_NO_USE_SWA_MODEL = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "use_swa", absent=True)
 # dflash_config.attention_sink_bias: not read up to 0.5.19 (0.5.19 builds sinks for Nemotron 3.5 drafts only)
-SGLANG_NO_SINKS = Cite("sglang", ("0.5.18",), S_MODEL, "attention_sink_bias", absent=True)
+SGLANG_NO_SINKS = Cite("sglang", ("0.5.11",), S_MODEL, "attention_sink_bias", absent=True)
 SGLANG_NEMOTRON_SINKS_ONLY = Cite("sglang", ("0.5.19",), S_MODEL, "elif draft_cfg.attention_sink_bias:", absent=True)
 SGLANG_SINKS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                     'raw_attention_sink_bias = dflash_cfg.get("attention_sink_bias", False)')
@@ -169,14 +201,14 @@ SGLANG_SINKS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
 SGLANG_V_SCALE = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                       'raw_attention_value_scale = dflash_cfg.get("attention_value_scale", None)')
 SGLANG_V_SCALE_APPLIED = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, "v = v * self.v_scale")
-SGLANG_NO_V_SCALE = Cite("sglang", ("0.5.18", "0.5.19"), S_UTILS, "attention_value_scale", absent=True)
-SGLANG_NO_V_SCALE_MODEL = Cite("sglang", ("0.5.18", "0.5.19"), S_MODEL, "v_scale", absent=True)
+SGLANG_NO_V_SCALE = Cite("sglang", ("0.5.11", "0.5.19"), S_UTILS, "attention_value_scale", absent=True)
+SGLANG_NO_V_SCALE_MODEL = Cite("sglang", ("0.5.11", "0.5.19"), S_MODEL, "v_scale", absent=True)
 # keys beyond the schema SGLang reads (engines/read_keys.py), dflash_config first, else the top level
-SGLANG_NEOX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+SGLANG_NEOX = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL,
                    'config, "rope_is_neox_style", getattr(config, "is_neox_style", True)')
 SGLANG_MASK_TOKEN = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
                          '"mask_token", _cfg_get(draft_hf_config, "mask_token", None)')
-SGLANG_NUM_TARGET_LAYERS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+SGLANG_NUM_TARGET_LAYERS = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS,
                                 '"num_target_layers",\n        _cfg_get(draft_hf_config, "num_target_layers", None),')
 SGLANG_DOMINO_KEYS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                           '"projector_type", _cfg_get(draft_hf_config, "projector_type", None)')
@@ -341,7 +373,7 @@ T_CAND = "transformers/generation/candidate_generator.py"
 T_CAPTURE = "transformers/utils/output_capturing.py"
 T_CFG = "transformers/models/muse_glimmer_assistant/configuration_muse_glimmer_assistant.py"
 T_MODEL = "transformers/models/muse_glimmer_assistant/modeling_muse_glimmer_assistant.py"
-TF_FIRST, TF_LAST = "5.15.0", "5.24.0"
+TF_FIRST, TF_LAST = "5.15.0", "5.25.0"
 TF_ALL = (TF_FIRST, TF_LAST)
 TF_NO_DFLASH = Cite("transformers", ("5.14.1",), T_CAND, "class DFlashTokenCandidateGenerator", absent=True)
 TF_DFLASH = Cite("transformers", TF_ALL, T_GEN, 'elif generation_config.speculation_type == "dflash":')
@@ -431,7 +463,15 @@ def all_cites() -> tuple[Cite, ...]:
     return tuple(v for v in globals().values() if isinstance(v, Cite)) + layout_cites()
 
 
+def every_cite() -> tuple[Cite, ...]:
+    """Every Cite: those defined here and those an engine module defines beside its profiles (facts, read keys)."""
+    from .registry import PROFILES     # the registry imports the engine modules, which import this one
+    extra = {c for p in PROFILES for f in p.sources + p.notes for c in f.cites} | \
+        {c for p in PROFILES for k in p.read_keys for c in k.cites}
+    return tuple(dict.fromkeys(all_cites() + tuple(sorted(extra - set(all_cites()), key=str))))
+
+
 def requirements() -> list[str]:
     """`dist==version` of every release a citation reads, for `pip download --no-deps` (a dist of SDISTS
     is a source distribution: download it with `--no-binary DIST`, as .ci/run does)."""
-    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions})
+    return sorted({f"{c.dist}=={v}" for c in every_cite() for v in c.versions})

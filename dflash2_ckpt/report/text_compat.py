@@ -44,12 +44,9 @@ def headline(r: Any, shown: Sequence[Any]) -> str:
 
 
 def title(v: Any) -> str:
-    """The engine release: the version asked for where one was named (--engine NAME@VERSION), and the
-    releases whose code was read where the verdict knows them (`checked`, a span with a label)."""
-    asked = getattr(v, "asked", None)
-    checked = getattr(getattr(v, "checked", None), "label", None)
-    name = f"{v.profile.label} {asked}" if isinstance(asked, str) and asked else str(v.profile.title)
-    return one_line(name + (f" (checked {checked})" if isinstance(checked, str) and checked else ""))
+    """The engine and the releases whose code was read, not the range the profile is applied to:
+    `vLLM 0.33.0-0.34.0 checked`; with a version named, `vLLM 9.0.0 (0.34.0 checked)`."""
+    return one_line(f"{v.profile.label} {_versions(v)}")
 
 
 def reason_line(v: Any, message: str) -> str:
@@ -60,6 +57,27 @@ def reason_line(v: Any, message: str) -> str:
 
 def _line(out: Console, text: str, style: str | None = None) -> None:
     out.print(Text(text, style=style or ""), soft_wrap=True)
+
+
+def _versions(v: Any) -> str:
+    """The releases whose code was read, not the range the profile is applied to: `0.33.0-0.34.0 checked`;
+    with the version named, `9.0.0 (0.33.0 checked)`."""
+    checked = v.checked
+    shown = checked.label if checked is not None else v.profile.versions.label
+    return f"{v.asked} ({shown})" if v.asked else shown
+
+
+def checked_edges(verdicts: Any) -> str:
+    """Each engine's checked edge, once: versions outside it are judged as the nearest checked release."""
+    from ..engines.checked import engine_span
+    from ..engines.registry import by_engine
+    parts = []
+    for engine, label in dict.fromkeys((v.profile.engine, v.profile.label) for v in verdicts):
+        whole = engine_span(by_engine(engine))
+        if whole is not None:
+            parts.append(f"{label} {whole.first}" + (f"-{whole.last}" if whole.last != whole.first else ""))
+    return ("releases checked: " + ", ".join(parts) + ". A version outside is judged as the nearest checked "
+            "release; --engine NAME@VERSION says so (DF816)")
 
 
 @text_renderer("compat")
@@ -76,7 +94,8 @@ def render_compat(r: Any, out: Console) -> None:
         if v.serve and v.verdict in _SERVED:
             for line in command_lines(v.serve, width, "      "):
                 _line(out, line)
-    why = [reason_line(v, m) for v in shown if v.verdict != "loads" for m in explained(v)]
+    # a verdict that loads is explained too where a warning stands beside it (DF816: an unchecked release)
+    why = [reason_line(v, m) for v in shown for m in explained(v)]
     if why:
         _line(out, "why:", "bold")
     for m in why:
@@ -88,6 +107,9 @@ def render_compat(r: Any, out: Console) -> None:
         more = len(r.verdicts) - len(shown)
         for line in wrap(f"each engine's newest checked release; {more} older releases and the citations: "
                          "--verbose", width):
+            _line(out, line, "dim")
+    if not r.named:
+        for line in wrap(checked_edges(r.verdicts), width, hanging="  "):
             _line(out, line, "dim")
     # the last line agrees with the exit code: FAILED only when compat exits 1
     scope = "every engine named" if r.named else "at least one engine"
@@ -102,7 +124,7 @@ def _history(r: Any, out: Console) -> None:
     included) and the serve command where it loads."""
     _line(out, "every checked release:", "bold")
     for v in r.verdicts:
-        out.print(Text(f"  {v.profile.title}  ") + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")),
+        out.print(Text(f"  {title(v)}  ") + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")),
                   soft_wrap=True)
         for x in v.reasons:
             if x.severity != "info" or v.verdict != "loads":

@@ -15,7 +15,8 @@ from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import run_checks
 from ..checks.tensors import unexpected_names
-from ..engines import PROFILES, EngineRef, Profile, resolve
+from ..engines import PROFILES, EngineRef, Profile, parse_ref, resolve
+from ..engines.checked import edge_finding
 from ..engines.judge import EngineVerdict, judge
 from ..errors import SourceError
 from ..findings import Finding, Verdict
@@ -115,7 +116,11 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     it and that engine loads the result is checked one layer up (dflash2_ckpt.convert.advice.compat, which
     the command line and the package's `compat` use)."""
     named = list(engines)
-    profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
+    # each profile once, with the first version named for it (DF816 where that lies past the checked edge)
+    asked: dict[Profile, EngineRef | str | None] = {}
+    for e in named:
+        asked.setdefault(resolve(e), e)
+    profiles: tuple[Profile, ...] = tuple(asked) if named else PROFILES
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     if pair is None and target is not None and os.path.isdir(target):
         pair = target
@@ -124,4 +129,14 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     found = verify_findings(ckpt, paired, profiles if named else ()) if findings is None else list(findings)
     verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
-    return CompatReport(ckpt.label, d.dialect, d.version, verdicts, bool(named))
+    return CompatReport(ckpt.label, d.dialect, d.version,
+                        tuple(at_edge(v, asked.get(v.profile)) for v in verdicts), bool(named))
+
+
+def at_edge(v: EngineVerdict, ref: EngineRef | str | None) -> EngineVerdict:
+    """The verdict for the version named: DF816 first where it lies past the releases whose code was read."""
+    if ref is None:
+        return v
+    version = ref.version if isinstance(ref, EngineRef) else parse_ref(ref).version
+    edge = edge_finding(v.profile, ref)
+    return dataclasses.replace(v, asked=version, reasons=((edge,) if edge else ()) + v.reasons)

@@ -14,6 +14,7 @@ from ..checkpoint.drafter import drafter_of
 from .compat import engine_verdicts
 from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
+from ..engines.checked import edge_finding
 from ..engines.effective import engine_views
 from ..errors import HeaderError
 from ..findings import Finding, Verdict, filter_findings
@@ -117,12 +118,15 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     progress(done, total, tensor): called as the scan reads each tensor.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    engines = list(engines)
     profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
     t = None if target is None else read_target(target)
     borrow_target_vocab(ckpt, t.config if t is not None else None)
     ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles, progress=progress))
     families = {name: tuple(found) for name, found in run_families(ctx).items()}
     found = [f for fs in families.values() for f in fs]
+    # a version named past the releases whose code was read is judged as the nearest one: say so (DF816)
+    found += [f for f in (edge_finding(resolve(e), e) for e in engines) if f is not None]
     extra = {**ckpt.source.report_extra(), **ctx.extra}
     if profiles:
         # the named engines' verdicts, from the function compat's rows come from: they cannot disagree

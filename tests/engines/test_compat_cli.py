@@ -11,6 +11,7 @@ import pytest
 
 from _kit.cli import invoke
 from dflash2_ckpt.dev.engine_table import engines_table
+from dflash2_ckpt.engines import by_id, newest_supporting
 from dflash2_ckpt.usecases.verify import verify
 
 from conftest import FIXTURES, ROOT
@@ -34,7 +35,7 @@ def test_json_shape_is_exactly_the_documented_one(q27: str) -> None:
     assert list(doc) == ["path", "dialect", "version", "engines"]
     assert (doc["dialect"], doc["version"]) == ("nested", "v2")
     for e in doc["engines"]:
-        assert list(e) == ["engine", "versions", "verdict", "reasons", "serve"]
+        assert list(e) == ["engine", "versions", "checked_from", "checked_through", "verdict", "reasons", "serve"]
         assert all(list(x) == ["code", "severity", "message"] for x in e["reasons"])
     assert {e["verdict"] for e in doc["engines"]} == {"loads", "fails", "needs-conversion", "unsupported"}
 
@@ -94,7 +95,10 @@ def test_verify_engine_option(q27: str) -> None:
     assert invoke("verify", q27, "--strict", "--engine", "vllm@0.29.0").exit_code == 0
     r = invoke("verify", q27, "--strict", "--engine", "vllm@0.27.0", "--format", "json")
     assert r.exit_code == 1
-    assert [f["details"]["engine"] for f in json.loads(r.output)["findings"]] == ["vllm<0.28"]
+    found = json.loads(r.output)["findings"]
+    assert [f["details"]["engine"] for f in found] == ["vllm>=0.26,<0.28"]     # 0.27.0 lies inside the releases read
+    r = invoke("verify", q27, "--engine", "vllm@0.18.0", "--format", "json")
+    assert [(f["code"], f["details"]["judged_as"]) for f in json.loads(r.output)["findings"]] == [("DF816", "0.19.1")]
     assert invoke("verify", q27, "--engine", "nope").exit_code == 2
 
 
@@ -110,7 +114,9 @@ def test_inspect_shows_the_values_engines_fill_next_to_the_checkpoints(tmp_path:
     assert views["sglang>=0.5.19"]["target_layer_ids"]["engine"] == [5, 19, 33, 47, 61]
     assert views["vllm>=0.33"]["causality"] == {"checkpoint": "bidirectional", "engine": "bidirectional",
                                                 "filled": False, "source": views["vllm>=0.33"]["causality"]["source"]}
-    assert set(views) == {"vllm>=0.33", "sglang>=0.5.19", "mlx-vlm>=0.7.0", "z-lab>=0.1.0"}
+    # every engine's newest release that reads a nested DFlash2 drafter, whichever engines the registry holds
+    assert set(views) == {p.id for p in newest_supporting("v2") if "nested" in p.reads}
+    assert {"vllm", "sglang", "z-lab"} <= {by_id(i).engine for i in views}
     text = invoke("inspect", str(d)).output
     assert "keys engines may fill by default" in text and "1000000.0" in text
 

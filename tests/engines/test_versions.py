@@ -10,10 +10,13 @@ from dflash2_ckpt.engines.versions import compare, parse_version, show
 
 
 @pytest.mark.parametrize("ref,profile", [
-    ("vllm@0.27.1", "vllm<0.28"), ("vllm@0.28.0", "vllm==0.28.0"), ("vllm@0.29.0", "vllm>=0.29,<0.31"),
+    ("vllm@0.19.0", "vllm<0.20"), ("vllm@0.21.0", "vllm>=0.20,<0.23"), ("vllm@0.25.1", "vllm>=0.23,<0.26"),
+    ("vllm@0.26.0", "vllm>=0.26,<0.28"), ("vllm@0.27.1", "vllm>=0.26,<0.28"), ("vllm@0.28.0", "vllm==0.28.0"), ("vllm@0.29.0", "vllm>=0.29,<0.31"),
     ("vllm@0.29", "vllm>=0.29,<0.31"), ("vllm@v0.30.2", "vllm>=0.29,<0.31"), ("vllm@0.31.0", "vllm>=0.31,<0.33"),
     ("vllm@0.33.0", "vllm>=0.33"), ("vllm", "vllm>=0.33"),
-    ("sglang@0.5.18", "sglang<0.5.19"), ("sglang@0.5.19", "sglang>=0.5.19"), ("SGLang", "sglang>=0.5.19"),
+    ("sglang@0.5.10", "sglang<0.5.11"), ("sglang@0.5.12", "sglang>=0.5.11,<0.5.14"),
+    ("sglang@0.5.16", "sglang>=0.5.14,<0.5.17"), ("sglang@0.5.17", "sglang==0.5.17"),
+    ("sglang@0.5.18", "sglang>=0.5.18,<0.5.19"), ("sglang@0.5.19", "sglang>=0.5.19"), ("SGLang", "sglang>=0.5.19"),
     ("llama.cpp@b10644", "llama.cpp>=b9837,<b10662"), ("llama.cpp@b10661", "llama.cpp>=b9837,<b10662"),
     ("llama.cpp@b10662", "llama.cpp>=b10662"), ("llama.cpp@b9837", "llama.cpp>=b9837,<b10662"),
     ("llama.cpp@b10700", "llama.cpp>=b10662"), ("dflash-mlx", "dflash-mlx>=0.1.0"), ("dflash-mlx@0.1.8", "dflash-mlx>=0.1.0"),
