@@ -97,6 +97,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF401", "engines-disagree", "warning", "engines resolve a layer's in-block causality differently"),
     Code("DF402", "causal-keys-conflict", "warning", "top-level is_causal and dflash_config.causal disagree"),
     Code("DF403", "causality-unstated", "warning", "a DFlash2 config with sliding layers and no causality key: engines run them causal"),
+    Code("DF404", "exllamav3-taps-differ", "warning", "exllamav3 taps other target layers than vLLM (DFlash v1's tap_shift of 1)"),
     # DF5xx pairing with the target
     Code("DF501", "vocab-mismatch", "error", "draft vocab_size differs from the target's"),
     Code("DF502", "fc-width-mismatch", "error", "fc input width differs from target hidden size x number of taps"),
@@ -170,6 +171,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
+    Code("DF840", "engine-taps-shifted", "warning", "the engine taps other target layers than target_layer_ids say (a tap shift)"),
+    Code("DF841", "engine-unverified", "info", "the engine release ships compiled code only: its verdict is unverified, neither loads nor fails"),
+    Code("DF842", "engine-window-default", "warning", "the engine windows sliding layers at its own default: the config gives no sliding_window"),
     # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
     Code("DF900", "gguf-bad-header", "error", "a GGUF header is malformed, truncated or lies about the tensor data"),
     Code("DF901", "gguf-architecture", "error", "general.architecture is not \"dflash\" (fork files say dflash-draft); llama.cpp refuses the file"),
@@ -336,6 +340,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
     "DF403": ("Engines run the sliding layers causal, which may not be what was trained.",
               "Set is_causal (and dflash_config.causal) explicitly (`verify --fix --unsafe-fixes` writes "
               "false, the DFlash2 training default)."),
+    "DF404": ("exllamav3 feeds a DFlash v1 drafter the hidden states one layer deeper than vLLM, SGLang and the "
+              "z-lab reference: acceptance drops on one side.",
+              "Pin dflash_config.tap_shift: 0 (`verify --engine exllamav3 --fix --unsafe-fixes` writes it); unsafe, "
+              "as exllamav3 found +1 better on some published checkpoints."),
     # DF5xx pairing with the target
     "DF501": ("Drafted ids index another vocabulary: wrong tokens, nothing accepted.",
               "Pair the drafter with the target it was trained for, or fix vocab_size."),
@@ -475,6 +483,12 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Fix what the refusal names, then convert."),
     "DF815": ("The engine attends without the window or sinks the drafter was trained with: acceptance drops.",
               "Serve on a release that reads the key (`dflash2-ckpt compat` names them)."),
+    "DF840": ("The drafter is fed other hidden states than it was trained on: acceptance drops, nothing raises.",
+              "Pin the shift in the config (dflash_config.tap_shift: 0 for exllamav3)."),
+    "DF841": ("Nothing known: the release's source cannot be read, so no rule of it was checked.",
+              "Try it; the verdict changes when its source is published."),
+    "DF842": ("Sliding layers attend over another window than trained: acceptance drops.",
+              "Set sliding_window to the trained window."),
     # DF9xx GGUF
     "DF900": ("llama.cpp fails to read the file.",
               "Re-convert (`dflash2-ckpt convert --to gguf`) or re-download it."),

@@ -109,6 +109,9 @@ def built(p: Profile, d: Drafter, names: Names = _stored) -> dict[str, Any] | No
     ignores = {r.name for r in p.ignores}
     if taps is not None and "gguf" in p.reads and d.dialect == "gguf":
         taps = [t + 1 for t in taps]          # llama.cpp numbers layer inputs: dflash.target_layers
+    if taps is not None and p.tap_shift is not None:
+        shift = p.tap_shift(d)                # exllamav3: the output of layer id + shift (its tap_shift)
+        taps = [t + shift for t in taps]
     return {
         "causal": None if causal is None else list(causal),
         "window": list(_windows(spec, "dflash_config.use_swa" not in ignores)),

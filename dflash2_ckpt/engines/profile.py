@@ -135,7 +135,17 @@ class Profile:
     notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
     advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
     ignores: tuple[Refusal, ...] = ()            # keys it does not read whose meaning is lost: DF815, degraded
+    # drafter-dependent silent divergences (check(drafter) -> text or None): a warning of the rule's code, degraded
+    divergences: tuple[Refusal, ...] = ()
     serve: Callable[["Drafter", int | None], str | None] | None = None
+    # how many layers deeper than the checkpoint's target_layer_ids (the output of layer i, as vLLM, SGLang and
+    # the z-lab reference read them) this release taps; None: the ids as written
+    tap_shift: Callable[["Drafter"], int] | None = None
+    # False: the release's code cannot be read (compiled), so every DFlash drafter's verdict is `unverified`
+    verified: bool = True
+    # whether verify judges it by default (its DF4xx causality findings): False where no config key steers what
+    # the engine does, so a finding could only be fixed by serving elsewhere (compat still judges it)
+    verify_default: bool = True
 
     @property
     def id(self) -> str:

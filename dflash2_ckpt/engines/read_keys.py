@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import released as r
+from . import released as r, released_exl as x
 from .profile import Cite
 
 
@@ -23,6 +23,7 @@ class ReadKey:
     readers: str                   # the engine releases that read it
     effect: str                    # what it changes there
     cites: tuple[Cite, ...]
+    checked: str = ""              # where this toolkit does check it (the finding that judges it), if it does
 
     @property
     def source(self) -> str:
@@ -80,6 +81,18 @@ READ_KEYS: dict[str, ReadKey] = {
     "transformer_layer_config.add_swa_attention_sink_bias": ReadKey("vLLM", _SINK_FALLBACK.effect,
                                                                     (r.VLLM_SINK_FALLBACK, r.VLLM_FLAT_BASE)),
     "transformer_layer_config.use_aux_hidden_state": ReadKey("vLLM", _AUX.effect, (r.VLLM_AUX_HIDDEN, r.VLLM_FLAT_BASE)),
+    # exllamav3 (DFlash v1 / DFlash2 / the assistant export): read after the top-level is_causal
+    "dflash_config.is_causal": ReadKey("exllamav3", "the draft block's causality for every layer when the top-level "
+                                       "is_causal is absent (no other engine reads it)", (x.EXL_CAUSAL,),
+                                       checked="DF401 and compat judge exllamav3's causality with it"),
+    **{f"{where}tap_shift": ReadKey("exllamav3", "how many layers deeper than target_layer_ids it taps "
+                                    "(dflash_config first; DFlashDraftModel defaults to 1, DFlash2 to 0)",
+                                    (x.EXL_TAP_SHIFT_KEY, x.EXL_TAP_APPLIED),
+                                    checked="DF404 (verify --engine exllamav3) and compat's DF840")
+       for where in ("", "dflash_config.")},
+    "attention_value_scale": ReadKey("exllamav3 (DFlash v1)", "V scale folded into o_proj when "
+                                     "dflash_config.attention_value_scale is absent", (x.EXL_V_SCALE,
+                                                                                       x.EXL_V_SCALE_APPLIED)),
     **{f"{where}{k}": _DOMINO for k in ("projector_type", "emb_dim", "shift_label", "gru_hidden_dim",
                                          "pure_draft_prefix_len") for where in ("", "dflash_config.")},
 }

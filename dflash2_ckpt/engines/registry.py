@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import llamacpp, mlx, reference, sglang, transformers, vllm
+from . import exllamav3, llamacpp, lmdeploy, mistralrs, mlx, mlx_dspark, reference, sglang, transformers, vllm
 from ..errors import UsageError
 from ..formats.spec import DraftSpec
 from .profile import Causality, DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
 
 PROFILES: tuple[Profile, ...] = (vllm.PROFILES + sglang.PROFILES + llamacpp.PROFILES + mlx.PROFILES
-                                 + reference.PROFILES + transformers.PROFILES)
+                                 + reference.PROFILES + transformers.PROFILES + exllamav3.PROFILES
+                                 + mlx_dspark.PROFILES + lmdeploy.PROFILES + mistralrs.PROFILES)
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
 
 
@@ -89,7 +90,7 @@ def newest_supporting(version: DrafterVersion | None) -> tuple[Profile, ...]:
     """The newest profile of each engine that has this DFlash version at all: what verify judges against."""
     out = []
     for engine in ENGINES:
-        fit = [p for p in by_engine(engine) if version in p.drafts]
+        fit = [p for p in by_engine(engine) if version in p.drafts and p.verify_default]
         if fit:
             out.append(fit[-1])
     return tuple(out)

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from ..audit.run import AuditResult
 
 _VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
-                 "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported"}
+                 "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported",
+                 "unverified": "? unverified"}
 
 
 def _short(sha: str | None) -> str:
@@ -60,7 +61,7 @@ def to_rich(result: AuditResult) -> Any:
     for name in ("drafter", "revision", "dialect", "version", "findings", *cols):
         table.add_column(name, overflow="fold")
     colour = {"loads": "green", "degraded": "yellow", "fails": "red", "needs-conversion": "cyan",
-              "unsupported": "dim"}
+              "unsupported": "dim", "unverified": "magenta"}
     for r in result.rows:
         v = r.verdicts()
         table.add_row(escape(r.repo), _short(r.revision), r.dialect or "",

@@ -10,7 +10,7 @@ from rich.table import Table
 from .text import text_renderer
 
 _VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
-                  "unsupported": "dim"}
+                  "unsupported": "dim", "unverified": "magenta"}
 
 
 @text_renderer("compat")
