@@ -17,20 +17,19 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..formats.spec import DraftSpec
 from . import released_exl as r
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
-from .profile import Causality, Cite, Default, DraftTokens, Drafter, Fact, Profile, QuantOutcome, Refusal
+from .causality import CausalRule
+from .profile import (Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal, TapOffset,
+                      fact as _fact)
 from .versions import exactly
 
 ENGINE = "exllamav3"
-V1_ARCH = "DFlashDraftModel"
-# the shift each architecture's config class declares (tap_shift class attribute)
-CLASS_SHIFT = {"DFlashDraftModel": 1, "DFlash2DraftModel": 0, "MuseGlimmerAssistantModel": 0}
-
-
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
+RANK = 70
+# DFlashDraftModel's config class declares tap_shift = 1, DFlash2's and the assistant's 0; the checkpoint pins
+# its own with dflash_config.tap_shift, else a top-level tap_shift (read in that order)
+TAPS_OFFSET = TapOffset(v1=1, v2=0, key="dflash_config.tap_shift", also_key="tap_shift",
+                        archs=(("MuseGlimmerAssistantModel", 0),))
 
 
 def _dflash_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -39,12 +38,7 @@ def _dflash_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _int(v: Any) -> int | None:
-    """read_cfg(int, ...): an int (a bool is one in Python), or a float without a fraction."""
-    if isinstance(v, int):
-        return int(v)
-    if isinstance(v, float) and v == int(v):
-        return int(v)
-    return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def architecture(config: Mapping[str, Any]) -> str | None:
@@ -62,10 +56,7 @@ def pinned_shift(config: Mapping[str, Any]) -> int | None:
 
 def tap_shift(d: Drafter) -> int:
     """Layers deeper than target_layer_ids that exllamav3 taps this drafter at."""
-    pinned = pinned_shift(d.config)
-    if pinned is not None:
-        return pinned
-    return CLASS_SHIFT.get(architecture(d.config) or "", 0)
+    return TAPS_OFFSET.of(d.version, d.config)
 
 
 def effective_taps(d: Drafter) -> list[int] | None:
@@ -75,24 +66,9 @@ def effective_taps(d: Drafter) -> list[int] | None:
     return [t + shift for t in d.spec.target_layer_ids]
 
 
-def is_causal(spec: DraftSpec) -> bool | None:
-    """What it reads: top-level is_causal, else dflash_config.is_causal (a null is absent to read_cfg)."""
-    if spec.causality.is_causal is not None:
-        return spec.causality.is_causal
-    nested = spec.drafter_extra.get("is_causal")
-    return nested if isinstance(nested, bool) else None
-
-
-def causality(spec: DraftSpec) -> Causality | None:
-    """is_causal (top level, else dflash_config) for every layer; unset, sliding layers causal and the rest
-    bidirectional (block_window, and prepare_inputs sets the kernel's causal flag only for is_causal true).
-    Without layer_types every layer is full attention. Nested dialect and the assistant export only."""
-    if spec.dialect not in ("nested", "assistant"):
-        return None
-    value = is_causal(spec)
-    if value is not None:
-        return (value,) * spec.num_hidden_layers
-    return tuple(t == "sliding_attention" for t in spec.layer_types)
+# is_causal, else dflash_config.is_causal; unset, sliding layers causal and the rest bidirectional
+# (block_window; prepare_inputs sets the kernel's causal flag only for is_causal true); no layer_types: all full
+causality = CausalRule(("is_causal", "dflash_config.is_causal"), dialects=frozenset({"nested", "assistant"}))
 
 
 def quant(modules: Mapping[str, str]) -> list[QuantOutcome]:
@@ -226,7 +202,6 @@ PROFILE = Profile(
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "assistant"}),
     version_by="architecture: DFlashDraftModel v1, DFlash2DraftModel v2 (a config class per architecture)",
     causality=causality,
-    causality_text="is_causal, else dflash_config.is_causal, else sliding => causal; dflash_config.causal unread",
     taps="target_layer_ids + tap_shift (DFlashDraftModel 1, DFlash2 and the assistant 0; dflash_config.tap_shift "
          "pins it)",
     draft_tokens=DraftTokens("num_draft_tokens", lambda b: b - 1, "block_size - 1",
@@ -243,7 +218,25 @@ PROFILE = Profile(
     ignores=(ignores_use_swa(r.EXL_NO_USE_SWA, r.EXL_NO_USE_SWA_V2), _v2_only(ignores_sinks(r.EXL_V2_NO_SINKS)),
              _v2_only(ignores_v_scale(r.EXL_V2_NO_V_SCALE, dialects=("nested",)))),
     divergences=(TAPS, WINDOW),
-    tap_shift=tap_shift,
+    tap_offset=TAPS_OFFSET,
+    read_keys=(*(KeyRead(f"{where}tap_shift", "how many layers deeper than target_layer_ids it taps "
+                         "(dflash_config first; DFlashDraftModel defaults to 1, DFlash2 to 0)",
+                         (r.EXL_TAP_SHIFT_KEY, r.EXL_TAP_APPLIED),
+                         checked="DF404 (verify --engine exllamav3) and compat's DF840")
+                 for where in ("dflash_config.", "")),
+               KeyRead("attention_value_scale", "the V scale folded into o_proj when dflash_config's is absent",
+                       (r.EXL_V_SCALE, r.EXL_V_SCALE_APPLIED), only="v1"),
+               KeyRead("gating", "Laguna's attention output gate; anything but 'per-head' raises",
+                       (r.EXL_LAGUNA_GATING,))),
 )
 
 PROFILES = (PROFILE,)
+
+# compat on every fixtures/real config, checked by hand against the cited code (tests/engines/test_golden.py)
+GOLDEN = (
+    ("z-lab_Qwen3.8-27B-DFlash2", PROFILE.id, "loads", ("DF810", "DF810", "DF810")),   # tap_shift 0, is_causal
+    ("z-lab_Muse-Glimmer-30B-DFlash2", PROFILE.id, "loads", ("DF810", "DF810", "DF810")),  # reads the scales
+    ("z-lab_Qwen3-4B-DFlash-b16", PROFILE.id, "degraded", ("DF840", "DF810", "DF810", "DF810")),  # taps ids + 1
+    ("speculators-0.9.0_tiny-dflash2", PROFILE.id, "needs-conversion", ("DF801",)),    # flat: no top-level hidden_size
+    ("deepseek-ai_dspark_qwen3_8b_block7", PROFILE.id, "unsupported", ("DF800",)),     # not a DFlash drafter
+)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from ..formats.spec import DraftSpec
 from . import released_exl as r
-from .profile import Causality, Cite, Drafter, Fact, Profile, Refusal
+from .profile import Causality, Drafter, Profile, Refusal, fact as _fact
 from .versions import exactly
 
+RANK = 90
 
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 def causality(spec: DraftSpec) -> Causality | None:
@@ -54,3 +53,12 @@ PROFILE = Profile(
 )
 
 PROFILES = (PROFILE,)
+
+# compat on every fixtures/real config, checked by hand against the cited code (tests/engines/test_golden.py)
+GOLDEN = (
+    ("z-lab_Qwen3.8-27B-DFlash2", PROFILE.id, "unsupported", ("DF800",)),    # DFlashDraftModel only
+    ("z-lab_Muse-Glimmer-30B-DFlash2", PROFILE.id, "unsupported", ("DF800",)),
+    ("z-lab_Qwen3-4B-DFlash-b16", PROFILE.id, "loads", ()),                   # explicit layer_types, full layers
+    ("speculators-0.9.0_tiny-dflash2", PROFILE.id, "unsupported", ("DF800",)),
+    ("deepseek-ai_dspark_qwen3_8b_block7", PROFILE.id, "unsupported", ("DF800",)),     # not a DFlash drafter
+)

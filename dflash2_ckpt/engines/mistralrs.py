@@ -4,12 +4,11 @@ drafter's verdict is `unverified` (DF841), never `loads` by guess."""
 from __future__ import annotations
 
 from . import released_exl as r
-from .profile import Cite, Fact, Profile
+from .profile import Profile, fact as _fact
 from .versions import exactly
 
+RANK = 95
 
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 PROFILE = Profile(
@@ -24,3 +23,9 @@ PROFILE = Profile(
 )
 
 PROFILES = (PROFILE,)
+
+# compat on every fixtures/real config: compiled code, so never `loads` by guess (tests/engines/test_golden.py)
+GOLDEN = tuple((name, PROFILE.id, "unverified", ("DF841",)) for name in (
+    "z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2", "z-lab_Qwen3-4B-DFlash-b16",
+    "speculators-0.9.0_tiny-dflash2")) + (
+    ("deepseek-ai_dspark_qwen3_8b_block7", PROFILE.id, "unsupported", ("DF800",)),)     # not a DFlash drafter

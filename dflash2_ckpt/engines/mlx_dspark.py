@@ -2,10 +2,12 @@
 each fact): DFlash v1 and, from the dflash_config selector / conv fields, DFlash2; nested dialect only."""
 from __future__ import annotations
 
-from ..formats.spec import DraftSpec
 from . import quant as quant_rules, released_exl as r
-from .profile import Causality, Cite, Drafter, Fact, Profile, Refusal
+from .causality import CausalRule
+from .profile import Drafter, Profile, Refusal, fact as _fact
 from .versions import exactly
+
+RANK = 80
 
 # the draft model's parameter roots (DFlashDraftModel: fc, hidden_norm, layers, norm, candidate_selector)
 ROOTS = ("fc.", "hidden_norm.", "layers.", "norm.", "candidate_selector.")
@@ -13,15 +15,9 @@ TOP_LEVEL = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key
              "intermediate_size", "vocab_size", "rms_norm_eps", "max_position_embeddings", "num_target_layers")
 
 
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
-
-def causality(spec: DraftSpec) -> Causality | None:
-    """A causal (windowed) mask on sliding layers, none on the others; no causality key is read."""
-    if spec.dialect != "nested":
-        return None
-    return tuple(t == "sliding_attention" for t in spec.layer_types)
+# a causal (windowed) mask on sliding layers, none on the others; no causality key is read
+causality = CausalRule((), dialects=frozenset({"nested"}))
 
 
 def _keys(d: Drafter) -> str | None:
@@ -60,7 +56,6 @@ PROFILE = Profile(
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="fields: dflash_config.selector_rank / conv_kernel_size switch the DFlash2 parts on",
     causality=causality,
-    causality_text="sliding => causal, others bidirectional; no causality key is read",
     taps="dflash_config.target_layer_ids (else the top-level one), as written",
     draft_tokens=None, verify_default=False,
     sources=(_fact("DFlash v1 and DFlash2 (the selector and convs config-gated by dflash_config fields); a "
@@ -79,3 +74,12 @@ PROFILE = Profile(
 )
 
 PROFILES = (PROFILE,)
+
+# compat on every fixtures/real config, checked by hand against the cited code (tests/engines/test_golden.py)
+GOLDEN = (
+    ("z-lab_Qwen3.8-27B-DFlash2", PROFILE.id, "degraded", ("DF808",)),       # sliding => causal mask
+    ("z-lab_Muse-Glimmer-30B-DFlash2", PROFILE.id, "degraded", ("DF808",)),  # whatever is_causal says
+    ("z-lab_Qwen3-4B-DFlash-b16", PROFILE.id, "loads", ()),                  # full layers: no mask
+    ("speculators-0.9.0_tiny-dflash2", PROFILE.id, "fails", ("DF814", "DF803", "DF808")),  # no num_target_layers
+    ("deepseek-ai_dspark_qwen3_8b_block7", PROFILE.id, "unsupported", ("DF800",)),     # not a DFlash drafter
+)

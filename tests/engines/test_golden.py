@@ -11,11 +11,15 @@ import pytest
 
 from dflash2_ckpt.convert.advice import compat
 from dflash2_ckpt.engines import PROFILES
+from dflash2_ckpt.engines.registry import ENGINE_MODULES
 
 from _kit.engines import REAL_NAMES, real_checkpoint
 
 Q27, MUSE, Q4B = "z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2", "z-lab_Qwen3-4B-DFlash-b16"
 SPEC, DSPARK = "speculators-0.9.0_tiny-dflash2", "deepseek-ai_dspark_qwen3_8b_block7"
+
+# the engines whose rows this table lists; an engine module outside it carries its rows as GOLDEN
+_LISTED = ("vllm", "sglang", "llama.cpp", "dflash-mlx", "mlx-vlm", "z-lab", "speculators", "transformers")
 
 GOLDEN = [
     # --- Qwen3.8-27B-DFlash2: nested v2, all sliding, is_causal false, block 8 ---
@@ -36,10 +40,6 @@ GOLDEN = [
     (Q27, "transformers>=5.15.0,<5.17.0", "unsupported", ["DF800"]),  # transformers 5.15-5.16: assistant model, no DFlash2 selector
     (Q27, "transformers>=5.17.0", "unsupported", ["DF800"]),  # transformers 5.17-5.24: assistant model, no DFlash2 selector
     (Q27, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 speculators: flat dialect only
-    (Q27, "exllamav3==1.6.5", "loads", ["DF810", "DF810", "DF810"]),  # tap_shift 0, is_causal read
-    (Q27, "mlx-dspark==0.20.3", "degraded", ["DF808"]),  # sliding => causal mask
-    (Q27, "lmdeploy==0.18.0", "unsupported", ["DF800"]),  # module_map.py maps DFlashDraftModel only
-    (Q27, "mistralrs==0.9.5", "unverified", ["DF841"]),  # compiled wheel, no source: never 'loads' by guess
     # --- Muse-Glimmer-30B-DFlash2: nested v2, block 16, output_multiplier / softcapping ---
     (MUSE, "vllm<0.28", "unsupported", ["DF800"]),           # §1 vLLM <= 0.27: no DFlash2
     (MUSE, "vllm==0.28.0", "fails", ["DF802"]),              # §1 vLLM 0.28.0 regression
@@ -58,10 +58,6 @@ GOLDEN = [
     (MUSE, "transformers>=5.15.0,<5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (MUSE, "transformers>=5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (MUSE, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
-    (MUSE, "exllamav3==1.6.5", "loads", ["DF810", "DF810", "DF810"]),  # reads the scales
-    (MUSE, "mlx-dspark==0.20.3", "degraded", ["DF808"]),  # sliding layers causal whatever is_causal says
-    (MUSE, "lmdeploy==0.18.0", "unsupported", ["DF800"]),  # v1 only
-    (MUSE, "mistralrs==0.9.5", "unverified", ["DF841"]),  # compiled
     # --- Qwen3-4B-DFlash-b16: nested v1, old dialect (top-level block_size / rope_theta), full attention ---
     (Q4B, "vllm<0.28", "loads", ["DF810"]),                  # §1 v1 served with the pre-DFlash2 rule: full => bidirectional
     (Q4B, "vllm==0.28.0", "loads", ["DF810"]),               # §1 the 0.28.0 regression is DFlash2 only
@@ -80,10 +76,6 @@ GOLDEN = [
     (Q4B, "transformers>=5.15.0,<5.17.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
     (Q4B, "transformers>=5.17.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
     (Q4B, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
-    (Q4B, "exllamav3==1.6.5", "degraded", ["DF840", "DF810", "DF810", "DF810"]),  # taps ids + 1
-    (Q4B, "mlx-dspark==0.20.3", "loads", []),  # full => no mask
-    (Q4B, "lmdeploy==0.18.0", "loads", []),  # full => bidirectional
-    (Q4B, "mistralrs==0.9.5", "unverified", ["DF841"]),  # compiled
     # --- speculators 0.9.0 tiny DFlash2 save: flat v2, sliding_window_non_causal true, verifier present ---
     (SPEC, "vllm<0.28", "unsupported", ["DF800"]),           # §1 'dflash2' rejected before DFlash2
     (SPEC, "vllm==0.28.0", "fails", ["DF802"]),              # §1 0.28.0 regression
@@ -104,13 +96,12 @@ GOLDEN = [
     (SPEC, "transformers>=5.15.0,<5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (SPEC, "transformers>=5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (SPEC, "speculators>=0.9,<0.10", "loads", []),           # §1 its own save, verifier present
-    (SPEC, "exllamav3==1.6.5", "needs-conversion", ["DF801"]),  # flat: no top-level hidden_size
-    (SPEC, "mlx-dspark==0.20.3", "fails", ["DF814", "DF803", "DF808"]),  # no num_target_layers
-    (SPEC, "lmdeploy==0.18.0", "unsupported", ["DF800"]),  # v1 only
-    (SPEC, "mistralrs==0.9.5", "unverified", ["DF841"]),  # compiled
 ] + [
     # --- DSpark: not a DFlash drafter, no engine profile runs it ---
-    (DSPARK, p.id, "unsupported", ["DF800"]) for p in PROFILES
+    (DSPARK, p.id, "unsupported", ["DF800"]) for p in PROFILES if p.engine in _LISTED
+] + [
+    # an engine module may carry its own rows: GOLDEN = ((real config name, profile id, verdict, codes), ...)
+    (n, p, v, list(c)) for m in ENGINE_MODULES for n, p, v, c in getattr(m, "GOLDEN", ())
 ]
 
 
