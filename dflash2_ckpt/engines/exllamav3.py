@@ -224,6 +224,9 @@ PROFILE = Profile(
                          (r.EXL_TAP_SHIFT_KEY, r.EXL_TAP_APPLIED),
                          checked="DF404 (verify --engine exllamav3) and compat's DF840")
                  for where in ("dflash_config.", "")),
+               KeyRead("dflash_config.is_causal", "the draft block's causality for every layer where the top-level "
+                       "is_causal is absent (no other engine reads it)", (r.EXL_CAUSAL,),
+                       checked="verify's DF401 and compat judge exllamav3's causality with it"),
                KeyRead("attention_value_scale", "the V scale folded into o_proj when dflash_config's is absent",
                        (r.EXL_V_SCALE, r.EXL_V_SCALE_APPLIED), only="v1"),
                KeyRead("gating", "Laguna's attention output gate; anything but 'per-head' raises",
