@@ -17,19 +17,21 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..formats.spec import DraftSpec
 from . import released_exl as r
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
 from .causality import CausalRule
-from .profile import (Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal, TapOffset,
+from .profile import (Causality, Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal, TapOffset,
                       fact as _fact)
 from .versions import exactly
 
 ENGINE = "exllamav3"
 RANK = 70
+LAGUNA = "DFlashLagunaForCausalLM"
 # DFlashDraftModel's config class declares tap_shift = 1, DFlash2's and the assistant's 0; the checkpoint pins
 # its own with dflash_config.tap_shift, else a top-level tap_shift (read in that order)
 TAPS_OFFSET = TapOffset(v1=1, v2=0, key="dflash_config.tap_shift", also_key="tap_shift",
-                        archs=(("MuseGlimmerAssistantModel", 0),))
+                        archs=(("MuseGlimmerAssistantModel", 0), (LAGUNA, 0)))
 
 
 def _dflash_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -68,7 +70,40 @@ def effective_taps(d: Drafter) -> list[int] | None:
 
 # is_causal, else dflash_config.is_causal; unset, sliding layers causal and the rest bidirectional
 # (block_window; prepare_inputs sets the kernel's causal flag only for is_causal true); no layer_types: all full
-causality = CausalRule(("is_causal", "dflash_config.is_causal"), dialects=frozenset({"nested", "assistant"}))
+_DFLASH_RULE = CausalRule(("is_causal", "dflash_config.is_causal"), dialects=frozenset({"nested", "assistant"}))
+# Laguna's config class reads dflash_config.causal alone, default causal (DFlashLagunaConfig.dflash_causal)
+_LAGUNA_RULE = CausalRule(("dflash_config.causal",), default="causal", dialects=frozenset({"nested"}))
+
+
+def is_laguna(spec: DraftSpec) -> bool:
+    """A Laguna drafter, as far as the spec tells (it keeps model_type and the gating key, not the architecture)."""
+    return spec.transformer_extra.get("model_type") == "laguna" or "gating" in spec.transformer_extra
+
+
+def causality(spec: DraftSpec) -> Causality | None:
+    return _LAGUNA_RULE(spec) if is_laguna(spec) else _DFLASH_RULE(spec)
+
+
+CAUSALITY_TEXT = f"{_DFLASH_RULE.text}; Laguna: {_LAGUNA_RULE.text}"
+
+
+def _laguna(d: Drafter) -> str | None:
+    """What DFlashLagunaConfig asserts (each a ValueError or AssertionError at load)."""
+    if architecture(d.config) != LAGUNA:
+        return None
+    cfg, out = d.config, []
+    if cfg.get("gating") != "per-head":
+        out.append(f"gating is {cfg.get('gating')!r}, it asserts 'per-head'")
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(set(map(str, types))) > 1:
+        out.append("layer_types is not uniform")
+    vocab, draft = cfg.get("vocab_size"), cfg.get("draft_vocab_size")
+    if draft is not None and draft != vocab:
+        out.append(f"draft_vocab_size {draft} differs from vocab_size {vocab}")
+    eagle = cfg.get("eagle_aux_hidden_state_layer_ids")
+    if eagle is not None and d.spec is not None and eagle != [i + 1 for i in d.spec.target_layer_ids]:
+        out.append("eagle_aux_hidden_state_layer_ids is not dflash_config.target_layer_ids + 1")
+    return "; ".join(out) or None
 
 
 def quant(modules: Mapping[str, str]) -> list[QuantOutcome]:
@@ -201,14 +236,16 @@ PROFILE = Profile(
     engine=ENGINE, label="exllamav3", versions=exactly("1.6.5", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "assistant"}),
     version_by="architecture: DFlashDraftModel v1, DFlash2DraftModel v2 (a config class per architecture)",
-    causality=causality,
+    causality=causality, causality_text=CAUSALITY_TEXT,
     taps="target_layer_ids + tap_shift (DFlashDraftModel 1, DFlash2 and the assistant 0; dflash_config.tap_shift "
          "pins it)",
     draft_tokens=DraftTokens("num_draft_tokens", lambda b: b - 1, "block_size - 1",
                              f"{r.EXL_DRAFT_SIZE}; {r.EXL_DRAFT_TOKENS}"),
     sources=SOURCES, notes=NOTES,
     requires=(Refusal("required keys", _required, f"{r.EXL_MISSING_KEY}; {r.EXL_BLOCK}", "DF803"),),
-    constraints=(Refusal("hidden_act", _activation, str(r.EXL_ACT)),),
+    constraints=(Refusal("hidden_act", _activation, str(r.EXL_ACT)),
+                 Refusal("laguna", _laguna, "; ".join(map(str, (r.EXL_LAGUNA_GATING, r.EXL_LAGUNA_UNIFORM,
+                                                                 r.EXL_LAGUNA_VOCAB, r.EXL_LAGUNA_EAGLE))))),
     defaults=(Default("block_size", None, str(r.EXL_BLOCK), reads=("block_size", "dflash_config.block_size")),
               Default("mask_token_id", None, str(r.EXL_MASK), reads=("dflash_config.mask_token_id", "mask_token_id")),
               Default("target_layer_ids", None, str(r.EXL_TAPS_KEY),

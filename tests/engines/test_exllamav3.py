@@ -191,3 +191,20 @@ def test_the_new_engines_are_cited_and_their_wheels_required() -> None:
     mask = exllamav3.TENSOR_READERS["mask_embedding"]
     assert mask.cites and all(c in released.all_cites() for c in mask.cites)
     assert any(c.anchor.startswith('self.key_mask_embedding = "mask_embedding"') for c in mask.cites)
+
+
+def test_laguna_is_causal_by_default_and_its_asserts_are_refusals() -> None:
+    d = drafter_of(open_checkpoint(GOOD / "nested-v1"))
+    assert d.spec is not None
+    spec = dataclasses.replace(d.spec, transformer_extra={**d.spec.transformer_extra, "model_type": "laguna"})
+    no_key = dataclasses.replace(spec, causality=dataclasses.replace(spec.causality, dflash_causal=None))
+    assert exllamav3.causality(no_key) == (True, True)                 # dflash_config.causal defaults to true
+    assert exllamav3.causality(spec) == (False, False)                 # the fixture's dflash_config.causal: false
+    assert exllamav3.causality(d.spec) == (False, False)               # a DFlashDraftModel reads is_causal
+    cfg = {**d.config, "architectures": ["DFlashLagunaForCausalLM"], "gating": "per-head",
+           "layer_types": ["sliding_attention", "full_attention"], "draft_vocab_size": 32}
+    laguna = dataclasses.replace(d, config=cfg, spec=spec)
+    v = judge(resolve("exllamav3"), laguna)
+    [why] = [r.message for r in v.reasons if r.code == "DF804"]
+    assert v.verdict == "fails" and "not uniform" in why and "draft_vocab_size 32 differs" in why
+    assert exllamav3.tap_shift(laguna) == 0                             # Laguna taps the ids raw
