@@ -7,6 +7,7 @@ DF8xx engine compatibility (one verdict per engine profile, dflash2_ckpt.engines
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -171,6 +172,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
+    Code("DF816", "engine-release-unchecked", "warning", "the engine version asked for is newer or older than every release whose code was checked; it is judged as the nearest checked one"),
     Code("DF840", "engine-taps-shifted", "warning", "the engine taps other target layers than target_layer_ids say (a tap shift)"),
     Code("DF841", "engine-unverified", "info", "the engine release ships compiled code only: its verdict is unverified, neither loads nor fails"),
     Code("DF842", "engine-window-default", "warning", "the engine windows sliding layers at its own default: the config gives no sliding_window"),
@@ -483,6 +485,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Fix what the refusal names, then convert."),
     "DF815": ("The engine attends without the window or sinks the drafter was trained with: acceptance drops.",
               "Serve on a release that reads the key (`dflash2-ckpt compat` names them)."),
+    "DF816": ("Nothing known: the verdict is that of the nearest release whose code was read, and the release "
+              "asked for may load the drafter differently.",
+              "Check the release (`python -m dflash2_ckpt.engines.wheels check NAME==VERSION`) or serve on a "
+              "checked one (`dflash2-ckpt engines` lists them)."),
     "DF840": ("The drafter is fed other hidden states than it was trained on: acceptance drops, nothing raises.",
               "Pin the shift in the config (dflash_config.tap_shift: 0 for exllamav3)."),
     "DF841": ("Nothing known: the release's source cannot be read, so no rule of it was checked.",
@@ -575,6 +581,10 @@ def close_matches(text: str, n: int = 3) -> list[str]:
     """Registered codes (or names) near `text`, for a usage error's suggestion: DF41 -> DF401, DF410."""
     import difflib
     names = {c.name: c.code for c in REGISTRY.values()}
-    by_code = difflib.get_close_matches(text.upper(), list(REGISTRY), n=n, cutoff=0.75)
+    typed = text.upper()
+    # equally close codes: the one sharing the longest prefix first (DF41 -> DF401 before DF841)
+    near = difflib.get_close_matches(typed, list(REGISTRY), n=len(REGISTRY), cutoff=0.75)
+    by_code = sorted(near, key=lambda c: (-difflib.SequenceMatcher(None, typed, c).ratio(),
+                                          -len(os.path.commonprefix([typed, c])), c))[:n]
     by_name = [names[m] for m in difflib.get_close_matches(text.lower(), list(names), n=n, cutoff=0.8)]
     return list(dict.fromkeys(by_code + by_name))[:n]

@@ -37,13 +37,14 @@ def check(ctx: CheckContext) -> list[Finding]:
 def tap_findings(ctx: CheckContext) -> list[Finding]:
     """DF404, where exllamav3 is named (`--engine exllamav3`): the layers it taps against vLLM's. Not by
     default: every DFlash v1 drafter without a pinned tap_shift has it, and only exllamav3 users need the pin."""
-    from ..engines import exllamav3
-    from ..usecases.compat import drafter_of
+    from ..engines import Drafter, exllamav3
     named = [p for p in ctx.options.engines if p.engine == exllamav3.ENGINE]
     spec = ctx.spec
     if not named or spec is None or spec.dialect not in named[0].reads:
         return []
-    d = drafter_of(ctx.checkpoint, quantized_modules={})
+    det = ctx.checkpoint.detection
+    d = Drafter(dialect=spec.dialect, version=det.version if det else None, spec=spec,
+                config=ctx.checkpoint.config or {})
     shift = exllamav3.tap_shift(d)
     if shift == 0:
         return []

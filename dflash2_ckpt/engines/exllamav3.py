@@ -254,7 +254,7 @@ PROFILE = Profile(
     quant=quant,
     ignores=(ignores_use_swa(r.EXL_NO_USE_SWA, r.EXL_NO_USE_SWA_V2), _v2_only(ignores_sinks(r.EXL_V2_NO_SINKS)),
              _v2_only(ignores_v_scale(r.EXL_V2_NO_V_SCALE, dialects=("nested",)))),
-    divergences=(TAPS, WINDOW),
+    divergences=(TAPS, WINDOW), families=("laguna",),
     tap_offset=TAPS_OFFSET,
     read_keys=(*(KeyRead(f"{where}tap_shift", "how many layers deeper than target_layer_ids it taps "
                          "(dflash_config first; DFlashDraftModel defaults to 1, DFlash2 to 0)",
