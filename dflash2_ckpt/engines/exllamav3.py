@@ -23,7 +23,7 @@ from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
 from .causality import CausalRule
 from .profile import (Causality, Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal, TapOffset,
                       fact as _fact)
-from .versions import exactly
+from .versions import at_least
 
 ENGINE = "exllamav3"
 RANK = 70
@@ -233,7 +233,7 @@ NOTES = (
 )
 
 PROFILE = Profile(
-    engine=ENGINE, label="exllamav3", versions=exactly("1.6.5", "release"),
+    engine=ENGINE, label="exllamav3", versions=at_least("1.6.5", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested", "assistant"}),
     version_by="architecture: DFlashDraftModel v1, DFlash2DraftModel v2 (a config class per architecture)",
     causality=causality, causality_text=CAUSALITY_TEXT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..formats.spec import DraftSpec
 from . import released_exl as r
 from .profile import Causality, Drafter, Profile, Refusal, fact as _fact
-from .versions import exactly
+from .versions import at_least
 
 RANK = 90
 
@@ -35,7 +35,7 @@ def _order(d: Drafter) -> str | None:
 
 
 PROFILE = Profile(
-    engine="lmdeploy", label="lmdeploy", versions=exactly("0.18.0", "release"),
+    engine="lmdeploy", label="lmdeploy", versions=at_least("0.18.0", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
     version_by="no DFlash2 (DFlashDraftModel is the only DFlash architecture it maps)",
     causality=causality,

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from . import released_exl as r
 from .profile import Profile, fact as _fact
-from .versions import exactly
+from .versions import at_least
 
 RANK = 95
 
 
 
 PROFILE = Profile(
-    engine="mistralrs", label="mistralrs", versions=exactly("0.9.5", "release"),
+    engine="mistralrs", label="mistralrs", versions=at_least("0.9.5", "release"),
     drafts=frozenset(), reads=frozenset(),
     version_by="not readable (compiled)",
     causality=None, causality_text="not readable (compiled)", taps="not readable (compiled)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import quant as quant_rules, released_exl as r
 from .causality import CausalRule
 from .profile import Drafter, Profile, Refusal, fact as _fact
-from .versions import exactly
+from .versions import at_least
 
 RANK = 80
 
@@ -52,7 +52,7 @@ def _v2_keys(d: Drafter) -> str | None:
 
 
 PROFILE = Profile(
-    engine="mlx-dspark", label="mlx-dspark", versions=exactly("0.20.3", "release"),
+    engine="mlx-dspark", label="mlx-dspark", versions=at_least("0.20.3", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="fields: dflash_config.selector_rank / conv_kernel_size switch the DFlash2 parts on",
     causality=causality,

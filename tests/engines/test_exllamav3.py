@@ -107,7 +107,7 @@ def test_dflash_config_is_causal_makes_exllamav3_alone_run_causal(tmp_path: Path
     d = _copy("nested-v1", tmp_path, _causal_keys)          # full layers: the others run them bidirectional
     found = _findings(d)
     engines = {f["details"]["engine"] for f in found if f["code"] == "DF401"}
-    assert "exllamav3==1.6.5" in engines and not any(e.startswith(("vllm", "sglang")) for e in engines)
+    assert "exllamav3>=1.6.5" in engines and not any(e.startswith(("vllm", "sglang")) for e in engines)
     [read] = [f for f in found if f["field"] == "dflash_config.is_causal"]
     assert read["code"] == "DF121" and "exllamav3" in read["message"] and "Checked here" in read["message"]
     e = _verdict(d, "exllamav3")
@@ -119,7 +119,7 @@ def test_dflash_config_causal_is_not_read_by_exllamav3(tmp_path: Path) -> None:
     def edit(cfg: dict[str, Any]) -> None:
         cfg.pop("is_causal")                    # dflash_config.causal: false stays, the layers are sliding
     d = _copy("nested-v2", tmp_path, edit)
-    [f] = [f for f in _findings(d) if f["code"] == "DF401" and f["details"]["engine"] == "exllamav3==1.6.5"]
+    [f] = [f for f in _findings(d) if f["code"] == "DF401" and f["details"]["engine"] == "exllamav3>=1.6.5"]
     assert f["details"]["engine_causal"] == [True, True] and f["details"]["intended_causal"] == [False, False]
     assert _verdict(d, "vllm")["verdict"] == "loads"        # vLLM reads dflash_config.causal
 
@@ -208,3 +208,10 @@ def test_laguna_is_causal_by_default_and_its_asserts_are_refusals() -> None:
     [why] = [r.message for r in v.reasons if r.code == "DF804"]
     assert v.verdict == "fails" and "not uniform" in why and "draft_vocab_size 32 differs" in why
     assert exllamav3.tap_shift(laguna) == 0                             # Laguna taps the ids raw
+
+
+def test_a_newer_exllamav3_is_judged_as_the_release_checked() -> None:
+    e = _verdict(GOOD / "nested-v2", "exllamav3@1.7.0")
+    assert "DF816" in _codes(e) and e["checked_through"] == "1.6.5"
+    code, _, err = run("compat", str(GOOD / "nested-v2"), "--engine", "exllamav3@1.6.0")
+    assert code == 2 and "no exllamav3 profile covers 1.6.0" in err       # no DFlash code was read before it
