@@ -16,7 +16,8 @@ def _text(doc: dict[str, Any]) -> str:
         for p in e["profiles"]:
             checked = (f"{p['checked_from']}-{p['checked_through']}" if p["checked_from"] != p["checked_through"]
                        else str(p["checked_from"])) if p["checked_from"] else "none read"
-            loads = "DFlash " + ", ".join(p["drafts"]) + "".join(f", {f}" for f in p["families"])
+            loads = ("DFlash " + ", ".join(p["drafts"]) if p["drafts"] else "no DFlash") \
+                + "".join(f", {f}" for f in p["families"])
             what = f"{loads}; reads {', '.join(p['reads'])}" if p.get("verified", True) else \
                 "unverified: compiled, its DFlash code cannot be read"
             lines.append(f"  {p['versions']:<17} {checked:<15} {what}")
