@@ -214,4 +214,4 @@ def test_a_newer_exllamav3_is_judged_as_the_release_checked() -> None:
     e = _verdict(GOOD / "nested-v2", "exllamav3@1.7.0")
     assert "DF816" in _codes(e) and e["checked_through"] == "1.6.5"
     code, _, err = run("compat", str(GOOD / "nested-v2"), "--engine", "exllamav3@1.6.0")
-    assert code == 2 and "no exllamav3 profile covers 1.6.0" in err       # no DFlash code was read before it
+    assert code == 2 and "no exllamav3 profile covers 1.6.0" in err       # no release before it was read
