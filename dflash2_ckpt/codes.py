@@ -7,6 +7,7 @@ DF8xx engine compatibility (one verdict per engine profile, dflash2_ckpt.engines
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -100,6 +101,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF401", "engines-disagree", "warning", "engines resolve a layer's in-block causality differently"),
     Code("DF402", "causal-keys-conflict", "warning", "top-level is_causal and dflash_config.causal disagree"),
     Code("DF403", "causality-unstated", "warning", "a DFlash2 config with sliding layers and no causality key: engines run them causal"),
+    Code("DF404", "exllamav3-taps-differ", "warning", "exllamav3 taps other target layers than vLLM (DFlash v1's tap_shift of 1)"),
     # DF5xx pairing with the target
     Code("DF501", "vocab-mismatch", "error", "draft vocab_size differs from the target's"),
     Code("DF502", "fc-width-mismatch", "error", "fc input width differs from target hidden size x number of taps"),
@@ -182,6 +184,9 @@ _TABLE: tuple[Code, ...] = (
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
     Code("DF816", "engine-release-unchecked", "warning", "the engine version asked for is newer or older than every release whose code was checked; it is judged as the nearest checked one"),
+    Code("DF840", "engine-taps-shifted", "warning", "the engine taps other target layers than target_layer_ids say (a tap shift)"),
+    Code("DF841", "engine-unverified", "info", "the engine release ships compiled code only: its verdict is unverified, neither loads nor fails"),
+    Code("DF842", "engine-window-default", "warning", "the engine windows sliding layers at its own default: the config gives no sliding_window"),
     Code("DF850", "dspark-served", "info", "a DSpark drafter: this engine release registers DSpark drafters; this toolkit does not validate them further"),
     Code("DF851", "target-not-read", "warning", "compat --target: the target's config could not be read, so the pairing checks did not run"),
     # DF9xx GGUF drafters for llama.cpp (docs/engines.md, GGUF)
@@ -358,6 +363,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
     "DF403": ("Engines run the sliding layers causal, which may not be what was trained.",
               "Set is_causal (and dflash_config.causal) explicitly (`verify --fix --unsafe-fixes` writes "
               "false, the DFlash2 training default)."),
+    "DF404": ("exllamav3 feeds a DFlash v1 drafter the hidden states one layer deeper than vLLM, SGLang and the "
+              "z-lab reference: acceptance drops on one side.",
+              "Pin dflash_config.tap_shift: 0 (`verify --engine exllamav3 --fix --unsafe-fixes` writes it); unsafe, "
+              "as exllamav3 found +1 better on some published checkpoints."),
     # DF5xx pairing with the target
     "DF501": ("Drafted ids index another vocabulary: wrong tokens, nothing accepted.",
               "Pair the drafter with the target it was trained for, or fix vocab_size."),
@@ -513,6 +522,12 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "asked for may load the drafter differently.",
               "Check the release (`python -m dflash2_ckpt.engines.wheels check NAME==VERSION`) or serve on a "
               "checked one (`dflash2-ckpt engines` lists them)."),
+    "DF840": ("The drafter is fed other hidden states than it was trained on: acceptance drops, nothing raises.",
+              "Pin the shift in the config (dflash_config.tap_shift: 0 for exllamav3)."),
+    "DF841": ("Nothing known: the release's source cannot be read, so no rule of it was checked.",
+              "Try it; the verdict changes when its source is published."),
+    "DF842": ("Sliding layers attend over another window than trained: acceptance drops.",
+              "Set sliding_window to the trained window."),
     "DF850": ("Nothing known: the engine serves DSpark drafters; this toolkit checks no DSpark rule.",
               "Check the drafter with the engine itself."),
     "DF851": ("The verdicts do not include the pairing with the target.",
@@ -607,6 +622,10 @@ def close_matches(text: str, n: int = 3) -> list[str]:
     """Registered codes (or names) near `text`, for a usage error's suggestion: DF41 -> DF401, DF410."""
     import difflib
     names = {c.name: c.code for c in REGISTRY.values()}
-    by_code = difflib.get_close_matches(text.upper(), list(REGISTRY), n=n, cutoff=0.75)
+    typed = text.upper()
+    # equally close codes: the one sharing the longest prefix first (DF41 -> DF401 before DF841)
+    near = difflib.get_close_matches(typed, list(REGISTRY), n=len(REGISTRY), cutoff=0.75)
+    by_code = sorted(near, key=lambda c: (-difflib.SequenceMatcher(None, typed, c).ratio(),
+                                          -len(os.path.commonprefix([typed, c])), c))[:n]
     by_name = [names[m] for m in difflib.get_close_matches(text.lower(), list(names), n=n, cutoff=0.8)]
     return list(dict.fromkeys(by_code + by_name))[:n]

@@ -16,7 +16,7 @@ from ..formats.spec import DraftSpec
 if TYPE_CHECKING:
     from .context import CheckContext
 
-EMITS: frozenset[str] = frozenset({"DF401", "DF402", "DF403"})
+EMITS: frozenset[str] = frozenset({"DF401", "DF402", "DF403", "DF404"})
 
 
 def judged_profiles(ctx: CheckContext) -> tuple[Profile, ...]:
@@ -32,7 +32,33 @@ def check(ctx: CheckContext) -> list[Finding]:
     spec = ctx.spec
     if spec is None or len(spec.layer_types) != spec.num_hidden_layers:
         return []
-    return causality_findings(spec, judged_profiles(ctx))
+    return causality_findings(spec, judged_profiles(ctx)) + tap_findings(ctx)
+
+
+def tap_findings(ctx: CheckContext) -> list[Finding]:
+    """DF404, where exllamav3 is named (`--engine exllamav3`): the layers it taps against vLLM's. Not by
+    default: every DFlash v1 drafter without a pinned tap_shift has it, and only exllamav3 users need the pin."""
+    from ..engines import Drafter, exllamav3
+    named = [p for p in ctx.options.engines if p.engine == exllamav3.ENGINE]
+    spec = ctx.spec
+    if not named or spec is None or spec.dialect not in named[0].reads:
+        return []
+    det = ctx.checkpoint.detection
+    d = Drafter(dialect=spec.dialect, version=det.version if det else None, spec=spec,
+                config=ctx.checkpoint.config or {})
+    shift = exllamav3.tap_shift(d)
+    if shift == 0:
+        return []
+    ids = list(spec.target_layer_ids)
+    taps = [t + shift for t in ids]
+    pinned = exllamav3.pinned_shift(d.config)
+    why = f"dflash_config.tap_shift = {shift}" if pinned is not None else \
+        f"{exllamav3.architecture(d.config)}'s default tap_shift of {shift}, tuned on some published checkpoints"
+    return [Finding("DF404", f"{named[0].title} taps the outputs of target layers {taps} ({why}); vLLM, SGLang "
+                    f"and the z-lab reference tap {ids}: one of them feeds the drafter other hidden states than it "
+                    "was trained on. Pin dflash_config.tap_shift: 0 to make exllamav3 tap what vLLM taps",
+                    field="dflash_config.tap_shift",
+                    details={"engine": named[0].id, "tap_shift": shift, "exllamav3_taps": taps, "vllm_taps": ids})]
 
 
 

@@ -32,9 +32,9 @@ def engine_read_key(f: Finding, dialect: str | None) -> Finding:
     known = reader_of(f.field, dialect) if f.code == "DF116" and f.field else None
     if known is None:
         return f
-    return Finding("DF121", f"{f.field} is read by {known.readers}: {known.effect}. This toolkit does not check its "
-                   "value; it is kept verbatim", field=f.field, details={"readers": known.readers,
-                                                                         "source": known.source})
+    checked = f"Checked here: {known.checked}" if known.checked else "This toolkit does not check its value"
+    return Finding("DF121", f"{f.field} is read by {known.readers}: {known.effect}. {checked}; it is kept verbatim",
+                   field=f.field, details={"readers": known.readers, "source": known.source})
 
 
 def engine_key_findings(spec: DraftSpec, config: Mapping[str, Any]) -> list[Finding]:

@@ -53,6 +53,10 @@ def assistant_to_nested(src: Mapping[str, Any], spec: DraftSpec) -> tuple[dict[s
         else:
             w.add(root, "is_causal", value, "is_causal", "resolved causality, explicit for vLLM and SGLang")
     w.add(dc, "causal", value, "dflash_config.causal", "the same value for vLLM before DFlash2 support")
+    # exllamav3 taps the export's ids as written but a DFlashDraftModel's one layer deeper (engines/exllamav3.py)
+    if "tap_shift" not in root:
+        w.add(dc, "tap_shift", 0, "dflash_config.tap_shift", "exllamav3 taps a DFlashDraftModel one layer deeper "
+              "than the assistant export; pinned so it taps the same layers")
     root["dflash_config"] = dc
     notes = ["tensors encoder.fc.weight / encoder.output_norm_enc.weight are written as fc.weight / "
              "hidden_norm.weight, the names the nested engines load"]

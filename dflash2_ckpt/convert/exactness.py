@@ -33,6 +33,8 @@ WRITER_KEYS = frozenset({
     "architectures", "auto_map", "speculators_config", "speculators_version", "speculators_model_type",
     "draft_vocab_size", "sample_from_anchor", "dtype", "torch_dtype", "transformers_version",
     "tie_word_embeddings", "model_type",
+    # the assistant writer pins exllamav3's tap shift; the meaning check compares the taps exllamav3 then reads
+    "tap_shift",
 })
 
 

@@ -19,12 +19,14 @@ from .checked import Span, span
 from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
-                                   "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815"})
+                                   "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815",
+                                   "DF840", "DF841", "DF842"})
 
-# not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850)
-Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated"]
+# not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850);
+# unverified: the release's code cannot be read (compiled), so nothing is promised either way
+Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated", "unverified"]
 VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported",
-                                 "not-validated")
+                                 "not-validated", "unverified")
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,16 @@ def _ignored(p: Profile, d: Drafter) -> list[Finding]:
     return out
 
 
+def _diverges(p: Profile, d: Drafter) -> list[Finding]:
+    out = []
+    for rule in p.divergences:
+        text = rule.check(d)
+        if text:
+            out.append(Finding(rule.code, f"{p.title} {text} ({rule.source})", details={"rule": rule.name,
+                                                                                        "source": rule.source}))
+    return out
+
+
 def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
     out = [Finding("DF810", f"{p.title}: {n.text} ({n.source})") for n in p.notes]
     for a in p.advisories:
@@ -305,6 +317,10 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
         return EngineVerdict(p, "fails", (stop,), None)
     if d.version is None:
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
+    if not p.verified:
+        return EngineVerdict(p, "unverified", (Finding(
+            "DF841", f"{p.title} ships compiled code only, so what it does with this DFlash {d.version} drafter "
+            f"is not checked: try it ({p.sources[0].source})"),), None)
     broken = [b for b in p.breakages if d.version in b.versions]
     if d.version not in p.drafts and not (broken and d.dialect in p.reads):
         has = (", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts)) if p.drafts
@@ -326,7 +342,7 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
     quant = _quant(p, d)
     fails += [f for f in quant if f.severity == "error"]
     degraded = _causality(p, d) + _silent_defaults(p, d) + [f for f in quant if f.severity == "warning"]
-    degraded += _ignored(p, d) + [f for f in layout if f.severity == "warning"]
+    degraded += _ignored(p, d) + _diverges(p, d) + [f for f in layout if f.severity == "warning"]
     block = d.spec.block_size if d.spec is not None else None
     notes = [f for f in quant if f.severity == "info"] + _notes(p, d, block)
     if fails:

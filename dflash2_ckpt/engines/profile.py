@@ -91,6 +91,7 @@ class KeyRead:
     cites: tuple[Cite, ...]
     since: str = ""
     only: DrafterVersion | None = None
+    checked: str = ""                           # the finding that judges its value, where this toolkit does
 
 
 @dataclass(frozen=True)
@@ -103,14 +104,23 @@ class TapOffset:
     v2: int = 0
     key: str | None = None
     keyed: tuple[DrafterVersion, ...] = ("v1", "v2")
+    also_key: str | None = None                  # read where `key` is unset (exllamav3: a top-level tap_shift)
+    # architectures whose config class declares its own offset (exllamav3's assistant export: 0)
+    archs: tuple[tuple[str, int], ...] = ()
 
     def of(self, version: DrafterVersion | None, config: Mapping[str, Any] | None = None) -> int:
-        if self.key is not None and config is not None and version in self.keyed:
-            value: Any = config
-            for part in self.key.split("."):
-                value = value.get(part) if isinstance(value, Mapping) else None
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
+        if config is not None and version in self.keyed:
+            for key in (self.key, self.also_key):
+                value: Any = config if key is not None else None
+                for part in (key or "").split("."):
+                    value = value.get(part) if isinstance(value, Mapping) else None
+                if isinstance(value, int) and not isinstance(value, bool):
+                    return value
+        archs = config.get("architectures") if config is not None else None
+        arch = archs[0] if isinstance(archs, list) and len(archs) == 1 else None
+        for name, offset in self.archs:
+            if name == arch:
+                return offset
         return self.v2 if version == "v2" else self.v1
 
     @property
@@ -218,7 +228,14 @@ class Profile:
     notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
     advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
     ignores: tuple[Refusal, ...] = ()            # keys it does not read whose meaning is lost: DF815, degraded
+    # drafter-dependent silent divergences (check(drafter) -> text or None): a warning of the rule's code, degraded
+    divergences: tuple[Refusal, ...] = ()
     serve: Callable[["Drafter", int | None], str | None] | None = None
+    # False: the release's code cannot be read (compiled), so every DFlash drafter's verdict is `unverified`
+    verified: bool = True
+    # whether verify judges it by default (its DF4xx causality findings): False where no config key steers what
+    # the engine does, so a finding could only be fixed by serving elsewhere (compat still judges it)
+    verify_default: bool = True
     read_keys: tuple[KeyRead, ...] = ()          # unmodelled config keys it reads (engines/read_keys.py)
     tap_offset: TapOffset = TapOffset()          # the layer it taps, relative to target_layer_ids
     # a conversion between the nested and flat dialects keeps what this engine builds exact (meaning check)

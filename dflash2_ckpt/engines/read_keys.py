@@ -21,6 +21,7 @@ class ReadKey:
     readers: str                   # the engine releases that read it, e.g. "vLLM 0.28.0 and later, SGLang"
     effect: str                    # what it changes there
     cites: tuple[Cite, ...]
+    checked: str = ""              # where this toolkit does check it (the finding that judges it), if it does
 
     @property
     def source(self) -> str:
@@ -46,7 +47,8 @@ def gather(profiles: tuple[Profile, ...]) -> dict[str, ReadKey]:
         reads = list(engines.items())
         effects = list(dict.fromkeys(r.effect for _, r in reads))
         cites = tuple(dict.fromkeys(c for _, r in reads for c in r.cites))
-        out[key] = ReadKey(", ".join(_reader(labels[e], r) for e, r in reads), "; ".join(effects), cites)
+        checked = "; ".join(dict.fromkeys(r.checked for _, r in reads if r.checked))
+        out[key] = ReadKey(", ".join(_reader(labels[e], r) for e, r in reads), "; ".join(effects), cites, checked)
     return out
 
 

@@ -122,7 +122,7 @@ def newest_supporting(version: DrafterVersion | None) -> tuple[Profile, ...]:
     """The newest profile of each engine that has this DFlash version at all: what verify judges against."""
     out = []
     for engine in ENGINES:
-        fit = [p for p in by_engine(engine) if version in p.drafts]
+        fit = [p for p in by_engine(engine) if version in p.drafts and p.verify_default]
         if fit:
             out.append(fit[-1])
     return tuple(out)

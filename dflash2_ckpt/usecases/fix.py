@@ -93,7 +93,16 @@ def _rename(f: Finding, ckpt: Checkpoint) -> Edit | None:
     return Edit("safe", f"rename tensor {old} to {new}", renames=((old, new),))
 
 
-FIXERS: dict[str, Fixer] = {"DF120": _borrowed_vocab, "DF401": _causality, "DF403": _unstated, "DF202": _rename,
+def _tap_shift(f: Finding, ckpt: Checkpoint) -> Edit | None:
+    """DF404: pin dflash_config.tap_shift: 0, so exllamav3 taps the layers vLLM taps (no other engine reads the
+    key). Unsafe: exllamav3 found the +1 shift better on some published checkpoints of the same trainer."""
+    if not _rewritable(ckpt):
+        return None
+    return Edit("unsafe", "set dflash_config.tap_shift: 0 (exllamav3 then taps what vLLM taps)",
+                config=(("dflash_config.tap_shift", 0),))
+
+
+FIXERS: dict[str, Fixer] = {"DF404": _tap_shift, "DF120": _borrowed_vocab, "DF401": _causality, "DF403": _unstated, "DF202": _rename,
                              "DF206": _rename}
 
 

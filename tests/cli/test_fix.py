@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from _kit.cli import one_json, run
+from _kit.cli import one_json, run, run_json
 from _kit.fakehub import FakeHub
 
 
@@ -71,6 +71,10 @@ def test_diff_shows_the_config_change_and_writes_nothing(tmp_path: Path) -> None
 
 def test_fix_writes_the_intended_causality_and_verifies_again(tmp_path: Path) -> None:
     d = _copy("engines-split-causality", tmp_path)
+    assert "DF401" in _codes(d)
+    _, report = run_json("verify", str(d))
+    # exllamav3 does not read dflash_config.causal: it runs the full layers bidirectional
+    assert "exllamav3>=1.6.5" in {f["details"]["engine"] for f in report["findings"] if f["code"] == "DF401"}
     n = _fixable(d, "DF401")
     code, out, err = run("verify", str(d), "--fix", "--strict")
     assert code == 0 and f"fixed {n} finding(s) in config.json" in err and "no findings" in out
@@ -135,7 +139,7 @@ def test_hook_fix_repairs_each_directory(tmp_path: Path) -> None:
     a, b = _copy("engines-split-causality", tmp_path), _copy("codebook-weight-suffix", tmp_path)
     code, out, err = run("hook", "verify", str(a / "config.json"), str(b / "model.safetensors"), "--fix", "--strict")
     assert code == 0, out
-    assert f"{a}: fixed 3" in err and f"{b}: fixed 2" in err
+    assert f"{a}: fixed 4" in err and f"{b}: fixed 2" in err
     code, out, _ = run("hook", "config", str(a / "config.json"), "--diff")
     assert code == 0 and out == ""
 

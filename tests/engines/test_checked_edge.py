@@ -94,7 +94,9 @@ def test_engines_lists_every_engine_with_its_checked_range() -> None:
     assert by["llama.cpp"]["checked_through"].startswith("b")
     for e in doc["engines"]:
         assert [p["id"] for p in e["profiles"]] == [p.id for p in by_engine(e["engine"])]
-        assert all(p["reads"] for p in e["profiles"]) and e["profiles"][-1]["drafts"]
+        # a compiled release (mistralrs) has no readable loader: unverified, with nothing it claims to load
+        assert all(p["reads"] or not p["verified"] for p in e["profiles"])
+        assert e["profiles"][-1]["drafts"] or not e["profiles"][-1]["verified"]
     text = invoke("engines").output
     assert text.splitlines()[0].startswith(f"vllm (vLLM): releases checked {_read('vllm')[0]}-")
     assert all(len(line) <= 100 for line in text.splitlines()[:-1])

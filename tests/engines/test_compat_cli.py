@@ -37,7 +37,9 @@ def test_json_shape_is_exactly_the_documented_one(q27: str) -> None:
     for e in doc["engines"]:
         assert list(e) == ["engine", "versions", "checked_from", "checked_through", "verdict", "reasons", "serve"]
         assert all(list(x) == ["code", "severity", "message"] for x in e["reasons"])
-    assert {e["verdict"] for e in doc["engines"]} == {"loads", "fails", "needs-conversion", "unsupported"}
+    # degraded: mlx-dspark masks sliding layers causal whatever is_causal says; unverified: mistralrs (compiled)
+    assert {e["verdict"] for e in doc["engines"]} == {"loads", "fails", "needs-conversion", "unsupported",
+                                                      "degraded", "unverified"}
 
 
 def test_exit_codes(q27: str) -> None:
@@ -117,6 +119,7 @@ def test_inspect_shows_the_values_engines_fill_next_to_the_checkpoints(tmp_path:
     # every engine's newest release that reads a nested DFlash2 drafter, whichever engines the registry holds
     assert set(views) == {p.id for p in newest_supporting("v2") if "nested" in p.reads}
     assert {"vllm", "sglang", "z-lab"} <= {by_id(i).engine for i in views}
+    assert views["exllamav3>=1.6.5"]["rope_theta"]["engine"] == 10000.0      # read_rope_settings_default
     text = invoke("inspect", str(d)).output
     assert "keys engines may fill by default" in text and "1000000.0" in text
 
