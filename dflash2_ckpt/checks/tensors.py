@@ -35,13 +35,13 @@ def _role_finding(t: TensorInfo, r: TensorRole) -> Finding | None:
                        details={"bytes": t.nbytes, "rename_to": r.canonical})
     if r.role == "target-copy":
         if r.rule.copies == "embed_tokens":
-            # vllm==0.27.1..0.33.0 qwen3_dflash.py load_weights: a shipped embed_tokens is loaded into the
+            # vllm==0.27.1..0.34.0 qwen3_dflash.py load_weights: a shipped embed_tokens is loaded into the
             # drafter's own table (includes_embed_tokens) and drafts with it; without one it shares the target's
             return Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's embed_tokens: vLLM loads "
                            "a shipped copy and drafts with it instead of the target's (other engines use the "
                            "target's), so it must equal the target's table; drop it to share the target's",
                            tensor=name, details={"bytes": t.nbytes,
-                                                 "source": "vllm==0.27.1..0.33.0:vllm/model_executor/models/"
+                                                 "source": "vllm==0.27.1..0.34.0:vllm/model_executor/models/"
                                                            "qwen3_dflash.py has `includes_embed_tokens = True`"})
         return Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's {r.rule.copies}; engines use "
                        "the target's own and ignore it", tensor=name, details={"bytes": t.nbytes})

@@ -3,7 +3,9 @@
 <0.28: DFlash v1 only, top-level is_causal ignored; ==0.28.0: DFlash2 registered but every DFlash2
 checkpoint fails to load; 0.29-0.30: DFlash2 loads, the conv kernel_projection is built unquantized;
 >=0.31: the conv kernel_projection takes the draft quant config (the selector stays dense), and weight-quantized
-projections load (vLLM 0.32.0's own loader, tests/vllm_engine: fixtures/vllm/golden.json).
+projections load (vLLM 0.32.0's own loader, tests/vllm_engine: fixtures/vllm/golden.json); 0.33.0 reads the
+Muse-Glimmer assistant export non-causal; >=0.34: Model Runner V1 removed (no runner notes), the method comes
+from the draft class's declared speculator, and the DFlash families of engines/vllm_families.py.
 """
 from __future__ import annotations
 
@@ -296,8 +298,11 @@ CURRENT_032 = _profile(
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
 )
 
-CURRENT = _profile(
-    at_least("0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL,),
+METHOD_BY_NAME = _fact("without a method, 'dflash' is inferred only from a draft path that names dflash or the "
+                       "MuseGlimmerAssistantModel architecture; the serve command names the method", r.VLLM_METHOD_BY_NAME)
+CURRENT_033 = _profile(
+    between("0.33", "0.34", "release"), frozenset({"v1", "v2"}),
+    _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL, METHOD_BY_NAME),
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
@@ -305,4 +310,25 @@ CURRENT = _profile(
                    "else sliding => causal; flat: not sliding_window_non_causal for every layer, absent = bidirectional",
 )
 
-PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT)
+# 0.34.0: Model Runner V1 is gone, so its refusals and the runner notes (DF810) go with it
+_LOADS_034 = tuple(f for f in _LOADS if r.VLLM_V1_RUNNER not in f.cites and r.VLLM_MIXED not in f.cites) + (
+    _fact("Model Runner V1 is removed: any VLLM_USE_V2_MODEL_RUNNER other than 1 raises, and mixed sliding / full "
+          "layers and DFlash2 drafters need no runner switch", r.VLLM_V1_REMOVED, r.VLLM_V1_RUNNER_GONE,
+          r.VLLM_MIXED_GONE),
+    _fact("the speculative method comes from the speculator the draft's model class declares (every DFlash family "
+          "declares base method 'dflash'); a configured method that differs raises", r.VLLM_METHOD_DECLARED,
+          r.VLLM_METHOD_CHECKED, r.VLLM_DFLASH_DECLARES, r.VLLM_DFLASH_BASE_METHOD, r.VLLM_METHOD_BY_NAME_GONE))
+_QUANT_034 = (_fact("drafter linears are built with the draft's own quant config, and weight-quantized projections "
+                    "load: the context-KV precompute reads raw weights only when every projection is unquantized",
+                    r.VLLM_DRAFT_QUANT, r.VLLM_QUANT_KV_034),) + _QUANT_031[1:]
+
+CURRENT = _profile(
+    at_least("0.34", "release"), frozenset({"v1", "v2"}), _LOADS_034 + _QUANT_034 + (ASSISTANT_NONCAUSAL,),
+    quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
+    advisories=(USE_SWA,), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
+    causality=causality.vllm_assistant_noncausal,
+    causality_text="is_causal, else dflash_config.causal (false by default for model_type muse_glimmer_assistant), "
+                   "else sliding => causal; flat: not sliding_window_non_causal for every layer, absent = bidirectional",
+)
+
+PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT_033, CURRENT)

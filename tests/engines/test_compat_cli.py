@@ -83,7 +83,7 @@ def test_a_real_disagreement_still_warns_naming_the_engines(tmp_path: Path) -> N
     r = verify(d)
     [f] = r.findings
     assert f.code == "DF402" and r.failed(strict=True)
-    assert "vLLM >=0.33" in f.message and "SGLang >=0.5.19" in f.message
+    assert "vLLM >=0.34" in f.message and "SGLang >=0.5.19" in f.message
 
 
 def test_verify_engine_option(q27: str) -> None:
@@ -101,12 +101,12 @@ def test_inspect_shows_the_values_engines_fill_next_to_the_checkpoints(tmp_path:
     (d / "config.json").write_text(json.dumps(cfg))
     doc = json.loads(invoke("inspect", str(d), "--format", "json").output)
     views = {v["engine"]: v["defaults"] for v in doc["summary"]["engines"]}
-    assert views["vllm>=0.33"]["rope_theta"] == {"checkpoint": None, "engine": 1_000_000.0, "filled": True,
-                                                 "source": views["vllm>=0.33"]["rope_theta"]["source"]}
+    assert views["vllm>=0.34"]["rope_theta"] == {"checkpoint": None, "engine": 1_000_000.0, "filled": True,
+                                                 "source": views["vllm>=0.34"]["rope_theta"]["source"]}
     assert views["sglang>=0.5.19"]["target_layer_ids"]["engine"] == [5, 19, 33, 47, 61]
-    assert views["vllm>=0.33"]["causality"] == {"checkpoint": "bidirectional", "engine": "bidirectional",
-                                                "filled": False, "source": views["vllm>=0.33"]["causality"]["source"]}
-    assert set(views) == {"vllm>=0.33", "sglang>=0.5.19", "mlx-vlm>=0.7.0", "z-lab>=0.1.0"}
+    assert views["vllm>=0.34"]["causality"] == {"checkpoint": "bidirectional", "engine": "bidirectional",
+                                                "filled": False, "source": views["vllm>=0.34"]["causality"]["source"]}
+    assert set(views) == {"vllm>=0.34", "sglang>=0.5.19", "mlx-vlm>=0.7.0", "z-lab>=0.1.0"}
     text = invoke("inspect", str(d)).output
     assert "keys engines may fill by default" in text and "1000000.0" in text
 

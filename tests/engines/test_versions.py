@@ -12,7 +12,8 @@ from dflash2_ckpt.engines.versions import compare, parse_version, show
 @pytest.mark.parametrize("ref,profile", [
     ("vllm@0.27.1", "vllm<0.28"), ("vllm@0.28.0", "vllm==0.28.0"), ("vllm@0.29.0", "vllm>=0.29,<0.31"),
     ("vllm@0.29", "vllm>=0.29,<0.31"), ("vllm@v0.30.2", "vllm>=0.29,<0.31"), ("vllm@0.31.0", "vllm>=0.31,<0.33"),
-    ("vllm@0.33.0", "vllm>=0.33"), ("vllm", "vllm>=0.33"),
+    ("vllm@0.33.0", "vllm>=0.33,<0.34"), ("vllm@0.34.0", "vllm>=0.34"), ("vllm", "vllm>=0.34"),
+    ("vllm@9.0.0", "vllm>=0.34"),
     ("sglang@0.5.18", "sglang<0.5.19"), ("sglang@0.5.19", "sglang>=0.5.19"), ("SGLang", "sglang>=0.5.19"),
     ("llama.cpp@b10644", "llama.cpp>=b9837,<b10662"), ("llama.cpp@b10661", "llama.cpp>=b9837,<b10662"),
     ("llama.cpp@b10662", "llama.cpp>=b10662"), ("llama.cpp@b9837", "llama.cpp>=b9837,<b10662"),
