@@ -1,12 +1,29 @@
-"""The in-block causality rules engines apply (CONTRACT §4), one function per rule.
+"""The in-block causality rules engines apply (CONTRACT §4), as data: one CausalRule per rule.
 
-Each returns one bool per draft layer (True = causal inside the block) or None when the rule's loader
-does not read this dialect. Profiles point at these; nothing else decides causality.
+A rule names the config keys a loader reads, in order (the first one set decides every layer), what it
+does when none is set, and how it reads the flat dialect; its `text` (shown by compat, inspect and the docs
+table) is derived from those fields, so code and words cannot drift. Called on a spec, a rule returns one
+bool per draft layer (True = causal inside the block), or None when its loader does not read that dialect.
+Profiles point at these; nothing else decides causality. A loader no rule object can say keeps a function.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from ..formats.spec import DraftSpec
 from .profile import Causality
+
+# where each key lives in DraftSpec.causality (the GGUF key is parsed into the is_causal slot)
+Key = Literal["is_causal", "dflash_config.causal", "dflash_config.is_causal", "dflash.attention.causal"]
+_SLOT: dict[str, str] = {"is_causal": "is_causal", "dflash_config.causal": "dflash_causal",
+                         "dflash_config.is_causal": "dflash_is_causal",
+                         "dflash.attention.causal": "is_causal"}
+# the nested keys a reader of the nested dialect is told not to read, where its rule skips them
+_NESTED: tuple[Key, ...] = ("is_causal", "dflash_config.causal")
+Fallback = Literal["sliding", "bidirectional", "causal"]
+Flat = Literal["vllm", "speculators"]
+ALL_DIALECTS = frozenset({"nested", "flat", "gguf", "assistant"})
 
 
 def sliding_default(spec: DraftSpec) -> Causality:
@@ -25,96 +42,121 @@ def vllm_flat(spec: DraftSpec) -> Causality:
     return _all(spec, not (True if swnc is None else swnc))
 
 
-def zlab(spec: DraftSpec) -> Causality | None:
-    """z-lab reference and vLLM with DFlash2: is_causal, else dflash_config.causal, else sliding default;
-    flat configs go through vLLM's speculators loader."""
-    if spec.dialect == "flat":
-        return vllm_flat(spec)
-    keys = spec.causality
-    if keys.is_causal is not None:
-        return _all(spec, keys.is_causal)
-    if keys.dflash_causal is not None:
-        return _all(spec, keys.dflash_causal)
-    return sliding_default(spec)
-
-
-ASSISTANT_MODEL_TYPE = "muse_glimmer_assistant"
-
-
-def vllm_assistant_noncausal(spec: DraftSpec) -> Causality | None:
-    """vLLM 0.33 and later: the z-lab rule, except that a config of model_type muse_glimmer_assistant gets
-    dflash_config.causal = false unless it sets one, so only an explicit is_causal makes it causal
-    (vllm==0.33.0:vllm/config/speculative.py, released.VLLM_ASSISTANT_NONCAUSAL)."""
-    keys = spec.causality
-    if spec.transformer_extra.get("model_type") == ASSISTANT_MODEL_TYPE and keys.is_causal is None \
-            and keys.dflash_causal is None:
-        return _all(spec, False)
-    return zlab(spec)
-
-
-def transformers_assistant(spec: DraftSpec) -> Causality:
-    """The transformers assistant model an export is saved from runs every layer bidirectional, whatever
-    the config says (`self.is_causal = False`: released.TF_BIDIRECTIONAL)."""
-    return _all(spec, False)
-
-
-def zlab_nested_only(spec: DraftSpec) -> Causality | None:
-    return None if spec.dialect == "flat" else zlab(spec)
-
-
-def vllm_legacy(spec: DraftSpec) -> Causality | None:
-    """vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default. Its
-    speculators loader already set dflash_config.causal = not sliding_window_non_causal (vllm==0.27.1 algos.py)."""
-    if spec.dialect == "flat":
-        return vllm_flat(spec)
-    if spec.dialect == "assistant":
-        return None     # the assistant export is routed by newer vLLM only
-    if spec.causality.dflash_causal is not None:
-        return _all(spec, spec.causality.dflash_causal)
-    return sliding_default(spec)
-
-
-def sglang(spec: DraftSpec) -> Causality | None:
-    """SGLang: explicit is_causal, else sliding default, but with no layer_types at all every layer is
-    bidirectional whatever is_causal says; dflash_config.causal is never read; reads the nested dialect only (its DFlash loader
-    does not load the assistant export's encoder.* names, formats/assistant.py)."""
-    if spec.dialect in ("flat", "assistant"):
-        return None
-    if all(t is None for t in spec.layer_types):
-        return _all(spec, False)    # no layer_types: every layer ENCODER_ONLY, is_causal not consulted
-    if spec.causality.is_causal is not None:
-        return _all(spec, spec.causality.is_causal)
-    return sliding_default(spec)
-
-
-def zlab_reference(spec: DraftSpec) -> Causality | None:
-    """The published z-lab reference (PyPI dflash 0.1.0): is_causal, else sliding => causal; it does not read
-    dflash_config.causal. Nested dialect only."""
-    if spec.dialect == "flat":
-        return None
-    if spec.causality.is_causal is not None:
-        return _all(spec, spec.causality.is_causal)
-    return sliding_default(spec)
-
-
-def speculators(spec: DraftSpec) -> Causality | None:
+def speculators_flat(spec: DraftSpec) -> Causality:
     """speculators: sliding_window_non_causal makes sliding layers bidirectional, full layers always are.
     Absent, it defaults to true for dflash2 and false for dflash (DFlash2SpeculatorConfig /
     DFlashSpeculatorConfig field defaults)."""
-    if spec.dialect != "flat":
-        return None
     swnc = spec.causality.sliding_window_non_causal
     if swnc is None:
         swnc = spec.version == "v2"
     return tuple((t == "sliding_attention") and not swnc for t in spec.layer_types)
 
 
-def gguf(spec: DraftSpec) -> Causality | None:
-    """llama.cpp: `dflash.attention.causal` alone decides, for every layer; absent means non-causal,
-    whatever the layer types say (the context's causal flag defaults to false and only that key sets
-    it: llama.cpp b11434:common/speculative.cpp common_speculative_impl_draft_dflash; sliding layers
-    change the window, not the causality: llama.cpp b11434:src/models/dflash.cpp)."""
-    return _all(spec, bool(spec.causality.is_causal))
+_FLAT = {"vllm": vllm_flat, "speculators": speculators_flat}
+_FLAT_TEXT = {"vllm": "not sliding_window_non_causal for every layer, absent = bidirectional",
+              "speculators": "sliding_window_non_causal makes sliding layers bidirectional (default true for "
+                             "dflash2, false for dflash); full layers bidirectional"}
+_FALLBACK_TEXT = {"sliding": "sliding => causal", "bidirectional": "bidirectional", "causal": "causal"}
+
+
+@dataclass(frozen=True)
+class CausalRule:
+    """How one loader decides per-layer causality.
+
+    keys: read in this order; the first one the config sets decides every layer.
+    default: when none is set: "sliding" (sliding layers causal, the rest bidirectional), or one value
+        for all layers.
+    dialects: the dialects read with `keys` (others: None, the loader does not read them).
+    flat: how the flat (speculators) dialect is read, where not with `keys`.
+    untyped: with no layer_types at all, every layer gets this value before any key is consulted.
+    model_type_default: (model_type, value) used where no key is set, before `default`."""
+
+    keys: tuple[Key, ...] = ()
+    default: Fallback = "sliding"
+    dialects: frozenset[str] = frozenset({"nested", "assistant", "gguf"})
+    flat: Flat | None = None
+    untyped: bool | None = None
+    model_type_default: tuple[tuple[str, bool], ...] = ()
+
+    def __call__(self, spec: DraftSpec) -> Causality | None:
+        if spec.dialect == "flat" and self.flat is not None:
+            return _FLAT[self.flat](spec)
+        if spec.dialect not in self.dialects:
+            return None
+        if self.untyped is not None and all(t is None for t in spec.layer_types):
+            return _all(spec, self.untyped)
+        for key in self.keys:
+            value = getattr(spec.causality, _SLOT[key])
+            if value is not None:
+                return _all(spec, value)
+        kind = spec.transformer_extra.get("model_type")
+        for model_type, value in self.model_type_default:
+            if kind == model_type:
+                return _all(spec, value)
+        return sliding_default(spec) if self.default == "sliding" else _all(spec, self.default == "causal")
+
+    @property
+    def text(self) -> str:
+        """The rule in words: `is_causal, else dflash_config.causal, else sliding => causal; flat: ...`."""
+        fallback = _FALLBACK_TEXT[self.default]
+        if self.model_type_default:
+            fallback = ", ".join(f"{'causal' if v else 'bidirectional'} for model_type {m}"
+                                 for m, v in self.model_type_default) + f", else {fallback}"
+        if not self.keys:
+            first = f"every layer {fallback}" if self.default != "sliding" else fallback
+        else:
+            first = ", else ".join(self.keys) + (f" for every layer; absent = {fallback}"
+                                                  if self.default != "sliding" else f", else {fallback}")
+        parts = [first] if self.dialects - {"flat"} else []
+        if self.untyped is not None:
+            parts.append(f"no layer_types => {'causal' if self.untyped else 'bidirectional'}")
+        if set(self.keys) & set(_NESTED):
+            parts += [f"{k} not read" for k in _NESTED if k not in self.keys]
+        if self.flat is not None:
+            parts.append(f"flat: {_FLAT_TEXT[self.flat]}")
+        return "; ".join(parts)
+
+
+# z-lab reference and vLLM with DFlash2: is_causal, else dflash_config.causal, else sliding default; flat
+# configs go through vLLM's speculators loader
+zlab = CausalRule(("is_causal", "dflash_config.causal"), flat="vllm")
+
+ASSISTANT_MODEL_TYPE = "muse_glimmer_assistant"
+
+# vLLM 0.33 and later: the z-lab rule, except that a config of model_type muse_glimmer_assistant gets
+# dflash_config.causal = false unless it sets one, so only an explicit is_causal makes it causal
+# (vllm==0.33.0:vllm/config/speculative.py, released.VLLM_ASSISTANT_NONCAUSAL)
+vllm_assistant_noncausal = CausalRule(("is_causal", "dflash_config.causal"), flat="vllm",
+                                      model_type_default=((ASSISTANT_MODEL_TYPE, False),))
+
+# vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default. Its
+# speculators loader already set dflash_config.causal = not sliding_window_non_causal (vllm==0.27.1
+# algos.py); the assistant export is routed by newer vLLM only
+vllm_legacy = CausalRule(("dflash_config.causal",), flat="vllm", dialects=frozenset({"nested", "gguf"}))
+
+# SGLang: explicit is_causal, else sliding default, but with no layer_types at all every layer is
+# bidirectional whatever is_causal says (every layer ENCODER_ONLY); dflash_config.causal is never read;
+# reads the nested dialect only (its DFlash loader does not load the assistant export's encoder.* names)
+sglang = CausalRule(("is_causal",), dialects=frozenset({"nested", "gguf"}), untyped=False)
+
+# The published z-lab reference (PyPI dflash 0.1.0): is_causal, else sliding => causal; it does not read
+# dflash_config.causal. No flat dialect.
+zlab_reference = CausalRule(("is_causal",))
+
+# speculators reads its own flat dialect only
+speculators = CausalRule(dialects=frozenset(), flat="speculators")
+
+# llama.cpp: `dflash.attention.causal` alone decides, for every layer; absent means non-causal, whatever
+# the layer types say (the context's causal flag defaults to false and only that key sets it: llama.cpp
+# b11434:common/speculative.cpp common_speculative_impl_draft_dflash; sliding layers change the window,
+# not the causality: llama.cpp b11434:src/models/dflash.cpp)
+gguf = CausalRule(("dflash.attention.causal",), default="bidirectional", dialects=ALL_DIALECTS)
+
+
+def transformers_assistant(spec: DraftSpec) -> Causality:
+    """The transformers assistant model an export is saved from runs every layer bidirectional, whatever
+    the config says (`self.is_causal = False`: released.TF_BIDIRECTIONAL)."""
+    return _all(spec, False)
 
 
 def all_bidirectional(spec: DraftSpec) -> Causality | None:

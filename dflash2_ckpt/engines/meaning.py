@@ -107,8 +107,9 @@ def built(p: Profile, d: Drafter, names: Names = _stored) -> dict[str, Any] | No
     taps = _value(p, d, "target_layer_ids")
     attention = runs_with(p, d)
     ignores = {r.name for r in p.ignores}
-    if taps is not None and "gguf" in p.reads and d.dialect == "gguf":
-        taps = [t + 1 for t in taps]          # llama.cpp numbers layer inputs: dflash.target_layers
+    shift = p.tap_offset.of(d.version, d.config)
+    if taps is not None and shift:
+        taps = [t + shift for t in taps]      # the layers it taps (llama.cpp numbers layer inputs: +1)
     return {
         "causal": None if causal is None else list(causal),
         "window": list(_windows(spec, "dflash_config.use_swa" not in ignores)),

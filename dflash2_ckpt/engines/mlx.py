@@ -13,13 +13,12 @@ from ..formats.spec import DraftSpec
 from . import mlx_weights, released as r
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
 from .mlx_weights import Loader
-from .profile import Causality, Cite, Default, Drafter, Fact, Profile, Refusal
-from .sglang import guessed_taps
+from .profile import Causality, Cite, Default, Drafter, KeyRead, Profile, Refusal, fact as _fact
+from .sglang import NUM_TARGET_LAYERS, guessed_taps
 from .versions import at_least, between
 
+RANK = 40                                   # engine display order (engines/registry.py)
 
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 # --- dflash-mlx -------------------------------------------------------------------------------------------
@@ -173,10 +172,27 @@ MLX_USE_SWA = ignores_use_swa(r.MLXVLM_NO_USE_SWA, r.MLXVLM_NO_USE_SWA_MODEL)
 MLX_V_SCALE = ignores_v_scale(r.MLXVLM_NO_V_SCALE, r.MLXVLM_NO_V_SCALE_MODEL, r.MLXVLM_V2_NO_V_SCALE)
 MLX_OLD_IGNORES = (MLX_USE_SWA, ignores_sinks(r.MLXVLM_NO_SINKS), MLX_V_SCALE)
 
+# config keys the schema does not model that mlx-vlm reads (verify: DF121); its DFlash v1 config takes every
+# top-level key that is one of its fields
+_RUNTIME = (("runtime_block_size", "the block it drafts at run time", r.MLXVLM_RUNTIME_BLOCK),
+            ("draft_window_size", "a rotating draft KV cache of that many positions", r.MLXVLM_DRAFT_WINDOW))
+KEYS = tuple(KeyRead(f"{where}{k}", effect, (cite, r.MLXVLM_CONFIG_FIELDS))
+             for k, effect, cite in _RUNTIME for where in ("", "dflash_config.")) + (
+    KeyRead("final_logit_softcapping", "caps the draft logits (the other engines read "
+            "dflash_config.final_logit_softcapping)", (r.MLXVLM_TOP_SOFTCAP, r.MLXVLM_CONFIG_FIELDS),
+            only="v1"),)
+KEYS_CURRENT = KEYS + (
+    KeyRead("dflash_config.num_target_layers", NUM_TARGET_LAYERS, (r.MLXVLM_NUM_TARGET_LAYERS,),
+            since="0.7.0"),
+    KeyRead("attention_sink_bias", "builds attention sinks when dflash_config.attention_sink_bias is absent",
+            (r.MLXVLM_TOP_SINKS, r.MLXVLM_CONFIG_FIELDS), since="0.7.0", only="v1"),
+    KeyRead("dflash_query_causal", "the draft block's causality when dflash_config.causal is absent",
+            (r.MLXVLM_QUERY_CAUSAL,), since="0.7.0"))
+
 MLX_VLM_V1_ONLY = Profile(
     engine="mlx-vlm", label="mlx-vlm", versions=between("0.6.0", "0.6.16", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
-    version_by="no DFlash2", causality=mlx_vlm_bidirectional,
+    version_by="no DFlash2", causality=mlx_vlm_bidirectional, read_keys=KEYS,
     causality_text="bidirectional: draft-block attention has no mask",
     taps="dflash_config.target_layer_ids, else top-level, else [1, 8, 15, 22, 29]", draft_tokens=None,
     sources=(_fact("no DFlash2 drafter", r.MLXVLM_NO_DFLASH2),
@@ -189,7 +205,7 @@ MLX_VLM_DFLASH2 = Profile(
     engine="mlx-vlm", label="mlx-vlm", versions=between("0.6.16", "0.7.0", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="architecture / model type (a dflash2 config class)",
-    causality=mlx_vlm_bidirectional,
+    causality=mlx_vlm_bidirectional, read_keys=KEYS,
     causality_text="bidirectional: draft-block attention has no mask (DFlash2 refuses is_causal: true)",
     taps="dflash_config.target_layer_ids, else top-level (v1: else [1, 8, 15, 22, 29])", draft_tokens=None,
     sources=V2_FACTS + V1_FACTS + (_fact("the DFlash v1 config reads no causality key and draft-block "
@@ -202,7 +218,7 @@ MLX_VLM_CURRENT = Profile(
     engine="mlx-vlm", label="mlx-vlm", versions=at_least("0.7.0", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="architecture / model type (a dflash2 config class)",
-    causality=mlx_vlm_causality,
+    causality=mlx_vlm_causality, read_keys=KEYS_CURRENT,
     causality_text="every layer causal iff is_causal (default false); DFlash v1: dflash_config.causal, else "
                    "is_causal; DFlash2 refuses is_causal: true",
     taps="dflash_config.target_layer_ids, else top-level (v1: else [1, 8, 15, 22, 29])", draft_tokens=None,

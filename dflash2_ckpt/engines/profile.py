@@ -2,7 +2,8 @@
 
 Every statement carries its source (`owner/repo#N`, `owner/repo:path@commit`, or a shared doc section)
 so a fact can be audited and updated in one place; rule functions cover what data alone cannot say.
-Adding a release is an edit to a profile module plus a row of the golden test.
+An engine is one module of this package that defines `PROFILES` (engines/registry.py finds it); adding a
+release is an edit to that module plus a row of the golden test (docs/engines.md has the checklist).
 """
 from __future__ import annotations
 
@@ -59,6 +60,57 @@ class Fact:
     text: str
     source: str
     cites: tuple[Cite, ...] = ()
+
+
+def fact(text: str, *cites: Cite, also: str = "") -> Fact:
+    """A fact resting on released code (each Cite's anchor is checked by tests/engines/test_released.py);
+    `also`: a further source in words (an issue, a doc section)."""
+    return Fact(text, "; ".join([str(c) for c in cites] + ([also] if also else [])), cites)
+
+
+@dataclass(frozen=True)
+class KeyRead:
+    """A config key the schema does not model that this engine release reads (verify says DF121, not DF116).
+
+    `key`: the config path (top level, `dflash_config.KEY`, or `transformer_layer_config.KEY` for the flat
+    dialect); `since`: the first release that reads it where that is later than the engine's first profile
+    (the first cite's first version); `only`: the DFlash version whose config class reads it."""
+
+    key: str
+    effect: str
+    cites: tuple[Cite, ...]
+    since: str = ""
+    only: DrafterVersion | None = None
+
+
+@dataclass(frozen=True)
+class TapOffset:
+    """How far the layer an engine taps lies from the checkpoint's `target_layer_ids` (0-based outputs), per
+    DFlash version: llama.cpp numbers layer inputs (+1). `key`: a config path whose integer value, where the
+    checkpoint sets it, replaces the offset for the versions in `keyed` (a drafter may pin its own shift)."""
+
+    v1: int = 0
+    v2: int = 0
+    key: str | None = None
+    keyed: tuple[DrafterVersion, ...] = ("v1", "v2")
+
+    def of(self, version: DrafterVersion | None, config: Mapping[str, Any] | None = None) -> int:
+        if self.key is not None and config is not None and version in self.keyed:
+            value: Any = config
+            for part in self.key.split("."):
+                value = value.get(part) if isinstance(value, Mapping) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return self.v2 if version == "v2" else self.v1
+
+    @property
+    def text(self) -> str:
+        """e.g. `+1 (v1, v2)`, empty where the engine taps what the checkpoint names."""
+        if not (self.v1 or self.v2 or self.key):
+            return ""
+        by = (f"{self.v1:+d} (v1, v2)" if self.v1 == self.v2
+              else f"{self.v1:+d} (v1), {self.v2:+d} (v2)")
+        return by + (f", or {self.key} where set" if self.key else "")
 
 
 @dataclass(frozen=True)
@@ -122,11 +174,13 @@ class Profile:
     drafts: frozenset[DrafterVersion]            # DFlash versions this release has at all
     reads: frozenset[Format]                     # formats / dialects its loader reads
     version_by: str                              # how it tells v1 from v2
-    causality: Callable[[DraftSpec], Causality | None] | None   # None: not modelled
-    causality_text: str
-    taps: str                                    # tap-id convention
+    # per-layer causality: a causality.CausalRule (data, whose `.text` describes it) or, where no rule object
+    # says it, a function; None: not modelled
+    causality: Callable[[DraftSpec], Causality | None] | None
+    taps: str                                    # tap-id convention, in words
     draft_tokens: DraftTokens | None
     sources: tuple[Fact, ...]                    # the facts this profile rests on
+    causality_text: str = ""                     # empty: the rule's own text
     requires: tuple[Refusal, ...] = ()           # keys it refuses to load without
     constraints: tuple[Refusal, ...] = ()        # hard geometry / tensor rules
     defaults: tuple[Default, ...] = ()
@@ -136,6 +190,15 @@ class Profile:
     advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
     ignores: tuple[Refusal, ...] = ()            # keys it does not read whose meaning is lost: DF815, degraded
     serve: Callable[["Drafter", int | None], str | None] | None = None
+    read_keys: tuple[KeyRead, ...] = ()          # unmodelled config keys it reads (engines/read_keys.py)
+    tap_offset: TapOffset = TapOffset()          # the layer it taps, relative to target_layer_ids
+    # a conversion between the nested and flat dialects keeps what this engine builds exact (meaning check)
+    conversion_loader: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.causality_text:
+            text = getattr(self.causality, "text", None)
+            object.__setattr__(self, "causality_text", text if isinstance(text, str) else "not modelled")
 
     @property
     def id(self) -> str:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from . import causality, released as r
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
-from .profile import Cite, Default, Drafter, Fact, Profile, Refusal
+from .profile import Default, Drafter, Profile, Refusal, fact as _fact
 from .sglang import guessed_taps
 from .versions import at_least, between
 
+RANK = 50                                   # engine display order (engines/registry.py)
 
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 def _verifier_present(d: Drafter) -> str | None:
@@ -30,7 +29,6 @@ ZLAB_PROFILE = Profile(
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="architecture (DFlash2DraftModel)",
     causality=causality.zlab_reference,
-    causality_text="is_causal, else sliding => causal (dflash_config.causal not read); window q - k < window per row",
     taps="dflash_config.target_layer_ids, else top-level, else guessed evenly (0-based, output of that layer)",
     draft_tokens=None,
     sources=(_fact("DFlash2DraftModel; per-row sliding window q - k < window", r.ZLAB_DFLASH2, r.ZLAB_WINDOW),
@@ -52,9 +50,7 @@ SPECULATORS_PROFILE = Profile(
     engine="speculators", label="speculators", versions=between("0.9", "0.10", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"flat"}),
     version_by="speculators_model_type ('dflash' / 'dflash2')",
-    causality=causality.speculators,
-    causality_text="sliding_window_non_causal makes sliding layers bidirectional (default true for dflash2, "
-                   "false for dflash); full layers always bidirectional",
+    causality=causality.speculators, conversion_loader=True,
     taps="aux_hidden_state_layer_ids = target_layer_ids + 1",
     draft_tokens=None,
     sources=(_fact("flat dialect only; speculators_config.verifier is required ('Field required' otherwise)",

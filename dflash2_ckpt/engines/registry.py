@@ -1,29 +1,50 @@
-"""All profiles, oldest first within each engine, and how a name or `engine@version` picks one."""
+"""All profiles, oldest first within each engine, and how a name or `engine@version` picks one.
+
+An engine is a module of this package that defines `PROFILES` (a tuple of Profile, oldest first) and
+optionally `RANK` (display order, lower first; default 100, then by module name): the registry imports every
+module here and gathers them, so adding an engine is adding its module (docs/engines.md).
+"""
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import sys
+from types import ModuleType
 from typing import Callable
 
-from . import llamacpp, mlx, reference, sglang, transformers, vllm
 from ..errors import UsageError
 from ..formats.spec import DraftSpec
 from .profile import Causality, DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
 
-PROFILES: tuple[Profile, ...] = (vllm.PROFILES + sglang.PROFILES + llamacpp.PROFILES + mlx.PROFILES
-                                 + reference.PROFILES + transformers.PROFILES)
+
+def _engine_modules() -> list[ModuleType]:
+    """Every module of this package whose PROFILES is a tuple of Profile, in (RANK, name) order."""
+    found = []
+    package = sys.modules[__package__]
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.ispkg or info.name == "registry":
+            continue
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        profiles = getattr(module, "PROFILES", None)
+        if isinstance(profiles, tuple) and profiles and all(isinstance(p, Profile) for p in profiles):
+            found.append(module)
+    return sorted(found, key=lambda m: (getattr(m, "RANK", 100), m.__name__))
+
+
+ENGINE_MODULES: tuple[ModuleType, ...] = tuple(_engine_modules())
+PROFILES: tuple[Profile, ...] = tuple(p for m in ENGINE_MODULES for p in m.PROFILES)
 ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
 
 
-
-
 def _conversion_loaders() -> dict[str, Callable[[DraftSpec], Causality | None]]:
-    """The loaders a conversion between the nested and flat dialects keeps the drafter exact for, from the
-    profiles: each engine that serves an HF dialect or reads the flat one (speculators, its trainer), with
-    its newest release's rule under its own name and its oldest release's other rule as `ENGINE-legacy`."""
+    """The loaders a conversion between the nested and flat dialects keeps the drafter exact for: each engine
+    with a `conversion_loader` profile, its newest release's rule under its own name and its oldest
+    release's other rule as `ENGINE-legacy`."""
     out: dict[str, Callable[[DraftSpec], Causality | None]] = {}
     for engine in ENGINES:
         profiles = [p for p in PROFILES if p.engine == engine]
-        if not any("flat" in p.reads or (p.serve is not None and p.reads & {"nested", "flat"}) for p in profiles):
+        if not any(p.conversion_loader for p in profiles):
             continue
         rules = [r for r in dict.fromkeys(p.causality for p in reversed(profiles)) if r is not None]
         if rules:

@@ -6,8 +6,13 @@ from __future__ import annotations
 from ..formats.spec import DraftSpec
 from . import causality, quant, released as r, serve
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
-from .profile import Cite, Default, DraftTokens, Drafter, Fact, Profile, Refusal
+from .profile import Default, Drafter, DraftTokens, KeyRead, Profile, Refusal, fact as _fact
 from .versions import at_least, below
+
+RANK = 20                                   # engine display order (engines/registry.py)
+# the effect of dflash_config.num_target_layers, read by SGLang and by mlx-vlm 0.7.0 and later
+NUM_TARGET_LAYERS = ("the target depth, read before the top-level num_target_layers (SGLang spreads guessed "
+                     "taps over it)")
 
 TOKENS = DraftTokens("--speculative-num-draft-tokens", lambda b: b, "block_size", str(r.SGLANG_TOKENS))
 
@@ -24,9 +29,6 @@ def guessed_taps(spec: DraftSpec) -> tuple[int, ...] | None:
     span = n - 4
     return tuple(int(round(1 + i * span / (k - 1))) for i in range(k))
 
-
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 TAPS = Default("target_layer_ids", guessed_taps, f"{r.SGLANG_TAPS}; sgl-project/sglang#37475",
@@ -71,14 +73,30 @@ def _skipped_note(d: Drafter) -> str | None:
 SKIPPED = Refusal("unexpected tensors", _skipped_note, str(r.SGLANG_IGNORE), "DF810")
 DOMINO_TENSORS = Refusal("domino tensors", _domino_tensors, str(r.SGLANG_DOMINO), "DF805")
 
+# config keys the schema does not model that SGLang reads (verify: DF121)
+_DOMINO = "configures the Domino projector (prefix GRU, embedding projection)"
+_MASK_TOKEN = "the mask token's text, looked up in the tokenizer when mask_token_id is absent"
+KEYS = (KeyRead("is_neox_style", "the RoPE layout of the drafter's q / k (false: interleaved pairs)",
+                (r.SGLANG_NEOX,)),
+        KeyRead("rope_is_neox_style", "the RoPE layout of the drafter's q / k, read before is_neox_style",
+                (r.SGLANG_NEOX,)),
+        KeyRead("dflash_config.mask_token", _MASK_TOKEN, (r.SGLANG_MASK_TOKEN,)),
+        KeyRead("mask_token", _MASK_TOKEN, (r.SGLANG_MASK_TOKEN,)),
+        KeyRead("dflash_config.num_target_layers", NUM_TARGET_LAYERS, (r.SGLANG_NUM_TARGET_LAYERS,)))
+_DOMINO_KEYS = ("projector_type", "emb_dim", "shift_label", "gru_hidden_dim", "pure_draft_prefix_len")
+KEYS_CURRENT = KEYS + tuple(
+    KeyRead(f"{where}{k}", _DOMINO, (r.SGLANG_DOMINO_KEYS, r.SGLANG_DOMINO_GRU), since="0.5.20")
+    for k in _DOMINO_KEYS for where in ("", "dflash_config.")) + (
+    KeyRead("use_gemma_norm", "builds Gemma-style RMSNorm (1 + weight) layers",
+            (r.SGLANG_GEMMA_NORM, r.SGLANG_NO_GEMMA_NORM), since="0.5.23"),)
+
 USE_SWA = ignores_use_swa(r.SGLANG_NO_USE_SWA, r.SGLANG_NO_USE_SWA_MODEL)
 
 OLD = Profile(
     engine="sglang", label="SGLang", versions=below("0.5.19", "release"),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
     version_by="no DFlash2 (v1 only)",
-    causality=causality.sglang,
-    causality_text="is_causal, else sliding => causal; no layer_types => bidirectional",
+    causality=causality.sglang, read_keys=KEYS, conversion_loader=True,
     taps="dflash_config.target_layer_ids (0-based); guessed when missing",
     draft_tokens=TOKENS,
     sources=(_fact("no DFlash2 (no conv / selector keys): DFlash v1 only", r.SGLANG_NO_DFLASH2), CAUSAL, DEFAULTS,
@@ -93,8 +111,7 @@ CURRENT = Profile(
     engine="sglang", label="SGLang", versions=at_least("0.5.19", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="fields: the conv and selector switch on from the dflash_config keys, not the architecture",
-    causality=causality.sglang,
-    causality_text="is_causal, else sliding => causal; no layer_types => bidirectional",
+    causality=causality.sglang, conversion_loader=True,
     taps="dflash_config.target_layer_ids (0-based); guessed when missing",
     draft_tokens=TOKENS,
     sources=(_fact("DFlash2 from the dflash_config FIELDS (conv_kernel_size / conv_group_size, selector_rank / "
@@ -103,7 +120,7 @@ CURRENT = Profile(
              _fact("q/k/v are built as one QKVParallelLinear that receives the quant config, so quantized q/k/v "
                    "load", r.SGLANG_QKV_QUANT, r.SGLANG_QKV_QUANT_ARG), FC, NESTED_ONLY, UNKNOWN, DOMINO),
     # the range is judged as its strictest release: Domino weights raise from 0.5.20
-    constraints=(DOMINO_TENSORS,), advisories=(SKIPPED,),
+    constraints=(DOMINO_TENSORS,), advisories=(SKIPPED,), read_keys=KEYS_CURRENT,
     defaults=(TAPS, BLOCK), quant=quant.sglang, serve=serve.sglang,
     # 0.5.19 builds sinks for Nemotron 3.5 drafts only; 0.5.20 and later read dflash_config.attention_sink_bias.
     # The range is judged as its oldest release, so a sink drafter is never said to load on 0.5.19; the same

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from ..formats.spec import DraftSpec
 from . import released as r
-from .profile import Causality, Cite, Default, Drafter, DraftTokens, Fact, Profile, Refusal
+from .profile import Causality, Default, Drafter, DraftTokens, Profile, Refusal, fact as _fact
 from .versions import at_least, between
 
+RANK = 60                                   # engine display order (engines/registry.py)
 
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 def bidirectional(spec: DraftSpec) -> Causality | None:

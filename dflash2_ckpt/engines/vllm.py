@@ -13,9 +13,12 @@ from typing import Any, Callable, Mapping
 
 from . import causality, quant, released as r, serve
 from .attention_keys import ignores_v_scale
-from .profile import Breakage, Cite, Default, DraftTokens, Drafter, Fact, Profile, QuantOutcome, Refusal, listed
+from .profile import (Breakage, Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal,
+                      fact as _fact, listed)
 from ..quant.storage import is_side_tensor
 from .versions import VersionRange, at_least, below, between, exactly
+
+RANK = 10                                   # engine display order (engines/registry.py)
 
 TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", str(r.VLLM_FLAT_SAMPLE))
 ROPE = Default("rope_theta", 1_000_000.0, str(r.VLLM_ROPE) + "; lucebox#447",
@@ -23,9 +26,6 @@ ROPE = Default("rope_theta", 1_000_000.0, str(r.VLLM_ROPE) + "; lucebox#447",
 SAMPLE = Default("sample_from_anchor", False, str(r.VLLM_FLAT_SAMPLE),
                  why="DFlash drafts from the mask slots only")
 
-
-def _fact(text: str, *cites: Cite) -> Fact:
-    return Fact(text, "; ".join(str(c) for c in cites), cites)
 
 
 FLAT_READS = _fact("reads the nested dialect and the speculators flat dialect (update_dflash maps "
@@ -55,6 +55,22 @@ DRAFT_QUANT_LOADS = _fact("drafter linears are built with the draft's own quant 
                           "projections load: the context-KV precompute runs a quantized qkv_proj through its quant "
                           "method (vLLM 0.32.0's loader takes the FP8 and W4A16 fixtures: fixtures/vllm/golden.json)",
                           r.VLLM_DRAFT_QUANT, r.VLLM_QUANT_KV)
+
+
+# config keys the schema does not model that vLLM reads (verify: DF121); flat: transformer_layer_config is the
+# base of the config vLLM builds (speculators/base.py), so only keys there are read
+_AUX = "false feeds the drafter no target hidden states"
+_NEOX = "the RoPE layout of the drafter's q / k (false: interleaved pairs)"
+_SINKS = "builds attention sinks when dflash_config.attention_sink_bias is absent"
+KEYS = (KeyRead("dflash_config.use_aux_hidden_state", _AUX, (r.VLLM_DRAFTER_CONFIG, r.VLLM_AUX_HIDDEN)),
+        KeyRead("use_aux_hidden_state", _AUX, (r.VLLM_DRAFTER_CONFIG, r.VLLM_AUX_HIDDEN)),
+        KeyRead("add_swa_attention_sink_bias", _SINKS, (r.VLLM_SINK_FALLBACK,)),
+        KeyRead("transformer_layer_config.add_swa_attention_sink_bias", _SINKS,
+                (r.VLLM_SINK_FALLBACK, r.VLLM_FLAT_BASE)),
+        KeyRead("transformer_layer_config.use_aux_hidden_state", _AUX, (r.VLLM_AUX_HIDDEN, r.VLLM_FLAT_BASE)))
+KEYS_028 = KEYS + (KeyRead("is_neox_style", _NEOX, (r.VLLM_NEOX,), since="0.28.0"),
+                   KeyRead("transformer_layer_config.is_neox_style", _NEOX, (r.VLLM_NEOX, r.VLLM_FLAT_BASE),
+                           since="0.28.0"))
 
 
 def _dflash_config(d: Drafter) -> dict[str, Any]:
@@ -213,9 +229,7 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
     base: dict[str, Any] = dict(
         engine="vllm", label="vLLM", versions=versions, drafts=drafts, reads=frozenset({"nested", "flat"}),
         version_by="architecture (DFlash2DraftModel; speculators_model_type 'dflash2' for flat)",
-        causality=causality.zlab,
-        causality_text="is_causal, else dflash_config.causal, else sliding => causal; flat: "
-                       "not sliding_window_non_causal for every layer, absent = bidirectional",
+        causality=causality.zlab, read_keys=KEYS_028, conversion_loader=True,
         taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
         draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
         constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED))
@@ -230,9 +244,7 @@ LEGACY = _profile(
            "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
      EMBED, SINKS, FLAT_READS, UNKNOWN, PREFIX),
     version_by="architecture (DFlash2DraftModel is not registered)",
-    causality=causality.vllm_legacy,
-    causality_text="dflash_config.causal, else sliding => causal; top-level is_causal ignored; flat: "
-                   "not sliding_window_non_causal, absent = bidirectional",
+    causality=causality.vllm_legacy, read_keys=KEYS,
     quant=quant.vllm_rule(False, str(r.VLLM_SELECTOR_DENSE)),
     constraints=(UNKNOWN_TENSORS, PREFIXED), advisories=(), ignores=(OLD_V_SCALE,),
 )
@@ -306,8 +318,6 @@ CURRENT_033 = _profile(
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
-    causality_text="is_causal, else dflash_config.causal (false by default for model_type muse_glimmer_assistant), "
-                   "else sliding => causal; flat: not sliding_window_non_causal for every layer, absent = bidirectional",
 )
 
 # 0.34.0: Model Runner V1 is gone, so its refusals and the runner notes (DF810) go with it
@@ -327,8 +337,6 @@ CURRENT = _profile(
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA,), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
-    causality_text="is_causal, else dflash_config.causal (false by default for model_type muse_glimmer_assistant), "
-                   "else sliding => causal; flat: not sliding_window_non_causal for every layer, absent = bidirectional",
 )
 
 PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT_033, CURRENT)

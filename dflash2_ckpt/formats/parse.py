@@ -217,7 +217,8 @@ def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[F
     spec = DraftSpec(
         version=det.version or "v1", dialect="nested", **fields,
         target_layer_ids=tuple(dc.target_layer_ids),
-        causality=CausalityKeys(is_causal=cfg.is_causal, dflash_causal=dc.causal),
+        causality=CausalityKeys(is_causal=cfg.is_causal, dflash_causal=dc.causal,
+                                dflash_is_causal=_flag(drafter_extra.get("is_causal"))),
         target_hidden_size=cfg.target_hidden_size, num_target_layers=cfg.num_target_layers,
         mask_token_id=mask, block_size=block, **v2, **_scales(dc),
         transformer_extra=extra, drafter_extra=drafter_extra,
@@ -231,6 +232,10 @@ def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[F
               "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
         paths[k] = f"dflash_config.{k}"
     return spec.with_(paths=paths), findings
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Finding]]:

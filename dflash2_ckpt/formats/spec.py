@@ -22,6 +22,7 @@ class CausalityKeys:
 
     is_causal: bool | None = None             # nested, top level
     dflash_causal: bool | None = None         # nested, dflash_config.causal
+    dflash_is_causal: bool | None = None      # nested, dflash_config.is_causal (exllamav3 reads it)
     sliding_window_non_causal: bool | None = None  # flat (speculators)
 
 

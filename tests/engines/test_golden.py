@@ -11,11 +11,15 @@ import pytest
 
 from dflash2_ckpt.convert.advice import compat
 from dflash2_ckpt.engines import PROFILES
+from dflash2_ckpt.engines.registry import ENGINE_MODULES
 
 from _kit.engines import REAL_NAMES, real_checkpoint
 
 Q27, MUSE, Q4B = "z-lab_Qwen3.8-27B-DFlash2", "z-lab_Muse-Glimmer-30B-DFlash2", "z-lab_Qwen3-4B-DFlash-b16"
 SPEC, DSPARK = "speculators-0.9.0_tiny-dflash2", "deepseek-ai_dspark_qwen3_8b_block7"
+
+# the engines whose rows this table lists; an engine module outside it carries its rows as GOLDEN
+_LISTED = ("vllm", "sglang", "llama.cpp", "dflash-mlx", "mlx-vlm", "z-lab", "speculators", "transformers")
 
 GOLDEN = [
     # --- Qwen3.8-27B-DFlash2: nested v2, all sliding, is_causal false, block 8 ---
@@ -98,7 +102,10 @@ GOLDEN = [
     (SPEC, "speculators>=0.9,<0.10", "loads", []),           # §1 its own save, verifier present
 ] + [
     # --- DSpark: not a DFlash drafter, no engine profile runs it ---
-    (DSPARK, p.id, "unsupported", ["DF800"]) for p in PROFILES
+    (DSPARK, p.id, "unsupported", ["DF800"]) for p in PROFILES if p.engine in _LISTED
+] + [
+    # an engine module may carry its own rows: GOLDEN = ((real config name, profile id, verdict, codes), ...)
+    (n, p, v, list(c)) for m in ENGINE_MODULES for n, p, v, c in getattr(m, "GOLDEN", ())
 ]
 
 
