@@ -23,9 +23,18 @@ class Expected:
     name: str
     shape: tuple[int, ...]
     component: Component
+    optional: bool = False       # a loader takes it when stored and builds a default otherwise (no DF201)
 
 
 def expected_tensors(spec: DraftSpec) -> list[Expected]:
+    """The tensors the spec implies; a DFlash family's own layout (formats/families.py) where it has one."""
+    if spec.family is not None:
+        from .family_layout import family_tensors
+        return family_tensors(spec, _dflash_tensors(spec))
+    return _dflash_tensors(spec)
+
+
+def _dflash_tensors(spec: DraftSpec) -> list[Expected]:
     H, I, hd = spec.hidden_size, spec.intermediate_size, spec.head_dim
     q, kv = spec.num_attention_heads * hd, spec.num_key_value_heads * hd
     out = [Expected("fc.weight", (H, spec.fc_in_features), "trunk"),

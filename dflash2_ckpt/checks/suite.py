@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, files, identity, pairing, quant, tensors, vocab
+from . import causality, config, content, engine_keys, families, files, identity, pairing, quant, tensors, vocab
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -28,6 +28,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("vocab", vocab.check),
     ("causality", causality.check),
     ("engine-keys", engine_keys.check),
+    ("families", families.check),
     ("pairing", pairing.check),
     ("content", content.check),
     ("gguf", _gguf),

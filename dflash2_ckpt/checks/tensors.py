@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
+from ..checkpoint.family_layout import known_part
 from ..checkpoint.layout import OWN_VOCAB_RULES, Expected, TensorRole, expected_tensors, role_for, role_of
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .identity import covered
@@ -99,7 +100,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
             continue
         provided[r.canonical] = t
         said = found is not None and found.code == "DF202"     # an alias already said so
-        if declared_sink(ckpt.spec, r.canonical, t):
+        if declared_sink(ckpt.spec, r.canonical, t) or known_part(ckpt.spec, name):
             continue
         if r.canonical not in expected and expected and not said and r.component not in skip_components:
             prefix = f", with or without its prefix ({r.canonical})" if stray_alias else ""
@@ -115,6 +116,8 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                                                              and e.name not in provided):
             continue
         got = provided.get(e.name)
+        if got is None and e.optional:
+            continue
         if got is None:
             out.append(Finding("DF201", f"{e.name} {list(e.shape)} is missing; the engine leaves that "
                                f"{e.component} parameter uninitialised", tensor=e.name,

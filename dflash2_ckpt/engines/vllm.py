@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from . import causality, quant, released as r, serve
+from . import causality, quant, released as r, serve, vllm_families
 from .attention_keys import ignores_v_scale
 from .profile import (Breakage, Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal,
                       fact as _fact, listed)
@@ -234,6 +234,10 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
         draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
         constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED))
     base.update(kw)
+    # the DFlash families this range registers, their invariants and the keys it ignores (vllm_families.py)
+    fam = vllm_families.for_range(versions)
+    for slot in ("requires", "constraints", "ignores", "advisories", "sources"):
+        base[slot] = tuple(base.get(slot, ())) + getattr(fam, slot)
     return Profile(**base)
 
 

@@ -98,6 +98,7 @@ def headline(report: Any, files: bool) -> str:
     where = f" in {len(s.get('files', []))} file(s)" if files else ""
     return (f"[bold]{escape(report.subject)}[/bold]: {s.get('dialect') or '?'} dialect, "
             f"{escape(s.get('version') or s.get('other_drafter') or 'not DFlash')}, "
+            f"{escape(s['family']['label']) + ', ' if s.get('family') else ''}"
             f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
 
 

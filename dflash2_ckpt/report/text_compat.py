@@ -15,7 +15,8 @@ _VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "
 
 @text_renderer("compat")
 def render_compat(r: Any, out: Console) -> None:
-    out.print(f"[bold]{escape(r.path)}[/bold]: {r.dialect or '?'} dialect, {r.version or 'not DFlash'}")
+    family = f", {escape(r.family['label'])}" if getattr(r, "family", None) else ""
+    out.print(f"[bold]{escape(r.path)}[/bold]: {r.dialect or '?'} dialect, {r.version or 'not DFlash'}{family}")
     t = Table(show_header=True, header_style="bold")
     for col in ("engine", "versions", "verdict", "why"):
         t.add_column(col, overflow="fold")

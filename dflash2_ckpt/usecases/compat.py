@@ -27,6 +27,7 @@ class CompatReport(Verdict):
     version: str | None
     verdicts: tuple[EngineVerdict, ...]
     named: bool                      # the engines were named (--engine): every one must load
+    family: dict[str, Any] | None = None    # the DFlash family beside plain DFlash / DFlash2 (formats/families.py)
     kind: ClassVar[str] = "compat"   # a report kind (dflash2_ckpt.report): text layout in report/text_engines.py
 
     @property
@@ -44,7 +45,7 @@ class CompatReport(Verdict):
         return not all(loads) if self.named else not any(loads)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "dialect": self.dialect, "version": self.version,
+        return {"path": self.path, "dialect": self.dialect, "version": self.version, "family": self.family,
                 "engines": [v.to_json() for v in self.verdicts]}
 
 
@@ -80,4 +81,13 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     errors = [f for f in found if f.severity == "error"]
     # the tensors verify calls unexpected (DF202): each engine's loader skips or refuses them
     d = dataclasses.replace(d, unexpected=unexpected_names(found))
-    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d, errors) for p in profiles), bool(named))
+    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d, errors) for p in profiles), bool(named),
+                        family_json(ckpt))
+
+
+def family_json(ckpt: Checkpoint) -> dict[str, Any] | None:
+    """The drafter's family for reports: name, label, the architecture vLLM is asked for, the evidence."""
+    fam = ckpt.detection.family if ckpt.detection is not None else None
+    if fam is None:
+        return None
+    return {"name": fam.name, "label": fam.label, "architecture": fam.architecture, "evidence": list(fam.evidence)}

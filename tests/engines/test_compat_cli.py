@@ -32,7 +32,7 @@ def test_json_shape_is_exactly_the_documented_one(q27: str) -> None:
     r = invoke("compat", q27, "--format", "json")
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
-    assert list(doc) == ["path", "dialect", "version", "engines"]
+    assert list(doc) == ["path", "dialect", "version", "family", "engines"] and doc["family"] is None
     assert (doc["dialect"], doc["version"]) == ("nested", "v2")
     for e in doc["engines"]:
         assert list(e) == ["engine", "versions", "verdict", "reasons", "serve"]
