@@ -13,6 +13,7 @@ Names and shapes from vLLM's model classes (engines/released_families.py cites t
 - MoE DFlash2: expert MLPs replace the dense ones of some layers (layers.N.mlp.experts.*): known, not loaded
   by any released engine (checks/families.py DF240), so the dense MLP of a layer is not required.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,13 +21,15 @@ from typing import Any
 
 from ..formats import families as fam
 from ..formats.spec import DraftSpec
-from .layout import Expected
+from .expected import Expected
 
 _QKV = re.compile(r"^(layers\.\d+\.self_attn\.)[qkv]_proj\.(weight|bias)$")
 _DENSE_MLP = re.compile(r"^layers\.\d+\.mlp\.(?:gate|up|down)_proj\.weight$")
 # a MoE layer's router and shared expert, beside its experts
-_MOE_PARTS = re.compile(r"^(?:model\.)?layers\.\d+\.(?:mlp|block_sparse_moe)\.(?:experts\.|gate\.|router\.|"
-                        r"shared_expert(?:_gate)?\.)")
+_MOE_PARTS = re.compile(
+    r"^(?:model\.)?layers\.\d+\.(?:mlp|block_sparse_moe)\.(?:experts\.|gate\.|router\.|"
+    r"shared_expert(?:_gate)?\.)"
+)
 
 
 def _int(spec: DraftSpec, key: str, default: int) -> int:
@@ -39,19 +42,24 @@ def xpress_head(spec: DraftSpec) -> list[Expected]:
     r, m = _int(spec, "xpress_rank", 256), _int(spec, "xpress_mlp_hidden", 512)
     B = _int(spec, "xpress_block_size", _int(spec, "num_speculative_steps", 15) + 1)
     p = "xpress_head."
-    return [Expected(p + "w1.weight", (V, r), "extras"), Expected(p + "down_h.weight", (r, H), "extras"),
-            Expected(p + "down_g.weight", (r, H), "extras"), Expected(p + "in_proj.weight", (r, 3 * r), "extras"),
-            Expected(p + "mlp.gate_proj.weight", (m, r), "extras"),
-            Expected(p + "mlp.up_proj.weight", (m, r), "extras"),
-            Expected(p + "mlp.down_proj.weight", (r, m), "extras"), Expected(p + "w2.weight", (V, r), "extras"),
-            Expected(p + "mix.L", (r, B, B), "extras", optional=True)]
+    return [
+        Expected(p + "w1.weight", (V, r), "extras"),
+        Expected(p + "down_h.weight", (r, H), "extras"),
+        Expected(p + "down_g.weight", (r, H), "extras"),
+        Expected(p + "in_proj.weight", (r, 3 * r), "extras"),
+        Expected(p + "mlp.gate_proj.weight", (m, r), "extras"),
+        Expected(p + "mlp.up_proj.weight", (m, r), "extras"),
+        Expected(p + "mlp.down_proj.weight", (r, m), "extras"),
+        Expected(p + "w2.weight", (V, r), "extras"),
+        Expected(p + "mix.L", (r, B, B), "extras", optional=True),
+    ]
 
 
 def _gate_rows(spec: DraftSpec) -> int | None:
     gating: Any = spec.transformer_extra.get("gating")
     if gating is True or gating == "per-head":
         return spec.num_attention_heads
-    if gating:                       # "per-element"
+    if gating:  # "per-element"
         return spec.num_attention_heads * spec.head_dim
     return None
 
@@ -66,13 +74,15 @@ def laguna(spec: DraftSpec, base: list[Expected]) -> list[Expected]:
         if m is None:
             out.append(e)
             continue
-        if e.name.endswith("q_proj." + m.group(2)):          # one fused row block per layer, in q's place
+        if e.name.endswith("q_proj." + m.group(2)):  # one fused row block per layer, in q's place
             shape = (rows, H) if m.group(2) == "weight" else (rows,)
             out.append(Expected(f"{m.group(1)}qkv_proj.{m.group(2)}", shape, "trunk"))
             if gate is not None and m.group(2) == "weight":
                 out.append(Expected(f"{m.group(1)}g_proj.weight", (gate, H), "trunk"))
     width = spec.target_hidden_size or H
-    out += [Expected(f"aux_hidden_norms.{i}.weight", (width,), "trunk") for i in range(len(spec.target_layer_ids))]
+    out += [
+        Expected(f"aux_hidden_norms.{i}.weight", (width,), "trunk") for i in range(len(spec.target_layer_ids))
+    ]
     return out
 
 
@@ -82,8 +92,10 @@ def family_tensors(spec: DraftSpec, base: list[Expected]) -> list[Expected]:
     if spec.family == fam.LAGUNA:
         return laguna(spec, base)
     if spec.family == fam.MOE:
-        return [Expected(e.name, e.shape, e.component, optional=True) if _DENSE_MLP.match(e.name) else e
-                for e in base]
+        return [
+            Expected(e.name, e.shape, e.component, optional=True) if _DENSE_MLP.match(e.name) else e
+            for e in base
+        ]
     return base
 
 

@@ -13,23 +13,13 @@ from ..formats.assistant import ASSISTANT_TENSORS
 from ..formats.spec import DraftSpec
 from ..quant.storage import AUX_SUFFIXES
 from ..sources.safetensors_header import TensorInfo
-
-Component = Literal["trunk", "conv", "selector", "extras"]
-COMPONENTS: tuple[Component, ...] = ("trunk", "conv", "selector", "extras")
-
-
-@dataclass(frozen=True)
-class Expected:
-    name: str
-    shape: tuple[int, ...]
-    component: Component
-    optional: bool = False       # a loader takes it when stored and builds a default otherwise (no DF201)
+from .expected import COMPONENTS as COMPONENTS, Component as Component, Expected as Expected
+from .family_layout import family_tensors
 
 
 def expected_tensors(spec: DraftSpec) -> list[Expected]:
     """The tensors the spec implies; a DFlash family's own layout (formats/families.py) where it has one."""
     if spec.family is not None:
-        from .family_layout import family_tensors
         return family_tensors(spec, _dflash_tensors(spec))
     return _dflash_tensors(spec)
 

@@ -14,6 +14,7 @@ per release; docs/families.md describes each):
 
 Pure data and functions on the config dict and tensor names: no pydantic, no torch.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,20 +36,41 @@ _EXPERT = re.compile(r"^(?:model\.)?layers\.\d+\.(?:mlp|block_sparse_moe)\.exper
 # config keys each family's loader reads, so verify neither calls them unknown (DF116) nor unread
 KEYS: dict[str, frozenset[str]] = {
     RICURSIVE: frozenset({"no_rope_layers"}),
-    XPRESS: frozenset({"xpress_block_size", "num_speculative_steps", "xpress_rank", "xpress_mlp_hidden",
-                       "xpress_topc", "xpress_compile_head", "draft_vocab_size", "logit_scale"}),
-    LAGUNA: frozenset({"draft_vocab_size", "gating", "mlp_layer_types", "num_attention_heads_per_layer",
-                       "swa_rope_parameters", "attention_sink", "num_experts", "num_experts_per_tok",
-                       "moe_intermediate_size", "shared_expert_intermediate_size"}),
+    XPRESS: frozenset(
+        {
+            "xpress_block_size",
+            "num_speculative_steps",
+            "xpress_rank",
+            "xpress_mlp_hidden",
+            "xpress_topc",
+            "xpress_compile_head",
+            "draft_vocab_size",
+            "logit_scale",
+        }
+    ),
+    LAGUNA: frozenset(
+        {
+            "draft_vocab_size",
+            "gating",
+            "mlp_layer_types",
+            "num_attention_heads_per_layer",
+            "swa_rope_parameters",
+            "attention_sink",
+            "num_experts",
+            "num_experts_per_tok",
+            "moe_intermediate_size",
+            "shared_expert_intermediate_size",
+        }
+    ),
 }
 
 
 @dataclass(frozen=True)
 class Family:
-    name: str                       # one of the names above
-    label: str                      # what a person reads
-    architecture: str               # the architecture vLLM's registry is asked for
-    evidence: tuple[str, ...]       # the config keys / tensor names it was recognised by
+    name: str  # one of the names above
+    label: str  # what a person reads
+    architecture: str  # the architecture vLLM's registry is asked for
+    evidence: tuple[str, ...]  # the config keys / tensor names it was recognised by
 
 
 def _archs(config: Mapping[str, Any]) -> list[str]:
@@ -79,7 +101,11 @@ def family_of(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Fa
     if "speculators_model_type" in config:
         # vLLM's flat mapping writes the plain architecture whatever this one names (released_families
         # FAM_FLAT_ARCH): only the Ricursive key survives, in transformer_layer_config
-        archs = ["DFlash2DraftModel"] if config.get("speculators_model_type") == "dflash2" else ["DFlashDraftModel"]
+        archs = (
+            ["DFlash2DraftModel"]
+            if config.get("speculators_model_type") == "dflash2"
+            else ["DFlashDraftModel"]
+        )
     if BEAM_ARCH in archs:
         return Family(BEAM, "Beam DFlash2", BEAM_ARCH, ("architectures",))
     if RICURSIVE_ARCH in archs or ("DFlash2DraftModel" in archs and no_rope_layers(config)):
@@ -92,8 +118,12 @@ def family_of(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Fa
         return Family(LAGUNA, "Laguna DFlash", LAGUNA_ARCH, ("architectures",))
     muse = next((a for a in archs if a in MUSE_ARCHS), None)
     if muse is not None or config.get("model_type") == MUSE_MODEL_TYPE:
-        return Family(MUSE, "Muse-Glimmer assistant", muse or MUSE_ARCHS[1],
-                      ("architectures",) if muse else ("model_type",))
+        return Family(
+            MUSE,
+            "Muse-Glimmer assistant",
+            muse or MUSE_ARCHS[1],
+            ("architectures",) if muse else ("model_type",),
+        )
     return None
 
 
@@ -106,10 +136,16 @@ def nope_layers(config: Mapping[str, Any], num_layers: int) -> list[int]:
     value = no_rope_layers(config)
     if not isinstance(value, list):
         return []
-    return sorted({v for v in value if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < num_layers})
+    return sorted(
+        {v for v in value if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < num_layers}
+    )
 
 
 def looks_like_mask(value: Any, num_layers: int) -> bool:
     """A per-layer 0/1 mask (SmolLM3 / Muse targets: 1 = rotate), not a list of layer indices."""
-    return (isinstance(value, list) and len(value) == num_layers and num_layers > 1
-            and all(type(v) is int and v in (0, 1) for v in value))
+    return (
+        isinstance(value, list)
+        and len(value) == num_layers
+        and num_layers > 1
+        and all(type(v) is int and v in (0, 1) for v in value)
+    )

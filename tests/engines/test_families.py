@@ -2,6 +2,7 @@
 the CLI: each fixture of fixtures/families (built by fixtures/families.py) against the verify codes and the
 vLLM 0.33.0 / 0.34.0 verdicts its MANIFEST names, which were read from vLLM's code, not run (vLLM 0.32.0's
 CPU build behind fixtures/vllm/golden.json has none of these families)."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,8 @@ def test_verify_reports_exactly_the_family_findings(name: str) -> None:
     assert codes == sorted(MANIFEST[name]["verify"])
     assert rc == (1 if any(f["severity"] == "error" for f in doc["findings"]) else 0)
     assert doc["summary"]["family"]["name"] == MANIFEST[name]["family"]
-    # a family's own keys and tensors are known: never "unknown key" (DF116) or "not part of the drafter" (DF202)
+    # a family's own keys and tensors are known: never "unknown key" (DF116) or "not part of the drafter"
+    # (DF202)
     assert not {"DF116", "DF202", "DF201"} & {f["code"] for f in doc["findings"]}
 
 
@@ -50,7 +52,9 @@ def test_releases_before_033_do_not_register_beam_or_xpress(name: str) -> None:
 
 
 def test_ricursive_is_degraded_on_every_release_with_dflash2_before_034() -> None:
-    rc, out = run_output("compat", str(FAMILIES / "ricursive"), "--engine", "vllm@0.29.0", "--engine", "vllm@0.33.0")
+    rc, out = run_output(
+        "compat", str(FAMILIES / "ricursive"), "--engine", "vllm@0.29.0", "--engine", "vllm@0.33.0"
+    )
     assert rc == 1 and out.count("degraded") == 2
     assert "does not read no_rope_layers (layers 1 were trained without RoPE)" in " ".join(out.split())
     # Laguna has been registered since before DFlash2
@@ -94,7 +98,7 @@ def test_xpress_head_shape_is_checked(tmp_path: Path) -> None:
     d = tmp_path / "x"
     shutil.copytree(FAMILIES / "xpress", d)
     cfg = json.loads((d / "config.json").read_text())
-    cfg["xpress_rank"] = 4                       # the stored head is rank 8
+    cfg["xpress_rank"] = 4  # the stored head is rank 8
     (d / "config.json").write_text(json.dumps(cfg))
     rc, doc = run_json("verify", str(d))
     bad = {f["tensor"] for f in doc["findings"] if f["code"] == "DF203"}
@@ -133,8 +137,18 @@ def test_muse_alias_is_a_named_architecture_not_any_assistant(tmp_path: Path) ->
 
 def test_convert_carries_no_rope_layers_both_ways(tmp_path: Path) -> None:
     flat, back = tmp_path / "flat", tmp_path / "back"
-    rc, out = run_output("convert", str(FAMILIES / "ricursive"), "--to", "flat", "-o", str(flat),
-                         "--verifier-name", "org/target", "--verifier-arch", "Qwen3ForCausalLM")
+    rc, out = run_output(
+        "convert",
+        str(FAMILIES / "ricursive"),
+        "--to",
+        "flat",
+        "-o",
+        str(flat),
+        "--verifier-name",
+        "org/target",
+        "--verifier-arch",
+        "Qwen3ForCausalLM",
+    )
     assert rc == 0, out
     cfg = json.loads((flat / "config.json").read_text())
     # vLLM's flat mapping builds the drafter config from transformer_layer_config: the key must travel there
@@ -145,11 +159,16 @@ def test_convert_carries_no_rope_layers_both_ways(tmp_path: Path) -> None:
     assert json.loads((back / "config.json").read_text())["no_rope_layers"] == [1]
 
 
-@pytest.mark.parametrize("name,to", [("beam", "flat"), ("xpress", "flat"), ("laguna", "flat"), ("ricursive", "gguf")])
+@pytest.mark.parametrize(
+    "name,to", [("beam", "flat"), ("xpress", "flat"), ("laguna", "flat"), ("ricursive", "gguf")]
+)
 def test_convert_refuses_to_drop_a_family(tmp_path: Path, name: str, to: str) -> None:
     out = tmp_path / ("out.gguf" if to == "gguf" else "out")
-    args = ["--target", str(FIXTURES / "targets" / "tiny-target")] if to == "gguf" else [
-        "--verifier-name", "org/target", "--verifier-arch", "Qwen3ForCausalLM"]
+    args = (
+        ["--target", str(FIXTURES / "targets" / "tiny-target")]
+        if to == "gguf"
+        else ["--verifier-name", "org/target", "--verifier-arch", "Qwen3ForCausalLM"]
+    )
     rc, text = run_output("convert", str(FAMILIES / name), "--to", to, "-o", str(out), *args)
     assert rc != 0 and "family" in text and not out.exists()
 
@@ -167,4 +186,13 @@ def test_the_meaning_check_sees_no_rope_layers_dropped() -> None:
     out = dataclasses.replace(src, config=plain.config, spec=plain.spec)
     changed = {(c.engine, c.field) for c in compare(src, out, PROFILES).refused}
     assert ("vllm>=0.34", "nope") in changed and ("meaning", "nope") in changed
-    assert ("vllm>=0.33,<0.34", "nope") not in changed          # 0.33 never read it
+    assert ("vllm>=0.33,<0.34", "nope") not in changed  # 0.33 never read it
+
+
+def test_family_refusals_reach_sarif_and_text() -> None:
+    rc, out = run_output("compat", str(FAMILIES / "beam-causal"), "--engine", "vllm@0.34.0", "--format", "sarif")
+    results = json.loads(out)["runs"][0]["results"]
+    assert rc == 1 and [r["ruleId"] for r in results if r["level"] == "error"] == ["DF804"]
+    rc, out = run_output("verify", str(FAMILIES / "ricursive-out-of-range"))
+    flat = " ".join(out.split())
+    assert rc == 1 and "DF141" in flat and "not draft layer indices in [0, 2)" in flat
