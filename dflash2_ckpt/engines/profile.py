@@ -194,6 +194,11 @@ class Profile:
     tap_offset: TapOffset = TapOffset()          # the layer it taps, relative to target_layer_ids
     # a conversion between the nested and flat dialects keeps what this engine builds exact (meaning check)
     conversion_loader: bool = False
+    dist: str = ""                               # the pip distribution its Cites read (default: `engine`)
+    # (oldest, newest) release whose code was read, where no Cite can say it (engines/checked.py derives it)
+    checked: tuple[str, str] | None = None
+    # named drafter families it loads beyond plain DFlash v1 / v2 (e.g. "beam"), shown by `dflash2-ckpt engines`
+    families: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.causality_text:

@@ -28,7 +28,7 @@ ZLAB_PROFILE = Profile(
     engine="z-lab", label="z-lab reference (dflash)", versions=at_least("0.1.0", "release"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="architecture (DFlash2DraftModel)",
-    causality=causality.zlab_reference,
+    causality=causality.zlab_reference, dist="dflash",
     taps="dflash_config.target_layer_ids, else top-level, else guessed evenly (0-based, output of that layer)",
     draft_tokens=None,
     sources=(_fact("DFlash2DraftModel; per-row sliding window q - k < window", r.ZLAB_DFLASH2, r.ZLAB_WINDOW),

@@ -7,8 +7,11 @@ module here and gathers them, so adding an engine is adding its module (docs/eng
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import re
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Callable
 
@@ -18,12 +21,21 @@ from .profile import Causality, DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
 
 
+# a module that assigns PROFILES at its top level is an engine module; the others (tools such as wheels.py,
+# run with -m) are not imported here
+_DEFINES = re.compile(r"^PROFILES\b", re.MULTILINE)
+
+
 def _engine_modules() -> list[ModuleType]:
     """Every module of this package whose PROFILES is a tuple of Profile, in (RANK, name) order."""
     found = []
     package = sys.modules[__package__]
     for info in pkgutil.iter_modules(package.__path__):
         if info.ispkg or info.name == "registry":
+            continue
+        spec = importlib.util.find_spec(f"{__package__}.{info.name}")
+        origin = spec.origin if spec is not None else None
+        if origin is None or not _DEFINES.search(Path(origin).read_text(encoding="utf-8")):
             continue
         module = importlib.import_module(f"{__package__}.{info.name}")
         profiles = getattr(module, "PROFILES", None)

@@ -367,7 +367,7 @@ T_CAND = "transformers/generation/candidate_generator.py"
 T_CAPTURE = "transformers/utils/output_capturing.py"
 T_CFG = "transformers/models/muse_glimmer_assistant/configuration_muse_glimmer_assistant.py"
 T_MODEL = "transformers/models/muse_glimmer_assistant/modeling_muse_glimmer_assistant.py"
-TF_FIRST, TF_LAST = "5.15.0", "5.24.0"
+TF_FIRST, TF_LAST = "5.15.0", "5.25.0"
 TF_ALL = (TF_FIRST, TF_LAST)
 TF_NO_DFLASH = Cite("transformers", ("5.14.1",), T_CAND, "class DFlashTokenCandidateGenerator", absent=True)
 TF_DFLASH = Cite("transformers", TF_ALL, T_GEN, 'elif generation_config.speculation_type == "dflash":')

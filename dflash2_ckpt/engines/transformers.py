@@ -1,9 +1,9 @@
 """transformers' DFlash assisted generation (`generate(assistant_model=..., speculation_type="dflash")`), read
-from the released wheels 5.10.4 ... 5.24.0 (released.py cites each fact): it drafts with the Muse-Glimmer
+from the released wheels 5.10.4 ... 5.25.0 (released.py cites each fact): it drafts with the Muse-Glimmer
 assistant model, i.e. DFlash v1 in the assistant export dialect; it has no DFlash2 selector or conv.
 
 Bisected over the releases: DFlash assisted generation first ships in 5.15.0 (5.14.1 has none). Across
-5.15.0 ... 5.24.0 the draft layers are bidirectional, the taps are the outputs of target_layer_ids and
+5.15.0 ... 5.25.0 the draft layers are bidirectional, the taps are the outputs of target_layer_ids and
 block_size - 1 mask slots are drafted; what changed is how the noise block is embedded (the raw
 embedding table before 5.17, the target's embedding module from 5.17, so a scaled embedding applies its
 scale) and, without a change in behaviour, how the tapped hidden states are requested (5.17 and 5.23).

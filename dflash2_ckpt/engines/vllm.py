@@ -236,7 +236,7 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
     base.update(kw)
     # the DFlash families this range registers, their invariants and the keys it ignores (vllm_families.py)
     fam = vllm_families.for_range(versions)
-    for slot in ("requires", "constraints", "ignores", "advisories", "sources"):
+    for slot in ("requires", "constraints", "ignores", "advisories", "sources", "families"):
         base[slot] = tuple(base.get(slot, ())) + getattr(fam, slot)
     return Profile(**base)
 

@@ -288,6 +288,7 @@ class FamilyRules:
     ignores: tuple[Refusal, ...]
     advisories: tuple[Refusal, ...]
     sources: tuple[Fact, ...]
+    families: tuple[str, ...] = ()          # the named families the range loads (`dflash2-ckpt engines`)
 
 
 def _r(name: str, check: Callable[[Drafter], str | None], code: str, *cites: Cite) -> Refusal:
@@ -484,4 +485,7 @@ def for_range(versions: VersionRange) -> FamilyRules:
             ignores.append(
                 _r("no_rope_layers", _nope_ignored, "DF831", c.FAM_NO_ROPE_UNREAD, c.FAM_NO_ROPE_UNROUTED)
             )
-    return FamilyRules(tuple(requires), tuple(constraints), tuple(ignores), tuple(advisories), tuple(facts))
+    loads = [fam.LAGUNA] + [fam.MUSE] * has("0.28.0") + [fam.BEAM, fam.XPRESS] * has("0.33.0")
+    loads += [fam.RICURSIVE] * has("0.34.0")
+    return FamilyRules(tuple(requires), tuple(constraints), tuple(ignores), tuple(advisories), tuple(facts),
+                       tuple(loads))

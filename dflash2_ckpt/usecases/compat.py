@@ -13,7 +13,8 @@ from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.context import CheckContext
 from ..checks.suite import run_checks
 from ..checks.tensors import unexpected_names
-from ..engines import PROFILES, Drafter, EngineRef, Profile, resolve
+from ..engines import PROFILES, Drafter, EngineRef, Profile, parse_ref, resolve
+from ..engines.checked import edge_finding
 from ..engines.judge import EngineVerdict, judge
 from ..findings import Finding, Verdict
 from ..checkpoint.quant import quantized_modules as header_quantized_modules
@@ -74,15 +75,28 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     it and that engine loads the result is checked one layer up (dflash2_ckpt.convert.advice.compat, which
     the command line and the package's `compat` use)."""
     named = list(engines)
-    profiles: tuple[Profile, ...] = tuple(dict.fromkeys(resolve(e) for e in named)) if named else PROFILES
+    # each profile once, with the first version named for it (DF816 where that lies past the checked edge)
+    asked: dict[Profile, EngineRef | str | None] = {}
+    for e in named:
+        asked.setdefault(resolve(e), e)
+    profiles: tuple[Profile, ...] = tuple(asked) if named else PROFILES
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
     found = list(run_checks(CheckContext(ckpt)) if findings is None else findings)
     errors = [f for f in found if f.severity == "error"]
     # the tensors verify calls unexpected (DF202): each engine's loader skips or refuses them
     d = dataclasses.replace(d, unexpected=unexpected_names(found))
-    return CompatReport(ckpt.label, d.dialect, d.version, tuple(judge(p, d, errors) for p in profiles), bool(named),
-                        family_json(ckpt))
+    verdicts = tuple(at_edge(judge(p, d, errors), asked.get(p)) for p in profiles)
+    return CompatReport(ckpt.label, d.dialect, d.version, verdicts, bool(named), family_json(ckpt))
+
+
+def at_edge(v: EngineVerdict, ref: EngineRef | str | None) -> EngineVerdict:
+    """The verdict for the version named: DF816 first where it lies beyond the releases whose code was read."""
+    if ref is None:
+        return v
+    version = ref.version if isinstance(ref, EngineRef) else parse_ref(ref).version
+    edge = edge_finding(v.profile, ref)
+    return dataclasses.replace(v, asked=version, reasons=((edge,) if edge else ()) + v.reasons)
 
 
 def family_json(ckpt: Checkpoint) -> dict[str, Any] | None:

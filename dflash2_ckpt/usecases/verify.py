@@ -14,6 +14,7 @@ from .compat import drafter_of, family_json
 from ..formats.families import RICURSIVE, nope_layers
 from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
+from ..engines.checked import edge_finding
 from ..engines.effective import engine_views
 from ..errors import HeaderError
 from ..findings import Finding, Verdict, filter_findings
@@ -119,12 +120,15 @@ def verify(path: str | os.PathLike[str] | Source | Checkpoint, *, target: str | 
     profile of each engine that supports this drafter's version); UnknownEngine for a name no profile covers.
     """
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
+    engines = list(engines)
     profiles = tuple(dict.fromkeys(resolve(e) for e in engines))
     t = None if target is None else read_target(target)
     borrow_target_vocab(ckpt, t.config if t is not None else None)
     ctx = CheckContext(ckpt, t, CheckOptions(scan=scan, engines=profiles))
     families = {name: tuple(found) for name, found in run_families(ctx).items()}
     found = [f for fs in families.values() for f in fs]
+    # a version named past the releases whose code was read is judged as the nearest one: say so (DF816)
+    found += [f for f in (edge_finding(resolve(e), e) for e in engines) if f is not None]
     extra = {**ckpt.source.report_extra(), **ctx.extra}
     kept = annotate(filter_findings(found, select, ignore), ckpt)     # each says whether --fix repairs it
     return Report(ckpt.label, summarize(ckpt), kept, ckpt.bytes_read, extra=extra, checkpoint=ckpt,

@@ -35,7 +35,7 @@ def test_json_shape_is_exactly_the_documented_one(q27: str) -> None:
     assert list(doc) == ["path", "dialect", "version", "family", "engines"] and doc["family"] is None
     assert (doc["dialect"], doc["version"]) == ("nested", "v2")
     for e in doc["engines"]:
-        assert list(e) == ["engine", "versions", "verdict", "reasons", "serve"]
+        assert list(e) == ["engine", "versions", "checked_from", "checked_through", "verdict", "reasons", "serve"]
         assert all(list(x) == ["code", "severity", "message"] for x in e["reasons"])
     assert {e["verdict"] for e in doc["engines"]} == {"loads", "fails", "needs-conversion", "unsupported"}
 
@@ -91,7 +91,11 @@ def test_verify_engine_option(q27: str) -> None:
     assert invoke("verify", q27, "--strict", "--engine", "vllm@0.29.0").exit_code == 0
     r = invoke("verify", q27, "--strict", "--engine", "vllm@0.27.0", "--format", "json")
     assert r.exit_code == 1
-    assert [f["details"]["engine"] for f in json.loads(r.output)["findings"]] == ["vllm<0.28"]
+    found = json.loads(r.output)["findings"]
+    assert [f["details"]["engine"] for f in found if f["code"] != "DF816"] == ["vllm<0.28"]
+    # 0.27.0 is older than the oldest release read (0.27.1): judged as it, and said so
+    assert [(f["details"]["engine"], f["details"]["judged_as"]) for f in found if f["code"] == "DF816"] \
+        == [("vllm<0.28", "0.27.1")]
     assert invoke("verify", q27, "--engine", "nope").exit_code == 2
 
 
