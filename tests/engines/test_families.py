@@ -196,3 +196,13 @@ def test_family_refusals_reach_sarif_and_text() -> None:
     rc, out = run_output("verify", str(FAMILIES / "ricursive-out-of-range"))
     flat = " ".join(out.split())
     assert rc == 1 and "DF141" in flat and "not draft layer indices in [0, 2)" in flat
+
+
+@pytest.mark.parametrize("name", ["ricursive", "beam", "xpress", "laguna", "muse-alias"])
+def test_the_serve_command_names_the_method_each_family_declares(name: str) -> None:
+    # vLLM 0.34.0 takes the method from the class's declared speculator (base method "dflash" for every
+    # family) and refuses a configured one that differs; 0.33.0 infers it from the path or the Muse name only
+    _, doc = run_json("compat", str(FAMILIES / name), "--engine", "vllm@0.34.0", "--engine", "vllm@0.33.0")
+    for e in doc["engines"]:
+        if e["verdict"] in ("loads", "degraded"):
+            assert json.loads(e["serve"].split("--speculative-config ")[1].strip("'"))["method"] == "dflash"
