@@ -101,18 +101,30 @@ def _nope_out_of_range(d: Drafter) -> str | None:
 # --- Beam -----------------------------------------------------------------------------------------
 
 
+def _qwen3_layer_types(d: Drafter, n: int) -> list[str] | None:
+    """What transformers' Qwen3Config fills in when layer_types is absent (FAM_QWEN3_LAYER_TYPES)."""
+    if d.config.get("model_type") != "qwen3":
+        return None
+    window, first = d.config.get("sliding_window"), d.config.get("max_window_layers", 28)
+    first = first if isinstance(first, int) else 28
+    return ["sliding_attention" if window is not None and i >= first else "full_attention" for i in range(n)]
+
+
 def _beam_sliding(d: Drafter) -> str | None:
     if _family(d) != fam.BEAM:
         return None
-    lt = _layer_types(d)
     n = d.spec.num_hidden_layers if d.spec is not None else 0
+    given = _layer_types(d)
+    lt = given if isinstance(given, list) else _qwen3_layer_types(d, n)
     if isinstance(lt, list) and len(lt) >= n and all(t == "sliding_attention" for t in lt[:n]):
         return None
     bad = [i for i, t in enumerate(lt) if t != "sliding_attention"] if isinstance(lt, list) else "all"
+    how = "layer_types says otherwise" if isinstance(given, list) else (
+        "layer_types is absent and Qwen3Config fills it from sliding_window / max_window_layers"
+        if lt is not None else "layer_types is absent")
     return (
-        f"every Beam draft layer must be sliding attention (layers {bad} are not; layer_types "
-        f"{'is absent' if lt is None else 'says otherwise'}): DFlash2BeamAttention asserts "
-        "`config.layer_types[layer_idx] == \"sliding_attention\"` (AssertionError)"
+        f"every Beam draft layer must be sliding attention (layers {bad} are not; {how}): "
+        'DFlash2BeamAttention asserts `config.layer_types[layer_idx] == "sliding_attention"` (AssertionError)'
     )
 
 
@@ -419,7 +431,7 @@ def for_range(versions: VersionRange) -> FamilyRules:
             ),
         ]
         constraints += [
-            _r("Beam sliding", _beam_sliding, "DF804", c.FAM_BEAM_SLIDING),
+            _r("Beam sliding", _beam_sliding, "DF804", c.FAM_BEAM_SLIDING, c.FAM_QWEN3_LAYER_TYPES),
             _r("Beam not causal", _beam_not_causal, "DF804", c.FAM_BEAM_NOT_CAUSAL),
             _r("Beam fc width", _beam_fc, "DF804", c.FAM_BEAM_FC),
             _r("XPress full vocabulary", _xpress_vocab, "DF804", c.FAM_XPRESS_FULL_VOCAB),

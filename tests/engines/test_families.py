@@ -206,3 +206,19 @@ def test_the_serve_command_names_the_method_each_family_declares(name: str) -> N
     for e in doc["engines"]:
         if e["verdict"] in ("loads", "degraded"):
             assert json.loads(e["serve"].split("--speculative-config ")[1].strip("'"))["method"] == "dflash"
+
+
+@pytest.mark.parametrize("max_window_layers,verdict", [(0, "loads"), (None, "fails")])
+def test_beam_without_layer_types_is_judged_by_what_qwen3config_fills(tmp_path: Path, max_window_layers: int | None,
+                                                                     verdict: str) -> None:
+    # transformers' Qwen3Config: sliding where a window is set and i >= max_window_layers (28 by default)
+    d = tmp_path / "beam"
+    shutil.copytree(FAMILIES / "beam", d)
+    cfg = json.loads((d / "config.json").read_text())
+    del cfg["layer_types"]
+    cfg.pop("max_window_layers")
+    if max_window_layers is not None:
+        cfg["max_window_layers"] = max_window_layers
+    (d / "config.json").write_text(json.dumps(cfg))
+    got = _verdicts(d, "vllm@0.34.0")["vllm@0.34.0"]
+    assert got[0] == verdict and (verdict == "loads" or got[1] == ["DF804"])
