@@ -110,12 +110,22 @@ class CausalRule:
         parts = [first] if self.dialects - {"flat"} else []
         if self.untyped is not None:
             parts.append(f"no layer_types => {'causal' if self.untyped else 'bidirectional'}")
-        if set(self.keys) & set(_NESTED):
+        if set(self.keys) & set(_NESTED) or (not self.keys and "nested" in self.dialects):
             parts += [f"{k} not read" for k in _NESTED if k not in self.keys]
         if self.flat is not None:
             parts.append(f"flat: {_FLAT_TEXT[self.flat]}")
         return "; ".join(parts)
 
+
+# vLLM 0.20-0.22: the proposer builds every draft layer's attention metadata with causal=False, whatever the
+# config says (released.VLLM_ALWAYS_NONCAUSAL)
+vllm_noncausal = CausalRule(default="bidirectional", dialects=frozenset({"nested", "flat", "gguf"}))
+
+# vLLM 0.23-0.25: dflash_config.causal for every layer, absent = non-causal (a sliding layer is not causal by
+# default); the speculators mapping sets no causal key, so every flat drafter runs bidirectional
+# (released.VLLM_PROPOSER_CAUSAL, VLLM_RUNNER2_CAUSAL, VLLM_FLAT_NO_CAUSAL)
+vllm_dflash_causal = CausalRule(("dflash_config.causal",), default="bidirectional",
+                                dialects=frozenset({"nested", "flat", "gguf"}))
 
 # z-lab reference and vLLM with DFlash2: is_causal, else dflash_config.causal, else sliding default; flat
 # configs go through vLLM's speculators loader

@@ -53,8 +53,8 @@ def _show(v: VersionTuple, scheme: Scheme, texts: dict[VersionTuple, str]) -> st
 
 @functools.cache
 def _cited_versions(dist: str) -> frozenset[str]:
-    """Every release of `dist` some citation was read in (released.py; profile facts are added per profile)."""
-    return frozenset(v for c in released.all_cites() if c.dist == dist for v in c.versions)
+    """Every release of `dist` some citation was read in (released.every_cite)."""
+    return frozenset(v for c in released.every_cite() if c.dist == dist for v in c.versions)
 
 
 def span(p: Profile) -> Span | None:

@@ -291,9 +291,9 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
     broken = [b for b in p.breakages if d.version in b.versions]
     if d.version not in p.drafts and not (broken and d.dialect in p.reads):
-        has = " and ".join(f"DFlash {v}" for v in sorted(p.drafts))
+        has = ", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts)) if p.drafts else " (no DFlash at all)"
         return EngineVerdict(p, "unsupported", (Finding(
-            "DF800", f"{p.title} has no DFlash {d.version} drafter, only {has} ({p.sources[0].source})"),), None)
+            "DF800", f"{p.title} has no DFlash {d.version} drafter{has} ({p.sources[0].source})"),), None)
     fmt = _format(p, d)
     if fmt is not None:
         return EngineVerdict(p, fmt[0], (fmt[1],), None)

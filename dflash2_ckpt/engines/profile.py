@@ -167,6 +167,22 @@ class DraftTokens:
 
 
 @dataclass(frozen=True)
+class ReleaseScan:
+    """How `wheels check` reads a new release of an engine (an engine module's `SCAN`; release_check.py).
+
+    registry: regexes of the files (paths in the release) that name its model architectures; names: a regex
+    whose one group is a draft architecture name found there; dflash_files: a regex on paths, the files whose
+    config reads are listed; reviewed_*: names and keys read there that were looked at and that no profile
+    needs (targets, other draft methods, keys with no bearing on a DFlash checkpoint)."""
+
+    registry: tuple[str, ...]
+    names: str
+    dflash_files: str
+    reviewed_architectures: frozenset[str] = frozenset()
+    reviewed_keys: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Profile:
     engine: str                                  # the name users type: vllm, sglang, llama.cpp, ...
     label: str                                   # display name
@@ -199,6 +215,7 @@ class Profile:
     checked: tuple[str, str] | None = None
     # named drafter families it loads beyond plain DFlash v1 / v2 (e.g. "beam"), shown by `dflash2-ckpt engines`
     families: tuple[str, ...] = ()
+    architectures: tuple[str, ...] = ()          # registry names it loads as DFlash drafters (wheels check)
 
     def __post_init__(self) -> None:
         if not self.causality_text:

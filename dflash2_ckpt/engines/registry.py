@@ -51,12 +51,12 @@ ENGINES: tuple[str, ...] = tuple(dict.fromkeys(p.engine for p in PROFILES))
 
 def _conversion_loaders() -> dict[str, Callable[[DraftSpec], Causality | None]]:
     """The loaders a conversion between the nested and flat dialects keeps the drafter exact for: each engine
-    with a `conversion_loader` profile, its newest release's rule under its own name and its oldest
-    release's other rule as `ENGINE-legacy`."""
+    with `conversion_loader` profiles, the newest one's rule under its own name and the oldest one's other
+    rule as `ENGINE-legacy`."""
     out: dict[str, Callable[[DraftSpec], Causality | None]] = {}
     for engine in ENGINES:
-        profiles = [p for p in PROFILES if p.engine == engine]
-        if not any(p.conversion_loader for p in profiles):
+        profiles = [p for p in PROFILES if p.engine == engine and p.conversion_loader]
+        if not profiles:
             continue
         rules = [r for r in dict.fromkeys(p.causality for p in reversed(profiles)) if r is not None]
         if rules:

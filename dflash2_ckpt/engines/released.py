@@ -22,14 +22,15 @@ V_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
 V_CONFIG = "vllm/config/vllm.py"
 V_SPEC_CONFIG = "vllm/config/speculative.py"
 
-VLLM_NO_DFLASH2 = Cite("vllm", ("0.27.1",), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
-VLLM_DFLASH1 = Cite("vllm", ("0.27.1", "0.34.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
+VLLM_NO_DFLASH2 = Cite("vllm", ("0.20.0", "0.27.1"), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
+VLLM_DFLASH1 = Cite("vllm", ("0.20.0", "0.34.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
 VLLM_DFLASH2 = Cite("vllm", ("0.28.0", "0.34.0"), V_REGISTRY,
                     '"DFlash2DraftModel": ("qwen3_dflash2", "DFlash2Qwen3ForCausalLM")')
 # before 0.28 the top-level is_causal is not read: dflash_config.causal, else sliding layers causal
-VLLM_CAUSAL_LEGACY = Cite("vllm", ("0.27.1",), V_DFLASH,
+VLLM_CAUSAL_LEGACY = Cite("vllm", ("0.26.0", "0.27.1"), V_DFLASH,
                           '"""``dflash_config.causal`` overrides all layers; else only SWA layers causal."""')
-VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL = Cite("vllm", ("0.27.1",), V_DFLASH, 'getattr(config, "is_causal", None)', absent=True)
+VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL = Cite("vllm", ("0.20.0", "0.27.1"), V_DFLASH, 'getattr(config, "is_causal", None)',
+                                       absent=True)
 VLLM_CAUSAL = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH, 'is_causal = getattr(config, "is_causal", None)')
 VLLM_CAUSAL_FN = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, "def _dflash_layer_causal(config: Qwen3Config, layer_idx: int) -> bool:")
 # 0.28.0's loader skipped names by substring; 0.29 maps them (the 0.28.0 DFlash2 load failure, #53428)
@@ -49,7 +50,7 @@ VLLM_SINKS = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH,
 # dflash_config.attention_value_scale multiplies V before attention (MiMo), from 0.31.0; the flat dialect's
 # mapping (update_dflash) builds a dflash_config without it
 VLLM_V_SCALE = Cite("vllm", ("0.31.0", "0.34.0"), V_DFLASH, 'v_scale=dflash_config.get("attention_value_scale"),')
-VLLM_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.30.0"), V_DFLASH, "attention_value_scale", absent=True)
+VLLM_NO_V_SCALE = Cite("vllm", ("0.20.0", "0.30.0"), V_DFLASH, "attention_value_scale", absent=True)
 VLLM_FLAT_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.34.0"), V_ALGOS, "attention_value_scale", absent=True)
 # config keys beyond the schema the DFlash model reads (engines/read_keys.py): dflash_config merged over
 # eagle_config into one drafter config (use_aux_hidden_state), the RoPE layout, the MiMo sink-flag fallback
@@ -98,6 +99,26 @@ VLLM_MODELOPT_MAP_ABSENT = Cite("vllm", ("0.32.0",), V_MODELS + "utils.py", "def
 # a weight name the module has no parameter for, after the mappers, raises; an unknown `.bias` is ignored.
 # DFlash2 has no loader of its own: qwen3_dflash2.py inherits qwen3_dflash.py's
 V_UTILS = V_MODELS + "utils.py"
+
+# --- vLLM before 0.26 (bisected over the wheels 0.19.1 ... 0.25.1; vllm-project/vllm#43445, #47453 changed it) ---
+# 0.19.x has no DFlash; 0.20-0.22 run every draft layer non-causal whatever the config says; 0.23-0.25 read
+# dflash_config.causal for every layer (absent: non-causal), so a sliding layer is not causal by default, and the
+# speculators mapping sets no causal key (sliding_window_non_causal is not read: every flat drafter bidirectional);
+# 0.26 brings the per-layer rule (dflash_config.causal, else sliding => causal) and maps sliding_window_non_causal
+VLLM_LOGIT_SCALE = Cite("vllm", ("0.20.0", "0.34.0"), V_DFLASH, 'logit_scale = getattr(self.config, "logit_scale", 1.0)')
+VLLM_OWN_LM_HEAD = Cite("vllm", ("0.31.0", "0.34.0"), V_DFLASH, 'if getattr(self.config, "has_own_lm_head", False)')
+V_PROPOSER = "vllm/v1/spec_decode/dflash.py"
+V_RUNNER2_UTILS = "vllm/v1/worker/gpu/spec_decode/dflash/utils.py"
+VLLM_NO_DFLASH = Cite("vllm", ("0.19.1",), V_REGISTRY, '"DFlashDraftModel"', absent=True)
+VLLM_ALWAYS_NONCAUSAL = Cite("vllm", ("0.20.0", "0.22.0"), V_PROPOSER,
+                             "causal=False,  # Non-causal attention is required for DFlash")
+VLLM_PROPOSER_CAUSAL = Cite("vllm", ("0.23.0", "0.25.1"), V_PROPOSER,
+                            'self.dflash_causal = self.dflash_config.get("causal", False)')
+VLLM_RUNNER2_CAUSAL = Cite("vllm", ("0.24.0", "0.25.1"), V_RUNNER2_UTILS, 'return dflash_config.get("causal", False)')
+VLLM_NO_SLIDING = Cite("vllm", ("0.20.0", "0.24.0"), V_DFLASH, "sliding", absent=True)
+VLLM_LAYER_CAUSAL_UNUSED = Cite("vllm", ("0.25.0", "0.25.1"), V_DFLASH,
+                                "# NOTE: `causal` is currently unused here, but will be needed in the future")
+VLLM_FLAT_NO_CAUSAL = Cite("vllm", ("0.20.0", "0.25.1"), V_ALGOS, "causal", absent=True)
 VLLM_UNKNOWN_RAISES = Cite("vllm", ("0.27.1", "0.34.0"), V_UTILS, 'f"There is no module or parameter named {prefix!r} "')
 VLLM_BIAS_IGNORED = Cite("vllm", ("0.27.1", "0.34.0"), V_UTILS, 'self.ignore_unexpected_suffixes.append(".bias")')
 VLLM_AUTOLOADER = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, "loader = AutoWeightsLoader(self)")
@@ -460,7 +481,15 @@ def all_cites() -> tuple[Cite, ...]:
     return tuple(v for v in globals().values() if isinstance(v, Cite))
 
 
+def every_cite() -> tuple[Cite, ...]:
+    """Every Cite: those defined here and those an engine module defines beside its profiles (facts, read keys)."""
+    from .registry import PROFILES     # the registry imports the engine modules, which import this one
+    extra = {c for p in PROFILES for f in p.sources + p.notes for c in f.cites} | \
+        {c for p in PROFILES for k in p.read_keys for c in k.cites}
+    return tuple(dict.fromkeys(all_cites() + tuple(sorted(extra - set(all_cites()), key=str))))
+
+
 def requirements() -> list[str]:
     """`dist==version` of every release a citation reads, for `pip download --no-deps` (a dist of SDISTS
     is a source distribution: download it with `--no-binary DIST`, as .ci/run does)."""
-    return sorted({f"{c.dist}=={v}" for c in all_cites() for v in c.versions})
+    return sorted({f"{c.dist}=={v}" for c in every_cite() for v in c.versions})

@@ -131,34 +131,35 @@ FAM_XPRESS_FULL_VOCAB = Cite(
     '"XPress currently requires a full-vocab draft (the refiner bias "',
 )
 
-# --- Laguna (0.27.1-): DFlashLagunaForCausalLM, Laguna decoder layers loaded by their own parameter names
+# --- Laguna (0.25.0-): DFlashLagunaForCausalLM, Laguna decoder layers loaded by their own parameter names
 FAM_LAGUNA_REG = Cite(
     "vllm",
-    ("0.27.1", "0.34.0"),
+    ("0.25.0", "0.34.0"),
     V_REGISTRY,
     '"DFlashLagunaForCausalLM": ("laguna_dflash", "DFlashLagunaForCausalLM")',
 )
+FAM_LAGUNA_REG_ABSENT = Cite("vllm", ("0.24.0",), V_REGISTRY, "DFlashLagunaForCausalLM", absent=True)
 FAM_LAGUNA_LAYER_TYPES = Cite(
-    "vllm", ("0.27.1", "0.34.0"), V_LAGUNA, 'raise ValueError("Laguna DFlash config requires `layer_types`.")'
+    "vllm", ("0.25.0", "0.34.0"), V_LAGUNA, 'raise ValueError("Laguna DFlash config requires `layer_types`.")'
 )
 FAM_LAGUNA_UNIFORM = Cite(
-    "vllm", ("0.27.1", "0.34.0"), V_LAGUNA, '"Laguna DFlash drafter requires a uniform `layer_types` "'
+    "vllm", ("0.25.0", "0.34.0"), V_LAGUNA, '"Laguna DFlash drafter requires a uniform `layer_types` "'
 )
-FAM_LAGUNA_TAPS = Cite("vllm", ("0.27.1", "0.34.0"), V_LAGUNA, '"Laguna DFlash config requires non-empty "')
+FAM_LAGUNA_TAPS = Cite("vllm", ("0.25.0", "0.34.0"), V_LAGUNA, '"Laguna DFlash config requires non-empty "')
 FAM_LAGUNA_DRAFT_VOCAB = Cite(
     "vllm",
-    ("0.27.1", "0.34.0"),
+    ("0.25.0", "0.34.0"),
     V_LAGUNA,
     'raise ValueError("Laguna DFlash config requires `draft_vocab_size`.")',
 )
 FAM_LAGUNA_VOCAB_MATCH = Cite(
-    "vllm", ("0.27.1", "0.34.0"), V_LAGUNA, '"Laguna DFlash shares the target lm_head and requires "'
+    "vllm", ("0.25.0", "0.34.0"), V_LAGUNA, '"Laguna DFlash shares the target lm_head and requires "'
 )
-FAM_LAGUNA_AUX_NORMS = Cite("vllm", ("0.27.1", "0.34.0"), V_LAGUNA, "self.aux_hidden_norms = nn.ModuleList(")
-FAM_LAGUNA_BY_NAME = Cite("vllm", ("0.27.1", "0.34.0"), V_LAGUNA, "            param = params_dict[name]")
+FAM_LAGUNA_AUX_NORMS = Cite("vllm", ("0.25.0", "0.34.0"), V_LAGUNA, "self.aux_hidden_norms = nn.ModuleList(")
+FAM_LAGUNA_BY_NAME = Cite("vllm", ("0.25.0", "0.34.0"), V_LAGUNA, "            param = params_dict[name]")
 FAM_LAGUNA_GATING = Cite(
     "vllm",
-    ("0.27.1", "0.34.0"),
+    ("0.25.0", "0.34.0"),
     V_MODELS + "laguna.py",
     'gate_per_head = self.gating is True or self.gating == "per-head"',
 )

@@ -1,6 +1,8 @@
 """vLLM, by release range, as its released code reads (released.py cites each fact):
 
-<0.28: DFlash v1 only, top-level is_causal ignored; ==0.28.0: DFlash2 registered but every DFlash2
+<0.20: no DFlash; 0.20-0.22: DFlash v1, every layer non-causal whatever the config says; 0.23-0.25:
+dflash_config.causal for every layer (absent: non-causal), flat configs bidirectional; 0.26-0.27: DFlash v1 only,
+dflash_config.causal, else sliding => causal, top-level is_causal ignored; ==0.28.0: DFlash2 registered but every DFlash2
 checkpoint fails to load; 0.29-0.30: DFlash2 loads, the conv kernel_projection is built unquantized;
 >=0.31: the conv kernel_projection takes the draft quant config (the selector stays dense), and weight-quantized
 projections load (vLLM 0.32.0's own loader, tests/vllm_engine: fixtures/vllm/golden.json); 0.33.0 reads the
@@ -14,11 +16,32 @@ from typing import Any, Callable, Mapping
 from . import causality, quant, released as r, serve, vllm_families
 from .attention_keys import ignores_v_scale
 from .profile import (Breakage, Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal,
-                      fact as _fact, listed)
+                      ReleaseScan, fact as _fact, listed)
 from ..quant.storage import is_side_tensor
 from .versions import VersionRange, at_least, below, between, exactly
 
 RANK = 10                                   # engine display order (engines/registry.py)
+
+# how `python -m dflash2_ckpt.engines.wheels check vllm==X` reads a release: the registry's draft architectures
+# and the config keys the DFlash files read; the reviewed names are targets, other draft methods and DSpark
+# (a sibling family this toolkit does not validate)
+SCAN = ReleaseScan(
+    registry=("vllm/model_executor/models/registry.py",),
+    names=r'"(\w*(?:DFlash|Draft|XPress|Beam|Laguna|DSpark)\w*)"\s*:',
+    dflash_files=r"(dflash|speculators/algos)[\w/]*\.py$",
+    # EAGLE-3 keys the same speculators mapping reads for another method; eagle_config: vllm._uses_aux;
+    # compilation / attention_config: the engine's own run-time config, not the checkpoint's
+    reviewed_keys=frozenset({"eagle_config", "eagle_aux_hidden_state_layer_ids", "fc_norm", "norm_before_fc",
+                             "norm_before_residual", "norm_output", "compilation", "attention_config",
+                             # Laguna: set by DFlashLagunaForCausalLM from the target's layer count, not read
+                             "target_layer_count"}),
+    reviewed_architectures=frozenset({"LagunaForCausalLM", "BeamForCausalLM", "PEagleDraftModel", "LiLiCorrDraftModel",
+                                      "DSparkDraftModel", "DSparkV41DraftModel", "DSparkMiniMaxDraftModel",
+                                      "Qwen3DSparkModel", "Qwen3OmniDSparkModel", "K3DSparkModel", "Gemma4DSparkModel",
+                                      "MuseSparkDSparkModel", "MistralLarge4DSparkModel"}),
+)
+V1_ARCHS = ("DFlashDraftModel",)
+V2_ARCHS = V1_ARCHS + ("DFlash2DraftModel", "DFlashMuseGlimmerAssistantModel")
 
 TOKENS = DraftTokens("num_speculative_tokens", lambda b: b - 1, "block_size - 1", str(r.VLLM_FLAT_SAMPLE))
 ROPE = Default("rope_theta", 1_000_000.0, str(r.VLLM_ROPE) + "; lucebox#447",
@@ -62,12 +85,17 @@ DRAFT_QUANT_LOADS = _fact("drafter linears are built with the draft's own quant 
 _AUX = "false feeds the drafter no target hidden states"
 _NEOX = "the RoPE layout of the drafter's q / k (false: interleaved pairs)"
 _SINKS = "builds attention sinks when dflash_config.attention_sink_bias is absent"
-KEYS = (KeyRead("dflash_config.use_aux_hidden_state", _AUX, (r.VLLM_DRAFTER_CONFIG, r.VLLM_AUX_HIDDEN)),
+KEYS: tuple[KeyRead, ...] = (KeyRead("dflash_config.use_aux_hidden_state", _AUX, (r.VLLM_DRAFTER_CONFIG, r.VLLM_AUX_HIDDEN)),
         KeyRead("use_aux_hidden_state", _AUX, (r.VLLM_DRAFTER_CONFIG, r.VLLM_AUX_HIDDEN)),
         KeyRead("add_swa_attention_sink_bias", _SINKS, (r.VLLM_SINK_FALLBACK,)),
         KeyRead("transformer_layer_config.add_swa_attention_sink_bias", _SINKS,
                 (r.VLLM_SINK_FALLBACK, r.VLLM_FLAT_BASE)),
         KeyRead("transformer_layer_config.use_aux_hidden_state", _AUX, (r.VLLM_AUX_HIDDEN, r.VLLM_FLAT_BASE)))
+LOGIT_SCALE = KeyRead("logit_scale", "multiplies the draft logits (LogitsProcessor scale, default 1.0)",
+                      (r.VLLM_LOGIT_SCALE,), since="0.20.0")
+KEYS = KEYS + (LOGIT_SCALE,)
+KEYS_031 = (KeyRead("has_own_lm_head", "true builds the draft lm_head with the draft quant config",
+                    (r.VLLM_OWN_LM_HEAD,), since="0.31.0"),)
 KEYS_028 = KEYS + (KeyRead("is_neox_style", _NEOX, (r.VLLM_NEOX,), since="0.28.0"),
                    KeyRead("transformer_layer_config.is_neox_style", _NEOX, (r.VLLM_NEOX, r.VLLM_FLAT_BASE),
                            since="0.28.0"))
@@ -232,17 +260,71 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
         causality=causality.zlab, read_keys=KEYS_028, conversion_loader=True,
         taps="dflash_config.target_layer_ids (0-based, output of that layer); flat: aux ids - 1",
         draft_tokens=TOKENS, sources=sources, defaults=(ROPE, SAMPLE), serve=serve.vllm,
-        constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED))
+        constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED),
+        architectures=V2_ARCHS if "v2" in drafts else V1_ARCHS if drafts else ())
     base.update(kw)
     # the DFlash families this range registers, their invariants and the keys it ignores (vllm_families.py)
     fam = vllm_families.for_range(versions)
-    for slot in ("requires", "constraints", "ignores", "advisories", "sources", "families"):
-        base[slot] = tuple(base.get(slot, ())) + getattr(fam, slot)
+    for slot in ("requires", "constraints", "ignores", "advisories", "sources", "families", "architectures",
+                 "read_keys"):
+        base[slot] = tuple(dict.fromkeys(tuple(base.get(slot, ())) + getattr(fam, slot)))
     return Profile(**base)
 
 
+def _sliding_ignored(d: Drafter) -> str | None:
+    lt = _layer_types(d) or []
+    if d.dialect != "nested" or not ("sliding_attention" in lt or _dflash_config(d).get("use_swa")):
+        return None
+    return ("runs its sliding layers with full attention: this release reads no layer_types, sliding_window or "
+            "dflash_config.use_swa (vLLM 0.25 and later window them)")
+
+
+NO_SLIDING = Refusal("sliding window", _sliding_ignored, str(r.VLLM_NO_SLIDING), "DF815")
+# the weight loader before 0.26 is not modelled (no AutoWeightsLoader in qwen3_dflash.py): no tensor refusals;
+# the meaning check (conversion_loader) covers vLLM from 0.26
+_BEFORE_026 = (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2,
+                     r.VLLM_DFLASH1), EMBED)
+
+NONE = _profile(
+    below("0.20", "release"), frozenset(),
+    (_fact("no DFlash at all: DFlashDraftModel is not registered", r.VLLM_NO_DFLASH),),
+    version_by="no DFlash", causality=None, causality_text="no DFlash", defaults=(), serve=None, read_keys=(),
+    constraints=(), advisories=(),
+    conversion_loader=False,
+)
+
+NONCAUSAL = _profile(
+    between("0.20", "0.23", "release"), frozenset({"v1"}),
+    (_fact("causality: every draft layer runs non-causal whatever the config says (the proposer builds its "
+           "attention metadata with causal=False); dflash_config.causal and is_causal are not read",
+           r.VLLM_ALWAYS_NONCAUSAL, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
+     _fact("no sliding window: layer_types, sliding_window and dflash_config.use_swa are not read",
+           r.VLLM_NO_SLIDING),
+     _fact("the speculators flat dialect is mapped without a causal key", r.VLLM_FLAT_NO_CAUSAL)) + _BEFORE_026,
+    version_by="architecture (DFlash2DraftModel is not registered)",
+    causality=causality.vllm_noncausal, read_keys=(LOGIT_SCALE,),
+    constraints=(), advisories=(), ignores=(NO_SLIDING, OLD_V_SCALE),
+    conversion_loader=False,
+)
+
+DFLASH_CAUSAL = _profile(
+    between("0.23", "0.26", "release"), frozenset({"v1"}),
+    (_fact("causality: dflash_config.causal for every layer, absent = non-causal, so a sliding layer is not causal "
+           "by default; the top-level is_causal is not read (vllm-project/vllm#43445 and #47453 came later)",
+           r.VLLM_PROPOSER_CAUSAL, r.VLLM_RUNNER2_CAUSAL, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
+     _fact("0.25 windows sliding layers but still runs them with dflash_config.causal (its per-layer causal is "
+           "unused); 0.23-0.24 read no sliding window", r.VLLM_LAYER_CAUSAL_UNUSED, r.VLLM_NO_SLIDING),
+     _fact("the speculators flat dialect is mapped without a causal key: sliding_window_non_causal is not read "
+           "and every flat drafter runs bidirectional", r.VLLM_FLAT_NO_CAUSAL)) + _BEFORE_026,
+    version_by="architecture (DFlash2DraftModel is not registered)",
+    causality=causality.vllm_dflash_causal, read_keys=(LOGIT_SCALE,),
+    # the range is judged as its oldest release (0.23), which reads no sliding window
+    constraints=(), advisories=(), ignores=(NO_SLIDING, OLD_V_SCALE),
+    conversion_loader=False,
+)
+
 LEGACY = _profile(
-    below("0.28", "release"), frozenset({"v1"}),
+    between("0.26", "0.28", "release"), frozenset({"v1"}),
     (_fact("no DFlash2: DFlash2DraftModel is not registered (DFlash v1 only)", r.VLLM_NO_DFLASH2, r.VLLM_DFLASH1),
      _fact("causality: dflash_config.causal overrides every layer, else sliding layers causal; the top-level "
            "is_causal is not read", r.VLLM_CAUSAL_LEGACY, r.VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL),
@@ -312,6 +394,7 @@ CURRENT_032 = _profile(
     between("0.31", "0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_CAUSAL,),
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
+    read_keys=KEYS_028 + KEYS_031,
 )
 
 METHOD_BY_NAME = _fact("without a method, 'dflash' is inferred only from a draft path that names dflash or the "
@@ -322,6 +405,7 @@ CURRENT_033 = _profile(
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
+    read_keys=KEYS_028 + KEYS_031,
 )
 
 # 0.34.0: Model Runner V1 is gone, so its refusals and the runner notes (DF810) go with it
@@ -341,6 +425,7 @@ CURRENT = _profile(
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA,), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
+    read_keys=KEYS_028 + KEYS_031,
 )
 
-PROFILES = (LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT_033, CURRENT)
+PROFILES = (NONE, NONCAUSAL, DFLASH_CAUSAL, LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT_033, CURRENT)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..formats import families as fam
 from . import released_families as c
-from .profile import Cite, Drafter, Fact, Refusal, fact
+from .profile import Cite, Drafter, Fact, KeyRead, Refusal, fact
 from .versions import VersionRange, compare, parse_version
 
 
@@ -301,6 +301,8 @@ class FamilyRules:
     advisories: tuple[Refusal, ...]
     sources: tuple[Fact, ...]
     families: tuple[str, ...] = ()          # the named families the range loads (`dflash2-ckpt engines`)
+    architectures: tuple[str, ...] = ()     # their registry names (the release check: engines/release_check.py)
+    read_keys: tuple[KeyRead, ...] = ()
 
 
 def _r(name: str, check: Callable[[Drafter], str | None], code: str, *cites: Cite) -> Refusal:
@@ -322,7 +324,7 @@ def for_range(versions: VersionRange) -> FamilyRules:
     constraints: list[Refusal] = []
     ignores: list[Refusal] = []
     advisories: list[Refusal] = []
-    facts = [
+    facts = [] if not has("0.25.0") else [
         fact(
             "Laguna DFlash drafters (DFlashLagunaForCausalLM) load with uniform layer_types, non-empty "
             "dflash_config.target_layer_ids and draft_vocab_size equal to the target's; their Laguna layers "
@@ -338,12 +340,17 @@ def for_range(versions: VersionRange) -> FamilyRules:
             c.FAM_LAGUNA_GATING,
         )
     ]
-    laguna = (c.FAM_LAGUNA_LAYER_TYPES, c.FAM_LAGUNA_UNIFORM)
-    constraints.append(_r("Laguna layer_types", _laguna_layer_types, "DF804", *laguna))
-    requires += [
-        _r("Laguna target_layer_ids", _laguna_taps, "DF803", c.FAM_LAGUNA_TAPS),
-        _r("Laguna draft_vocab_size", _laguna_draft_vocab, "DF803", c.FAM_LAGUNA_DRAFT_VOCAB),
-    ]
+    if has("0.25.0"):
+        laguna = (c.FAM_LAGUNA_LAYER_TYPES, c.FAM_LAGUNA_UNIFORM)
+        constraints.append(_r("Laguna layer_types", _laguna_layer_types, "DF804", *laguna))
+        requires += [
+            _r("Laguna target_layer_ids", _laguna_taps, "DF803", c.FAM_LAGUNA_TAPS),
+            _r("Laguna draft_vocab_size", _laguna_draft_vocab, "DF803", c.FAM_LAGUNA_DRAFT_VOCAB),
+        ]
+    else:
+        # a range that reaches 0.25.0 holds releases with and without it: the older ones fail, so it fails
+        requires.append(_r("Laguna", _unregistered(fam.LAGUNA, fam.LAGUNA_ARCH, "0.25.0"), "DF830",
+                           c.FAM_LAGUNA_REG_ABSENT))
     if has("0.29.0"):
         facts.append(
             fact(
@@ -497,7 +504,13 @@ def for_range(versions: VersionRange) -> FamilyRules:
             ignores.append(
                 _r("no_rope_layers", _nope_ignored, "DF831", c.FAM_NO_ROPE_UNREAD, c.FAM_NO_ROPE_UNROUTED)
             )
-    loads = [fam.LAGUNA] + [fam.MUSE] * has("0.28.0") + [fam.BEAM, fam.XPRESS] * has("0.33.0")
+    loads = [fam.LAGUNA] * has("0.25.0") + [fam.MUSE] * has("0.28.0") + [fam.BEAM, fam.XPRESS] * has("0.33.0")
     loads += [fam.RICURSIVE] * has("0.34.0")
+    # the registry names the release check scans (the bare Muse alias carries no DFlash in its name)
+    archs = {fam.LAGUNA: (fam.LAGUNA_ARCH,), fam.MUSE: (fam.MUSE_ARCHS[1],), fam.BEAM: (fam.BEAM_ARCH,),
+             fam.XPRESS: fam.XPRESS_ARCHS, fam.RICURSIVE: (fam.RICURSIVE_ARCH,)}
+    keys = (KeyRead("no_rope_layers", "a DFlash2DraftModel with a non-empty list loads as DFlash2RicursiveDraftModel: "
+                    "the listed layer indices run without RoPE", (c.FAM_RICURSIVE_ROUTE, c.FAM_RICURSIVE_INDEX),
+                    since="0.34.0", only="v2"),) if has("0.34.0") else ()
     return FamilyRules(tuple(requires), tuple(constraints), tuple(ignores), tuple(advisories), tuple(facts),
-                       tuple(loads))
+                       tuple(loads), tuple(a for f in loads for a in archs[f]), keys)

@@ -16,7 +16,7 @@ def _text(doc: dict[str, Any]) -> str:
         for p in e["profiles"]:
             checked = (f"{p['checked_from']}-{p['checked_through']}" if p["checked_from"] != p["checked_through"]
                        else str(p["checked_from"])) if p["checked_from"] else "none read"
-            loads = "DFlash " + ", ".join(p["drafts"])
+            loads = "DFlash " + ", ".join(p["drafts"]) if p["drafts"] else "no DFlash"
             lines.append(f"  {p['versions']:<17} {checked:<15} {loads}; reads {', '.join(p['reads'])}")
             if p["families"]:       # the named families on a line of their own: the row stays within 100 columns
                 lines.append(f"  {'':<17} {'':<15} families: {', '.join(p['families'])}")

@@ -3,6 +3,8 @@ read is judged as the nearest checked one, and every format says so (DF816, chec
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -68,10 +70,10 @@ def test_text_and_sarif_say_it_too() -> None:
 
 def test_verify_with_an_engine_past_the_edge_warns() -> None:
     oldest = _read("vllm")[0]
-    rc, doc = run_json("verify", V2, "--engine", "vllm@0.21.0")
+    rc, doc = run_json("verify", V2, "--engine", "vllm@0.18.0")
     [f] = [f for f in doc["findings"] if f["code"] == "DF816"]
     assert rc == 0 and f["severity"] == "warning" and f"({oldest})" in f["message"]
-    rc, _ = run_json("verify", V2, "--engine", "vllm@0.21.0", "--strict")
+    rc, _ = run_json("verify", V2, "--engine", "vllm@0.18.0", "--strict")
     assert rc == 1
 
 
@@ -92,7 +94,46 @@ def test_engines_lists_every_engine_with_its_checked_range() -> None:
     assert by["llama.cpp"]["checked_through"].startswith("b")
     for e in doc["engines"]:
         assert [p["id"] for p in e["profiles"]] == [p.id for p in by_engine(e["engine"])]
-        assert all(p["drafts"] and p["reads"] for p in e["profiles"])
+        assert all(p["reads"] for p in e["profiles"]) and e["profiles"][-1]["drafts"]
     text = invoke("engines").output
     assert text.splitlines()[0].startswith(f"vllm (vLLM): releases checked {_read('vllm')[0]}-")
     assert all(len(line) <= 100 for line in text.splitlines()[:-1])
+
+
+# --- issue 38: the releases before vllm-project/vllm#43445 / #47453, read from their wheels ---
+
+def _nested_v1(tmp_path: Path, **dflash: object) -> str:
+    d = tmp_path / "v1"
+    shutil.copytree(FIXTURES / "good" / "nested-v1", d)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["dflash_config"].update(dflash)
+    cfg.pop("is_causal", None)                 # dflash_config.causal alone states the causality
+    (d / "config.json").write_text(json.dumps(cfg))
+    return str(d)
+
+
+def _verdict(path: str, ref: str) -> tuple[str, list[str]]:
+    _, doc = run_json("compat", path, "--engine", ref)
+    [e] = doc["engines"]
+    return e["verdict"], [r["code"] for r in e["reasons"] if r["severity"] != "info"]
+
+
+def test_vllm_0_21_runs_a_causal_drafter_bidirectional(tmp_path: Path) -> None:
+    d = _nested_v1(tmp_path, causal=True)
+    assert _verdict(d, "vllm@0.21.0") == ("degraded", ["DF808"])        # before: "loads" with causal layers
+    assert _verdict(d, "vllm@0.24.0") == ("loads", [])                   # 0.23-0.25 read dflash_config.causal
+    assert _verdict(d, "vllm@0.27.1") == ("loads", [])
+
+
+def test_vllm_before_0_26_ignores_the_flat_causality_key(tmp_path: Path) -> None:
+    d = tmp_path / "flat"
+    shutil.copytree(FIXTURES / "good" / "flat-v1", d)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["sliding_window_non_causal"] = False
+    cfg["transformer_layer_config"]["layer_types"] = ["sliding_attention"] * cfg["transformer_layer_config"][
+        "num_hidden_layers"]
+    cfg["transformer_layer_config"]["sliding_window"] = 64
+    (d / "config.json").write_text(json.dumps(cfg))
+    verdict, codes = _verdict(str(d), "vllm@0.25.0")
+    assert verdict == "degraded" and "DF808" in codes                     # before: "loads", causal layers
+    assert "DF808" not in _verdict(str(d), "vllm@0.26.0")[1]

@@ -92,10 +92,9 @@ def test_verify_engine_option(q27: str) -> None:
     r = invoke("verify", q27, "--strict", "--engine", "vllm@0.27.0", "--format", "json")
     assert r.exit_code == 1
     found = json.loads(r.output)["findings"]
-    assert [f["details"]["engine"] for f in found if f["code"] != "DF816"] == ["vllm<0.28"]
-    # 0.27.0 is older than the oldest release read (0.27.1): judged as it, and said so
-    assert [(f["details"]["engine"], f["details"]["judged_as"]) for f in found if f["code"] == "DF816"] \
-        == [("vllm<0.28", "0.27.1")]
+    assert [f["details"]["engine"] for f in found] == ["vllm>=0.26,<0.28"]     # 0.27.0 lies inside the releases read
+    r = invoke("verify", q27, "--engine", "vllm@0.18.0", "--format", "json")
+    assert [(f["code"], f["details"]["judged_as"]) for f in json.loads(r.output)["findings"]] == [("DF816", "0.19.1")]
     assert invoke("verify", q27, "--engine", "nope").exit_code == 2
 
 

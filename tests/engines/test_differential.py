@@ -55,7 +55,7 @@ def _vllm(version: str) -> Any:
     return ns["_dflash_layer_causal"]
 
 
-@pytest.mark.parametrize("version", ["0.27.1", "0.28.0", "0.29.0", "0.31.0", "0.33.0"])
+@pytest.mark.parametrize("version", ["0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.31.0", "0.33.0"])
 def test_vllm_layer_causality_matches_the_profile(version: str) -> None:
     fn = _vllm(version)
     profile = resolve(f"vllm@{version}")
@@ -84,6 +84,26 @@ def test_vllm_speculators_mapping_then_causality_matches_the_profile(version: st
         theirs = tuple(bool(fn(hf_config(pre), i)) for i in range(spec.num_hidden_layers))
         assert theirs == profile.causality(spec), f"{name}: vLLM {version}"
         assert pre["dflash_config"]["target_layer_ids"] == list(spec.target_layer_ids), name
+
+
+@pytest.mark.parametrize("version", ["0.24.0", "0.25.1"])
+def test_vllm_before_the_per_layer_rule_runs_dflash_config_causal_everywhere(version: str) -> None:
+    """0.23-0.25: the runners take one causal flag for every layer from dflash_config.causal, default false
+    (a sliding layer is not causal by default), before vllm-project/vllm#43445 / #47453."""
+    import types
+    path = "vllm/v1/worker/gpu/spec_decode/dflash/utils.py"
+    fn = extract(released_source("vllm", version, path), ["get_dflash_causal"], filename=path)["get_dflash_causal"]
+    profile = resolve(f"vllm@{version}")
+    assert profile.causality is not None
+    checked = 0
+    for name, cfg, spec in NESTED:
+        ours = profile.causality(spec)
+        if ours is None:
+            continue
+        theirs = (bool(fn(types.SimpleNamespace(hf_config=hf_config(cfg)))),) * spec.num_hidden_layers
+        assert theirs == ours, f"{name}: vLLM {version} runs {theirs}, profile {profile.id} says {ours}"
+        checked += 1
+    assert checked >= 15
 
 
 # --- SGLang ----------------------------------------------------------------------------------------------

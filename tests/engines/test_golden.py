@@ -23,7 +23,10 @@ _LISTED = ("vllm", "sglang", "llama.cpp", "dflash-mlx", "mlx-vlm", "z-lab", "spe
 
 GOLDEN = [
     # --- Qwen3.8-27B-DFlash2: nested v2, all sliding, is_causal false, block 8 ---
-    (Q27, "vllm<0.28", "unsupported", ["DF800"]),            # §1 vLLM <= 0.27: DFlash2DraftModel not registered
+    (Q27, "vllm<0.20", "unsupported", ["DF800"]),            # vLLM 0.19.1 registers no DFlashDraftModel
+    (Q27, "vllm>=0.20,<0.23", "unsupported", ["DF800"]),     # DFlash v1 only before 0.28
+    (Q27, "vllm>=0.23,<0.26", "unsupported", ["DF800"]),
+    (Q27, "vllm>=0.26,<0.28", "unsupported", ["DF800"]),            # §1 vLLM <= 0.27: DFlash2DraftModel not registered
     (Q27, "vllm==0.28.0", "fails", ["DF802"]),               # §1 vLLM 0.28.0: 'no module ... layers.0.attention_conv'
     (Q27, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # 0.29 registry + algos: loads; notes: V2 runner, 7 tokens
     (Q27, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
@@ -42,7 +45,10 @@ GOLDEN = [
     (Q27, "transformers>=5.17.0", "unsupported", ["DF800"]),  # transformers 5.17-5.24: assistant model, no DFlash2 selector
     (Q27, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 speculators: flat dialect only
     # --- Muse-Glimmer-30B-DFlash2: nested v2, block 16, output_multiplier / softcapping ---
-    (MUSE, "vllm<0.28", "unsupported", ["DF800"]),           # §1 vLLM <= 0.27: no DFlash2
+    (MUSE, "vllm<0.20", "unsupported", ["DF800"]),
+    (MUSE, "vllm>=0.20,<0.23", "unsupported", ["DF800"]),
+    (MUSE, "vllm>=0.23,<0.26", "unsupported", ["DF800"]),
+    (MUSE, "vllm>=0.26,<0.28", "unsupported", ["DF800"]),           # §1 vLLM <= 0.27: no DFlash2
     (MUSE, "vllm==0.28.0", "fails", ["DF802"]),              # §1 vLLM 0.28.0 regression
     (MUSE, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # V2 runner note; 15 speculative tokens
     (MUSE, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
@@ -61,7 +67,10 @@ GOLDEN = [
     (MUSE, "transformers>=5.17.0", "unsupported", ["DF800"]),  # no DFlash2
     (MUSE, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
     # --- Qwen3-4B-DFlash-b16: nested v1, old dialect (top-level block_size / rope_theta), full attention ---
-    (Q4B, "vllm<0.28", "loads", ["DF810"]),                  # §1 v1 served with the pre-DFlash2 rule: full => bidirectional
+    (Q4B, "vllm<0.20", "unsupported", ["DF800"]),            # no DFlash before 0.20
+    (Q4B, "vllm>=0.20,<0.23", "loads", ["DF810"]),           # every layer non-causal: all full layers, meant so too
+    (Q4B, "vllm>=0.23,<0.26", "loads", ["DF810"]),           # no dflash_config.causal: non-causal, meant so too
+    (Q4B, "vllm>=0.26,<0.28", "loads", ["DF810"]),                  # §1 v1 served with the pre-DFlash2 rule: full => bidirectional
     (Q4B, "vllm==0.28.0", "loads", ["DF810"]),               # §1 the 0.28.0 regression is DFlash2 only
     (Q4B, "vllm>=0.29,<0.31", "loads", ["DF810"]),           # tokens only: the V2-runner note is for DFlash2 drafters
     (Q4B, "vllm>=0.31,<0.33", "loads", ["DF810"]),  # 0.31-0.32: the same (no assistant default yet)
@@ -80,7 +89,10 @@ GOLDEN = [
     (Q4B, "transformers>=5.17.0", "fails", ["DF811"]),       # reads the assistant export only; convert cannot write it
     (Q4B, "speculators>=0.9,<0.10", "needs-conversion", ["DF801"]),  # §1 flat only
     # --- speculators 0.9.0 tiny DFlash2 save: flat v2, sliding_window_non_causal true, verifier present ---
-    (SPEC, "vllm<0.28", "unsupported", ["DF800"]),           # §1 'dflash2' rejected before DFlash2
+    (SPEC, "vllm<0.20", "unsupported", ["DF800"]),
+    (SPEC, "vllm>=0.20,<0.23", "unsupported", ["DF800"]),
+    (SPEC, "vllm>=0.23,<0.26", "unsupported", ["DF800"]),
+    (SPEC, "vllm>=0.26,<0.28", "unsupported", ["DF800"]),           # §1 'dflash2' rejected before DFlash2
     (SPEC, "vllm==0.28.0", "fails", ["DF802"]),              # §1 0.28.0 regression
     (SPEC, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # algos.py @register_speculator("dflash2") from 0.29
     (SPEC, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)

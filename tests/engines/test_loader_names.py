@@ -112,8 +112,8 @@ def test_vllm_0_28_gets_no_conversion_advice_it_cannot_use(tmp_path: Path) -> No
 def test_vllm_before_0_28_refuses_a_prefixed_v1_drafter(tmp_path: Path) -> None:
     path = drafter(tmp_path, "nested-v1", prefix=True)
     rc, by = compat(path, "vllm@0.27.1")
-    assert rc == 1 and by["vllm<0.28"]["verdict"] == "fails"
-    assert VLLM_RAISES in refused(by["vllm<0.28"])[0]
+    assert rc == 1 and by["vllm>=0.26,<0.28"]["verdict"] == "fails"
+    assert VLLM_RAISES in refused(by["vllm>=0.26,<0.28"])[0]
 
 
 def test_sglang_mlx_vlm_and_the_reference_strip_the_prefix(tmp_path: Path) -> None:

@@ -11,14 +11,14 @@ import pytest
 
 from dflash2_ckpt.engines import PROFILES
 from dflash2_ckpt.engines.profile import Cite
-from dflash2_ckpt.engines.released import LC_NO_ARCH, all_cites, requirements
+from dflash2_ckpt.engines.released import LC_NO_ARCH, every_cite, requirements
 from dflash2_ckpt.engines.versions import parse_version
 from dflash2_ckpt.engines.wheels import SDISTS, find_release, read_member, wheel_dir
 
 pytestmark = pytest.mark.released
 
 # grouped by release: a source distribution is read in one pass, and its texts are cached for the next case
-CASES = sorted(((c, v) for c in all_cites() for v in c.versions), key=lambda cv: (cv[0].dist, cv[1]))
+CASES = sorted(((c, v) for c in every_cite() for v in c.versions), key=lambda cv: (cv[0].dist, cv[1]))
 
 
 def _id(case: tuple[Cite, str]) -> str:
@@ -51,7 +51,7 @@ def _facts() -> list[tuple[str, str, tuple[Cite, ...]]]:
 @pytest.mark.parametrize("pid,text,cites", _facts(), ids=[f"{p}:{t[:30]}" for p, t, _ in _facts()])
 def test_every_fact_cites_released_code(pid: str, text: str, cites: tuple[Cite, ...]) -> None:
     assert cites, f"{pid}: fact without a released-code citation: {text}"
-    assert all(c in all_cites() for c in cites), f"{pid}: cite not registered in released.py"
+    assert all(c in every_cite() for c in cites), f"{pid}: cite not gathered (released.every_cite)"
 
 
 def test_requirements_name_every_cited_release() -> None:

@@ -10,7 +10,8 @@ from dflash2_ckpt.engines.versions import compare, parse_version, show
 
 
 @pytest.mark.parametrize("ref,profile", [
-    ("vllm@0.27.1", "vllm<0.28"), ("vllm@0.28.0", "vllm==0.28.0"), ("vllm@0.29.0", "vllm>=0.29,<0.31"),
+    ("vllm@0.19.0", "vllm<0.20"), ("vllm@0.21.0", "vllm>=0.20,<0.23"), ("vllm@0.25.1", "vllm>=0.23,<0.26"),
+    ("vllm@0.26.0", "vllm>=0.26,<0.28"), ("vllm@0.27.1", "vllm>=0.26,<0.28"), ("vllm@0.28.0", "vllm==0.28.0"), ("vllm@0.29.0", "vllm>=0.29,<0.31"),
     ("vllm@0.29", "vllm>=0.29,<0.31"), ("vllm@v0.30.2", "vllm>=0.29,<0.31"), ("vllm@0.31.0", "vllm>=0.31,<0.33"),
     ("vllm@0.33.0", "vllm>=0.33,<0.34"), ("vllm@0.34.0", "vllm>=0.34"), ("vllm", "vllm>=0.34"),
     ("vllm@9.0.0", "vllm>=0.34"),

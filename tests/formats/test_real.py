@@ -42,7 +42,7 @@ def test_q27_passes_strict_with_no_finding(q27: Path) -> None:
 
 def test_q27_against_pre_dflash2_vllm_warns_every_layer_causal(q27: Path) -> None:
     [f] = verify(q27, engines=["vllm@0.27.0"]).findings
-    assert f.code == "DF401" and f.severity == "warning" and f.details["engine"] == "vllm<0.28"
+    assert f.code == "DF401" and f.severity == "warning" and f.details["engine"] == "vllm>=0.26,<0.28"
     assert f.details["engine_causal"] == [True] * 5 and f.details["intended_causal"] == [False] * 5
     assert "every layer causal" in f.message and "dflash_config.causal: false" in f.message
 
