@@ -26,7 +26,8 @@ _INDEX = re.compile(r"^\S+ \(([^)]+)\)")
 
 def newest_on_registry(dist: str) -> str | None:
     """The newest release pip sees (`pip index versions DIST`); None when pip cannot tell."""
-    r = subprocess.run([sys.executable, "-m", "pip", "index", "versions", dist], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "pip", "index", "versions", dist], capture_output=True,
+                       text=True)
     m = _INDEX.match(r.stdout.strip())
     return m.group(1) if r.returncode == 0 and m else None
 
@@ -62,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"take it in (docs/engines.md)")
         if args.check:
             dist = next(e["dist"] for e in doc["engines"] if e["engine"] == engine)
-            subprocess.run([sys.executable, "-m", "dflash2_ckpt.engines.wheels", "check", f"{dist}=={release}"])
+            subprocess.run([sys.executable, "-m", "dflash2_ckpt.engines.wheels", "check",
+                            f"{dist}=={release}"])
     return 1 if late else 0
 
 

@@ -149,6 +149,22 @@ vllm_legacy = CausalRule(("dflash_config.causal",), flat="vllm", dialects=frozen
 # reads the nested dialect only (its DFlash loader does not load the assistant export's encoder.* names)
 sglang = CausalRule(("is_causal",), dialects=frozenset({"nested", "gguf"}), untyped=False)
 
+# SGLang 0.5.11-0.5.13: every draft layer ENCODER_ONLY (released.SGLANG_ALL_NONCAUSAL)
+sglang_noncausal = CausalRule(default="bidirectional", dialects=frozenset({"nested", "gguf"}))
+
+# SGLang 0.5.14-0.5.16: sliding layers causal, full and untyped ones not; is_causal is not read
+sglang_sliding = CausalRule(dialects=frozenset({"nested", "gguf"}), untyped=False)
+
+
+def sglang_0517(spec: DraftSpec) -> Causality | None:
+    """SGLang 0.5.17: a full layer is causal iff is_causal (default false), a sliding layer always is; no
+    layer_types: every layer bidirectional (released.SGLANG_FULL_IS_CAUSAL, SGLANG_SLIDING_DECODER)."""
+    if spec.dialect in ("flat", "assistant"):
+        return None
+    if all(t is None for t in spec.layer_types):
+        return _all(spec, False)
+    return tuple(t == "sliding_attention" or bool(spec.causality.is_causal) for t in spec.layer_types)
+
 # The published z-lab reference (PyPI dflash 0.1.0): is_causal, else sliding => causal; it does not read
 # dflash_config.causal. No flat dialect.
 zlab_reference = CausalRule(("is_causal",))

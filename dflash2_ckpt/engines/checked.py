@@ -58,7 +58,7 @@ def _cited_versions(dist: str) -> frozenset[str]:
 
 
 def span(p: Profile) -> Span | None:
-    """The releases of this profile's range whose code was read; None where none was (or it is unversioned)."""
+    """The releases of this profile's range whose code was read; None where none was (or unversioned)."""
     scheme = p.versions.scheme
     if scheme is None:
         return None
@@ -100,7 +100,7 @@ def outside(p: Profile, asked: str) -> tuple[str, str] | None:
 
 
 def edge_finding(p: Profile, ref: EngineRef | str) -> Finding | None:
-    """DF816 where the version named lies beyond the releases read (the verdict is the nearest checked one's)."""
+    """DF816 where the version named lies beyond the releases read (the verdict: the nearest checked one's)."""
     asked = ref.version if isinstance(ref, EngineRef) else ref.partition("@")[2] or None
     if asked is None:
         return None
@@ -112,8 +112,8 @@ def edge_finding(p: Profile, ref: EngineRef | str) -> Finding | None:
     assert whole is not None
     edge = whole.last if side == "newer" else whole.first
     extreme = "newest" if side == "newer" else "oldest"
-    return Finding("DF816", f"{p.label} {asked} is {side} than the {extreme} release checked ({edge}): judged as "
-                   f"{judged}; its code was not read, so it may load this drafter differently",
+    return Finding("DF816", f"{p.label} {asked} is {side} than the {extreme} release checked ({edge}): "
+                   f"judged as {judged}; its code was not read, so it may load this drafter differently",
                    details={"engine": p.id, "asked": asked, "judged_as": judged, "side": side,
                             "checked_from": whole.first, "checked_through": whole.last})
 

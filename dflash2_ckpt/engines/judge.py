@@ -42,7 +42,8 @@ class EngineVerdict:
         out = {"engine": self.profile.engine, "versions": self.profile.versions.label,
                "checked_from": checked.first if checked else None,
                "checked_through": checked.last if checked else None, "verdict": self.verdict,
-               "reasons": [{"code": r.code, "severity": r.severity, "message": r.message} for r in self.reasons],
+               "reasons": [{"code": r.code, "severity": r.severity, "message": r.message}
+                           for r in self.reasons],
                "serve": self.serve}
         return out | ({"asked": self.asked} if self.asked else {})
 
@@ -291,7 +292,8 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
     broken = [b for b in p.breakages if d.version in b.versions]
     if d.version not in p.drafts and not (broken and d.dialect in p.reads):
-        has = ", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts)) if p.drafts else " (no DFlash at all)"
+        has = (", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts)) if p.drafts
+               else " (no DFlash at all)")
         return EngineVerdict(p, "unsupported", (Finding(
             "DF800", f"{p.title} has no DFlash {d.version} drafter{has} ({p.sources[0].source})"),), None)
     fmt = _format(p, d)

@@ -18,7 +18,8 @@ def engines_document() -> dict[str, Any]:
         for p in profiles:
             own = span(p)
             rows.append({"id": p.id, "versions": p.versions.label,
-                         "checked_from": own.first if own else None, "checked_through": own.last if own else None,
+                         "checked_from": own.first if own else None,
+                         "checked_through": own.last if own else None,
                          "drafts": sorted(p.drafts), "reads": sorted(p.reads), "families": list(p.families)})
         out.append({"engine": engine, "label": profiles[0].label, "dist": profiles[-1].dist or engine,
                     "checked_from": whole.first if whole else None,

@@ -180,6 +180,9 @@ class ReleaseScan:
     dflash_files: str
     reviewed_architectures: frozenset[str] = frozenset()
     reviewed_keys: frozenset[str] = frozenset()
+    within: str = ""                             # a regex: only its matches in a registry file are read
+                                                 # (SGLang's EntryClass statement); empty: the whole file
+    key_patterns: tuple[str, ...] = ()           # further regexes, one group each, of config reads (helpers)
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,7 @@ class Profile:
     dist: str = ""                               # the pip distribution its Cites read (default: `engine`)
     # (oldest, newest) release whose code was read, where no Cite can say it (engines/checked.py derives it)
     checked: tuple[str, str] | None = None
-    # named drafter families it loads beyond plain DFlash v1 / v2 (e.g. "beam"), shown by `dflash2-ckpt engines`
+    # named drafter families it loads beyond plain DFlash v1 / v2 (e.g. "beam"): `dflash2-ckpt engines`
     families: tuple[str, ...] = ()
     architectures: tuple[str, ...] = ()          # registry names it loads as DFlash drafters (wheels check)
 

@@ -111,7 +111,8 @@ def _current_cites(dist: str, profiles: tuple[Profile, ...]) -> list[Cite]:
 def _known_keys(profiles: tuple[Profile, ...], scan: ReleaseScan) -> set[str]:
     from ..formats.flat import FlatV2Config
     from ..formats.nested import DFlashConfigV2, NestedV2Config
-    known = set(NestedV2Config.model_fields) | set(DFlashConfigV2.model_fields) | set(FlatV2Config.model_fields)
+    known = set(NestedV2Config.model_fields) | set(DFlashConfigV2.model_fields)
+    known |= set(FlatV2Config.model_fields)
     for p in profiles:
         known |= {k.key.rsplit(".", 1)[-1] for k in p.read_keys}
         known |= {d.key for d in p.defaults} | {r.rsplit(".", 1)[-1] for d in p.defaults for r in d.reads}
@@ -122,7 +123,8 @@ def _registry_names(texts: dict[str, str], scan: ReleaseScan) -> set[str]:
     names: set[str] = set()
     for path, text in texts.items():
         if any(re.fullmatch(g, path) for g in scan.registry):
-            names |= set(re.findall(scan.names, text))
+            for part in re.findall(scan.within, text) if scan.within else [text]:
+                names |= set(re.findall(scan.names, part))
     return names
 
 
@@ -164,7 +166,10 @@ def check(dist: str, version: str, root: Path | None = None) -> ReleaseReport:
     for path, text in sorted(texts.items()):
         if not re.search(scan.dflash_files, path):
             continue
-        for key in sorted(set(_GETATTR.findall(text)) | set(_GET.findall(text)) | set(_ATTR.findall(text))):
+        found = set(_GETATTR.findall(text)) | set(_GET.findall(text)) | set(_ATTR.findall(text))
+        for extra in scan.key_patterns:
+            found |= set(re.findall(extra, text))
+        for key in sorted(found):
             if key not in keys:
                 report.unlisted_keys.setdefault(key, []).append(path)
     return report

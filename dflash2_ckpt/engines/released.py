@@ -174,41 +174,52 @@ S_MODEL = "sglang/srt/models/dflash.py"
 S_UTILS = "sglang/srt/speculative/dflash_utils.py"
 S_WORKER = "sglang/srt/speculative/dflash_worker_v2.py"
 
-SGLANG_NO_DFLASH2 = Cite("sglang", ("0.5.18",), S_MODEL, "selector_top_k", absent=True)
+SGLANG_NO_DFLASH2 = Cite("sglang", ("0.5.11",), S_MODEL, "selector_top_k", absent=True)
 SGLANG_DFLASH2 = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS, "selector_top_k = _parse_optional_int(")
 SGLANG_CAUSAL = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, 'is_causal = getattr(text_config, "is_causal", None)')
 # with no layer_types every layer is ENCODER_ONLY (bidirectional) before is_causal is looked at
 SGLANG_NO_LAYER_TYPES = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
                              "if layer_types is None:\n        return -1, AttentionType.ENCODER_ONLY")
-SGLANG_NO_DFLASH_CAUSAL = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS, "causal", absent=True)
-SGLANG_QKV_QUANT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "QKVParallelLinear(")
+SGLANG_NO_DFLASH_CAUSAL = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS, "causal", absent=True)
+SGLANG_QKV_QUANT = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "QKVParallelLinear(")
 SGLANG_QKV_QUANT_018 = Cite("sglang", ("0.5.18",), S_MODEL, 'quant_config=quant_config,\n            prefix="qkv_proj",')
 SGLANG_QKV_QUANT_ARG = Cite("sglang", ("0.5.19", "0.5.23"), S_MODEL,
                             'quant_config=quant_config,\n            prefix=f"{prefix}.qkv_proj" if prefix else "qkv_proj",')
-SGLANG_FC_PLAIN = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "self.fc = nn.Linear(")
+SGLANG_FC_PLAIN = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "self.fc = nn.Linear(")
 SGLANG_FC_QUANTIZABLE = Cite("sglang", ("0.5.22", "0.5.23"), S_MODEL,
                              "self.quantizable = self.supports_quantization or self.is_nemotron_35_draft")
-SGLANG_IGNORE = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
+SGLANG_IGNORE = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "# Ignore unexpected weights (e.g., HF rotary caches).")
 # a stored model.X resolves to the parameter X (and X to model.X): the prefix is optional
-SGLANG_PREFIX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+SGLANG_PREFIX = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL,
                      'if name.startswith("model."):\n                stripped_name = name[len("model.") :]')
 # a sliding layer's window is sliding_window; swa_window_size only for a Nemotron 3.5 draft without one
 SGLANG_SLIDING_FIRST = Cite("sglang", ("0.5.19", "0.5.23"), S_UTILS,
                             'if sliding_window is None and is_nemotron_35_draft_config(config):\n'
                             '        sliding_window = _get_dflash_config(config).get("swa_window_size")')
+# before 0.5.18 (bisected over the wheels 0.5.10 ... 0.5.17): 0.5.10 has no DFlash; 0.5.11-0.5.13 run every draft
+# layer non-causal (ENCODER_ONLY); 0.5.14-0.5.16 make sliding layers causal and full ones non-causal, reading no
+# is_causal; 0.5.17 reads is_causal for full layers only (sliding layers stay causal); 0.5.18 lets it decide all
+SGLANG_NO_DFLASH = Cite("sglang", ("0.5.10",), S_MODEL, "class DFlashDraftModel", absent=True)
+SGLANG_ALL_NONCAUSAL = Cite("sglang", ("0.5.11", "0.5.13"), S_MODEL,
+                            "# DFlash uses non-causal attention over the draft block.")
+SGLANG_SLIDING_DECODER = Cite("sglang", ("0.5.14", "0.5.17"), S_MODEL,
+                              "return sliding_window_size, AttentionType.DECODER")
+SGLANG_FULL_IS_CAUSAL = Cite("sglang", ("0.5.17",), S_MODEL, 'if getattr(text_config, "is_causal", False)')
+SGLANG_NO_IS_CAUSAL = Cite("sglang", ("0.5.11", "0.5.16"), S_MODEL, "is_causal", absent=True)
+
 # 0.5.20 and later refuse Domino projector weights unless projector_type is "domino"
 SGLANG_DOMINO = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, '"DFLASH checkpoint contains Domino projector weights but "')
 SGLANG_NO_DOMINO = Cite("sglang", ("0.5.19",), S_MODEL, "Domino projector weights", absent=True)
-SGLANG_BLOCK = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+SGLANG_BLOCK = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS,
                     "# Keep support for current checkpoints where block_size is top-level.")
-SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")
-SGLANG_TAPS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+SGLANG_BLOCK_DEFAULT = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "resolve_block_size(default=16)")
+SGLANG_TAPS = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS,
                    "def build_target_layer_ids(num_target_layers: int, num_draft_layers: int) -> List[int]:")
 # use_swa is never read: sliding layers come from layer_types only
-SGLANG_NO_USE_SWA = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS, "use_swa", absent=True)
-SGLANG_NO_USE_SWA_MODEL = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL, "use_swa", absent=True)
+SGLANG_NO_USE_SWA = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS, "use_swa", absent=True)
+SGLANG_NO_USE_SWA_MODEL = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL, "use_swa", absent=True)
 # dflash_config.attention_sink_bias: not read up to 0.5.19 (0.5.19 builds sinks for Nemotron 3.5 drafts only)
-SGLANG_NO_SINKS = Cite("sglang", ("0.5.18",), S_MODEL, "attention_sink_bias", absent=True)
+SGLANG_NO_SINKS = Cite("sglang", ("0.5.11",), S_MODEL, "attention_sink_bias", absent=True)
 SGLANG_NEMOTRON_SINKS_ONLY = Cite("sglang", ("0.5.19",), S_MODEL, "elif draft_cfg.attention_sink_bias:", absent=True)
 SGLANG_SINKS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                     'raw_attention_sink_bias = dflash_cfg.get("attention_sink_bias", False)')
@@ -216,14 +227,14 @@ SGLANG_SINKS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
 SGLANG_V_SCALE = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                       'raw_attention_value_scale = dflash_cfg.get("attention_value_scale", None)')
 SGLANG_V_SCALE_APPLIED = Cite("sglang", ("0.5.20", "0.5.23"), S_MODEL, "v = v * self.v_scale")
-SGLANG_NO_V_SCALE = Cite("sglang", ("0.5.18", "0.5.19"), S_UTILS, "attention_value_scale", absent=True)
-SGLANG_NO_V_SCALE_MODEL = Cite("sglang", ("0.5.18", "0.5.19"), S_MODEL, "v_scale", absent=True)
+SGLANG_NO_V_SCALE = Cite("sglang", ("0.5.11", "0.5.19"), S_UTILS, "attention_value_scale", absent=True)
+SGLANG_NO_V_SCALE_MODEL = Cite("sglang", ("0.5.11", "0.5.19"), S_MODEL, "v_scale", absent=True)
 # keys beyond the schema SGLang reads (engines/read_keys.py), dflash_config first, else the top level
-SGLANG_NEOX = Cite("sglang", ("0.5.18", "0.5.23"), S_MODEL,
+SGLANG_NEOX = Cite("sglang", ("0.5.11", "0.5.23"), S_MODEL,
                    'config, "rope_is_neox_style", getattr(config, "is_neox_style", True)')
 SGLANG_MASK_TOKEN = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
                          '"mask_token", _cfg_get(draft_hf_config, "mask_token", None)')
-SGLANG_NUM_TARGET_LAYERS = Cite("sglang", ("0.5.18", "0.5.23"), S_UTILS,
+SGLANG_NUM_TARGET_LAYERS = Cite("sglang", ("0.5.11", "0.5.23"), S_UTILS,
                                 '"num_target_layers",\n        _cfg_get(draft_hf_config, "num_target_layers", None),')
 SGLANG_DOMINO_KEYS = Cite("sglang", ("0.5.20", "0.5.23"), S_UTILS,
                           '"projector_type", _cfg_get(draft_hf_config, "projector_type", None)')

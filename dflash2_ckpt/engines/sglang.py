@@ -3,13 +3,35 @@ up to 0.5.18; DFlash2 from 0.5.19. Through 0.5.23 the causality, tap and block-s
 handling of quantized modules are the same in every release."""
 from __future__ import annotations
 
+import dataclasses
+from typing import Callable
+
 from ..formats.spec import DraftSpec
 from . import causality, quant, released as r, serve
 from .attention_keys import ignores_sinks, ignores_use_swa, ignores_v_scale
-from .profile import Default, Drafter, DraftTokens, KeyRead, Profile, Refusal, fact as _fact
-from .versions import at_least, below
+from .profile import (Causality, Default, Drafter, DraftTokens, Fact, KeyRead, Profile, Refusal, ReleaseScan,
+                      fact as _fact)
+from .versions import VersionRange, at_least, below, between, exactly
 
 RANK = 20                                   # engine display order (engines/registry.py)
+
+# how `wheels check sglang==X` reads a release: the EntryClass statements of its DFlash / DSpark model files,
+# and the config keys its DFlash files read (also through the _cfg_get helper). Reviewed: DSpark (a sibling
+# family this toolkit does not validate) and MuseGlimmerAssistantModel (registered, but its DFlash loader does
+# not load the assistant export's encoder.* names: formats/assistant.py)
+SCAN = ReleaseScan(
+    registry=(r"sglang/srt/models/(dflash|\w*dspark\w*)\.py",),
+    names=r"\b(\w*(?:DFlash|DSpark|Draft|Assistant|XPress|Laguna|Beam)\w*)\b",
+    within=r"(?ms)^EntryClass\s*=\s*(?:\[.*?\]|\w+)",
+    dflash_files=r"sglang/srt/(models/dflash|speculative/dflash\w*)\.py$",
+    key_patterns=(r"""_cfg_get\(\s*\w+\s*,\s*["'](\w+)["']""",),
+    # text_config / get_text_config: where it looks the keys up; quantization_config / quant_algo: quantization
+    # is judged from the tensor headers (checkpoint/quant.py); is_domino: derived from projector_type (KEYS)
+    reviewed_keys=frozenset({"text_config", "get_text_config", "quantization_config", "quant_algo", "is_domino"}),
+    reviewed_architectures=frozenset({"MuseGlimmerAssistantModel", "Qwen3DSparkModel", "LingDSparkModel",
+                                      "DSparkDraftModel", "DSparkMiniMaxDraftModel", "DeepseekV4ForCausalLMDSpark",
+                                      "Lfm2DSparkDraftModel"}),
+)
 # the effect of dflash_config.num_target_layers, read by SGLang and by mlx-vlm 0.7.0 and later
 NUM_TARGET_LAYERS = ("the target depth, read before the top-level num_target_layers (SGLang spreads guessed "
                      "taps over it)")
@@ -93,7 +115,7 @@ KEYS_CURRENT = KEYS + tuple(
 USE_SWA = ignores_use_swa(r.SGLANG_NO_USE_SWA, r.SGLANG_NO_USE_SWA_MODEL)
 
 OLD = Profile(
-    engine="sglang", label="SGLang", versions=below("0.5.19", "release"),
+    engine="sglang", label="SGLang", versions=between("0.5.18", "0.5.19", "release"), architectures=("DFlashDraftModel",),
     drafts=frozenset({"v1"}), reads=frozenset({"nested"}),
     version_by="no DFlash2 (v1 only)",
     causality=causality.sglang, read_keys=KEYS, conversion_loader=True,
@@ -109,6 +131,7 @@ OLD = Profile(
 
 CURRENT = Profile(
     engine="sglang", label="SGLang", versions=at_least("0.5.19", "release"),
+    architectures=("DFlashDraftModel", "DFlash2DraftModel"),
     drafts=frozenset({"v1", "v2"}), reads=frozenset({"nested"}),
     version_by="fields: the conv and selector switch on from the dflash_config keys, not the architecture",
     causality=causality.sglang, conversion_loader=True,
@@ -131,4 +154,35 @@ CURRENT = Profile(
                              r.SGLANG_V_SCALE_APPLIED, extra=" (SGLang 0.5.19; 0.5.20 and later read it)")),
 )
 
-PROFILES = (OLD, CURRENT)
+def _read_since_0511(f: Fact) -> bool:
+    return all(c.versions[0] == "0.5.11" for c in f.cites)
+
+
+def _before_018(versions: VersionRange, rule: Callable[[DraftSpec], Causality | None], text: str,
+                fact: Fact) -> Profile:
+    """A release before 0.5.18: its causality, and only the facts of 0.5.18 read back to 0.5.11 (the q/k/v
+    quantization and the mask-token lookup differ there and are not modelled)."""
+    return dataclasses.replace(
+        OLD, versions=versions, causality=rule, causality_text=text, quant=None, conversion_loader=False,
+        sources=(fact,) + tuple(f for f in OLD.sources if f is not CAUSAL and _read_since_0511(f)),
+        read_keys=tuple(k for k in KEYS if all(c.versions[0] == "0.5.11" for c in k.cites)))
+
+
+NONE = dataclasses.replace(
+    OLD, versions=below("0.5.11", "release"), drafts=frozenset(), causality=None, causality_text="no DFlash",
+    sources=(_fact("no DFlash: sglang/srt/models/dflash.py has no DFlashDraftModel", r.SGLANG_NO_DFLASH),),
+    defaults=(), quant=None, serve=None, ignores=(), advisories=(), read_keys=(), conversion_loader=False,
+    version_by="no DFlash")
+NONCAUSAL = _before_018(between("0.5.11", "0.5.14", "release"), causality.sglang_noncausal, "",
+                        _fact("causality: every draft layer runs non-causal (ENCODER_ONLY); layer_types and "
+                              "is_causal are not read", r.SGLANG_ALL_NONCAUSAL, r.SGLANG_NO_IS_CAUSAL))
+SLIDING = _before_018(between("0.5.14", "0.5.17", "release"), causality.sglang_sliding, "",
+                      _fact("causality: sliding layers causal, full layers and a config without layer_types "
+                            "non-causal; is_causal is not read", r.SGLANG_SLIDING_DECODER, r.SGLANG_NO_IS_CAUSAL))
+FULL_IS_CAUSAL = _before_018(exactly("0.5.17", "release"), causality.sglang_0517,
+                             "full layers causal iff is_causal (default false); sliding layers always causal; "
+                             "no layer_types => bidirectional",
+                             _fact("causality: a full layer is causal iff is_causal, a sliding layer always is",
+                                   r.SGLANG_FULL_IS_CAUSAL, r.SGLANG_SLIDING_DECODER))
+
+PROFILES = (NONE, NONCAUSAL, SLIDING, FULL_IS_CAUSAL, OLD, CURRENT)

@@ -71,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rv.add_argument("release", help="dist==version, e.g. vllm==0.34.0")
     rv.add_argument("--since", help="an earlier version of the same dist to compare against")
     rv.add_argument("--dir", type=Path, default=None, help=f"wheel directory (default: $DFLASH2_WHEELS or {DEFAULT_DIR})")
-    ck = sub.add_parser("check", help="what a release changes: citations, architectures, config keys (exit 1: unknown)")
+    ck = sub.add_parser("check", help="what a release changes: citations, architectures, config keys "
+                                      "(exit 1: something unknown)")
     ck.add_argument("release", help="dist==version, e.g. vllm==0.34.0")
     ck.add_argument("--dir", type=Path, default=None,
                     help="where the release archive is (default: $DFLASH2_WHEELS, else pip downloads it)")

@@ -6,16 +6,18 @@ import sys
 from typing import IO, Any, Callable
 
 
+def _span(first: str, last: str) -> str:
+    return f"{first}-{last}" if first != last else first
+
+
 def _text(doc: dict[str, Any]) -> str:
     """The answer first: one line per engine with its checked edge, then its profiles indented."""
     lines = []
     for e in doc["engines"]:
-        edge = (f"{e['checked_from']}-{e['checked_through']}" if e["checked_from"] != e["checked_through"]
-                else str(e["checked_from"])) if e["checked_from"] else "no release read"
+        edge = _span(e["checked_from"], e["checked_through"]) if e["checked_from"] else "no release read"
         lines.append(f"{e['engine']} ({e['label']}): releases checked {edge}")
         for p in e["profiles"]:
-            checked = (f"{p['checked_from']}-{p['checked_through']}" if p["checked_from"] != p["checked_through"]
-                       else str(p["checked_from"])) if p["checked_from"] else "none read"
+            checked = _span(p["checked_from"], p["checked_through"]) if p["checked_from"] else "none read"
             loads = "DFlash " + ", ".join(p["drafts"]) if p["drafts"] else "no DFlash"
             lines.append(f"  {p['versions']:<17} {checked:<15} {loads}; reads {', '.join(p['reads'])}")
             if p["families"]:       # the named families on a line of their own: the row stays within 100 columns
@@ -25,7 +27,8 @@ def _text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {"text": _text, "json": lambda d: json.dumps(d, indent=2)}
+FORMATS: dict[str, Callable[[dict[str, Any]], str]] = {"text": _text,
+                                                       "json": lambda d: json.dumps(d, indent=2)}
 
 
 def render(doc: dict[str, Any], fmt: str, stream: IO[str] | None = None) -> None:

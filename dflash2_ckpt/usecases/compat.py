@@ -91,7 +91,7 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
 
 
 def at_edge(v: EngineVerdict, ref: EngineRef | str | None) -> EngineVerdict:
-    """The verdict for the version named: DF816 first where it lies beyond the releases whose code was read."""
+    """The verdict for the version named: DF816 first where it lies past the releases whose code was read."""
     if ref is None:
         return v
     version = ref.version if isinstance(ref, EngineRef) else parse_ref(ref).version

@@ -149,7 +149,7 @@ IGNORED = {
     ("vllm", ">=0.34"): ("loads", set()),
     ("vllm", ">=0.33,<0.34"): ("loads", set()),
     ("vllm", ">=0.26,<0.28"): ("loads", set()),
-    ("sglang", "<0.5.19"): ("degraded", {"use_swa", "attention_sink_bias"}),
+    ("sglang", ">=0.5.18,<0.5.19"): ("degraded", {"use_swa", "attention_sink_bias"}),
     ("sglang", ">=0.5.19"): ("degraded", {"use_swa", "attention_sink_bias"}),
     ("mlx-vlm", ">=0.6.0,<0.6.16"): ("fails", {"use_swa", "attention_sink_bias"}),
     ("mlx-vlm", ">=0.7.0"): ("degraded", {"use_swa"}),

@@ -137,3 +137,19 @@ def test_vllm_before_0_26_ignores_the_flat_causality_key(tmp_path: Path) -> None
     verdict, codes = _verdict(str(d), "vllm@0.25.0")
     assert verdict == "degraded" and "DF808" in codes                     # before: "loads", causal layers
     assert "DF808" not in _verdict(str(d), "vllm@0.26.0")[1]
+
+
+def test_sglang_before_0_5_14_runs_sliding_layers_bidirectional(tmp_path: Path) -> None:
+    d = tmp_path / "sliding"
+    shutil.copytree(FIXTURES / "good" / "nested-v1", d)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg.pop("is_causal", None)
+    cfg["dflash_config"].pop("causal", None)
+    cfg["layer_types"] = ["sliding_attention"] * cfg["num_hidden_layers"]     # sliding => causal, as meant
+    cfg["sliding_window"] = 64
+    (d / "config.json").write_text(json.dumps(cfg))
+    assert _verdict(str(d), "sglang@0.5.12") == ("degraded", ["DF808"])     # before: judged as 0.5.18, "loads"
+    assert _verdict(str(d), "sglang@0.5.15") == ("loads", [])
+    _, doc = run_json("compat", str(d), "--engine", "sglang@0.5.9")
+    [e] = doc["engines"]                                                  # older than any release read; no DFlash
+    assert e["verdict"] == "unsupported" and [r["code"] for r in e["reasons"]] == ["DF816", "DF800"]

@@ -48,7 +48,7 @@ def test_compat_judges_the_value_scale_per_release(tmp_path: Path) -> None:
         return [r["message"] for r in verdicts[key]["reasons"] if r["code"] == "DF815"]
 
     assert verdicts[("vllm", ">=0.34")]["verdict"] == "loads" and not df815(("vllm", ">=0.34"))
-    for old in (("vllm", ">=0.26,<0.28"), ("vllm", "==0.28.0"), ("vllm", ">=0.29,<0.31"), ("sglang", "<0.5.19"),
+    for old in (("vllm", ">=0.26,<0.28"), ("vllm", "==0.28.0"), ("vllm", ">=0.29,<0.31"), ("sglang", ">=0.5.18,<0.5.19"),
                 ("z-lab", ">=0.1.0"), ("mlx-vlm", ">=0.7.0")):
         [msg] = df815(old)
         assert "attention_value_scale" in msg and "multiplied by 0.5" in msg, msg
@@ -71,7 +71,7 @@ def test_inspect_reports_v_scale_and_sinks_per_engine(tmp_path: Path) -> None:
     assert views["sglang>=0.5.19"]["attention_value_scale"] == {
         "checkpoint": 0.5, "engine": 1.0, "filled": False,
         "source": views["sglang>=0.5.19"]["attention_value_scale"]["source"]}
-    assert "sglang==0.5.18..0.5.19" in views["sglang>=0.5.19"]["attention_value_scale"]["source"]
+    assert "sglang==0.5.11..0.5.19" in views["sglang>=0.5.19"]["attention_value_scale"]["source"]
     assert views["z-lab>=0.1.0"]["attention_sink_bias"] == {"checkpoint": False, "engine": False, "filled": False,
                                                             "source": "reads the checkpoint's value"}
 

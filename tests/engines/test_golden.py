@@ -32,7 +32,11 @@ GOLDEN = [
     (Q27, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
     (Q27, "vllm>=0.33,<0.34", "loads", ["DF810", "DF810"]),        # 0.31-0.33 the same for a dense drafter
     (Q27, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
-    (Q27, "sglang<0.5.19", "unsupported", ["DF800"]),        # §1 SGLang <= 0.5.18: v1 only
+    (Q27, "sglang<0.5.11", "unsupported", ["DF800"]),        # SGLang 0.5.10 has no DFlash model
+    (Q27, "sglang>=0.5.11,<0.5.14", "unsupported", ["DF800"]),   # v1 only before 0.5.19
+    (Q27, "sglang>=0.5.14,<0.5.17", "unsupported", ["DF800"]),
+    (Q27, "sglang==0.5.17", "unsupported", ["DF800"]),
+    (Q27, "sglang>=0.5.18,<0.5.19", "unsupported", ["DF800"]),        # §1 SGLang <= 0.5.18: v1 only
     (Q27, "sglang>=0.5.19", "loads", ["DF810"]),             # §1 SGLang 0.5.19: DFlash2; honours is_causal; 8 tokens
     (Q27, "llama.cpp>=b9837,<b10662", "unsupported", ["DF800"]),     # §1 no DFlash2 before b10662 (HF input: nothing to run)
     (Q27, "llama.cpp>=b10662", "needs-conversion", ["DF801"]),  # §1/§3 GGUF only: convert --to gguf
@@ -54,7 +58,11 @@ GOLDEN = [
     (MUSE, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
     (MUSE, "vllm>=0.33,<0.34", "loads", ["DF810", "DF810"]),       # same
     (MUSE, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
-    (MUSE, "sglang<0.5.19", "unsupported", ["DF800"]),       # §1 SGLang <= 0.5.18
+    (MUSE, "sglang<0.5.11", "unsupported", ["DF800"]),
+    (MUSE, "sglang>=0.5.11,<0.5.14", "unsupported", ["DF800"]),
+    (MUSE, "sglang>=0.5.14,<0.5.17", "unsupported", ["DF800"]),
+    (MUSE, "sglang==0.5.17", "unsupported", ["DF800"]),
+    (MUSE, "sglang>=0.5.18,<0.5.19", "unsupported", ["DF800"]),       # §1 SGLang <= 0.5.18
     (MUSE, "sglang>=0.5.19", "loads", ["DF810"]),            # §1 SGLang 0.5.19
     (MUSE, "llama.cpp>=b9837,<b10662", "unsupported", ["DF800"]),    # §1 llama.cpp < b10662
     (MUSE, "llama.cpp>=b10662", "needs-conversion", ["DF801"]),  # §3 GGUF only
@@ -76,7 +84,11 @@ GOLDEN = [
     (Q4B, "vllm>=0.31,<0.33", "loads", ["DF810"]),  # 0.31-0.32: the same (no assistant default yet)
     (Q4B, "vllm>=0.33,<0.34", "loads", ["DF810"]),                 # same
     (Q4B, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
-    (Q4B, "sglang<0.5.19", "loads", ["DF810"]),              # §1 SGLang v1
+    (Q4B, "sglang<0.5.11", "unsupported", ["DF800"]),        # no DFlash before 0.5.11
+    (Q4B, "sglang>=0.5.11,<0.5.14", "loads", ["DF810"]),     # every layer non-causal; all full layers mean so too
+    (Q4B, "sglang>=0.5.14,<0.5.17", "loads", ["DF810"]),     # full layers non-causal
+    (Q4B, "sglang==0.5.17", "loads", ["DF810"]),             # full layers: is_causal absent = non-causal
+    (Q4B, "sglang>=0.5.18,<0.5.19", "loads", ["DF810"]),              # §1 SGLang v1
     (Q4B, "sglang>=0.5.19", "loads", ["DF810"]),             # §1
     (Q4B, "llama.cpp>=b9837,<b10662", "needs-conversion", ["DF801"]),   # §3 GGUF only
     (Q4B, "llama.cpp>=b10662", "needs-conversion", ["DF801"]),  # §3 GGUF only
@@ -98,7 +110,11 @@ GOLDEN = [
     (SPEC, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
     (SPEC, "vllm>=0.33,<0.34", "loads", ["DF810", "DF810"]),       # same
     (SPEC, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
-    (SPEC, "sglang<0.5.19", "unsupported", ["DF800"]),       # §1 v1 only
+    (SPEC, "sglang<0.5.11", "unsupported", ["DF800"]),
+    (SPEC, "sglang>=0.5.11,<0.5.14", "unsupported", ["DF800"]),
+    (SPEC, "sglang>=0.5.14,<0.5.17", "unsupported", ["DF800"]),
+    (SPEC, "sglang==0.5.17", "unsupported", ["DF800"]),
+    (SPEC, "sglang>=0.5.18,<0.5.19", "unsupported", ["DF800"]),       # §1 v1 only
     (SPEC, "sglang>=0.5.19", "needs-conversion", ["DF801"]),  # §1 SGLang reads the nested dialect
     (SPEC, "llama.cpp>=b9837,<b10662", "unsupported", ["DF800"]),    # §1
     # §3: its 64-wide embedding cannot hold top-k 16's 272 scores (the converter writes dflash.attention.causal

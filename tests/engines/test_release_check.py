@@ -68,3 +68,16 @@ def test_reviewed_names_are_not_unknown(tmp_path: Path, capsys: pytest.CaptureFi
 def test_an_unknown_distribution_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "not-an-engine==1.0", "--dir", str(tmp_path)]) == 2
     assert "no engine profile reads 'not-an-engine'" in capsys.readouterr().err
+
+
+def test_sglang_names_come_from_its_entry_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = ("class DFlashAttention:\n    pass\n\n"
+             "EntryClass = [\n    DFlashDraftModel,\n    DFlash2DraftModel,\n    DFlash3DraftModel,\n]\n")
+    utils = 'x = _cfg_get(draft_hf_config, "brand_new_knob", None)\n'
+    with zipfile.ZipFile(tmp_path / "sglang-9.9.9-py3-none-any.whl", "w") as z:
+        z.writestr("sglang/srt/models/dflash.py", model)
+        z.writestr("sglang/srt/speculative/dflash_utils.py", utils)
+    assert main(["check", "sglang==9.9.9", "--dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "architectures no profile knows: DFlash3DraftModel\n" in out          # not DFlashAttention
+    assert "brand_new_knob: sglang/srt/speculative/dflash_utils.py" in out
