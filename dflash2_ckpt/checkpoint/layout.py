@@ -14,19 +14,18 @@ from ..formats.assistant import ASSISTANT_TENSORS
 from ..formats.spec import DraftSpec
 from ..quant.storage import AUX_SUFFIXES
 from ..sources.safetensors_header import TensorInfo
-
-Component = Literal["trunk", "conv", "selector", "extras"]
-COMPONENTS: tuple[Component, ...] = ("trunk", "conv", "selector", "extras")
-
-
-@dataclass(frozen=True)
-class Expected:
-    name: str
-    shape: tuple[int, ...]
-    component: Component
+from .expected import COMPONENTS as COMPONENTS, Component as Component, Expected as Expected
+from .family_layout import family_tensors
 
 
 def expected_tensors(spec: DraftSpec) -> list[Expected]:
+    """The tensors the spec implies; a DFlash family's own layout (formats/families.py) where it has one."""
+    if spec.family is not None:
+        return family_tensors(spec, _dflash_tensors(spec))
+    return _dflash_tensors(spec)
+
+
+def _dflash_tensors(spec: DraftSpec) -> list[Expected]:
     H, I, hd = spec.hidden_size, spec.intermediate_size, spec.head_dim
     q, kv = spec.num_attention_heads * hd, spec.num_key_value_heads * hd
     out = [Expected("fc.weight", (H, spec.fc_in_features), "trunk"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, engine_layouts, files, identity, pairing, quant, sidecars, \
-    tensors, vocab
+from . import causality, config, content, engine_keys, engine_layouts, families, files, identity, pairing, quant, \
+    sidecars, tensors, vocab
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -31,6 +31,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("engine-keys", engine_keys.check),
     ("engine-layouts", engine_layouts.check),
     ("sidecars", sidecars.check),
+    ("families", families.check),
     ("pairing", pairing.check),
     ("content", content.check),
     ("gguf", _gguf),

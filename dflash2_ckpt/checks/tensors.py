@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from ..checkpoint import Checkpoint
 from ..findings import Finding
+from ..checkpoint.family_layout import known_part
 from ..checkpoint.layout import OWN_VOCAB_RULES, Expected, TensorRole, expected_tensors, role_for, role_of
 from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from .identity import covered
@@ -35,13 +36,13 @@ def _role_finding(t: TensorInfo, r: TensorRole) -> Finding | None:
                        details={"bytes": t.nbytes, "rename_to": r.canonical})
     if r.role == "target-copy":
         if r.rule.copies == "embed_tokens":
-            # vllm==0.27.1..0.33.0 qwen3_dflash.py load_weights: a shipped embed_tokens is loaded into the
+            # vllm==0.27.1..0.34.0 qwen3_dflash.py load_weights: a shipped embed_tokens is loaded into the
             # drafter's own table (includes_embed_tokens) and drafts with it; without one it shares the target's
             return Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's embed_tokens: vLLM loads "
                            "a shipped copy and drafts with it instead of the target's (other engines use the "
                            "target's), so it must equal the target's table; drop it to share the target's",
                            tensor=name, details={"bytes": t.nbytes,
-                                                 "source": "vllm==0.27.1..0.33.0:vllm/model_executor/models/"
+                                                 "source": "vllm==0.27.1..0.34.0:vllm/model_executor/models/"
                                                            "qwen3_dflash.py has `includes_embed_tokens = True`"})
         return Finding("DF207", f"{name} ({t.nbytes:,} B) is a copy of the target's {r.rule.copies}; engines use "
                        "the target's own and ignore it", tensor=name, details={"bytes": t.nbytes})
@@ -99,7 +100,7 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
             continue
         provided[r.canonical] = t
         said = found is not None and found.code == "DF202"     # an alias already said so
-        if declared_sink(ckpt.spec, r.canonical, t):
+        if declared_sink(ckpt.spec, r.canonical, t) or known_part(ckpt.spec, name):
             continue
         if r.canonical not in expected and expected and not said and r.component not in skip_components:
             prefix = f", with or without its prefix ({r.canonical})" if stray_alias else ""
@@ -115,6 +116,8 @@ def check_tensors(ckpt: Checkpoint, skip_components: frozenset[str] = frozenset(
                                                                              and e.name not in provided):
             continue
         got = provided.get(e.name)
+        if got is None and e.optional:
+            continue
         if got is None:
             out.append(Finding("DF201", f"{e.name} {list(e.shape)} is missing; the engine leaves that "
                                f"{e.component} parameter uninitialised", tensor=e.name,

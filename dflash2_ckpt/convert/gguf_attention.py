@@ -3,7 +3,7 @@
 llama.cpp has a home for each: the sliding window is `dflash.attention.sliding_window` with a per-layer
 `sliding_window_pattern`, and the per-head sinks are the optional `blk.N.attn_sinks.weight` tensors
 (llama.cpp b11434:src/models/dflash.cpp). So they are carried, with the meaning vLLM's DFlash gives them
-(vllm 0.27.1..0.33.0:vllm/model_executor/models/qwen3_dflash.py `_resolve_layer_attention`): use_swa
+(vllm 0.27.1..0.34.0:vllm/model_executor/models/qwen3_dflash.py `_resolve_layer_attention`): use_swa
 makes every layer of an all-full layer_types slide with swa_window_size (else sliding_window), while the
 causality still follows the original layer types. What one GGUF cannot say is refused.
 """

@@ -14,6 +14,7 @@ from ..checks.context import CheckContext
 from ..checks.suite import OPENING, run_families
 from ..errors import ConversionError, SourceError
 from ..findings import Finding
+from ..formats.families import MUSE, Family, family_of
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
 from ..checkpoint.layout import role_of
@@ -141,6 +142,29 @@ def refuse_source(ckpt: Checkpoint, families: Mapping[str, Sequence[Finding]] | 
     return opening
 
 
+def _meaning(family: Family | None) -> str | None:
+    """The family as the loaders read it: the Muse assistant alias loads as plain DFlash (qwen3_dflash)."""
+    return None if family is None or family.name == MUSE else family.name
+
+
+def refuse_family_change(ckpt: Checkpoint, new_config: Mapping[str, Any] | None, new_names: Sequence[str],
+                         to: str) -> None:
+    """A conversion must not drop or reinterpret a DFlash family (formats/families.py, docs/families.md): the
+    written config and tensors must name the family the source is, or the engines load another drafter
+    (the flat dialect's mapping, for one, always writes DFlash2DraftModel; llama.cpp has no family)."""
+    source = ckpt.detection.family if ckpt.detection is not None else None
+    if _meaning(source) is None:
+        return
+    assert source is not None
+    written = family_of(new_config, new_names) if new_config is not None else None
+    if to == "gguf" or _meaning(written) != _meaning(source):
+        reader = "llama.cpp's dflash loader" if to == "gguf" else f"the {to} dialect"
+        raise ConversionError(f"the source is a drafter of the {source.label} family ({source.architecture}); {reader} has no way "
+                              f"to say so, and the engines would load the output as another drafter",
+                              path=ckpt.label, hint="serve the source as it is: docs/families.md names the engines "
+                                                    "that load it")
+
+
 def tensor_fate(name: str) -> tuple[str | None, str]:
     """(destination name or None to drop, reason), as the role table decides."""
     r = role_of(name)
@@ -235,6 +259,7 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     if diffs:
         raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
     tensors = _tensor_actions(ckpt)
+    refuse_family_change(ckpt, new, [t.dst_name for t in tensors if t.dst_name], to)
     renames = module_renames((t.name, t.dst_name) for t in tensors if t.dst_name)
     changes = changes + carry_quantization(config, new, renames,
                                            {n.rpartition(".")[0] for n in ckpt.tensors})

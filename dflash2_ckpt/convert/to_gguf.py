@@ -47,7 +47,7 @@ from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
 from . import gguf_vocab as V
 from .pieces import Piece, write_pieces
-from .plan import refuse_source, tensor_fate
+from .plan import refuse_family_change, refuse_source, tensor_fate
 from .staging import check_overlap, claim_destination, exists_error, staging_area
 
 OUTTYPES = ("bf16", "f16", "f32", "q8_0")
@@ -310,6 +310,7 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     if ckpt.gguf is not None:
         raise ConversionUsageError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
     refuse_source(ckpt)
+    refuse_family_change(ckpt, None, (), "gguf")
     spec = ckpt.spec
     assert spec is not None and ckpt.detection is not None
     if target is None and tokenizer_from is None:

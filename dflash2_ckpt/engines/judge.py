@@ -20,7 +20,7 @@ from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
                                    "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815",
-                                   "DF840", "DF841", "DF842"})
+                                   "DF830", "DF831", "DF840", "DF841", "DF842"})
 
 # not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850);
 # unverified: the release's code cannot be read (compiled), so nothing is promised either way
@@ -224,7 +224,10 @@ def _ignored(p: Profile, d: Drafter) -> list[Finding]:
     out = []
     for rule in p.ignores:
         text = rule.check(d)
-        if text:
+        if text and rule.code == "DF831":         # a family key the release ignores (engines/vllm_families.py)
+            out.append(Finding("DF831", f"{p.title} {text}; nothing raises, acceptance drops ({rule.source})",
+                               details={"rule": rule.name, "source": rule.source}))
+        elif text:
             out.append(Finding("DF815", f"{p.title} {text}; nothing raises, acceptance drops "
                                f"({rule.source})", field=f"dflash_config.{rule.name.split('.')[-1]}",
                                details={"key": rule.name, "source": rule.source}))

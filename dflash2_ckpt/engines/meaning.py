@@ -20,15 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
+from ..formats.families import RICURSIVE, nope_layers
 from ..formats.spec import DraftSpec
 from . import causality as rules
 from .attention_keys import declares_sinks, runs_with, value_scale
 from .judge import applies, effective_value
 from .profile import Default, Drafter, Profile
+from .vllm_families import READS_NO_ROPE
 
 # the fields compared, in display order; `--accept-changes` names them (optionally as ENGINE:FIELD)
 FIELDS = ("causal", "window", "taps", "block_size", "speculative_tokens", "mask_token_id", "vocab", "v_scale",
-          "sinks", "rope", "norm_eps", "tensors")
+          "sinks", "rope", "norm_eps", "nope", "tensors")
 MEANING = "meaning"      # the row of the dialects' own reference readers
 
 
@@ -122,8 +124,17 @@ def built(p: Profile, d: Drafter, names: Names = _stored) -> dict[str, Any] | No
         "sinks": attention["attention_sink_bias"]["engine"],
         "rope": _rope(spec, _value(p, d, "rope_theta")),
         "norm_eps": spec.rms_norm_eps,
+        # the layers it runs without RoPE: only a release with the Ricursive model reads no_rope_layers
+        "nope": _nope(d) if any(r.name == READS_NO_ROPE for r in p.constraints) else [],
         "tensors": sorted(set(names(d))),
     }
+
+
+def _nope(d: Drafter) -> list[int]:
+    spec = d.spec
+    if spec is None or spec.family != RICURSIVE:
+        return []
+    return nope_layers(d.config, spec.num_hidden_layers)
 
 
 def meant(d: Drafter, names: Names = _stored) -> dict[str, Any] | None:
@@ -145,6 +156,7 @@ def meant(d: Drafter, names: Names = _stored) -> dict[str, Any] | None:
         "sinks": sinks,
         "rope": _rope(spec, spec.rope_theta),
         "norm_eps": spec.rms_norm_eps,
+        "nope": _nope(d),
         "tensors": sorted(set(names(d))),
     }
 

@@ -20,7 +20,7 @@ CONV_PROJECTION = re.compile(r"(^|\.)(attention_conv|mlp_conv)\.kernel_projectio
 PROJECTION = re.compile(r"^fc$|(^|\.)(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)$")
 
 VLLM_QUANT_SOURCE = "vllm-project/vllm#51581, #53116 (thread; the released code builds these linears with the " \
-                    "draft quant config: vllm==0.28.0..0.33.0 qwen3_dflash.py get_draft_quant_config)"
+                    "draft quant config: vllm==0.28.0..0.34.0 qwen3_dflash.py get_draft_quant_config)"
 SGLANG_FC_SOURCE = "sglang==0.5.18..0.5.23:sglang/srt/models/dflash.py `self.fc = nn.Linear(` and " \
                    "`# Ignore unexpected weights`; sgl-project/sglang#39087"
 

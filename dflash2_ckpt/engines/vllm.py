@@ -5,13 +5,15 @@ dflash_config.causal for every layer (absent: non-causal), flat configs bidirect
 dflash_config.causal, else sliding => causal, top-level is_causal ignored; ==0.28.0: DFlash2 registered but every DFlash2
 checkpoint fails to load; 0.29-0.30: DFlash2 loads, the conv kernel_projection is built unquantized;
 >=0.31: the conv kernel_projection takes the draft quant config (the selector stays dense), and weight-quantized
-projections load (vLLM 0.32.0's own loader, tests/vllm_engine: fixtures/vllm/golden.json).
+projections load (vLLM 0.32.0's own loader, tests/vllm_engine: fixtures/vllm/golden.json); 0.33.0 reads the
+Muse-Glimmer assistant export non-causal; >=0.34: Model Runner V1 removed (no runner notes), the method comes
+from the draft class's declared speculator, and the DFlash families of engines/vllm_families.py.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from . import causality, quant, released as r, serve
+from . import causality, quant, released as r, serve, vllm_families
 from .attention_keys import ignores_v_scale
 from .profile import (Breakage, Default, DraftTokens, Drafter, Fact, KeyRead, Profile, QuantOutcome, Refusal,
                       ReleaseScan, fact as _fact, listed)
@@ -30,7 +32,9 @@ SCAN = ReleaseScan(
     # EAGLE-3 keys the same speculators mapping reads for another method; eagle_config: vllm._uses_aux;
     # compilation / attention_config: the engine's own run-time config, not the checkpoint's
     reviewed_keys=frozenset({"eagle_config", "eagle_aux_hidden_state_layer_ids", "fc_norm", "norm_before_fc",
-                             "norm_before_residual", "norm_output", "compilation", "attention_config"}),
+                             "norm_before_residual", "norm_output", "compilation", "attention_config",
+                             # Laguna: set by DFlashLagunaForCausalLM from the target's layer count, not read
+                             "target_layer_count"}),
     reviewed_architectures=frozenset({"LagunaForCausalLM", "BeamForCausalLM", "PEagleDraftModel", "LiLiCorrDraftModel",
                                       "DSparkDraftModel", "DSparkV41DraftModel", "DSparkMiniMaxDraftModel",
                                       "Qwen3DSparkModel", "Qwen3OmniDSparkModel", "K3DSparkModel", "Gemma4DSparkModel",
@@ -259,6 +263,11 @@ def _profile(versions: VersionRange, drafts: frozenset[Any], sources: tuple[Fact
         constraints=(WINDOW, UNKNOWN_TENSORS, PREFIXED), advisories=(USE_SWA, MIXED),
         architectures=V2_ARCHS if "v2" in drafts else V1_ARCHS if drafts else ())
     base.update(kw)
+    # the DFlash families this range registers, their invariants and the keys it ignores (vllm_families.py)
+    fam = vllm_families.for_range(versions)
+    for slot in ("requires", "constraints", "ignores", "advisories", "sources", "families", "architectures",
+                 "read_keys"):
+        base[slot] = tuple(dict.fromkeys(tuple(base.get(slot, ())) + getattr(fam, slot)))
     return Profile(**base)
 
 
@@ -388,12 +397,35 @@ CURRENT_032 = _profile(
     read_keys=KEYS_028 + KEYS_031,
 )
 
-CURRENT = _profile(
-    at_least("0.33", "release"), frozenset({"v1", "v2"}), _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL,),
+METHOD_BY_NAME = _fact("without a method, 'dflash' is inferred only from a draft path that names dflash or the "
+                       "MuseGlimmerAssistantModel architecture; the serve command names the method", r.VLLM_METHOD_BY_NAME)
+CURRENT_033 = _profile(
+    between("0.33", "0.34", "release"), frozenset({"v1", "v2"}),
+    _LOADS + _QUANT_031 + (ASSISTANT_NONCAUSAL, METHOD_BY_NAME),
     quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
     advisories=(USE_SWA, MIXED, V2_RUNNER), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
     causality=causality.vllm_assistant_noncausal,
     read_keys=KEYS_028 + KEYS_031,
 )
 
-PROFILES = (NONE, NONCAUSAL, DFLASH_CAUSAL, LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT)
+# 0.34.0: Model Runner V1 is gone, so its refusals and the runner notes (DF810) go with it
+_LOADS_034 = tuple(f for f in _LOADS if r.VLLM_V1_RUNNER not in f.cites and r.VLLM_MIXED not in f.cites) + (
+    _fact("Model Runner V1 is removed: any VLLM_USE_V2_MODEL_RUNNER other than 1 raises, and mixed sliding / full "
+          "layers and DFlash2 drafters need no runner switch", r.VLLM_V1_REMOVED, r.VLLM_V1_RUNNER_GONE,
+          r.VLLM_MIXED_GONE),
+    _fact("the speculative method comes from the speculator the draft's model class declares (every DFlash family "
+          "declares base method 'dflash'); a configured method that differs raises", r.VLLM_METHOD_DECLARED,
+          r.VLLM_METHOD_CHECKED, r.VLLM_DFLASH_DECLARES, r.VLLM_DFLASH_BASE_METHOD, r.VLLM_METHOD_BY_NAME_GONE))
+_QUANT_034 = (_fact("drafter linears are built with the draft's own quant config, and weight-quantized projections "
+                    "load: the context-KV precompute reads raw weights only when every projection is unquantized",
+                    r.VLLM_DRAFT_QUANT, r.VLLM_QUANT_KV_034),) + _QUANT_031[1:]
+
+CURRENT = _profile(
+    at_least("0.34", "release"), frozenset({"v1", "v2"}), _LOADS_034 + _QUANT_034 + (ASSISTANT_NONCAUSAL,),
+    quant=_consumes_projections(quant.vllm_rule(True, str(r.VLLM_SELECTOR_DENSE))),
+    advisories=(USE_SWA,), reads=READS_ASSISTANT, ignores=(FLAT_V_SCALE,),
+    causality=causality.vllm_assistant_noncausal,
+    read_keys=KEYS_028 + KEYS_031,
+)
+
+PROFILES = (NONE, NONCAUSAL, DFLASH_CAUSAL, LEGACY, BROKEN, DENSE_CONV, CURRENT_032, CURRENT_033, CURRENT)

@@ -2,10 +2,11 @@
 (docs/contract.md#telling-drafters-apart)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Literal, Mapping
 
 from .assistant import is_assistant
+from .families import Family, family_of
 from .spec import V2_KEYS
 
 V2_ARCH = "DFlash2DraftModel"
@@ -20,6 +21,7 @@ class Detection:
     arch_version: Literal["v1", "v2"] | None = None    # what `architectures` says
     field_version: Literal["v1", "v2"] | None = None   # what the discriminator / v2 keys say
     evidence: tuple[str, ...] = ()         # the keys / tensor names that name `other` despite a DFlash label
+    family: Family | None = None           # a DFlash family beside plain DFlash / DFlash2 (formats/families.py)
 
     @property
     def is_dflash(self) -> bool:
@@ -83,7 +85,14 @@ def detect_tensors(names: Iterable[str]) -> Literal["v1", "v2"]:
 
 
 def detect(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Detection:
-    """tensor_names (optional): the stored tensors, which also identify the assistant dialect."""
+    """tensor_names (optional): the stored tensors, which also identify the assistant dialect and a family."""
+    names = list(tensor_names)
+    det = _detect(config, names)
+    family = family_of(config, names) if det.is_dflash else None
+    return det if family is None else replace(det, family=family)
+
+
+def _detect(config: Mapping[str, Any], tensor_names: Iterable[str] = ()) -> Detection:
     raw_archs = config.get("architectures")
     archs = [a for a in raw_archs if isinstance(a, str)] if isinstance(raw_archs, list) else []
     arch_v = _arch_version(archs)

@@ -17,6 +17,7 @@ from .assistant import special_ids
 from .config_findings import (duplicate_keys, json_path, missing, out_of_range, unknown_key, unreadable,
                               validation_findings)
 from .detect import Detection, detect
+from .families import family_keys
 from .keys import OWN_KEYS, STANDARD_HF_KEYS
 from .spec import V2_KEYS, CausalityKeys, DraftSpec
 
@@ -167,11 +168,20 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
         path = "transformer_layer_config.num_hidden_layers" if det.dialect == "flat" else "num_hidden_layers"
         return None, [out_of_range(path, tl.num_hidden_layers, "a drafter has a handful of layers; more than "
                                    f"{MAX_DRAFT_LAYERS} is refused", f"<= {MAX_DRAFT_LAYERS}")]
+    spec: DraftSpec | None
     if det.dialect == "nested":
-        return _nested_spec(parsed, det)
-    if det.dialect == "assistant":
-        return _assistant_spec(parsed, config)
-    return _flat_spec(parsed, det)
+        spec, found = _nested_spec(parsed, det)
+    elif det.dialect == "assistant":
+        spec, found = _assistant_spec(parsed, config)
+    else:
+        spec, found = _flat_spec(parsed, det)
+    if det.family is None or spec is None:
+        return spec, found
+    # a family's own keys are read by its loader (formats/families.py): not unknown, still kept verbatim
+    known = family_keys(det.family.name)
+    prefix = "transformer_layer_config." if det.dialect == "flat" else ""
+    found = [f for f in found if not (f.code == "DF116" and (f.field or "").removeprefix(prefix) in known)]
+    return spec.with_(family=det.family.name), found
 
 
 def _scales(src: Any) -> dict[str, Any]:

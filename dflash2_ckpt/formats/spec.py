@@ -67,6 +67,9 @@ class DraftSpec:
     # where vocab_size came from: "config", "bound" (no vocab_size: the smallest vocabulary the mask and
     # special token ids allow) or "target" (the target's config); not part of identity
     vocab_from: str = field(default="config", compare=False)
+    # the DFlash family beside plain DFlash / DFlash2 (formats/families.py: "ricursive", "beam", "xpress", ...);
+    # decided from the architecture, config and tensors at detection, so not part of identity
+    family: str | None = field(default=None, compare=False)
     # spec field -> JSON path in the config it came from, for messages; not part of identity
     paths: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 

@@ -18,11 +18,12 @@ def _text(doc: dict[str, Any]) -> str:
         lines.append(f"{e['engine']} ({e['label']}): releases checked {edge}")
         for p in e["profiles"]:
             checked = _span(p["checked_from"], p["checked_through"]) if p["checked_from"] else "none read"
-            loads = ("DFlash " + ", ".join(p["drafts"]) if p["drafts"] else "no DFlash") \
-                + "".join(f", {f}" for f in p["families"])
+            loads = "DFlash " + ", ".join(p["drafts"]) if p["drafts"] else "no DFlash"
             what = f"{loads}; reads {', '.join(p['reads'])}" if p.get("verified", True) else \
                 "unverified: compiled, its DFlash code cannot be read"
             lines.append(f"  {p['versions']:<17} {checked:<15} {what}")
+            if p["families"]:       # the named families on a line of their own: the row stays within 100 columns
+                lines.append(f"  {'':<17} {'':<15} families: {', '.join(p['families'])}")
     lines.append("A version outside an engine's checked releases is judged as the nearest one "
                  "(compat/verify --engine NAME@VERSION: DF816).")
     return "\n".join(lines)

@@ -107,6 +107,7 @@ def headline(report: Any, files: bool) -> str:
     where = f" in {len(s.get('files', []))} file(s)" if files else ""
     return (f"{one_line(str(report.subject))}: {one_line(s.get('dialect') or '?')} dialect, "
             f"{one_line(str(s.get('version') or s.get('other_drafter') or 'not DFlash'))}, "
+            f"{one_line(s['family']['label']) + ', ' if s.get('family') else ''}"
             f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
 
 

@@ -36,7 +36,8 @@ def explained(v: Any) -> list[str]:
 
 
 def headline(r: Any, shown: Sequence[Any]) -> str:
-    what = f"{one_line(r.dialect or '?')} dialect, {one_line(r.version or 'not DFlash')}"
+    family = f", {one_line(r.family['label'])}" if getattr(r, "family", None) else ""
+    what = f"{one_line(r.dialect or '?')} dialect, {one_line(r.version or 'not DFlash')}{family}"
     loads = sum(v.verdict == "loads" for v in shown)
     scope = "named engine releases" if r.named else "engines"
     answer = f"loads in {loads} of {len(shown)} {scope}" if loads else f"no {scope} load it"

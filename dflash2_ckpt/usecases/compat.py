@@ -32,6 +32,7 @@ class CompatReport(Verdict):
     version: str | None
     verdicts: tuple[EngineVerdict, ...]
     named: bool                      # the engines were named (--engine): every one must load
+    family: dict[str, Any] | None = None    # the DFlash family beside plain DFlash / DFlash2 (formats/families.py)
     kind: ClassVar[str] = "compat"   # a report kind (dflash2_ckpt.report): text layout in report/text_engines.py
 
     @property
@@ -56,7 +57,7 @@ class CompatReport(Verdict):
         return not all(loads) if self.named else not any(loads)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "dialect": self.dialect, "version": self.version,
+        return {"path": self.path, "dialect": self.dialect, "version": self.version, "family": self.family,
                 "engines": [v.to_json() for v in self.verdicts]}
 
 
@@ -130,7 +131,7 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
     return CompatReport(ckpt.label, d.dialect, d.version,
-                        tuple(at_edge(v, asked.get(v.profile)) for v in verdicts), bool(named))
+                        tuple(at_edge(v, asked.get(v.profile)) for v in verdicts), bool(named), family_json(ckpt))
 
 
 def at_edge(v: EngineVerdict, ref: EngineRef | str | None) -> EngineVerdict:
@@ -140,3 +141,11 @@ def at_edge(v: EngineVerdict, ref: EngineRef | str | None) -> EngineVerdict:
     version = ref.version if isinstance(ref, EngineRef) else parse_ref(ref).version
     edge = edge_finding(v.profile, ref)
     return dataclasses.replace(v, asked=version, reasons=((edge,) if edge else ()) + v.reasons)
+
+
+def family_json(ckpt: Checkpoint) -> dict[str, Any] | None:
+    """The drafter's family for reports: name, label, the architecture vLLM is asked for, the evidence."""
+    fam = ckpt.detection.family if ckpt.detection is not None else None
+    if fam is None:
+        return None
+    return {"name": fam.name, "label": fam.label, "architecture": fam.architecture, "evidence": list(fam.evidence)}

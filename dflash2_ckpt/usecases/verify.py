@@ -11,7 +11,8 @@ from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
 from ..checks.suite import OPENING, run_checks, run_families
 from ..checkpoint.drafter import drafter_of
-from .compat import engine_verdicts
+from ..formats.families import RICURSIVE, nope_layers
+from .compat import engine_verdicts, family_json
 from .fix import annotate
 from ..engines import EngineRef, newest_supporting, resolve
 from ..engines.checked import edge_finding
@@ -64,6 +65,7 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
         "bytes_by_component": bytes_by_component(ckpt.tensors.values()),
         "data_bytes": sum(h.data_bytes for h in ckpt.headers.values()),
         "dtypes": sorted({t.dtype for t in ckpt.tensors.values()}),
+        "family": family_json(ckpt),
     }
     if ckpt.gguf is not None:
         from ..checkpoint.gguf import gguf_summary   # gguf + numpy load only for a GGUF file
@@ -84,10 +86,13 @@ def summarize(ckpt: Checkpoint) -> dict[str, Any]:
             "sliding_window": spec.sliding_window,
         }
         views = engine_views(newest_supporting(spec.version), drafter_of(ckpt))
+        # a Ricursive drafter's NoPE layers, as vLLM 0.34.0 reads no_rope_layers (layer indices)
+        nope = nope_layers(ckpt.config or {}, spec.num_hidden_layers) if spec.family == RICURSIVE else []
         out["engines"] = views
         out["layers"] = [
             {"index": i, "type": spec.layer_types[i] if i < len(spec.layer_types) else None,
-             "type_text": _layer_type_text(spec, i),
+             "type_text": _layer_type_text(spec, i) + (" (NoPE on vLLM 0.34+)" if i in nope else ""),
+             **({"nope": i in nope} if spec.family == RICURSIVE else {}),
              "causal": {v["engine"]: (v["causal"][i] if v["causal"] is not None and i < len(v["causal"]) else None)
                         for v in views}}
             for i in range(spec.num_hidden_layers)

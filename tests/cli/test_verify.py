@@ -54,7 +54,7 @@ def test_inspect_shows_geometry_causality_and_bytes() -> None:
     for needle in ("geometry", "in-block causality", "bidirectional", "selector", "conv"):
         assert needle in r.output
     doc = json.loads(invoke("inspect", GOOD, "--format", "json").output)
-    assert doc["summary"]["layers"][0]["causal"]["vllm>=0.33"] is False
+    assert doc["summary"]["layers"][0]["causal"]["vllm>=0.34"] is False
 
 
 def test_committed_schemas_are_fresh() -> None:

@@ -51,7 +51,7 @@ def test_assistant_export_judged_the_way_its_engines_run_it(tmp_path: Path) -> N
     src = _assistant_sliding(tmp_path)
     code, doc = _json("inspect", str(src))
     causal = doc["summary"]["layers"][0]["causal"]
-    assert causal["vllm>=0.33"] is False and causal["transformers>=5.17.0"] is False
+    assert causal["vllm>=0.34"] is False and causal["transformers>=5.17.0"] is False
     _, doc = _json("verify", str(src), "--engine", "vllm", "--target", str(TARGET))
     assert "DF401" not in {f["code"] for f in doc["findings"]}
     # before 0.33's model-type default vLLM ran sliding layers causal: that release is warned about
@@ -102,7 +102,7 @@ def test_a_change_an_engine_would_see_is_refused_and_nothing_is_written(tmp_path
     err = doc["error"]
     assert "v_scale" in err["message"] and "--accept-changes v_scale" in err["hint"]
     refused = {(c["engine"], c["field"]) for c in err["meaning"]["refused"]}
-    assert ("vllm>=0.33", "v_scale") in refused and ("meaning", "v_scale") in refused
+    assert ("vllm>=0.34", "v_scale") in refused and ("meaning", "v_scale") in refused
     assert {p.name: p.read_bytes() for p in src.iterdir()} == before      # the source untouched
     # the user names the change: written, and the report still says what changed
     code, doc = _json("convert", str(src), "-o", str(out), "--to", "flat", "--target", str(TARGET),
@@ -121,7 +121,7 @@ def test_dry_run_shows_what_each_engine_builds(tmp_path: Path, fmt: str) -> None
     if fmt == "json":
         rows = {e["engine"]: e for e in json.loads(r.stdout)["meaning"]["engines"]}
         assert rows["vllm>=0.31,<0.33"]["status"] == "repaired"     # it read the source causal; the output right
-        assert rows["vllm>=0.33"]["status"] == "same" and rows["meaning"]["status"] == "same"
+        assert rows["vllm>=0.34"]["status"] == "same" and rows["meaning"]["status"] == "same"
         assert rows["transformers>=5.17.0"]["status"] == "reads the source only"
     else:
         assert "what each engine builds" in r.stdout and "repaired" in r.stdout

@@ -29,7 +29,7 @@ def test_a_config_that_changes_an_engines_drafter_is_reported(tmp_path: Path) ->
     doc = json.loads(r.stdout)
     assert r.exit_code == 1 and doc["counts"] == {"equal": 36}
     df235 = [f for f in doc["findings"] if f["code"] == "DF235"]
-    assert {f["details"]["engine"] for f in df235} >= {"meaning", "vllm>=0.33", "sglang>=0.5.19"}
+    assert {f["details"]["engine"] for f in df235} >= {"meaning", "vllm>=0.34", "sglang>=0.5.19"}
     assert all(c["field"] == "taps" for f in df235 for c in f["details"]["changes"])
 
 

@@ -62,7 +62,7 @@ def test_flat_rules(swnc, version, specs, vllm) -> None:
 def test_flat_v1_without_the_key_warns_that_vllm_runs_it_bidirectional() -> None:
     s = spec("flat", [S, S]).with_(version="v1")
     [f] = causality_findings(s, newest_supporting("v1"))
-    assert f.code == "DF401" and f.details["engine"] == "vllm>=0.33"
+    assert f.code == "DF401" and f.details["engine"] == "vllm>=0.34"
     assert f.details["engine_causal"] == [False, False] and f.details["intended_causal"] == [True, True]
     assert "sliding_window_non_causal explicitly" in f.message
 
@@ -83,7 +83,7 @@ def test_q27_is_not_judged_by_the_pre_dflash2_rule_by_default() -> None:
 def test_conflicting_keys_name_the_engines_that_follow_each() -> None:
     found = causality_findings(spec("nested", [S, S], is_causal=True, dflash_causal=False), V2)
     [f402] = [f for f in found if f.code == "DF402"]
-    assert "vllm>=0.33" in f402.details["follow_is_causal"] and "sglang>=0.5.19" in f402.details["follow_is_causal"]
+    assert "vllm>=0.34" in f402.details["follow_is_causal"] and "sglang>=0.5.19" in f402.details["follow_is_causal"]
     # the engines that load it agree (is_causal wins); dflash-mlx refuses is_causal: true, so runs nothing
     assert [f for f in found if f.code == "DF401"] == []
 
@@ -93,20 +93,20 @@ def test_dflash_causal_true_over_full_layers_names_sglang() -> None:
     # ignores dflash_config.causal and runs them bidirectional
     found = causality_findings(spec("nested", [F, F], dflash_causal=True), V2)
     engines = {f.details["engine"] for f in found if f.code == "DF401"}
-    assert "sglang>=0.5.19" in engines and "vllm>=0.33" not in engines
+    assert "sglang>=0.5.19" in engines and "vllm>=0.34" not in engines
 
 
 def test_no_causality_key_on_dflash2_sliding_layers_is_df403() -> None:
     found = causality_findings(spec("nested", [S, S]), V2)
     [f] = [f for f in found if f.code == "DF403"]
     assert f.severity == "warning"
-    assert {"vllm>=0.33", "sglang>=0.5.19", "z-lab>=0.1.0"} <= set(f.details["engines"])
+    assert {"vllm>=0.34", "sglang>=0.5.19", "z-lab>=0.1.0"} <= set(f.details["engines"])
     assert "dflash-mlx>=0.1.0" not in f.details["engines"]      # DFlash v1 only: it cannot run a DFlash2 drafter
 
 
 def test_flat_mixed_layers_name_the_layers_vllm_flattens() -> None:
     [f] = causality_findings(spec("flat", [S, F], sliding_window_non_causal=False), V2)
-    assert f.details["engine"] == "vllm>=0.33" and f.details["layers"] == [1]
+    assert f.details["engine"] == "vllm>=0.34" and f.details["layers"] == [1]
 
 
 def test_the_conversion_loaders_come_from_the_engine_profiles() -> None:

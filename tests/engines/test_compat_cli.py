@@ -32,7 +32,7 @@ def test_json_shape_is_exactly_the_documented_one(q27: str) -> None:
     r = invoke("compat", q27, "--format", "json")
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
-    assert list(doc) == ["path", "dialect", "version", "engines"]
+    assert list(doc) == ["path", "dialect", "version", "family", "engines"] and doc["family"] is None
     assert (doc["dialect"], doc["version"]) == ("nested", "v2")
     for e in doc["engines"]:
         assert list(e) == ["engine", "versions", "checked_from", "checked_through", "verdict", "reasons", "serve"]
@@ -90,7 +90,7 @@ def test_a_real_disagreement_still_warns_naming_the_engines(tmp_path: Path) -> N
     r = verify(d)
     [f] = r.findings
     assert f.code == "DF402" and r.failed(strict=True)
-    assert "vLLM >=0.33" in f.message and "SGLang >=0.5.19" in f.message
+    assert "vLLM >=0.34" in f.message and "SGLang >=0.5.19" in f.message
 
 
 def test_verify_engine_option(q27: str) -> None:
@@ -111,11 +111,11 @@ def test_inspect_shows_the_values_engines_fill_next_to_the_checkpoints(tmp_path:
     (d / "config.json").write_text(json.dumps(cfg))
     doc = json.loads(invoke("inspect", str(d), "--format", "json").output)
     views = {v["engine"]: v["defaults"] for v in doc["summary"]["engines"]}
-    assert views["vllm>=0.33"]["rope_theta"] == {"checkpoint": None, "engine": 1_000_000.0, "filled": True,
-                                                 "source": views["vllm>=0.33"]["rope_theta"]["source"]}
+    assert views["vllm>=0.34"]["rope_theta"] == {"checkpoint": None, "engine": 1_000_000.0, "filled": True,
+                                                 "source": views["vllm>=0.34"]["rope_theta"]["source"]}
     assert views["sglang>=0.5.19"]["target_layer_ids"]["engine"] == [5, 19, 33, 47, 61]
-    assert views["vllm>=0.33"]["causality"] == {"checkpoint": "bidirectional", "engine": "bidirectional",
-                                                "filled": False, "source": views["vllm>=0.33"]["causality"]["source"]}
+    assert views["vllm>=0.34"]["causality"] == {"checkpoint": "bidirectional", "engine": "bidirectional",
+                                                "filled": False, "source": views["vllm>=0.34"]["causality"]["source"]}
     # every engine's newest release that reads a nested DFlash2 drafter, whichever engines the registry holds
     assert set(views) == {p.id for p in newest_supporting("v2") if "nested" in p.reads}
     assert {"vllm", "sglang", "z-lab"} <= {by_id(i).engine for i in views}

@@ -76,7 +76,7 @@ def test_a_swa_window_other_than_sliding_window_splits_the_engines() -> None:
     assert f.code == "DF132"
     # vllm qwen3_dflash.py: dflash_config.get("swa_window_size", getattr(config, "sliding_window", None))
     assert "reads before sliding_window" in f.message and "requires" not in f.message
-    assert 'vllm==0.27.1..0.33.0:vllm/model_executor/models/qwen3_dflash.py has `"swa_window_size"' in \
+    assert 'vllm==0.27.1..0.34.0:vllm/model_executor/models/qwen3_dflash.py has `"swa_window_size"' in \
         f.details["source"]
     cfg["dflash_config"]["swa_window_size"] = 4096
     assert findings(cfg)[0] == []

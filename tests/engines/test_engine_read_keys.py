@@ -47,7 +47,7 @@ def test_compat_judges_the_value_scale_per_release(tmp_path: Path) -> None:
     def df815(key: tuple[str, str]) -> list[str]:
         return [r["message"] for r in verdicts[key]["reasons"] if r["code"] == "DF815"]
 
-    assert verdicts[("vllm", ">=0.33")]["verdict"] == "loads" and not df815(("vllm", ">=0.33"))
+    assert verdicts[("vllm", ">=0.34")]["verdict"] == "loads" and not df815(("vllm", ">=0.34"))
     for old in (("vllm", ">=0.26,<0.28"), ("vllm", "==0.28.0"), ("vllm", ">=0.29,<0.31"), ("sglang", ">=0.5.18,<0.5.19"),
                 ("z-lab", ">=0.1.0"), ("mlx-vlm", ">=0.7.0")):
         [msg] = df815(old)
@@ -67,7 +67,7 @@ def test_a_value_scale_of_one_changes_nothing(tmp_path: Path) -> None:
 def test_inspect_reports_v_scale_and_sinks_per_engine(tmp_path: Path) -> None:
     _, doc = run_json("inspect", str(_drafter(tmp_path, {"attention_value_scale": 0.5})))
     views = {v["engine"]: v["defaults"] for v in doc["summary"]["engines"]}
-    assert views["vllm>=0.33"]["attention_value_scale"]["engine"] == 0.5
+    assert views["vllm>=0.34"]["attention_value_scale"]["engine"] == 0.5
     assert views["sglang>=0.5.19"]["attention_value_scale"] == {
         "checkpoint": 0.5, "engine": 1.0, "filled": False,
         "source": views["sglang>=0.5.19"]["attention_value_scale"]["source"]}
@@ -133,7 +133,7 @@ def test_flat_keys_vllm_builds_its_config_from_are_df121(tmp_path: Path) -> None
     _, report = run_json("verify", str(d))
     assert _by_field(report) == {"transformer_layer_config.is_neox_style": "DF121", "attention_value_scale": "DF116"}
     _, compat = run_json("compat", str(d))
-    [current] = [e for e in compat["engines"] if (e["engine"], e["versions"]) == ("vllm", ">=0.33")]
+    [current] = [e for e in compat["engines"] if (e["engine"], e["versions"]) == ("vllm", ">=0.34")]
     assert current["verdict"] == "degraded"
     assert any("does not read attention_value_scale" in x["message"] for x in current["reasons"])
 

@@ -32,7 +32,8 @@ GOLDEN = [
     (Q27, "vllm==0.28.0", "fails", ["DF802"]),               # §1 vLLM 0.28.0: 'no module ... layers.0.attention_conv'
     (Q27, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # 0.29 registry + algos: loads; notes: V2 runner, 7 tokens
     (Q27, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
-    (Q27, "vllm>=0.33", "loads", ["DF810", "DF810"]),        # 0.31-0.33 the same for a dense drafter
+    (Q27, "vllm>=0.33,<0.34", "loads", ["DF810", "DF810"]),        # 0.31-0.33 the same for a dense drafter
+    (Q27, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
     (Q27, "sglang<0.5.11", "unsupported", ["DF800"]),        # SGLang 0.5.10 has no DFlash model
     (Q27, "sglang>=0.5.11,<0.5.14", "unsupported", ["DF800"]),   # v1 only before 0.5.19
     (Q27, "sglang>=0.5.14,<0.5.17", "unsupported", ["DF800"]),
@@ -57,7 +58,8 @@ GOLDEN = [
     (MUSE, "vllm==0.28.0", "fails", ["DF802"]),              # §1 vLLM 0.28.0 regression
     (MUSE, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # V2 runner note; 15 speculative tokens
     (MUSE, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
-    (MUSE, "vllm>=0.33", "loads", ["DF810", "DF810"]),       # same
+    (MUSE, "vllm>=0.33,<0.34", "loads", ["DF810", "DF810"]),       # same
+    (MUSE, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
     (MUSE, "sglang<0.5.11", "unsupported", ["DF800"]),
     (MUSE, "sglang>=0.5.11,<0.5.14", "unsupported", ["DF800"]),
     (MUSE, "sglang>=0.5.14,<0.5.17", "unsupported", ["DF800"]),
@@ -82,7 +84,8 @@ GOLDEN = [
     (Q4B, "vllm==0.28.0", "loads", ["DF810"]),               # §1 the 0.28.0 regression is DFlash2 only
     (Q4B, "vllm>=0.29,<0.31", "loads", ["DF810"]),           # tokens only: the V2-runner note is for DFlash2 drafters
     (Q4B, "vllm>=0.31,<0.33", "loads", ["DF810"]),  # 0.31-0.32: the same (no assistant default yet)
-    (Q4B, "vllm>=0.33", "loads", ["DF810"]),                 # same
+    (Q4B, "vllm>=0.33,<0.34", "loads", ["DF810"]),                 # same
+    (Q4B, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
     (Q4B, "sglang<0.5.11", "unsupported", ["DF800"]),        # no DFlash before 0.5.11
     (Q4B, "sglang>=0.5.11,<0.5.14", "loads", ["DF810"]),     # every layer non-causal; all full layers mean so too
     (Q4B, "sglang>=0.5.14,<0.5.17", "loads", ["DF810"]),     # full layers non-causal
@@ -107,7 +110,8 @@ GOLDEN = [
     (SPEC, "vllm==0.28.0", "fails", ["DF802"]),              # §1 0.28.0 regression
     (SPEC, "vllm>=0.29,<0.31", "loads", ["DF810", "DF810"]),  # algos.py @register_speculator("dflash2") from 0.29
     (SPEC, "vllm>=0.31,<0.33", "loads", ["DF810", "DF810"]),  # 0.31-0.32: the same (no assistant default yet)
-    (SPEC, "vllm>=0.33", "loads", ["DF810", "DF810"]),       # same
+    (SPEC, "vllm>=0.33,<0.34", "loads", ["DF810", "DF810"]),       # same
+    (SPEC, "vllm>=0.34", "loads", ["DF810"]),  # 0.34.0: no V1 runner, so no runner note; tokens only
     (SPEC, "sglang<0.5.11", "unsupported", ["DF800"]),
     (SPEC, "sglang>=0.5.11,<0.5.14", "unsupported", ["DF800"]),
     (SPEC, "sglang>=0.5.14,<0.5.17", "unsupported", ["DF800"]),
@@ -157,11 +161,11 @@ def test_golden(reports: dict, name: str, profile: str, verdict: str, codes: lis
 
 def test_serve_commands_follow_each_engines_draft_token_convention(reports: dict) -> None:
     by = {v.profile.id: v.serve for v in reports[Q27].verdicts}
-    assert '"method": "dflash"' in by["vllm>=0.33"] and '"num_speculative_tokens": 7' in by["vllm>=0.33"]
+    assert '"method": "dflash"' in by["vllm>=0.34"] and '"num_speculative_tokens": 7' in by["vllm>=0.34"]
     assert "--speculative-algorithm DFLASH" in by["sglang>=0.5.19"]
     assert "--speculative-num-draft-tokens 8" in by["sglang>=0.5.19"]
     muse = {v.profile.id: v.serve for v in reports[MUSE].verdicts}
-    assert '"num_speculative_tokens": 15' in muse["vllm>=0.33"]
+    assert '"num_speculative_tokens": 15' in muse["vllm>=0.34"]
 
 
 def test_gguf_conversion_command_is_given(reports: dict) -> None:

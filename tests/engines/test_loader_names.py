@@ -75,9 +75,9 @@ D2T: Tensor = ("d2t", "I64", (V,))
 def test_vllm_refuses_model_prefixed_names_and_advises_the_conversion_that_writes_them_bare(
         tmp_path: Path, good: str) -> None:
     path = drafter(tmp_path, good, prefix=True)
-    rc, by = compat(path, "vllm@0.29.0", "vllm@0.33.0")
+    rc, by = compat(path, "vllm@0.29.0", "vllm@0.34.0")
     assert rc == 1
-    for key in ("vllm>=0.29,<0.31", "vllm>=0.33"):
+    for key in ("vllm>=0.29,<0.31", "vllm>=0.34"):
         e = by[key]
         assert e["verdict"] == "fails" and e["serve"] is None, e
         [msg] = refused(e)
@@ -91,7 +91,7 @@ def test_vllm_refuses_model_prefixed_names_and_advises_the_conversion_that_write
 def test_the_advised_conversion_writes_the_names_bare_and_vllm_then_loads(tmp_path: Path) -> None:
     path = drafter(tmp_path, "nested-v2", prefix=True)
     _, by = compat(path, "vllm")
-    [msg] = refused(by["vllm>=0.33"])
+    [msg] = refused(by["vllm>=0.34"])
     argv = shlex.split(advised(msg))
     assert argv[:2] == ["dflash2-ckpt", "convert"], msg
     argv[argv.index("-o") + 1] = str(tmp_path / "out")
@@ -192,7 +192,7 @@ def test_mlx_vlm_has_no_attention_bias(tmp_path: Path) -> None:
     rc, by = compat(path, "mlx-vlm", "dflash-mlx", "vllm")
     assert by["mlx-vlm>=0.7.0"]["verdict"] == "fails"
     assert "an attention bias" in refused(by["mlx-vlm>=0.7.0"])[0]
-    assert not refused(by["dflash-mlx>=0.1.0"]) and not refused(by["vllm>=0.33"])   # both build the bias
+    assert not refused(by["dflash-mlx>=0.1.0"]) and not refused(by["vllm>=0.34"])   # both build the bias
 
 
 @pytest.mark.parametrize("extra", [EMBED, HEAD, D2T])

@@ -56,7 +56,7 @@ def test_every_fact_cites_released_code(pid: str, text: str, cites: tuple[Cite, 
 
 def test_requirements_name_every_cited_release() -> None:
     reqs = requirements()
-    assert "vllm==0.33.0" in reqs and "sglang==0.5.23" in reqs and "mlx-vlm==0.7.10" in reqs
+    assert "vllm==0.33.0" in reqs and "vllm==0.34.0" in reqs and "sglang==0.5.23" in reqs and "mlx-vlm==0.7.10" in reqs
     assert all(r.count("==") == 1 for r in reqs)
     assert "transformers==5.15.0" in reqs and "transformers==5.14.1" in reqs      # the DFlash bisection's ends
     # the llama.cpp bisection's ends: DFlash2 selector tensors first in 10662, the last v1-only release 10644

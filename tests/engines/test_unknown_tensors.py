@@ -18,7 +18,7 @@ from _kit.cli import invoke
 from _kit.convert import build, layout_of
 from conftest import FIXTURES
 
-VLLM = ("vllm@0.27.1", "vllm@0.28.0", "vllm@0.29.0", "vllm@0.30.0", "vllm@0.31.0", "vllm@0.33.0")
+VLLM = ("vllm@0.27.1", "vllm@0.28.0", "vllm@0.29.0", "vllm@0.30.0", "vllm@0.31.0", "vllm@0.33.0", "vllm@0.34.0")
 RAISES = "There is no module or parameter named"
 
 
@@ -54,10 +54,11 @@ def verify_codes(path: Path | str) -> dict[str, str]:
 def test_the_fixture_writers_unexpected_tensor_fails_every_vllm_with_dflash2_and_loads_on_sglang() -> None:
     path = FIXTURES / "broken" / "tensor-unexpected"        # fixtures/build.py: + layers.9.mlp.up_proj.weight
     assert verify_codes(path).get("DF202") == "warning"
-    rc, doc = compat(path, "vllm@0.28.0", "vllm@0.29.0", "vllm@0.31.0", "vllm@0.33.0", "sglang@0.5.23")
+    rc, doc = compat(path, "vllm@0.28.0", "vllm@0.29.0", "vllm@0.31.0", "vllm@0.33.0", "vllm@0.34.0",
+                     "sglang@0.5.23")
     assert rc == 1
     by = {e["versions"]: e for e in doc["engines"]}
-    for label in ("==0.28.0", ">=0.29,<0.31", ">=0.31,<0.33", ">=0.33"):
+    for label in ("==0.28.0", ">=0.29,<0.31", ">=0.31,<0.33", ">=0.33,<0.34", ">=0.34"):
         e = by[label]
         assert e["verdict"] == "fails" and e["serve"] is None, label
         refused = [r for r in errors(e) if r["code"] == "DF805"]
@@ -65,7 +66,7 @@ def test_the_fixture_writers_unexpected_tensor_fails_every_vllm_with_dflash2_and
         msg = refused[0]["message"]
         assert "layers.9.mlp.up_proj.weight" in msg and RAISES in msg
         # the citation: released file + anchor
-        assert "vllm==0.27.1..0.33.0:vllm/model_executor/models/utils.py" in msg
+        assert "vllm==0.27.1..0.34.0:vllm/model_executor/models/utils.py" in msg
         assert "vllm/model_executor/models/qwen3_dflash.py has `loader = AutoWeightsLoader(self)`" in msg
     sglang = by[">=0.5.19"]
     assert sglang["verdict"] == "loads" and sglang["serve"]

@@ -195,7 +195,7 @@ def test_mixed_causality_is_not_advised_to_speculators(tmp_path: Path) -> None:
 
 def test_vllm_loads_the_assistant_dialect_it_remaps() -> None:
     _, doc = compat_json(str(FIXTURES / "good" / "assistant-v1"), "--target", "org/target")
-    e = _entry(doc, "vllm", ">=0.33")
+    e = _entry(doc, "vllm", ">=0.34")
     assert e["verdict"] == "loads"
     assert e["serve"].startswith("vllm serve org/target")
     assert _entry(doc, "sglang", ">=0.5.19")["verdict"] == "needs-conversion"

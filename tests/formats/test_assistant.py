@@ -218,7 +218,7 @@ def test_verify_with_a_target_takes_its_vocabulary(tmp_path: Path) -> None:
 def test_compat_judges_the_published_layout() -> None:
     doc = json.loads(invoke("compat", str(TINY), "--format", "json").output)
     verdicts = {(e["engine"], e["versions"]): e["verdict"] for e in doc["engines"]}
-    assert verdicts[("vllm", ">=0.29,<0.31")] == verdicts[("vllm", ">=0.33")] == "loads"
+    assert verdicts[("vllm", ">=0.29,<0.31")] == verdicts[("vllm", ">=0.34")] == "loads"
     advice = [r["message"] for e in doc["engines"] for r in e["reasons"] if r["code"] == "DF801"]
     assert advice and all("--target" in m for m in advice)
 

@@ -42,7 +42,7 @@ def test_verify_inspect_and_compat_read_a_cache_snapshot(snapshot: Path) -> None
     assert "DF607" not in codes
     assert invoke("inspect", str(snapshot)).exit_code == 0
     doc = json.loads(invoke("compat", str(snapshot), "--format", "json").output)
-    assert ("vllm", ">=0.33", "loads") in {(e["engine"], e["versions"], e["verdict"]) for e in doc["engines"]}
+    assert ("vllm", ">=0.34", "loads") in {(e["engine"], e["versions"], e["verdict"]) for e in doc["engines"]}
 
 
 def test_convert_reads_a_cache_snapshot(snapshot: Path, tmp_path: Path) -> None:
