@@ -7,7 +7,7 @@ import click
 from .errors import EXIT_OK, guarded
 
 
-@click.command("engines")
+@click.command("engines", short_help="List the engines, the releases read, and what each loads")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text for people; json (one document: engines, each with its profiles).")
 @guarded

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..findings import Finding
-from ..formats.detect import dspark_evidence
 from . import layout_cites as c
 from .profile import Cite, Drafter, Profile
 from .versions import compare, parse_version
@@ -39,7 +38,9 @@ SERVES: dict[str, Serves] = {
 def is_dspark(d: Drafter) -> bool:
     archs = d.config.get("architectures")
     named = isinstance(archs, list) and any(isinstance(a, str) and "DSpark" in a for a in archs)
-    return d.version is None and (named or bool(dspark_evidence(d.config, d.tensors)))
+    # the engines route by architecture: a DSpark relabelled as DFlash (DFlashDraftModel) is loaded, and
+    # refused, as DFlash, so only a DSpark architecture is served as DSpark
+    return d.version is None and named
 
 
 def _covered(p: Profile, first: str) -> bool:

@@ -106,10 +106,15 @@ def _groups(text: str) -> Iterable[tuple[int, int]]:
 
 def without_citations(message: str) -> str:
     """`message` less the parenthesised citations of released code or issues it carries (`(vllm==0.33.0:
-    path has `...`)`); what else it says in parentheses stays. The full text is in --verbose and json."""
+    path has `...`)`): a group that opens with a citation goes; another group stays, less the citations
+    inside it (a finding quoted within another keeps its words). The full text is in --verbose and json."""
     out, at = [], 0
     for start, end in _groups(message):
-        if _CITE.search(message[start:end]):
-            out.append(message[at:start].rstrip(" "))
-            at = end
+        inner = message[start + 1 : end - 1]
+        out.append(message[at:start])
+        if _CITE.match(inner.lstrip()):
+            out[-1] = out[-1].rstrip(" ")
+        else:
+            out.append("(" + without_citations(inner) + ")")
+        at = end
     return ("".join(out) + message[at:]).strip()

@@ -80,12 +80,12 @@ def test_compat_target_refuses_taps_past_the_target_like_verify(tmp_path: Path) 
     assert rc == 1
     for e in doc["engines"]:
         assert e["verdict"] != "loads" and e["serve"] is None, e
-    vllm = rows(doc)["vllm>=0.33"]
+    vllm = rows(doc)["vllm>=0.34"]
     assert vllm["verdict"] == "fails" and "DF503" in vllm["reasons"][0]["message"]
     r = invoke("compat", str(d), "--target", str(t), "--engine", "vllm")
     assert r.exit_code == 1 and "vllm serve" not in r.output and "DF504" in r.output
     # without --target nothing is paired: the same drafter loads (the pairing is what decides)
-    assert rows(as_json("compat", str(d), "--engine", "vllm")[1])["vllm>=0.33"]["verdict"] == "loads"
+    assert rows(as_json("compat", str(d), "--engine", "vllm")[1])["vllm>=0.34"]["verdict"] == "loads"
 
 
 def test_compat_target_refuses_a_padded_target_vocabulary(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_verify_engine_lines_are_compat_rows(tmp_path: Path) -> None:
         assert checked, d
         assert all(lines[(e["engine"], e["versions"])] == (e["verdict"], codes(e)) for e in checked), d
     text = invoke("verify", str(cases[0][0]), "--target", str(cases[0][1]), "--engine", "vllm").output
-    assert "vllm >=0.33: fails (DF813" in text
+    assert "vllm >=0.34: fails (DF813" in text
 
 
 # --- the draft-position layout (sgl-project/sglang#40144) ---------------------------------------------
@@ -174,19 +174,19 @@ def test_a_v1_anchor_first_drafter_is_shifted_in_sglang_and_refused_by_vllm(tmp_
     by_engine = {f["details"]["engines"][0]: f for f in findings(doc, "DF161")}
     # llama.cpp reads GGUF: its DFlash path reads the mask slots, so the converted drafter is shifted too;
     # mlx-vlm scores the mask slots only
-    assert set(by_engine) == {"sglang>=0.5.19", "vllm>=0.33", "llama.cpp>=b10662", "mlx-vlm>=0.7.0"}
+    assert set(by_engine) == {"sglang>=0.5.19", "vllm>=0.34", "llama.cpp>=b10662", "mlx-vlm>=0.7.0"}
     assert "shifted by one" in by_engine["sglang>=0.5.19"]["message"]
     assert "sglang==0.5.18..0.5.23" in by_engine["sglang>=0.5.19"]["message"]
-    assert "refuses an anchor-first drafter" in by_engine["vllm>=0.33"]["message"]
+    assert "refuses an anchor-first drafter" in by_engine["vllm>=0.34"]["message"]
     rc, doc = as_json("compat", str(d), "--engine", "sglang@0.5.18", "--engine", "vllm@0.29.0",
                       "--engine", "z-lab")
     r = rows(doc)
-    assert r["sglang<0.5.19"]["verdict"] == "fails" and says(r["sglang<0.5.19"], "DF161")
+    assert r["sglang>=0.5.18,<0.5.19"]["verdict"] == "fails" and says(r["sglang>=0.5.18,<0.5.19"], "DF161")
     assert r["vllm>=0.29,<0.31"]["verdict"] == "fails" and says(r["vllm>=0.29,<0.31"], "DF161")
     assert r["z-lab>=0.1.0"]["verdict"] == "loads"        # the reference reads the key (no rule against it)
     # judged without --engine, an older release's verdict comes from its own rule, not from verify's lines
     every = rows(as_json("compat", str(d))[1])
-    assert (every["sglang<0.5.19"]["verdict"], codes(every["sglang<0.5.19"])) == ("fails", ["DF161"])
+    assert (every["sglang>=0.5.18,<0.5.19"]["verdict"], codes(every["sglang>=0.5.18,<0.5.19"])) == ("fails", ["DF161"])
     text = flat_text(invoke("verify", str(d)).output)
     assert "DF161" in text and "τ 1.06" in text
 
@@ -221,8 +221,8 @@ def test_an_unregistered_architecture_is_an_error_naming_the_registered_one(tmp_
     rc, doc = as_json("verify", str(d))
     assert rc == 1
     found = {f["details"]["engines"][0]: f for f in findings(doc, "DF160")}
-    assert set(found) == {"vllm>=0.33", "sglang>=0.5.19"}
-    assert found["vllm>=0.33"]["details"]["looked_up"] == "DFlashQwen3DFlashDraftModel"
+    assert set(found) == {"vllm>=0.34", "sglang>=0.5.19"}
+    assert found["vllm>=0.34"]["details"]["looked_up"] == "DFlashQwen3DFlashDraftModel"
     assert all(f["details"]["wants"] == "DFlashDraftModel" for f in found.values())
     r = invoke("compat", str(d), "--engine", "vllm@0.27.1")
     assert r.exit_code == 1 and '"DFlashDraftModel"' in flat_text(r.output)
@@ -243,7 +243,7 @@ def test_speculative_tokens_equal_to_block_size_fail_vllm(tmp_path: Path) -> Non
     rc, doc = as_json("verify", str(d))
     [f] = findings(doc, "DF162")
     key = "speculators_config.proposal_methods[0].speculative_tokens"
-    want = {"engines": ["vllm>=0.33"], "block_size": 8, "value": 8, "key": key, "source": ""}
+    want = {"engines": ["vllm>=0.34"], "block_size": 8, "value": 8, "key": key, "source": ""}
     assert f["details"] | {"source": ""} == want
     assert "set it to 7" in f["message"]
     rc, doc = as_json("compat", str(d), "--engine", "vllm@0.29.0", "--engine", "speculators")
@@ -273,7 +273,7 @@ def test_a_mask_embedding_sidecar_is_named_with_its_readers_and_the_conversion(t
     rc, doc = as_json("compat", str(d), "--engine", "sglang", "--engine", "vllm")
     r = rows(doc)
     assert (r["sglang>=0.5.19"]["verdict"], codes(r["sglang>=0.5.19"])[:1]) == ("degraded", ["DF631"])
-    assert r["vllm>=0.33"]["verdict"] == "loads"           # it reads the file itself
+    assert r["vllm>=0.34"]["verdict"] == "loads"           # it reads the file itself
     plain = drafter(tmp_path, "nested-v1", name="plain")
     assert rows(as_json("compat", str(plain), "--engine", "sglang")[1])["sglang>=0.5.19"]["verdict"] == "loads"
 
@@ -320,12 +320,17 @@ def test_dspark_is_served_by_vllm_and_sglang_and_not_validated(tmp_path: Path) -
     d = real_checkpoint(tmp_path, "deepseek-ai_dspark_qwen3_8b_block7")
     rc, doc = as_json("compat", str(d))
     r = rows(doc)
-    for pid in ("vllm>=0.33", "sglang>=0.5.19", "llama.cpp>=b10662"):
+    for pid in ("vllm>=0.34", "sglang>=0.5.19", "llama.cpp>=b10662"):
         assert (r[pid]["verdict"], codes(r[pid])) == ("not-validated", ["DF850"]), pid
         assert "does not validate it further" in r[pid]["reasons"][0]["message"]
-    assert "Qwen3DSparkModel" in r["vllm>=0.33"]["reasons"][0]["message"]
+    assert "Qwen3DSparkModel" in r["vllm>=0.34"]["reasons"][0]["message"]
     assert r["dflash-mlx>=0.1.0"]["verdict"] == "unsupported"
-    served = [e for e in doc["engines"] if e["engine"] in ("vllm", "sglang")]
+    # every release that registers DSpark drafters (vLLM from 0.25.0, SGLang from 0.5.16); the ranges before
+    # hold no DSpark drafter
+    before = {("vllm", "<0.20"), ("vllm", ">=0.20,<0.23"), ("sglang", "<0.5.11"), ("sglang", ">=0.5.11,<0.5.14")}
+    served = [e for e in doc["engines"] if e["engine"] in ("vllm", "sglang")
+              and (e["engine"], e["versions"]) not in before]
+    assert all(e["verdict"] == "unsupported" for e in doc["engines"] if (e["engine"], e["versions"]) in before)
     assert served and not any(e["verdict"] == "unsupported" for e in served)
     text = flat_text(invoke("compat", str(d), "--engine", "vllm").output)
     assert "not-validated" in text and "unsupported" not in text

@@ -103,10 +103,10 @@ def test_convert_prints_a_directory_name_on_one_line(hostile: Path, tmp_path: Pa
 def test_fix_diff_prints_a_directory_name_on_one_line(tmp_path: Path) -> None:
     d = copy(FIXTURES / "broken" / "engines-split-causality", tmp_path / NAME)
     code, out = run("verify", "--diff", str(d))
-    assert code == 1 and "Would fix 3 finding(s)" in out
+    assert code == 1 and "Would fix 4 finding(s)" in out
     no_command(out)
     code, out = run("verify", "--fix", str(d))
-    assert f"{SHOWN}: fixed 3 finding(s) in config.json" in out, out
+    assert f"{SHOWN}: fixed 4 finding(s) in config.json" in out, out
     no_command(out)
 
 
