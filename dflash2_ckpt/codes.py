@@ -192,7 +192,6 @@ _TABLE: tuple[Code, ...] = (
     Code("DF831", "family-key-ignored", "warning", "this engine release loads the drafter but ignores a key its family was trained with"),
     Code("DF840", "engine-taps-shifted", "warning", "the engine taps other target layers than target_layer_ids say (a tap shift)"),
     Code("DF841", "engine-unverified", "info", "the engine release ships compiled code only: its verdict is unverified, neither loads nor fails"),
-    Code("DF842", "engine-window-default", "warning", "the engine windows sliding layers at its own default: the config gives no sliding_window"),
     Code("DF850", "dspark-served", "info", "a DSpark drafter: this engine release registers DSpark drafters; this toolkit does not validate them further"),
     Code("DF851", "target-not-read", "warning", "compat --target: the target's config could not be read, so the pairing checks did not run"),
     # DF9xx GGUF drafters for llama.cpp (docs/engines.md, GGUF)
@@ -544,8 +543,6 @@ _ADVICE: dict[str, tuple[str, str]] = {
               "Pin the shift in the config (dflash_config.tap_shift: 0 for exllamav3)."),
     "DF841": ("Nothing known: the release's source cannot be read, so no rule of it was checked.",
               "Try it; the verdict changes when its source is published."),
-    "DF842": ("Sliding layers attend over another window than trained: acceptance drops.",
-              "Set sliding_window to the trained window."),
     "DF850": ("Nothing known: the engine serves DSpark drafters; this toolkit checks no DSpark rule.",
               "Check the drafter with the engine itself."),
     "DF851": ("The verdicts do not include the pairing with the target.",

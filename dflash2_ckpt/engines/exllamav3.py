@@ -162,17 +162,10 @@ def _taps(d: Drafter) -> str | None:
             f"(`dflash2-ckpt verify {d.path} --engine exllamav3 --fix --unsafe-fixes` writes it)")
 
 
-def _window(d: Drafter) -> str | None:
-    spec = d.spec
-    if spec is None or "sliding_attention" not in spec.layer_types or spec.sliding_window is not None:
-        return None
-    return ("finds no sliding_window (a null counts as absent) and windows the sliding layers at 2048 "
-            "positions: set sliding_window to the trained window")
-
-
 TAPS = Refusal("taps", _taps, "; ".join(map(str, (r.EXL_TAP_SHIFT_V1, r.EXL_TAP_SHIFT_KEY, r.EXL_TAP_APPLIED))),
                "DF840")
-WINDOW = Refusal("sliding_window", _window, "; ".join(map(str, (r.EXL_WINDOW, r.EXL_NULL_IS_MISSING))), "DF842")
+# its 2048 window for a null or absent sliding_window needs no rule of its own: sliding layers without a
+# window are DF109 for every engine, so the default is listed (defaults) and never reached
 
 
 def _v2_only(rule: Refusal) -> Refusal:
@@ -254,7 +247,7 @@ PROFILE = Profile(
     quant=quant,
     ignores=(ignores_use_swa(r.EXL_NO_USE_SWA, r.EXL_NO_USE_SWA_V2), _v2_only(ignores_sinks(r.EXL_V2_NO_SINKS)),
              _v2_only(ignores_v_scale(r.EXL_V2_NO_V_SCALE, dialects=("nested",)))),
-    divergences=(TAPS, WINDOW), families=("laguna",),
+    divergences=(TAPS,), families=("laguna",),
     tap_offset=TAPS_OFFSET,
     read_keys=(*(KeyRead(f"{where}tap_shift", "how many layers deeper than target_layer_ids it taps "
                          "(dflash_config first; DFlashDraftModel defaults to 1, DFlash2 to 0)",

@@ -20,7 +20,7 @@ from .profile import Default, Drafter, Profile, Refusal
 
 EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
                                    "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815",
-                                   "DF830", "DF831", "DF840", "DF841", "DF842"})
+                                   "DF830", "DF831", "DF840", "DF841"})
 
 # not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850);
 # unverified: the release's code cannot be read (compiled), so nothing is promised either way

@@ -303,6 +303,23 @@ def test_convert_writes_the_window_and_verify_errs_without_it(tmp_path: Path) ->
     assert r["engines"][0]["verdict"] == "fails" and "DF914" in r["engines"][0]["reasons"][0]["message"]
 
 
+def test_a_dflash2_gguf_with_no_window_and_no_source_record_is_a_warning(tmp_path: Path) -> None:
+    """Without the source config it was converted from, the GGUF cannot tell whether the drafter slid: every
+    published DFlash2 drafter did, so a window-less DFlash2 file is a warning (DF915), not an error."""
+    from _kit.gguf import rewrite
+    from dflash2_ckpt.formats import gguf_names as N
+
+    def drop(arch: str, kv: dict, tensors: list) -> tuple[str, dict, list]:
+        for key in (N.KEY_WINDOW, N.KEY_WINDOW_PATTERN, N.KEY_SOURCE_CONFIG):
+            kv.pop(key, None)
+        return arch, kv, tensors
+    bare = rewrite(FIXTURES / "gguf" / "drafter-v2.gguf", tmp_path / "bare.gguf", drop)
+    rc, doc = as_json("verify", str(bare))
+    [f] = findings(doc, "DF915")
+    assert f["severity"] == "warning" and f["field"] == N.KEY_WINDOW and "full attention" in f["message"]
+    assert not findings(doc, "DF914") and rc == 0
+
+
 def test_an_engine_that_reads_no_gguf_says_the_format_first(tmp_path: Path) -> None:
     bad = FIXTURES / "gguf" / "top-k-too-large.gguf"
     rc, doc = as_json("compat", str(bad), "--engine", "vllm", "--engine", "sglang", "--engine", "mlx-vlm")
