@@ -9,6 +9,7 @@ before each; the load average is recorded around every run. Cache state before e
         sync (per file: the other jobs sharing this machine keep their caches, which
         `echo 3 > /proc/sys/vm/drop_caches` would throw away; `fincore` confirms 0 pages resident)
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ import shutil
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 MEASURE = """
 import json, resource, subprocess, sys, time
@@ -73,12 +75,18 @@ def measure(cmd: list[str]) -> dict[str, Any]:
     return res
 
 
-def paired(base: list[str], cand: list[str], sources: list[Path], cache: str, repeat: int,
-           cleanup: Callable[[], None]) -> dict[str, Any]:
+def paired(
+    base: list[str],
+    cand: list[str],
+    sources: list[Path],
+    cache: str,
+    repeat: int,
+    cleanup: Callable[[], None],
+) -> dict[str, Any]:
     """`repeat` pairs of (baseline, candidate) in alternating order; medians and per-pair ratios."""
     runs: dict[str, list[dict[str, Any]]] = {"base": [], "cand": []}
     for i in range(repeat):
-        for which in (("base", "cand") if i % 2 == 0 else ("cand", "base")):
+        for which in ("base", "cand") if i % 2 == 0 else ("cand", "base"):
             cleanup()
             os.sync()
             if cache == "hot":
@@ -91,21 +99,33 @@ def paired(base: list[str], cand: list[str], sources: list[Path], cache: str, re
             runs[which].append(res)
     cleanup()
     ratios = [c["seconds"] / b["seconds"] for b, c in zip(runs["base"], runs["cand"])]
-    med = {k: {m: statistics.median(r[m] for r in v) for m in ("seconds", "cpu", "max_rss_mib")}
-           for k, v in runs.items()}
+    med = {
+        k: {m: statistics.median(r[m] for r in v) for m in ("seconds", "cpu", "max_rss_mib")}
+        for k, v in runs.items()
+    }
     loads = [x for v in runs.values() for r in v for x in r["load"]]
-    return {"cache": cache, "runs": runs, "median": med, "pair_ratios": ratios,
-            "median_ratio": statistics.median(ratios), "load": (min(loads), max(loads))}
+    return {
+        "cache": cache,
+        "runs": runs,
+        "median": med,
+        "pair_ratios": ratios,
+        "median_ratio": statistics.median(ratios),
+        "load": (min(loads), max(loads)),
+    }
 
 
 def row(label: str, size: int, r: dict[str, Any]) -> str:
     m = r["median"]
-    return (f"| {label} | {size / 1e9:.2f} | {r['cache']} | {m['base']['seconds']:.2f} | {m['cand']['seconds']:.2f} | "
-            f"{r['median_ratio']:.2f}x ({', '.join(f'{x:.2f}' for x in r['pair_ratios'])}) | "
-            f"{m['base']['cpu']:.2f} | {m['cand']['cpu']:.2f} | {m['cand']['max_rss_mib']:.0f} | "
-            f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+    return (
+        f"| {label} | {size / 1e9:.2f} | {r['cache']} | {m['base']['seconds']:.2f} | {m['cand']['seconds']:.2f} | "
+        f"{r['median_ratio']:.2f}x ({', '.join(f'{x:.2f}' for x in r['pair_ratios'])}) | "
+        f"{m['base']['cpu']:.2f} | {m['cand']['cpu']:.2f} | {m['cand']['max_rss_mib']:.0f} | "
+        f"{r['load'][0]:.1f}-{r['load'][1]:.1f} |"
+    )
 
 
-HEADER = ("| what | GB | cache | baseline s | candidate s | candidate / baseline (median of pairs; each pair) | "
-          "baseline CPU s | candidate CPU s | candidate peak RSS MiB | load average |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| what | GB | cache | baseline s | candidate s | candidate / baseline (median of pairs; each pair) | "
+    "baseline CPU s | candidate CPU s | candidate peak RSS MiB | load average |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
+)

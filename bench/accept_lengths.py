@@ -10,6 +10,7 @@ Per row: τ over the whole output, τ over the first 32 new tokens of every outp
 accept/checks.py OPENING_TOKENS) and whether DF751 was raised. The failures are bench/accept_failures.py's
 (random fc: noise from torch.Generator().manual_seed(--seed) at fc.weight's scale).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,20 +42,31 @@ def measure(pairs: list[str], lengths: list[int], variants: list[str], seed: int
             for n in lengths:
                 r = accept(breaks[v](base, seed), target, max_new_tokens=n, device="cpu")
                 assert r.tau_opening is not None
-                rows.append({"pair": name, "variant": v, "max_new_tokens": n, "tau": round(r.tau.mean, 3),
-                             "tau_opening": round(r.tau_opening.mean, 3),
-                             "df751": any(f.code == "DF751" for f in r.findings),
-                             "lossless": all(p.lossless for p in r.prompts)})
+                rows.append(
+                    {
+                        "pair": name,
+                        "variant": v,
+                        "max_new_tokens": n,
+                        "tau": round(r.tau.mean, 3),
+                        "tau_opening": round(r.tau_opening.mean, 3),
+                        "df751": any(f.code == "DF751" for f in r.findings),
+                        "lossless": all(p.lossless for p in r.prompts),
+                    }
+                )
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    out = ["| pair | variant | new tokens | τ | τ, first 32 tokens of every output | DF751 | lossless |",
-           "|---|---|---|---|---|---|---|"]
+    out = [
+        "| pair | variant | new tokens | τ | τ, first 32 tokens of every output | DF751 | lossless |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append(f"| {r['pair']} | {r['variant']} | {r['max_new_tokens']} | {r['tau']:.2f} | {r['tau_opening']:.2f} "
-                   f"| {'raised' if r['df751'] else '-'} | {'yes' if r['lossless'] else 'NO'} |")
+        out.append(
+            f"| {r['pair']} | {r['variant']} | {r['max_new_tokens']} | {r['tau']:.2f} | {r['tau_opening']:.2f} "
+            f"| {'raised' if r['df751'] else '-'} | {'yes' if r['lossless'] else 'NO'} |"
+        )
     return "\n".join(out)
 
 
@@ -67,8 +79,9 @@ def main() -> None:
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    rows = measure(args.pairs.split(","), [int(x) for x in args.lengths.split(",")], args.variants.split(","),
-                   args.seed)
+    rows = measure(
+        args.pairs.split(","), [int(x) for x in args.lengths.split(",")], args.variants.split(","), args.seed
+    )
     print(markdown(rows) if args.markdown else json.dumps(rows, indent=2))
 
 

@@ -9,6 +9,7 @@ fresh `dflash2-ckpt audit --from-file LIST --format json --rate 1000` subprocess
 own; the server counts requests and body bytes. --write replaces the `## audit` section of
 bench/RESULTS.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,16 +30,34 @@ BROKEN = ["tensor-missing", "fc-wrong-shape", "v2-tensors-missing", "mask-id-out
 
 
 def run(listing: Path, env: dict[str, str], jobs: int, cache: Path | None) -> dict[str, object]:
-    cmd = [sys.executable, "-m", "dflash2_ckpt", "audit", "--from-file", str(listing), "--format", "json",
-           "--rate", "1000", "--jobs", str(jobs)] + (["--cache", str(cache)] if cache else [])
+    cmd = [
+        sys.executable,
+        "-m",
+        "dflash2_ckpt",
+        "audit",
+        "--from-file",
+        str(listing),
+        "--format",
+        "json",
+        "--rate",
+        "1000",
+        "--jobs",
+        str(jobs),
+    ] + (["--cache", str(cache)] if cache else [])
     t0 = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     doc = json.loads(p.stdout)
-    return {"exit": p.returncode, "wall": wall, "rss_mib": max(rss, before) / 1024, "rows": len(doc["rows"]),
-            "clean": doc["summary"]["clean"], "hits": doc["cache_hits"]}
+    return {
+        "exit": p.returncode,
+        "wall": wall,
+        "rss_mib": max(rss, before) / 1024,
+        "rows": len(doc["rows"]),
+        "clean": doc["summary"]["clean"],
+        "hits": doc["cache_hits"],
+    }
 
 
 def main() -> int:
@@ -48,20 +67,30 @@ def main() -> int:
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     from _kit.fakehub import FakeHub
+
     tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
     fixtures = ROOT / "fixtures"
     names = []
     with FakeHub() as hub:
         for n in range(args.repos):
-            src = fixtures / "broken" / BROKEN[n % len(BROKEN)] if n % 10 == 9 else fixtures / "good" / GOOD[n % 4]
+            src = (
+                fixtures / "broken" / BROKEN[n % len(BROKEN)]
+                if n % 10 == 9
+                else fixtures / "good" / GOOD[n % 4]
+            )
             name = f"org{n % 7}/drafter-{n:04d}"
             hub.add_commit(name, src)
             names.append(name)
         listing = tmp / "list.txt"
         listing.write_text("\n".join(names) + "\n")
         hub.latency = args.latency
-        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp / "hf-home"), "PYTHONPATH": str(ROOT),
-               "HF_HUB_DISABLE_TELEMETRY": "1"}
+        env = {
+            **os.environ,
+            "HF_ENDPOINT": hub.url,
+            "HF_HOME": str(tmp / "hf-home"),
+            "PYTHONPATH": str(ROOT),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+        }
         env.pop("HF_TOKEN", None)
         lines = [f"{args.repos} repos, fake Hub latency {args.latency * 1000:.0f} ms per request"]
         results = {}
@@ -71,29 +100,35 @@ def main() -> int:
             reqs = hub.log[mark:]
             sent = sum(e.sent for e in reqs)
             results[jobs] = r
-            lines.append(f"--jobs {jobs:2d}: {r['wall']:6.1f} s, {len(reqs) / args.repos:.1f} requests and "
-                         f"{sent / args.repos:,.0f} B per repo, peak RSS {r['rss_mib']:.0f} MiB, exit {r['exit']}, "
-                         f"{r['clean']}/{r['rows']} clean")
-        lines.append(f"speed-up --jobs 16 vs 1: {results[1]['wall'] / results[16]['wall']:.1f}x")   # type: ignore[operator]
+            lines.append(
+                f"--jobs {jobs:2d}: {r['wall']:6.1f} s, {len(reqs) / args.repos:.1f} requests and "
+                f"{sent / args.repos:,.0f} B per repo, peak RSS {r['rss_mib']:.0f} MiB, exit {r['exit']}, "
+                f"{r['clean']}/{r['rows']} clean"
+            )
+        lines.append(f"speed-up --jobs 16 vs 1: {results[1]['wall'] / results[16]['wall']:.1f}x")  # type: ignore[operator]
         cache = tmp / "cache"
         run(listing, env, 16, cache)
         mark = len(hub.log)
         r = run(listing, env, 16, cache)
         reqs = hub.log[mark:]
-        lines.append(f"cached re-run (--jobs 16, nothing changed): {r['wall']:.1f} s, "
-                     f"{len(reqs) / args.repos:.2f} requests per repo, {r['hits']} cache hits")
+        lines.append(
+            f"cached re-run (--jobs 16, nothing changed): {r['wall']:.1f} s, "
+            f"{len(reqs) / args.repos:.2f} requests per repo, {r['hits']} cache hits"
+        )
     text = "\n".join(lines)
     print(text)
     if args.write:
         res = ROOT / "bench" / "RESULTS.md"
         body = res.read_text()
-        section = (f"## audit\n\n`python bench/bench_audit.py --repos {args.repos} --latency {args.latency} --write`"
-                   " (2-core VM; the fake Hub runs in the parent process and its simulated round trip stands in"
-                   " for the network; each audit is its own subprocess)\n\n```text\n" + text + "\n```\n")
+        section = (
+            f"## audit\n\n`python bench/bench_audit.py --repos {args.repos} --latency {args.latency} --write`"
+            " (2-core VM; the fake Hub runs in the parent process and its simulated round trip stands in"
+            " for the network; each audit is its own subprocess)\n\n```text\n" + text + "\n```\n"
+        )
         start = body.find("## audit\n")
         if start >= 0:
             end = body.find("\n## ", start + 1)
-            body = body[:start] + section + (body[end + 1:] if end >= 0 else "")
+            body = body[:start] + section + (body[end + 1 :] if end >= 0 else "")
         else:
             body = body.rstrip("\n") + "\n\n" + section
         res.write_text(body)

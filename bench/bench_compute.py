@@ -22,6 +22,7 @@ the count and load average the default chose in each run.
 each under 10 minutes); --threads-counts 2,1: the forced counts of the threads rows.
 smoke: the H 2048, 5-layer v2 layout, CPU, old against new, once each.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,13 @@ print(json.dumps({"rc": p.returncode, "seconds": time.perf_counter() - t, "cpu":
 
 
 def env_for(code: Path, **extra: str) -> dict[str, str]:
-    env = {"PYTHONPATH": str(code), "PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-           "TRITON_INTERPRET": "1", **extra}
+    env = {
+        "PYTHONPATH": str(code),
+        "PATH": "/usr/bin:/bin",
+        "HOME": os.environ.get("HOME", "/root"),
+        "TRITON_INTERPRET": "1",
+        **extra,
+    }
     return env
 
 
@@ -81,19 +87,23 @@ def loads(runs: list[dict[str, Any]]) -> str:
 def old_tree(path: Path) -> Path:
     if not (path / "dflash2_ckpt").is_dir():
         path.mkdir(parents=True, exist_ok=True)
-        arc = subprocess.run(["git", "archive", "7aaf2fd", "dflash2_ckpt"], cwd=ROOT, check=True, capture_output=True)
+        arc = subprocess.run(
+            ["git", "archive", "7aaf2fd", "dflash2_ckpt"], cwd=ROOT, check=True, capture_output=True
+        )
         subprocess.run(["tar", "-x", "-C", str(path)], input=arc.stdout, check=True)
     return path
 
 
 # --- diff ---------------------------------------------------------------------------------------------------
 
+
 def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[str, Path]]:
     import torch
+    from bench_convert import config, nbytes, tensors_for
 
     import quantized
-    from bench_convert import config, nbytes, tensors_for
     from dflash2_ckpt.dev.synth import write_config, write_safetensors
+
     layers = 1
     while nbytes(tensors_for(config(layers))) < gb * 1e9:
         layers += 1
@@ -106,7 +116,11 @@ def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[s
         return (0.02 * torch.randn(shape, generator=g)).to(torch.bfloat16)
 
     def raw(t: torch.Tensor) -> bytes:
-        return t.contiguous().view(torch.uint8).numpy().tobytes() if t.dtype != torch.uint8 else t.numpy().tobytes()
+        return (
+            t.contiguous().view(torch.uint8).numpy().tobytes()
+            if t.dtype != torch.uint8
+            else t.numpy().tobytes()
+        )
 
     ref = base / "ref"
     if not (ref / "model.safetensors").is_file():
@@ -116,10 +130,22 @@ def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[s
     out = {"dense": base / "dense"}
     if not (out["dense"] / "model.safetensors").is_file():
         shutil.copytree(ref, out["dense"], dirs_exist_ok=True)
-    quantizable = {n for n, _, s in dense if len(s) == 2 and n.endswith(".weight")
-                   and "kernel_projection" not in n and "candidate_selector" not in n}
-    names = {torch.int32: "I32", torch.int64: "I64", torch.bfloat16: "BF16", torch.float32: "F32",
-             torch.uint8: "U8", torch.float8_e4m3fn: "F8_E4M3"}
+    quantizable = {
+        n
+        for n, _, s in dense
+        if len(s) == 2
+        and n.endswith(".weight")
+        and "kernel_projection" not in n
+        and "candidate_selector" not in n
+    }
+    names = {
+        torch.int32: "I32",
+        torch.int64: "I64",
+        torch.bfloat16: "BF16",
+        torch.float32: "F32",
+        torch.uint8: "U8",
+        torch.float8_e4m3fn: "F8_E4M3",
+    }
     for scheme in schemes:
         der = base / scheme
         out[scheme] = der
@@ -133,11 +159,20 @@ def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[s
             if n not in quantizable:
                 rows.append((n, dt, s))
                 continue
-            sd, qc = quantized.compress({"x.weight": torch.zeros(16, s[1], dtype=torch.bfloat16)}, scheme, [], over)
-            mod = n[:-len(".weight")]
-            rows += [(f"{mod}.{k[2:]}", names[v.dtype],
-                      (s[0], *v.shape[1:]) if v.ndim == 2 and v.shape[0] == 16 else
-                      ((s[0] // 8, *v.shape[1:]) if v.ndim == 2 else tuple(v.shape))) for k, v in sorted(sd.items())]
+            sd, qc = quantized.compress(
+                {"x.weight": torch.zeros(16, s[1], dtype=torch.bfloat16)}, scheme, [], over
+            )
+            mod = n[: -len(".weight")]
+            rows += [
+                (
+                    f"{mod}.{k[2:]}",
+                    names[v.dtype],
+                    (s[0], *v.shape[1:])
+                    if v.ndim == 2 and v.shape[0] == 16
+                    else ((s[0] // 8, *v.shape[1:]) if v.ndim == 2 else tuple(v.shape)),
+                )
+                for k, v in sorted(sd.items())
+            ]
         cache: dict[str, dict[str, Any]] = {}
 
         def data(name: str, _: int, scheme: str = scheme, over: Any = over) -> bytes:
@@ -146,18 +181,23 @@ def build_pairs(base: Path, gb: float, schemes: list[str]) -> tuple[Path, dict[s
                 return raw(values(name, shapes[name]))
             if mod not in cache:
                 cache.clear()
-                cache[mod], _q = quantized.compress({"x.weight": values(f"{mod}.weight", shapes[f"{mod}.weight"])},
-                                                    scheme, [], over)
+                cache[mod], _q = quantized.compress(
+                    {"x.weight": values(f"{mod}.weight", shapes[f"{mod}.weight"])}, scheme, [], over
+                )
             return raw(cache[mod][f"x.{suffix}"])
+
         write_safetensors(der / "model.safetensors", rows, data)
         qc["ignore"] = quantized.IGNORE
         write_config(der, {**cfg, "quantization_config": qc})
     return ref, out
 
 
-def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str, Any], cases: set[str]) -> None:
+def bench_diff(
+    base: Path, old: Path, gb: float, repeat: int, results: dict[str, Any], cases: set[str]
+) -> None:
     from dflash2_ckpt.checkpoint import open_checkpoint
-    schemes = [s for s in ("w4a16", "w8a16", "fp8", "nvfp4") if s in cases]     # build only what is measured
+
+    schemes = [s for s in ("w4a16", "w8a16", "fp8", "nvfp4") if s in cases]  # build only what is measured
     t = time.perf_counter()
     ref, derived = build_pairs(base, gb, schemes)
     print(f"pairs built in {time.perf_counter() - t:.0f} s", flush=True)
@@ -168,7 +208,17 @@ def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str,
         a, b = ref / "model.safetensors", der / "model.safetensors"
         subprocess.run(f"cat {a} {b} > /dev/null", shell=True, check=True)
         runs: dict[str, list[dict[str, Any]]] = {"cat": [], "old": [], "new": []}
-        cmd = [sys.executable, "-m", "dflash2_ckpt", "diff", str(der), "--reference", str(ref), "--format", "json"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "dflash2_ckpt",
+            "diff",
+            str(der),
+            "--reference",
+            str(ref),
+            "--format",
+            "json",
+        ]
         for _ in range(repeat):
             runs["cat"].append(measure(f"cat {a} {b} > /dev/null", env_for(ROOT)))
             runs["old"].append(measure(cmd, env_for(old)))
@@ -178,19 +228,31 @@ def bench_diff(base: Path, old: Path, gb: float, repeat: int, results: dict[str,
         # after start-up: the diff's own clock (its JSON "seconds": opening the sides to the last figure,
         # after the interpreter, the CLI and its imports), per logical value of the reference
         inproc = {k: [json.loads(x["stdout"])["seconds"] for x in v] for k, v in runs.items() if k != "cat"}
-        row = {"case": case, "bytes": a.stat().st_size + b.stat().st_size, "counts": new_doc["counts"],
-               "threads": new_doc.get("threads"), "load": loads(sum(runs.values(), [])), "values": values,
-               **{f"{k}_ns_per_value": [round(x / values * 1e9, 2) for x in v] for k, v in inproc.items()},
-               "ranges": {k: [round(min(x["seconds"] for x in v), 2), round(max(x["seconds"] for x in v), 2)]
-                          for k, v in runs.items()},
-               **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")}}
+        row = {
+            "case": case,
+            "bytes": a.stat().st_size + b.stat().st_size,
+            "counts": new_doc["counts"],
+            "threads": new_doc.get("threads"),
+            "load": loads(sum(runs.values(), [])),
+            "values": values,
+            **{f"{k}_ns_per_value": [round(x / values * 1e9, 2) for x in v] for k, v in inproc.items()},
+            "ranges": {
+                k: [round(min(x["seconds"] for x in v), 2), round(max(x["seconds"] for x in v), 2)]
+                for k, v in runs.items()
+            },
+            **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")},
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
-    imports = {what: [measure([sys.executable, "-c", f"import {what}"], env_for(ROOT)) for _ in range(repeat)]
-               for what in ("numpy", "dflash2_ckpt.diff", "torch", "compressed_tensors.compressors")}
-    results["diff"] = {"rows": rows, "imports": {k: {m: med(v, m) for m in ("seconds", "cpu", "max_rss_mib")}
-                                                 for k, v in imports.items()},
-                       "import_load": loads(sum(imports.values(), []))}
+    imports = {
+        what: [measure([sys.executable, "-c", f"import {what}"], env_for(ROOT)) for _ in range(repeat)]
+        for what in ("numpy", "dflash2_ckpt.diff", "torch", "compressed_tensors.compressors")
+    }
+    results["diff"] = {
+        "rows": rows,
+        "imports": {k: {m: med(v, m) for m in ("seconds", "cpu", "max_rss_mib")} for k, v in imports.items()},
+        "import_load": loads(sum(imports.values(), [])),
+    }
 
 
 # --- accept --------------------------------------------------------------------------------------------------
@@ -244,25 +306,35 @@ def bench_accept(old: Path, repeat: int, tokens: list[int], results: dict[str, A
         runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
         for _ in range(repeat):
             for which, code in (("old", old), ("new", ROOT)):
-                r = measure([sys.executable, "-c", ACCEPT, str(PAIR), str(n), "full" if which == "new" else "loop"],
-                            env_for(code, OMP_NUM_THREADS="1"))
+                r = measure(
+                    [sys.executable, "-c", ACCEPT, str(PAIR), str(n), "full" if which == "new" else "loop"],
+                    env_for(code, OMP_NUM_THREADS="1"),
+                )
                 if r["rc"]:
                     raise SystemExit(r["stderr"])
                 r.update(json.loads(r["stdout"].strip().splitlines()[-1]))
                 runs[which].append(r)
-        row = {"max_new_tokens": n, "tokens": runs["new"][0]["tokens"], "load": loads(runs["old"] + runs["new"]),
-               "old_speculative_s": med(runs["old"], "speculative"), "new_speculative_s": med(runs["new"], "speculative"),
-               "new_batch8_s": med(runs["new"], "batch8"), "greedy_s": med(runs["new"], "greedy"),
-               "generate_s": med(runs["new"], "generate"),
-               "old_speculative_cpu": med(runs["old"], "speculative_cpu"),
-               "new_speculative_cpu": med(runs["new"], "speculative_cpu"),
-               "new_batch8_cpu": med(runs["new"], "batch8_cpu"), "greedy_cpu": med(runs["new"], "greedy_cpu"),
-               "generate_cpu": med(runs["new"], "generate_cpu"),
-               "lossless": all(r["lossless"] for r in runs["old"] + runs["new"]),
-               "batch_same": all(r["batch_same"] for r in runs["new"]),
-               "generate_same": all(r["generate_same"] for r in runs["new"]),
-               "same_tokens_old_new": all(r["spec_tokens"] == runs["new"][0]["spec_tokens"]
-                                          for r in runs["old"] + runs["new"])}
+        row = {
+            "max_new_tokens": n,
+            "tokens": runs["new"][0]["tokens"],
+            "load": loads(runs["old"] + runs["new"]),
+            "old_speculative_s": med(runs["old"], "speculative"),
+            "new_speculative_s": med(runs["new"], "speculative"),
+            "new_batch8_s": med(runs["new"], "batch8"),
+            "greedy_s": med(runs["new"], "greedy"),
+            "generate_s": med(runs["new"], "generate"),
+            "old_speculative_cpu": med(runs["old"], "speculative_cpu"),
+            "new_speculative_cpu": med(runs["new"], "speculative_cpu"),
+            "new_batch8_cpu": med(runs["new"], "batch8_cpu"),
+            "greedy_cpu": med(runs["new"], "greedy_cpu"),
+            "generate_cpu": med(runs["new"], "generate_cpu"),
+            "lossless": all(r["lossless"] for r in runs["old"] + runs["new"]),
+            "batch_same": all(r["batch_same"] for r in runs["new"]),
+            "generate_same": all(r["generate_same"] for r in runs["new"]),
+            "same_tokens_old_new": all(
+                r["spec_tokens"] == runs["new"][0]["spec_tokens"] for r in runs["old"] + runs["new"]
+            ),
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
     results["accept"] = rows
@@ -270,13 +342,39 @@ def bench_accept(old: Path, repeat: int, tokens: list[int], results: dict[str, A
 
 # --- threads ---------------------------------------------------------------------------------------------------
 
+
 def bench_threads(base: Path, repeat: int, counts: list[int], results: dict[str, Any]) -> None:
     """The default choice against each forced count, interleaved run by run (the order alternating)."""
     ref, _ = build_pairs(base, 0.5, [])
     der = base / "dense"
-    diff = [sys.executable, "-m", "dflash2_ckpt", "diff", str(der), "--reference", str(ref), "--format", "json"]
-    acc = [sys.executable, "-m", "dflash2_ckpt", "accept", str(PAIR / "drafter"), "--target", str(PAIR / "target"),
-           "--limit", "4", "--max-new-tokens", "64", "--device", "cpu", "--format", "json"]
+    diff = [
+        sys.executable,
+        "-m",
+        "dflash2_ckpt",
+        "diff",
+        str(der),
+        "--reference",
+        str(ref),
+        "--format",
+        "json",
+    ]
+    acc = [
+        sys.executable,
+        "-m",
+        "dflash2_ckpt",
+        "accept",
+        str(PAIR / "drafter"),
+        "--target",
+        str(PAIR / "target"),
+        "--limit",
+        "4",
+        "--max-new-tokens",
+        "64",
+        "--device",
+        "cpu",
+        "--format",
+        "json",
+    ]
     rows = []
     for label, cmd in (("diff dense", diff), ("accept 4 x 64", acc)):
         variants = {"default": cmd, **{f"--threads {k}": cmd + ["--threads", str(k)] for k in counts}}
@@ -289,10 +387,14 @@ def bench_threads(base: Path, repeat: int, counts: list[int], results: dict[str,
                     raise SystemExit(r["stderr"])
                 r["threads"] = json.loads(r["stdout"]).get("threads", {})
                 runs[k].append(r)
-        row = {"what": label, "default_chose": [(r["threads"].get("threads"), r["threads"].get("load_average"))
-                                                for r in runs["default"]],
-               "load": loads(sum(runs.values(), [])),
-               **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")}}
+        row = {
+            "what": label,
+            "default_chose": [
+                (r["threads"].get("threads"), r["threads"].get("load_average")) for r in runs["default"]
+            ],
+            "load": loads(sum(runs.values(), [])),
+            **{f"{k}_{m}": med(v, m) for k, v in runs.items() for m in ("seconds", "cpu", "max_rss_mib")},
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
     results["threads"] = rows
@@ -300,28 +402,46 @@ def bench_threads(base: Path, repeat: int, counts: list[int], results: dict[str,
 
 # --- smoke -----------------------------------------------------------------------------------------------------
 
+
 def bench_smoke(base: Path, old: Path, results: dict[str, Any]) -> None:
     import numpy as np
-
     from bench_convert import config, tensors_for
+
     from dflash2_ckpt.dev.synth import materialise
+
     d = base / "smoke-h2048"
     cfg = config(5)
     if not (d / "model.safetensors").is_file():
         rng = np.random.default_rng(0)
-        materialise(d, cfg, tensors_for(cfg),       # BF16: the upper halves of float32 normals x 0.02
-                    data=lambda n, k: ((0.02 * rng.standard_normal(k // 2)).astype("<f4").view("<u4") >> 16)
-                    .astype("<u2").tobytes())
+        materialise(
+            d,
+            cfg,
+            tensors_for(cfg),  # BF16: the upper halves of float32 normals x 0.02
+            data=lambda n, k: (
+                ((0.02 * rng.standard_normal(k // 2)).astype("<f4").view("<u4") >> 16).astype("<u2").tobytes()
+            ),
+        )
     rows = []
     for which, code in (("old", old), ("new", ROOT)):
-        r = measure([sys.executable, "-m", "dflash2_ckpt", "smoke", str(d), "--device", "cpu", "--format", "json"],
-                    env_for(code, OMP_NUM_THREADS="1"))
+        r = measure(
+            [sys.executable, "-m", "dflash2_ckpt", "smoke", str(d), "--device", "cpu", "--format", "json"],
+            env_for(code, OMP_NUM_THREADS="1"),
+        )
         doc = json.loads(r["stdout"])
-        row = {"code": which, "seconds": r["seconds"], "cpu": r["cpu"], "max_rss_mib": r["max_rss_mib"],
-               "load": f"{r['load'][0]:.1f}-{r['load'][1]:.1f}", "passed": doc["passed"],
-               "estimate_s": doc["estimate"]["seconds"], "triton_conv": doc["estimate"].get("triton_conv", "every layer"),
-               "conv_triton_s": doc["timings_s"].get("forward_triton_conv", doc["timings_s"].get("conv_triton_sample")),
-               "errors": sorted(f["code"] for f in doc["findings"] if f["severity"] == "error")}
+        row = {
+            "code": which,
+            "seconds": r["seconds"],
+            "cpu": r["cpu"],
+            "max_rss_mib": r["max_rss_mib"],
+            "load": f"{r['load'][0]:.1f}-{r['load'][1]:.1f}",
+            "passed": doc["passed"],
+            "estimate_s": doc["estimate"]["seconds"],
+            "triton_conv": doc["estimate"].get("triton_conv", "every layer"),
+            "conv_triton_s": doc["timings_s"].get(
+                "forward_triton_conv", doc["timings_s"].get("conv_triton_sample")
+            ),
+            "errors": sorted(f["code"] for f in doc["findings"] if f["severity"] == "error"),
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
     results["smoke"] = {"layout": "H 2048, intermediate 8192, 5 layers, vocab 151936, BF16", "rows": rows}
@@ -337,13 +457,19 @@ def main() -> None:
     ap.add_argument("--schemes", default="dense,w4a16,w8a16,fp8,nvfp4")
     ap.add_argument("--accept-repeat", type=int, default=1)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--accept-tokens", default="32,64,128,256", help="--max-new-tokens values, comma-separated")
-    ap.add_argument("--threads-counts", default="2,1", help="forced --threads values the default is paired with")
+    ap.add_argument(
+        "--accept-tokens", default="32,64,128,256", help="--max-new-tokens values, comma-separated"
+    )
+    ap.add_argument(
+        "--threads-counts", default="2,1", help="forced --threads values the default is paired with"
+    )
     args = ap.parse_args()
     base, old = Path(args.dir), old_tree(Path(args.old))
     base.mkdir(parents=True, exist_ok=True)
     only = set(args.only.split(","))
-    results: dict[str, Any] = {"uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
+    results: dict[str, Any] = {
+        "uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    }
     if "diff" in only:
         bench_diff(base, old, args.gb, args.repeat, results, set(args.schemes.split(",")))
     if "accept" in only:

@@ -15,6 +15,7 @@ candidate `python -m dflash2_ckpt convert SRC -o DST --to flat --verifier-name b
 average. The naive load-everything conversion of earlier rounds is left out: at 8 GB it would hold 8 GB.
 Everything is deleted at the end (and each source once its size is done).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,27 +29,49 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dflash2_ckpt.formats.parse import to_spec  # noqa: E402
 from dflash2_ckpt.checkpoint.layout import expected_tensors  # noqa: E402
 from dflash2_ckpt.dev.synth import materialise  # noqa: E402
+from dflash2_ckpt.formats.parse import to_spec  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 import _paired  # noqa: E402
+
 from dflash2_ckpt.dev.synth import read_tensor_list  # noqa: E402
 
 QUANT = ROOT / "fixtures" / "quantized"
 
 
 def config(layers: int) -> dict[str, Any]:
-    return {"architectures": ["DFlash2DraftModel"], "model_type": "qwen3", "hidden_size": 2048,
-            "intermediate_size": 8192, "num_hidden_layers": layers, "num_attention_heads": 16,
-            "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "rms_norm_eps": 1e-6,
-            "hidden_act": "silu", "max_position_embeddings": 32768, "layer_types": ["sliding_attention"] * layers,
-            "sliding_window": 2048, "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
-            "is_causal": False, "dtype": "bfloat16", "num_target_layers": 36,
-            "dflash_config": {"target_layer_ids": [1, 9, 17, 25, 33], "block_size": 8, "mask_token_id": 151669,
-                              "conv_kernel_size": 2, "conv_group_size": 16, "selector_rank": 256,
-                              "selector_top_k": 16, "causal": False}}
+    return {
+        "architectures": ["DFlash2DraftModel"],
+        "model_type": "qwen3",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "rms_norm_eps": 1e-6,
+        "hidden_act": "silu",
+        "max_position_embeddings": 32768,
+        "layer_types": ["sliding_attention"] * layers,
+        "sliding_window": 2048,
+        "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
+        "is_causal": False,
+        "dtype": "bfloat16",
+        "num_target_layers": 36,
+        "dflash_config": {
+            "target_layer_ids": [1, 9, 17, 25, 33],
+            "block_size": 8,
+            "mask_token_id": 151669,
+            "conv_kernel_size": 2,
+            "conv_group_size": 16,
+            "selector_rank": 256,
+            "selector_top_k": 16,
+            "causal": False,
+        },
+    }
 
 
 def tensors_for(cfg: dict[str, Any]) -> list[tuple[str, str, tuple[int, ...]]]:
@@ -78,13 +101,13 @@ def quantized(layers: int) -> tuple[dict[str, Any], list[tuple[str, str, tuple[i
     layer0 = [t for t in ts if t[0].startswith("layers.0.")]
     out = list(base)
     for i in range(layers):
-        out += [(f"layers.{i}." + n[len("layers.0."):], d, s) for n, d, s in layer0]
+        out += [(f"layers.{i}." + n[len("layers.0.") :], d, s) for n, d, s in layer0]
     cfg.update(num_hidden_layers=layers, layer_types=["sliding_attention"] * layers, max_window_layers=layers)
     return cfg, out
 
 
 def layout(kind: str, gb: float) -> tuple[dict[str, Any], list[tuple[str, str, tuple[int, ...]]]]:
-    layers = 1       # the smallest drafter of at least the asked size
+    layers = 1  # the smallest drafter of at least the asked size
     while True:
         if kind == "dense":
             cfg = config(layers)
@@ -99,6 +122,7 @@ def layout(kind: str, gb: float) -> tuple[dict[str, Any], list[tuple[str, str, t
 def build(directory: Path, gb: float, kind: str = "dense") -> int:
     import random
     import zlib
+
     cfg, ts = layout(kind, gb)
     block = random.Random(0).randbytes(64 << 20)
 
@@ -106,6 +130,7 @@ def build(directory: Path, gb: float, kind: str = "dense") -> int:
         at = zlib.crc32(name.encode()) % len(block)
         rep = (block[at:] + block[:at]) * (n // len(block) + 1)
         return rep[:n]
+
     materialise(directory, cfg, ts, data=data)
     return (directory / "model.safetensors").stat().st_size
 
@@ -115,12 +140,27 @@ def run_size(work: Path, gb: float, kind: str, caches: list[str], repeat: int) -
     size = build(src, gb, kind)
     dst = work / "dst"
     base = ["sh", "-c", f"cp -r '{src}' '{dst}' && sync"]
-    cand = [sys.executable, "-m", "dflash2_ckpt", "convert", str(src), "-o", str(dst), "--to", "flat",
-            "--verifier-name", "bench/target", "--verifier-arch", "Qwen3ForCausalLM"]
+    cand = [
+        sys.executable,
+        "-m",
+        "dflash2_ckpt",
+        "convert",
+        str(src),
+        "-o",
+        str(dst),
+        "--to",
+        "flat",
+        "--verifier-name",
+        "bench/target",
+        "--verifier-arch",
+        "Qwen3ForCausalLM",
+    ]
     out = []
     try:
         for cache in caches:
-            r = _paired.paired(base, cand, [src], cache, repeat, lambda: shutil.rmtree(dst, ignore_errors=True))
+            r = _paired.paired(
+                base, cand, [src], cache, repeat, lambda: shutil.rmtree(dst, ignore_errors=True)
+            )
             r.update(kind=kind, gb=gb, file_bytes=size)
             out.append(r)
             print(_paired.row(f"convert --to flat, {kind}", size, r), flush=True)
@@ -142,8 +182,10 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     os.environ["PYTHONPATH"] = str(ROOT)
-    print("baseline: cp -r SRC DST && sync; candidate: python -m dflash2_ckpt convert SRC -o DST --to flat "
-          "--verifier-name bench/target --verifier-arch Qwen3ForCausalLM")
+    print(
+        "baseline: cp -r SRC DST && sync; candidate: python -m dflash2_ckpt convert SRC -o DST --to flat "
+        "--verifier-name bench/target --verifier-arch Qwen3ForCausalLM"
+    )
     print(_paired.HEADER, flush=True)
     rows = []
     try:

@@ -11,6 +11,7 @@ on their values). Kept: `Drafter.keep_context` / `draft(kept=...)` / `extend`; r
 `draft(hidden_states=<whole context>)`. Per context length: the median ms per step of each and their ratio;
 a linear loop's step stays flat as the context grows, a recomputing one grows with it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,14 +42,19 @@ def step_times(pair: Path, n_ctx: int, steps: int, accepted: int) -> dict[str, f
     for _ in range(steps):
         t0 = time.perf_counter()
         d.draft(None, anchor, kept=kept)
-        kept.extend(taps[n:n + accepted + 1])
+        kept.extend(taps[n : n + accepted + 1])
         t_kept.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         d.draft(taps[:n], anchor)
         t_full.append(time.perf_counter() - t0)
         n += accepted + 1
     k, f = statistics.median(t_kept) * 1e3, statistics.median(t_full) * 1e3
-    return {"context": n_ctx, "kept_ms": round(k, 3), "recomputed_ms": round(f, 3), "recomputed/kept": round(f / k, 2)}
+    return {
+        "context": n_ctx,
+        "kept_ms": round(k, 3),
+        "recomputed_ms": round(f, 3),
+        "recomputed/kept": round(f / k, 2),
+    }
 
 
 def main() -> None:
@@ -56,7 +62,9 @@ def main() -> None:
     ap.add_argument("--pair", type=Path, default=ROOT / "fixtures" / "pairs" / "tiny")
     ap.add_argument("--contexts", default="64,256,1024,4096")
     ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--accepted", type=int, default=3, help="accepted drafts per step (the taps appended: + 1)")
+    ap.add_argument(
+        "--accepted", type=int, default=3, help="accepted drafts per step (the taps appended: + 1)"
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)
     with torch.no_grad():

@@ -7,6 +7,7 @@ huggingface_hub client reaches it through HF_ENDPOINT, and `dflash2-ckpt verify 
 through the CLI in this process. The server counts every body byte it sends. --write replaces the
 `## hub` section of bench/RESULTS.md with the result.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ BUDGET = 64 * 1024
 
 def main() -> int:
     import argparse
+
     ap = argparse.ArgumentParser(description="Bytes a header-level verify of a Hub repo transfers.")
     ap.add_argument("--write", action="store_true", help="replace the ## hub section of bench/RESULTS.md")
     args = ap.parse_args()
@@ -32,8 +34,8 @@ def main() -> int:
     os.environ.pop("HF_TOKEN", None)
     os.environ.pop("HF_HUB_OFFLINE", None)
     from _kit.fakehub import FakeHub  # the tests' server: one implementation of the protocol
-
     from dflash2_ckpt.dev.synth import materialise, read_tensor_list
+
     real = ROOT / "fixtures" / "real"
     cfg = json.loads((real / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
     ckpt = materialise(tmp / "27b", cfg, read_tensor_list(real / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv"))
@@ -42,6 +44,7 @@ def main() -> int:
     with FakeHub() as hub:
         os.environ["HF_ENDPOINT"] = hub.url
         from huggingface_hub import constants
+
         constants.ENDPOINT = hub.url
         constants.HUGGINGFACE_CO_URL_TEMPLATE = hub.url + "/{repo_id}/resolve/{revision}/{filename}"
         constants.AGENT_HARNESSES_PATH = str(tmp / "hf-home" / ".agent_harnesses.json")
@@ -49,12 +52,16 @@ def main() -> int:
         from click.testing import CliRunner
 
         from dflash2_ckpt.cli import main as cli
+
         t0 = time.perf_counter()
         r = CliRunner().invoke(cli, ["verify", "z-lab/Qwen3.8-27B-DFlash2", "--format", "json"])
         wall = time.perf_counter() - t0
         doc = json.loads(r.output)
-        files = [(e.method, e.path.rsplit("/", 1)[-1], e.status, e.sent, e.range) for e in hub.log
-                 if "/resolve/" in e.path or e.path.startswith("/cdn/")]
+        files = [
+            (e.method, e.path.rsplit("/", 1)[-1], e.status, e.sent, e.range)
+            for e in hub.log
+            if "/resolve/" in e.path or e.path.startswith("/cdn/")
+        ]
         file_bytes, total = hub.file_bytes(), hub.total_bytes()
         api = total - file_bytes
         retry_lines = retries(hub, cli, ckpt)
@@ -67,7 +74,9 @@ def main() -> int:
         f"API JSON (model info, agent registry): {api:,} B; all bytes sent: {total:,} B "
         f"({'under' if total < BUDGET else 'OVER'} the {BUDGET // 1024} KiB budget)",
         f"requests for file content: {len(files)}; wall time in-process (local server): {wall * 1000:.0f} ms",
-    ] + [f"  {m} {name} -> {st}, {sent:,} B{f', Range {rg}' if rg else ''}" for m, name, st, sent, rg in files]
+    ] + [
+        f"  {m} {name} -> {st}, {sent:,} B{f', Range {rg}' if rg else ''}" for m, name, st, sent, rg in files
+    ]
     lines += retry_lines
     print("\n".join(lines))
     if args.write:
@@ -78,12 +87,21 @@ def main() -> int:
 def retries(hub: object, cli: object, ckpt: Path) -> list[str]:
     """The same verify with transient faults, and with a Hub that keeps failing, under the default policy."""
     from click.testing import CliRunner
+
     from dflash2_ckpt.sources.hub_transport import RetryPolicy
+
     out = []
     for label, faults in [
-        ("one 503 on the listing, one 429 (Retry-After: 0) on config.json, one reset + one short Range "
-         "answer on the header", [("503", "/api/models/", 1), ("429", "config.json", 1), ("reset", "/cdn/", 1),
-                                  ("short", "/cdn/", 1)]),
+        (
+            "one 503 on the listing, one 429 (Retry-After: 0) on config.json, one reset + one short Range "
+            "answer on the header",
+            [
+                ("503", "/api/models/", 1),
+                ("429", "config.json", 1),
+                ("reset", "/cdn/", 1),
+                ("short", "/cdn/", 1),
+            ],
+        ),
         ("the header always 503 (retries run out)", [("503", "/cdn/", 10**6)]),
     ]:
         repo = f"z-lab/retry-{len(out)}"
@@ -96,9 +114,11 @@ def retries(hub: object, cli: object, ckpt: Path) -> list[str]:
         last = r.output.strip().splitlines()[0] if r.exit_code == 3 else ""
         out.append(f"with {label}: exit {r.exit_code}, wall {wall:.2f} s{f' ({last})' if last else ''}")
     p = RetryPolicy()
-    out.append(f"default policy: {p.max_retries} retries, waits {p.base_wait}-{p.max_wait} s doubling, "
-               f"{p.connect_retries} quick retry when no connection, {p.timeout:.0f} s per request, "
-               f"{p.deadline:.0f} s deadline per read")
+    out.append(
+        f"default policy: {p.max_retries} retries, waits {p.base_wait}-{p.max_wait} s doubling, "
+        f"{p.connect_retries} quick retry when no connection, {p.timeout:.0f} s per request, "
+        f"{p.deadline:.0f} s deadline per read"
+    )
     return out
 
 
@@ -121,7 +141,7 @@ def write_section(body: str) -> None:
     start = text.find("## hub\n")
     if start >= 0:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + ("\n" + text[end + 1:] if end >= 0 else "")
+        text = text[:start] + section + ("\n" + text[end + 1 :] if end >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)

@@ -11,6 +11,7 @@ Each tree runs as `python -m dflash2_ckpt ...` with PYTHONPATH set to it (the in
 answers --version for both). Both trees are byte-compiled first (compileall), as an installed package
 is: with PYTHONDONTWRITEBYTECODE set (this machine's shells set it) every run would otherwise compile
 every module it imports from source, a cost no user pays."""
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,14 @@ def once(tree: Path, args: list[str], importtime: bool = False) -> tuple[float, 
     flags = ["-X", "importtime"] if importtime else []
     before = os.times()
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, *flags, "-m", "dflash2_ckpt", *args], cwd=tree, env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE if importtime else subprocess.DEVNULL,
-                       text=True)
+    p = subprocess.run(
+        [sys.executable, *flags, "-m", "dflash2_ckpt", *args],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if importtime else subprocess.DEVNULL,
+        text=True,
+    )
     wall = time.perf_counter() - t
     after = os.times()
     if p.returncode not in (0, 1):
@@ -65,9 +71,13 @@ def main() -> None:
     trees = {"baseline": a.baseline.resolve(), "candidate": a.candidate.resolve()}
     for tree in trees.values():
         compileall.compile_dir(tree / "dflash2_ckpt", quiet=1)
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {a.n} paired runs per command")
-    print(f"{'command':<44} {'baseline median/min':>20} {'candidate median/min':>21} {'CPU base/cand':>15}"
-          + (f" {'imports base/cand':>19}" if a.importtime else ""))
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {a.n} paired runs per command"
+    )
+    print(
+        f"{'command':<44} {'baseline median/min':>20} {'candidate median/min':>21} {'CPU base/cand':>15}"
+        + (f" {'imports base/cand':>19}" if a.importtime else "")
+    )
     for args in COMMANDS:
         wall: dict[str, list[float]] = {k: [] for k in trees}
         cpu: dict[str, list[float]] = {k: [] for k in trees}

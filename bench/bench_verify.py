@@ -11,6 +11,7 @@ evicted before each run (cold: posix_fadvise DONTNEED, bench/_paired.py), each i
 medians; (c) once, hot, load_file plus one pass over every value, as a content check would; (d) the CLI
 end to end in a fresh process, hot. The load average is printed before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,7 +52,9 @@ print(json.dumps({"seconds": time.perf_counter() - t, "bytes_read": nbytes, "ten
 def child(code: str, *args: str) -> tuple[dict, float, int]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], check=True, capture_output=True, text=True
+    ).stdout
     wall = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return json.loads(out), wall, max(peak, before)
@@ -60,20 +63,25 @@ def child(code: str, *args: str) -> tuple[dict, float, int]:
 def paired_cache(d: Path, repeat: int) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     import statistics
+
     import _paired
+
     for cache in ("hot", "cold"):
         runs: dict[str, list[tuple[float, int]]] = {"verify": [], "load_file": []}
         for i in range(repeat):
-            for which in (("verify", "load_file") if i % 2 == 0 else ("load_file", "verify")):
+            for which in ("verify", "load_file") if i % 2 == 0 else ("load_file", "verify"):
                 (_paired.warm if cache == "hot" else _paired.evict)([d / "model.safetensors"])
                 r = child(HEADER_ONLY, str(d)) if which == "verify" else child(FULL_LOAD, str(d), "load")
                 runs[which].append((r[0]["seconds"], r[2]))
         v = statistics.median(x[0] for x in runs["verify"])
         lf = statistics.median(x[0] for x in runs["load_file"])
-        print(f"{cache:4}: header-only verify median {v * 1e3:.1f} ms, load_file median {lf * 1e3:.1f} ms "
-              f"(imports excluded, {repeat} interleaved pairs) -> load_file / verify = {lf / v:.2f}x; runs verify "
-              + " ".join(f"{x[0] * 1e3:.1f}" for x in runs["verify"]) + " | load_file "
-              + " ".join(f"{x[0] * 1e3:.1f}" for x in runs["load_file"]))
+        print(
+            f"{cache:4}: header-only verify median {v * 1e3:.1f} ms, load_file median {lf * 1e3:.1f} ms "
+            f"(imports excluded, {repeat} interleaved pairs) -> load_file / verify = {lf / v:.2f}x; runs verify "
+            + " ".join(f"{x[0] * 1e3:.1f}" for x in runs["verify"])
+            + " | load_file "
+            + " ".join(f"{x[0] * 1e3:.1f}" for x in runs["load_file"])
+        )
 
 
 def main() -> None:
@@ -82,21 +90,27 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from dflash2_ckpt.dev.synth import materialise, read_tensor_list
     import os
     import random
+
+    from dflash2_ckpt.dev.synth import materialise, read_tensor_list
+
     d = Path(args.dir)
     shutil.rmtree(d, ignore_errors=True)
     block = random.Random(1).randbytes(64 << 20)
-    materialise(d, json.loads((REAL / f"{Q27}.config.json").read_text()),
-                read_tensor_list(REAL / f"{Q27}.tensors.tsv"), data=lambda n, k: (block * (k // len(block) + 1))[:k])
+    materialise(
+        d,
+        json.loads((REAL / f"{Q27}.config.json").read_text()),
+        read_tensor_list(REAL / f"{Q27}.tensors.tsv"),
+        data=lambda n, k: (block * (k // len(block) + 1))[:k],
+    )
     size = (d / "model.safetensors").stat().st_size
     print(f"load average before: {os.getloadavg()}")
     paired_cache(d, args.repeat)
 
     header = [child(HEADER_ONLY, str(d)) for _ in range(args.repeat)]
     load = child(FULL_LOAD, str(d), "load")
-    full = child(FULL_LOAD, str(d), "touch")   # RUSAGE_CHILDREN peak is monotone: the biggest runs last
+    full = child(FULL_LOAD, str(d), "touch")  # RUSAGE_CHILDREN peak is monotone: the biggest runs last
     cli_walls = []
     for _ in range(args.repeat):
         t = time.perf_counter()
@@ -106,17 +120,25 @@ def main() -> None:
     h_in = min(r[0]["seconds"] for r in header)
     f_in = full[0]["seconds"]
     print(f"file: {size:,} B (every byte written), 81 tensors; hot from here on")
-    print(f"header-only verify: {h_in * 1e3:.2f} ms (imports excluded, best of {args.repeat}), "
-          f"bytes read {header[0][0]['bytes_read']:,}, peak RSS {header[0][2] / 1024:.0f} MiB, "
-          f"findings {header[0][0]['findings']}")
+    print(
+        f"header-only verify: {h_in * 1e3:.2f} ms (imports excluded, best of {args.repeat}), "
+        f"bytes read {header[0][0]['bytes_read']:,}, peak RSS {header[0][2] / 1024:.0f} MiB, "
+        f"findings {header[0][0]['findings']}"
+    )
     l_in = load[0]["seconds"]
-    print(f"baseline safetensors.torch.load_file (one run, right after the best-of verify runs): {l_in * 1e3:.0f} ms, "
-          f"tensor bytes {load[0]['bytes_read']:,}, peak RSS {load[2] / 1024:.0f} MiB (compare like with like: the "
-          "paired medians above)")
-    print(f"baseline load_file + one pass over the values: {f_in * 1e3:.0f} ms, peak RSS {full[2] / 1024:.0f} MiB"
-          f" -> header-only is {f_in / h_in:.0f}x faster")
-    print(f"CLI end to end (fresh process, import included): best {min(cli_walls):.2f} s, "
-          f"worst {max(cli_walls):.2f} s")
+    print(
+        f"baseline safetensors.torch.load_file (one run, right after the best-of verify runs): {l_in * 1e3:.0f} ms, "
+        f"tensor bytes {load[0]['bytes_read']:,}, peak RSS {load[2] / 1024:.0f} MiB (compare like with like: the "
+        "paired medians above)"
+    )
+    print(
+        f"baseline load_file + one pass over the values: {f_in * 1e3:.0f} ms, peak RSS {full[2] / 1024:.0f} MiB"
+        f" -> header-only is {f_in / h_in:.0f}x faster"
+    )
+    print(
+        f"CLI end to end (fresh process, import included): best {min(cli_walls):.2f} s, "
+        f"worst {max(cli_walls):.2f} s"
+    )
     print(f"load average after: {os.getloadavg()}")
     shutil.rmtree(d, ignore_errors=True)
 

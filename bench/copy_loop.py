@@ -11,6 +11,7 @@ medians and minima of wall and CPU time (CPU: user + sys, the children's too for
 
     python bench/copy_loop.py FILE [--cache cold] [--repeat 3] [--variants cp,grow,presize,writeback,presize+wb]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,14 +23,16 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import _paired  # noqa: E402
+
 from dflash2_ckpt.convert.stream import STEP  # noqa: E402
 
 
@@ -67,6 +70,7 @@ def loop(presize: bool, writeback: bool) -> Callable[[str, str], None]:
         finally:
             os.close(d)
             os.close(s)
+
     return run
 
 
@@ -75,8 +79,12 @@ def cp(src: str, dst: str) -> None:
 
 
 VARIANTS: dict[str, Callable[[str, str], None]] = {
-    "cp": cp, "grow": loop(False, False), "presize": loop(True, False), "writeback": loop(False, True),
-    "presize+wb": loop(True, True)}
+    "cp": cp,
+    "grow": loop(False, False),
+    "presize": loop(True, False),
+    "writeback": loop(False, True),
+    "presize+wb": loop(True, True),
+}
 
 
 def main() -> None:
@@ -104,11 +112,15 @@ def main() -> None:
                 runs[name].append((wall, cpu))
     finally:
         dst.unlink(missing_ok=True)
-    print(f"{a.file.stat().st_size:,} B, {a.cache}; load average at end: "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"{a.file.stat().st_size:,} B, {a.cache}; load average at end: "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     for name, v in runs.items():
-        print(f"{name:11} wall median {statistics.median(w for w, _ in v):.2f} s, min {min(w for w, _ in v):.2f} s; "
-              f"CPU median {statistics.median(c for _, c in v):.2f} s")
+        print(
+            f"{name:11} wall median {statistics.median(w for w, _ in v):.2f} s, min {min(w for w, _ in v):.2f} s; "
+            f"CPU median {statistics.median(c for _, c in v):.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ writeback (what convert does) with a sync_file_range head start after every 64 M
 before, and what the GGUF writer still does), timing the kernel copy, the spot check and fsync.
 Deletes everything at the end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,9 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import _paired  # noqa: E402
 import bench_convert  # noqa: E402
+
 import dflash2_ckpt.convert as convert_mod  # noqa: E402
 from dflash2_ckpt.convert import stream  # noqa: E402
 
@@ -39,6 +42,7 @@ def timed(key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*a)
         finally:
             PARTS[key] += time.perf_counter() - t
+
     return wrapper
 
 
@@ -47,7 +51,9 @@ def main() -> None:
     ap.add_argument("--gib", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=6)
     ap.add_argument("--dir", default="/tmp/dflash2-profile-convert")
-    ap.add_argument("--cold", action="store_true", help="evict the source from the page cache before every run")
+    ap.add_argument(
+        "--cold", action="store_true", help="evict the source from the page cache before every run"
+    )
     args = ap.parse_args()
     work = Path(args.dir)
     shutil.rmtree(work, ignore_errors=True)
@@ -55,7 +61,7 @@ def main() -> None:
     try:
         src = work / "src"
         size = bench_convert.build(src, args.gib)
-        with open(src / "model.safetensors", "rb") as f:          # hot cache
+        with open(src / "model.safetensors", "rb") as f:  # hot cache
             while f.read(64 << 20):
                 pass
         real_copy = stream.copy_range
@@ -63,6 +69,7 @@ def main() -> None:
 
         def copy(*a: Any) -> None:
             real_copy(*a, writeback=mode == "sync_file_range")
+
         stream.copy_range = timed("copy", copy)
         stream.same_samples = timed("check", stream.same_samples)
         stream.os.fsync = timed("fsync", os.fsync)  # type: ignore[attr-defined]
@@ -75,13 +82,25 @@ def main() -> None:
             if args.cold:
                 _paired.evict([src])
             t = time.perf_counter()
-            convert_mod.convert(src, work / "dst", to="flat", verifier_name="bench/target",
-                                verifier_architectures=("Qwen3ForCausalLM",))
+            convert_mod.convert(
+                src,
+                work / "dst",
+                to="flat",
+                verifier_name="bench/target",
+                verifier_architectures=("Qwen3ForCausalLM",),
+            )
             totals[mode].append(time.perf_counter() - t)
-            print(f"{mode:15} total {totals[mode][-1]:.2f} s  " + "  ".join(f"{k} {v:.2f}" for k, v in PARTS.items()))
+            print(
+                f"{mode:15} total {totals[mode][-1]:.2f} s  "
+                + "  ".join(f"{k} {v:.2f}" for k, v in PARTS.items())
+            )
             shutil.rmtree(work / "dst")
-        print(f"{size:,} B; " + "; ".join(f"{m}: median {statistics.median(v):.2f} s, best {min(v):.2f} s"
-                                          for m, v in totals.items()))
+        print(
+            f"{size:,} B; "
+            + "; ".join(
+                f"{m}: median {statistics.median(v):.2f} s, best {min(v):.2f} s" for m, v in totals.items()
+            )
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

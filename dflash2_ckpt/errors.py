@@ -3,6 +3,7 @@
 Every error carries what it is about as attributes (path, repo_id, revision, field, tensor), so a caller
 decides on the type and the attributes, never on the message text. `attributes()` lists the ones set.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,9 +14,17 @@ class Dflash2Error(Exception):
 
     hint: str = ""
 
-    def __init__(self, message: str, *, path: str | None = None, hint: str | None = None,
-                 repo_id: str | None = None, revision: str | None = None, field: str | None = None,
-                 tensor: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        hint: str | None = None,
+        repo_id: str | None = None,
+        revision: str | None = None,
+        field: str | None = None,
+        tensor: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
@@ -56,8 +65,15 @@ class HeaderError(Dflash2Error):
 
     extra_attributes = ("offset",)
 
-    def __init__(self, message: str, *, path: str | None = None, offset: int | None = None,
-                 tensor: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        offset: int | None = None,
+        tensor: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, path=path, hint=hint, tensor=tensor)
         self.offset = offset
 
@@ -71,8 +87,16 @@ class VersionMismatchError(Dflash2Error):
 
     extra_attributes = ("expected", "found", "dropped_bytes")
 
-    def __init__(self, message: str, *, expected: str, found: str, dropped_bytes: int = 0,
-                 path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        expected: str,
+        found: str,
+        dropped_bytes: int = 0,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, path=path, hint=hint)
         self.expected = expected
         self.found = found
@@ -93,8 +117,9 @@ class MeaningChangedError(ConversionError):
 
     extra_attributes = ("meaning",)
 
-    def __init__(self, message: str, *, meaning: dict[str, Any], path: str | None = None,
-                 hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, meaning: dict[str, Any], path: str | None = None, hint: str | None = None
+    ) -> None:
         super().__init__(message, path=path, hint=hint)
         self.meaning = meaning
 
@@ -104,8 +129,14 @@ class SourceFindingsError(ConversionError):
 
     extra_attributes = ("findings",)
 
-    def __init__(self, message: str, *, findings: list[dict[str, Any]], path: str | None = None,
-                 hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        findings: list[dict[str, Any]],
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, path=path, hint=hint)
         self.findings = findings
 
@@ -124,8 +155,15 @@ class EngineError(Dflash2Error):
 
     extra_attributes = ("engine", "log_tail")
 
-    def __init__(self, message: str, *, engine: str, log_tail: list[str] | None = None, path: str | None = None,
-                 hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        engine: str,
+        log_tail: list[str] | None = None,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, path=path, hint=hint)
         self.engine = engine
         self.log_tail = list(log_tail or [])
@@ -138,8 +176,9 @@ class UnsafePathError(SourceError):
 class AmbiguousSubfolderError(SourceError):
     """The root is not a drafter and several subfolders are: the user has to name one."""
 
-    def __init__(self, message: str, *, candidates: list[str], path: str | None = None,
-                 hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, candidates: list[str], path: str | None = None, hint: str | None = None
+    ) -> None:
         super().__init__(message, path=path, hint=hint)
         self.candidates = candidates
 
@@ -147,8 +186,15 @@ class AmbiguousSubfolderError(SourceError):
 class HubError(SourceError):
     """A Hugging Face Hub repo could not be read (or written). `repo_id` / `revision` say which."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, path: str | None = None,
-                 hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, path=path or repo_id, hint=hint)
         self.repo_id = repo_id
         self.revision = revision
@@ -165,8 +211,16 @@ class RevisionNotFoundError(HubError):
 class AmbiguousRevisionError(RevisionNotFoundError):
     """An abbreviated commit hash that several cached commits start with: `candidates` lists them."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, candidates: list[str],
-                 path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        candidates: list[str],
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
         self.candidates = candidates
 
@@ -174,8 +228,16 @@ class AmbiguousRevisionError(RevisionNotFoundError):
 class EntryNotFoundError(HubError):
     """A file the listing named is not at that commit."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, filename: str = "",
-                 path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        filename: str = "",
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
         self.filename = filename
 
@@ -191,8 +253,16 @@ class GatedRepoError(HubAccessError):
 class OfflineNotCachedError(HubError):
     """Offline (HF_HUB_OFFLINE, or the Hub unreachable) and the files needed are not in the local cache."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, missing: list[str] | None = None,
-                 path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        missing: list[str] | None = None,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
         self.missing = missing or []
 
@@ -200,8 +270,17 @@ class OfflineNotCachedError(HubError):
 class HubUnreachableError(HubError):
     """No connection to the Hub (DNS, refused, reset, timeout) after the bounded retries."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, endpoint: str = "",
-                 attempts: int = 0, path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        endpoint: str = "",
+        attempts: int = 0,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
         self.endpoint = endpoint
         self.attempts = attempts
@@ -210,8 +289,17 @@ class HubUnreachableError(HubError):
 class HubStatusError(HubError):
     """The Hub kept answering an error status (5xx, or another unexpected one) after the bounded retries."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, status: int | None = None,
-                 attempts: int = 0, path: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        status: int | None = None,
+        attempts: int = 0,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message, repo_id=repo_id, revision=revision, path=path, hint=hint)
         self.status = status
         self.attempts = attempts
@@ -225,8 +313,18 @@ class HubResponseError(HubError):
 class RateLimitedError(HubStatusError):
     """HTTP 429 beyond what the retry budget allows; `retry_after` is the server's wait in seconds, if given."""
 
-    def __init__(self, message: str, *, repo_id: str, revision: str | None = None, retry_after: float | None = None,
-                 attempts: int = 0, path: str | None = None, hint: str | None = None) -> None:
-        super().__init__(message, repo_id=repo_id, revision=revision, status=429, attempts=attempts, path=path,
-                         hint=hint)
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str,
+        revision: str | None = None,
+        retry_after: float | None = None,
+        attempts: int = 0,
+        path: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(
+            message, repo_id=repo_id, revision=revision, status=429, attempts=attempts, path=path, hint=hint
+        )
         self.retry_after = retry_after

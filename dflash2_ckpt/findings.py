@@ -1,9 +1,11 @@
 """Findings are data: a stable code, a message that says what breaks and how to fix it, and details."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from .codes import REGISTRY, Severity
 
@@ -12,6 +14,7 @@ from .codes import REGISTRY, Severity
 class Fix:
     """That `--fix` can repair a finding (ruff's applicability): `safe` keeps what the drafter means,
     `unsafe` picks a value the files cannot confirm (only with --unsafe-fixes)."""
+
     applicability: Literal["safe", "unsafe"]
     description: str
     # the text files the fix rewrites, as (name in the checkpoint, old text, new text): what SARIF's `fixes`
@@ -35,12 +38,14 @@ def fix_marker(f: Finding) -> str:
 class Finding:
     code: str
     message: str
-    field: str | None = None       # JSON path of the config field, e.g. "dflash_config.block_size"
+    field: str | None = None  # JSON path of the config field, e.g. "dflash_config.block_size"
     tensor: str | None = None
     file: str | None = None
     details: Mapping[str, Any] = dc_field(default_factory=dict)
-    severity: Severity | None = None   # None: the registry's default for this code
-    fix: Fix | None = dc_field(default=None, compare=False)    # what `--fix` would do about it (dflash2_ckpt.usecases.fix)
+    severity: Severity | None = None  # None: the registry's default for this code
+    fix: Fix | None = dc_field(
+        default=None, compare=False
+    )  # what `--fix` would do about it (dflash2_ckpt.usecases.fix)
 
     def __post_init__(self) -> None:
         if self.code not in REGISTRY:
@@ -53,8 +58,12 @@ class Finding:
         return REGISTRY[self.code].name
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "name": self.name, "severity": self.severity,
-                               "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+        }
         for key in ("field", "tensor", "file"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -85,8 +94,9 @@ def keep(code: str, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> b
     return best_sel > best_ign
 
 
-def filter_findings(findings: Iterable[Finding], select: Iterable[str] = (),
-                    ignore: Iterable[str] = ()) -> list[Finding]:
+def filter_findings(
+    findings: Iterable[Finding], select: Iterable[str] = (), ignore: Iterable[str] = ()
+) -> list[Finding]:
     select, ignore = list(select), list(ignore)
     return [f for f in findings if keep(f.code, select, ignore)]
 
@@ -110,8 +120,10 @@ class Verdict:
     hook, audit, verify then smoke): a `kind`, a `subject`, its `findings`, `failed(strict)` and `passed`
     derived from it. By default an error finding fails (`fails`); a kind whose verdict is something else
     (compat: engine verdicts, diff: tensor verdicts, push: whether it uploaded) overrides `failed` only."""
+
     kind: ClassVar[str]
-    if TYPE_CHECKING:     # declared here, defined by each kind (a dataclass field or a property)
+    if TYPE_CHECKING:  # declared here, defined by each kind (a dataclass field or a property)
+
         @property
         def subject(self) -> str: ...
 

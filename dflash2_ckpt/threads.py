@@ -9,11 +9,13 @@ accept several times slower and burns CPU the other jobs wanted (bench/RESULTS.m
    less the current load: one thread when the 1-minute load average is at or above them.
 Choosing is torch-free; `apply` / `use` import torch and set it. Every report that ran torch says what was chosen.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ConfigError
 
@@ -21,7 +23,7 @@ from .errors import ConfigError
 @dataclass(frozen=True)
 class ThreadChoice:
     threads: int
-    source: str                 # "--threads", "OMP_NUM_THREADS" or "load"
+    source: str  # "--threads", "OMP_NUM_THREADS" or "load"
     usable_cores: int
     load_average: float | None  # 1-minute, None where the platform has none
 
@@ -34,15 +36,19 @@ class ThreadChoice:
         return f"{self.usable_cores} usable core(s), load average {load}{busy}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"threads": self.threads, "source": self.source, "usable_cores": self.usable_cores,
-                "load_average": None if self.load_average is None else round(self.load_average, 2),
-                "reason": self.reason}
+        return {
+            "threads": self.threads,
+            "source": self.source,
+            "usable_cores": self.usable_cores,
+            "load_average": None if self.load_average is None else round(self.load_average, 2),
+            "reason": self.reason,
+        }
 
 
 def usable_cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):          # macOS / Windows: no affinity call
+    except (AttributeError, OSError):  # macOS / Windows: no affinity call
         return max(1, os.cpu_count() or 1)
 
 
@@ -59,7 +65,7 @@ def from_load(cores: int, load: float | None) -> int:
         return cores
     if load >= cores:
         return 1
-    return max(1, min(cores, int(cores - load + 0.5)))     # the cores the load leaves free, rounded
+    return max(1, min(cores, int(cores - load + 0.5)))  # the cores the load leaves free, rounded
 
 
 def choose(requested: int | None = None, env: Mapping[str, str] | None = None) -> ThreadChoice:
@@ -79,6 +85,7 @@ def choose(requested: int | None = None, env: Mapping[str, str] | None = None) -
 def use(choice: ThreadChoice) -> None:
     """Set torch's intra-op threads to a choice made earlier (diff sets them when torch first loads)."""
     import torch
+
     if torch.get_num_threads() != choice.threads:
         torch.set_num_threads(choice.threads)
 

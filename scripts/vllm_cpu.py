@@ -79,9 +79,13 @@ def install(root: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)")
+    ap.add_argument(
+        "--cache", help="cache directory (default $DFLASH2_CKPT_ENGINE_CACHE or ~/.cache/dflash2-ckpt)"
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
-    ap.add_argument("--check", action="store_true", help="install nothing: report a finished install, or exit 1")
+    ap.add_argument(
+        "--check", action="store_true", help="install nothing: report a finished install, or exit 1"
+    )
     args = ap.parse_args()
     root = cache_root(args.cache)
     info = locate(args.cache)

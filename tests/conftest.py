@@ -1,5 +1,6 @@
 """Shared test setup: no test may reach the network; paths to the committed fixtures; a record of
 every finding code the suite produces (tests/checks/test_registry.py checks it after a full run)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,7 +14,6 @@ import pytest
 
 from dflash2_ckpt.findings import Finding
 
-
 # Triton fixes interpreted vs compiled mode at its first import, and several packages import it
 # (compressed-tensors, torch's compile stack): choose once, here, before any test module is collected,
 # so every test that runs a kernel (smoke, accept, quant, reduced vocabularies) gets the interpreter on
@@ -26,7 +26,7 @@ if importlib.util.find_spec("torch") is not None and importlib.util.find_spec("t
 
 ROOT_TESTS = Path(__file__).resolve().parent
 PRODUCED = pytest.StashKey[set]()
-FULL_RUN = pytest.StashKey[bool]()       # the whole suite is collected: the produced-codes check may judge
+FULL_RUN = pytest.StashKey[bool]()  # the whole suite is collected: the produced-codes check may judge
 LAST = "test_every_registered_code_is_produced"
 DEFAULT_MARKS = "not slow"
 
@@ -44,7 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     def recording(self: Finding) -> None:
         original(self)
-        caller = sys._getframe(2).f_globals.get("__name__", "")   # 0 here, 1 the dataclass __init__
+        caller = sys._getframe(2).f_globals.get("__name__", "")  # 0 here, 1 the dataclass __init__
         if caller.startswith("dflash2_ckpt."):
             produced.add(self.code)
 
@@ -52,14 +52,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: setattr(Finding, "__post_init__", original))
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     # the coverage check reads what every other test produced, so it runs last
     items.sort(key=lambda item: item.name == LAST)
     whole = all(Path(a.split("::")[0]).resolve() in (ROOT_TESTS, ROOT_TESTS.parent) for a in config.args)
     # `-m 'not slow'` is the default (pyproject addopts): the slow tests run the CLI in child processes,
     # whose findings are never recorded here, so leaving them out narrows nothing
-    narrowed = (config.option.keyword or config.option.markexpr not in ("", DEFAULT_MARKS)
-                or config.option.deselect or config.option.ignore or config.option.ignore_glob)
+    narrowed = (
+        config.option.keyword
+        or config.option.markexpr not in ("", DEFAULT_MARKS)
+        or config.option.deselect
+        or config.option.ignore
+        or config.option.ignore_glob
+    )
     config.stash[FULL_RUN] = whole and not narrowed
 
 

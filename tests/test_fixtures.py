@@ -1,12 +1,13 @@
 """Acceptance: the CLI over every committed fixture, with the exact finding each one was built to produce."""
+
 from __future__ import annotations
 
 import filecmp
 import json
 
 import pytest
-from _kit.cli import run_json
 
+from _kit.cli import run_json
 from conftest import FIXTURES
 
 MANIFEST = json.loads((FIXTURES / "broken" / "MANIFEST.json").read_text())
@@ -52,6 +53,7 @@ def test_ignore_makes_a_broken_fixture_pass() -> None:
 
 def test_fixtures_rebuild_byte_identical(tmp_path) -> None:
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("build", FIXTURES / "build.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

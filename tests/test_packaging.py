@@ -1,4 +1,5 @@
 """Packaging habits: one version source, the documented tags agreeing with it, py.typed, shell completion."""
+
 from __future__ import annotations
 
 import re
@@ -6,7 +7,6 @@ import sys
 from pathlib import Path
 
 from _kit.cli import invoke_cli
-
 from dflash2_ckpt.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,24 +20,35 @@ VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["versi
 def test_version_comes_from_the_metadata_alone() -> None:
     import dflash2_ckpt
     from dflash2_ckpt.report.sarif import document
+
     assert dflash2_ckpt.__version__ == VERSION
     res = invoke_cli(main, ["--version"])
     assert res.exit_code == 0 and res.output.strip().endswith(f"version {VERSION}")
-    literal = [p for p in (ROOT / "dflash2_ckpt").rglob("*.py") if re.search(r'__version__\s*=\s*"', p.read_text())]
-    assert literal == []                                   # no second copy of the number to forget
+    literal = [
+        p for p in (ROOT / "dflash2_ckpt").rglob("*.py") if re.search(r'__version__\s*=\s*"', p.read_text())
+    ]
+    assert literal == []  # no second copy of the number to forget
 
     from dflash2_ckpt.findings import Verdict
 
     class Empty(Verdict):
         kind, subject, findings = "verify", "x", ()
+
     assert document(Empty())["runs"][0]["tool"]["driver"]["version"] == VERSION
 
 
 def test_documented_tags_name_this_version() -> None:
     tag = f"v{VERSION}"
-    docs = {p: p.read_text() for p in [ROOT / "docs" / "hooks.md", ROOT / ".pre-commit-hooks.yaml",
-                                       ROOT / "action.yml",
-                                       ROOT / "docs" / "hub.md", ROOT / "docs" / "github-actions-verify.yml"]}
+    docs = {
+        p: p.read_text()
+        for p in [
+            ROOT / "docs" / "hooks.md",
+            ROOT / ".pre-commit-hooks.yaml",
+            ROOT / "action.yml",
+            ROOT / "docs" / "hub.md",
+            ROOT / "docs" / "github-actions-verify.yml",
+        ]
+    }
     revs = {(p.name, r) for p, t in docs.items() for r in re.findall(r"rev: (v[\w.]+)", t)}
     refs = {(p.name, r) for p, t in docs.items() for r in re.findall(r"dflash2-ckpt@(v[\w.]+)", t)}
     assert revs and refs and {r for _, r in revs | refs} == {tag}, revs | refs

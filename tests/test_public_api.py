@@ -1,5 +1,6 @@
 """The public Python API is the package module itself: every name it exports resolves, docs/library.md
 names each, and the old shim paths are gone."""
+
 from __future__ import annotations
 
 import importlib

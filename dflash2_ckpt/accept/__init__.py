@@ -2,6 +2,7 @@
 
 Importing this package is free; torch and transformers load only when `accept` runs.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,8 +17,9 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> object:
-    if name in ("AcceptReport", "PromptResult"):    # the report types load on first use: start-up stays light
+    if name in ("AcceptReport", "PromptResult"):  # the report types load on first use: start-up stays light
         from . import report
+
         return getattr(report, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -28,16 +30,30 @@ __all__ = ["AcceptReport", "PromptResult", "accept", "require_accept_deps"]
 def require_accept_deps() -> None:
     missing = [m for m in ("torch", "transformers", "numpy") if importlib.util.find_spec(m) is None]
     if missing:
-        raise MissingDependencyError(f"accept needs {', '.join(missing)}, which is not installed",
-                                     hint="pip install 'dflash2-ckpt[accept]'")
+        raise MissingDependencyError(
+            f"accept needs {', '.join(missing)}, which is not installed",
+            hint="pip install 'dflash2-ckpt[accept]'",
+        )
 
 
-def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str | os.PathLike[str] | None = None,
-           max_new_tokens: int = 64, block_size: int | None = None,
-           expect: str | float | tuple[float, float] | None = None, device: str | None = None,
-           kernels: str | None = None, limit: int | None = None, revision: str | None = None,
-           token: str | None = None, max_memory: int | None = None, batch: int = 1, threads: int | None = None,
-           progress: Progress | None = None) -> AcceptReport:
+def accept(
+    drafter: Any,
+    target: str | os.PathLike[str] | Any,
+    *,
+    prompts: str | os.PathLike[str] | None = None,
+    max_new_tokens: int = 64,
+    block_size: int | None = None,
+    expect: str | float | tuple[float, float] | None = None,
+    device: str | None = None,
+    kernels: str | None = None,
+    limit: int | None = None,
+    revision: str | None = None,
+    token: str | None = None,
+    max_memory: int | None = None,
+    batch: int = 1,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> AcceptReport:
     """Run block speculative decoding of `target` with `drafter` and return the statistics.
 
     drafter: a checkpoint directory, Source, opened Checkpoint, or a loaded smoke Drafter.
@@ -55,8 +71,24 @@ def accept(drafter: Any, target: str | os.PathLike[str] | Any, *, prompts: str |
     """
     require_accept_deps()
     from ..smoke import require_smoke_deps
+
     require_smoke_deps()
     from .run import run_accept
-    return run_accept(drafter, target, prompts=prompts, max_new_tokens=max_new_tokens, block_size=block_size,
-                      expect=expect, device=device, kernels=kernels, limit=limit, revision=revision, token=token,
-                      max_memory=max_memory, batch=batch, threads=threads, progress=progress)
+
+    return run_accept(
+        drafter,
+        target,
+        prompts=prompts,
+        max_new_tokens=max_new_tokens,
+        block_size=block_size,
+        expect=expect,
+        device=device,
+        kernels=kernels,
+        limit=limit,
+        revision=revision,
+        token=token,
+        max_memory=max_memory,
+        batch=batch,
+        threads=threads,
+        progress=progress,
+    )

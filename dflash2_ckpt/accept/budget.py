@@ -6,10 +6,12 @@ The drafter runs in float32 (smoke.drafting) with the target's embedding and hea
 on two configs, like the smoke's budget (smoke/budget.py, whose runtime figure and machine budget it
 shares): a refusal costs nothing and prints what would fit, where the kernel would kill the run.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..checks.pairing import target_text_config
 from ..errors import BudgetError
@@ -40,8 +42,9 @@ def target_params(config: Mapping[str, Any]) -> int:
     return v * h + head + layers * per_layer + h
 
 
-def accept_parts(spec: DraftSpec, target_config: Mapping[str, Any], *, device_type: str,
-                 runtime: int = RUNTIME_BYTES) -> dict[str, int]:
+def accept_parts(
+    spec: DraftSpec, target_config: Mapping[str, Any], *, device_type: str, runtime: int = RUNTIME_BYTES
+) -> dict[str, int]:
     target_dtype = 2 if device_type == "cuda" else F32
     return {
         "target parameters": target_params(target_config) * target_dtype,
@@ -51,14 +54,16 @@ def accept_parts(spec: DraftSpec, target_config: Mapping[str, Any], *, device_ty
     }
 
 
-def check_accept_budget(spec: DraftSpec, target_root: Path, budget: int, *, device_type: str,
-                        runtime: int = RUNTIME_BYTES) -> dict[str, int]:
+def check_accept_budget(
+    spec: DraftSpec, target_root: Path, budget: int, *, device_type: str, runtime: int = RUNTIME_BYTES
+) -> dict[str, int]:
     """The estimate by part; raises BudgetError, before anything is loaded, when it is over `budget`."""
     import json
+
     try:
         cfg = json.loads((target_root / "config.json").read_text())
     except (OSError, ValueError):
-        return {}                      # load_target reports an unreadable target itself
+        return {}  # load_target reports an unreadable target itself
     if not isinstance(cfg, dict):
         return {}
     parts = accept_parts(spec, cfg, device_type=device_type, runtime=runtime)
@@ -68,5 +73,8 @@ def check_accept_budget(spec: DraftSpec, target_root: Path, budget: int, *, devi
     biggest = max(parts.items(), key=lambda kv: kv[1])
     ways = ["run on a GPU (--device cuda), where the target loads in BF16"] if device_type != "cuda" else []
     ways.append(f"a machine with more than {gib(need)} free, then --max-memory above {gib(need)}")
-    raise BudgetError(f"accept would need about {gib(need)} ({biggest[0]}: {gib(biggest[1])}), over the "
-                      f"{gib(budget)} budget; nothing was loaded", hint="; ".join(ways))
+    raise BudgetError(
+        f"accept would need about {gib(need)} ({biggest[0]}: {gib(biggest[1])}), over the "
+        f"{gib(budget)} budget; nothing was loaded",
+        hint="; ".join(ways),
+    )

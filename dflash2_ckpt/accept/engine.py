@@ -6,6 +6,7 @@ the report gives τ from the engine's counters, the engine's tokens/s with and w
 whether drafting changed the text (it must not: greedy verification is lossless). With the HF drafter
 and target as well, the same prompts run through the reference loop and the report compares the two τ.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,30 +27,43 @@ CTX = 2048
 
 def _gguf_block(path: Path) -> int:
     from ..checkpoint import open_checkpoint
+
     ck = open_checkpoint(path)
     if ck.spec is None:
-        raise ConfigError("the drafter GGUF does not describe a DFlash drafter", path=str(path),
-                          hint="run `dflash2-ckpt verify` on it")
+        raise ConfigError(
+            "the drafter GGUF does not describe a DFlash drafter",
+            path=str(path),
+            hint="run `dflash2-ckpt verify` on it",
+        )
     return int(ck.spec.block_size or 16)
 
 
 def drafter_gguf(drafter: str | os.PathLike[str]) -> Path:
     p = Path(os.path.expanduser(str(drafter)))
     if p.suffix != ".gguf":
-        raise SourceError("with --engine llama.cpp the drafter is a GGUF file here", path=str(p),
-                          hint="the CLI converts an HF drafter first (dflash2-ckpt convert --to gguf)")
+        raise SourceError(
+            "with --engine llama.cpp the drafter is a GGUF file here",
+            path=str(p),
+            hint="the CLI converts an HF drafter first (dflash2-ckpt convert --to gguf)",
+        )
     if not p.is_file():
         raise SourceError("drafter GGUF not found", path=str(p))
     return p
 
 
-def engine_prompts(server: LlamaServer, prompts: str | os.PathLike[str] | None, tokenizer: Any,
-                   hf_target: Path | None, limit: int | None) -> tuple[list[Prompt], str]:
+def engine_prompts(
+    server: LlamaServer,
+    prompts: str | os.PathLike[str] | None,
+    tokenizer: Any,
+    hf_target: Path | None,
+    limit: int | None,
+) -> tuple[list[Prompt], str]:
     """The reference accept's prompt sources; token ids from the HF tokenizer when an HF target is given
     (so both loops see the same ids), else from the engine's own tokenizer and chat template."""
     rows, source = prompt_rows(prompts, hf_target, limit)
     if tokenizer is not None:
         from .prompts import encode
+
         return [Prompt(label, encode(tokenizer, row, label)) for label, row in rows], source
     out = []
     for label, row in rows:
@@ -73,12 +87,21 @@ def _serve(binary: Path, target: Path, plist: list[Prompt], max_new: int) -> lis
             server.cleanup()
 
 
-def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike[str], *,
-                      prompts: str | os.PathLike[str] | None = None, max_new_tokens: int = 64,
-                      expect: Any = None, limit: int | None = None, llama_server: str | None = None,
-                      hf_drafter: str | os.PathLike[str] | None = None, hf_target: str | os.PathLike[str] | None = None,
-                      baseline: bool = True, device: str | None = None, converted_from: str | None = None
-                      ) -> AcceptReport:
+def run_engine_accept(
+    drafter: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    *,
+    prompts: str | os.PathLike[str] | None = None,
+    max_new_tokens: int = 64,
+    expect: Any = None,
+    limit: int | None = None,
+    llama_server: str | None = None,
+    hf_drafter: str | os.PathLike[str] | None = None,
+    hf_target: str | os.PathLike[str] | None = None,
+    baseline: bool = True,
+    device: str | None = None,
+    converted_from: str | None = None,
+) -> AcceptReport:
     """drafter: a GGUF (converted_from names the HF drafter it was converted from, which the parity run uses)."""
     if max_new_tokens < 1:
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
@@ -86,15 +109,19 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
     binary = find_server(llama_server)
     target_path = Path(os.path.expanduser(str(target)))
     if target_path.suffix != ".gguf" or not target_path.is_file():
-        raise SourceError("with --engine llama.cpp the target is a GGUF file", path=str(target),
-                          hint="convert the target with llama.cpp's convert_hf_to_gguf.py; give the HF target "
-                               "with --hf-target for the reference comparison")
+        raise SourceError(
+            "with --engine llama.cpp the target is a GGUF file",
+            path=str(target),
+            hint="convert the target with llama.cpp's convert_hf_to_gguf.py; give the HF target "
+            "with --hf-target for the reference comparison",
+        )
     hf_t = Path(os.path.expanduser(str(hf_target))) if hf_target else None
     if hf_drafter is None and converted_from is not None:
         hf_drafter = converted_from
     tokenizer = None
     if hf_t is not None:
         from transformers import AutoTokenizer
+
         tokenizer = AutoTokenizer.from_pretrained(str(hf_t))
     with tempfile.TemporaryDirectory(prefix="dflash2-accept-engine-"):
         t0 = time.perf_counter()
@@ -107,14 +134,20 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
                 plist, source = engine_prompts(server, prompts, tokenizer, hf_t, limit)
                 need = max(len(p.ids) for p in plist) + max_new_tokens + block
                 if need > CTX:
-                    raise ConfigError(f"the longest prompt plus {max_new_tokens} new tokens needs {need} positions; "
-                                      f"the engine runs with {CTX}", field="max_new_tokens",
-                                      hint="lower --max-new-tokens or give shorter prompts")
-                server.complete(plist[0].ids[:4], 2)                 # warm up before anything is timed
+                    raise ConfigError(
+                        f"the longest prompt plus {max_new_tokens} new tokens needs {need} positions; "
+                        f"the engine runs with {CTX}",
+                        field="max_new_tokens",
+                        hint="lower --max-new-tokens or give shorter prompts",
+                    )
+                server.complete(plist[0].ids[:4], 2)  # warm up before anything is timed
                 runs = [server.complete(p.ids, max_new_tokens) for p in plist]
                 # DF751 judges the opening of every output: its counters come from a run that long
-                openings = ([server.complete(p.ids, checks.OPENING_TOKENS) for p in plist]
-                            if max_new_tokens > checks.OPENING_TOKENS else runs)
+                openings = (
+                    [server.complete(p.ids, checks.OPENING_TOKENS) for p in plist]
+                    if max_new_tokens > checks.OPENING_TOKENS
+                    else runs
+                )
             finally:
                 server.cleanup()
         base: list[Completion] = []
@@ -131,9 +164,24 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
         c = r.predicted_n - 1
         committed.append(c)
         steps.append(s)
-        tau_p = stats.Interval(c / s, c / s, c / s) if s else stats.Interval(float("nan"), float("nan"), float("nan"))
-        results.append(PromptResult(p.label, len(p.ids), len(r.tokens), s, tau_p, [], ref_tokens == r.tokens,
-                                    r.predicted_per_second, base[i].predicted_per_second if base else 0.0))
+        tau_p = (
+            stats.Interval(c / s, c / s, c / s)
+            if s
+            else stats.Interval(float("nan"), float("nan"), float("nan"))
+        )
+        results.append(
+            PromptResult(
+                p.label,
+                len(p.ids),
+                len(r.tokens),
+                s,
+                tau_p,
+                [],
+                ref_tokens == r.tokens,
+                r.predicted_per_second,
+                base[i].predicted_per_second if base else 0.0,
+            )
+        )
     tau = stats.pooled_counts(committed, steps)
     drafted = sum(r.draft_n for r in runs)
     accepted = sum(r.draft_n_accepted for r in runs)
@@ -150,28 +198,65 @@ def run_engine_accept(drafter: str | os.PathLike[str], target: str | os.PathLike
     spec_s = sum(r.predicted_n / r.predicted_per_second for r in runs if r.predicted_per_second)
     base_s = sum(b.predicted_n / b.predicted_per_second for b in base if b.predicted_per_second)
     return AcceptReport(
-        drafter=converted_from or str(drafter), target=str(target), device="cpu", kernels=ENGINE, block_size=block,
-        max_new_tokens=max_new_tokens, prompts_source=source, tau=tau,
-        acceptance_rate=accepted / drafted if drafted else 0.0, per_position=[],
+        drafter=converted_from or str(drafter),
+        target=str(target),
+        device="cpu",
+        kernels=ENGINE,
+        block_size=block,
+        max_new_tokens=max_new_tokens,
+        prompts_source=source,
+        tau=tau,
+        acceptance_rate=accepted / drafted if drafted else 0.0,
+        per_position=[],
         tokens_per_s=gen / spec_s if spec_s else 0.0,
         baseline_tokens_per_s=sum(b.predicted_n for b in base) / base_s if base_s else 0.0,
-        target_forwards={"baseline": sum(b.predicted_n for b in base), "speculative": sum(steps) + len(runs),
-                         "saved": sum(b.predicted_n for b in base) - sum(steps) - len(runs) if base else 0},
-        prompts=results, expect=want, findings=findings, engine=ENGINE, build=build,
-        engine_details={"llama_server": str(binary), "spec_draft_n_max": n_max, "draft_n": drafted,
-                        "draft_n_accepted": accepted, "drafter_converted": converted,
-                        "wall_s": round(seconds, 2), **build_how, **({"parity": parity} if parity else {})},
-        tau_opening=opening)
+        target_forwards={
+            "baseline": sum(b.predicted_n for b in base),
+            "speculative": sum(steps) + len(runs),
+            "saved": sum(b.predicted_n for b in base) - sum(steps) - len(runs) if base else 0,
+        },
+        prompts=results,
+        expect=want,
+        findings=findings,
+        engine=ENGINE,
+        build=build,
+        engine_details={
+            "llama_server": str(binary),
+            "spec_draft_n_max": n_max,
+            "draft_n": drafted,
+            "draft_n_accepted": accepted,
+            "drafter_converted": converted,
+            "wall_s": round(seconds, 2),
+            **build_how,
+            **({"parity": parity} if parity else {}),
+        },
+        tau_opening=opening,
+    )
 
 
-def parity_run(hf_drafter: str | os.PathLike[str], hf_target: Path, prompts: str | os.PathLike[str] | None,
-            max_new: int, limit: int | None, device: str | None, tau_engine: float, engine: str = ENGINE
-            ) -> dict[str, Any]:
+def parity_run(
+    hf_drafter: str | os.PathLike[str],
+    hf_target: Path,
+    prompts: str | os.PathLike[str] | None,
+    max_new: int,
+    limit: int | None,
+    device: str | None,
+    tau_engine: float,
+    engine: str = ENGINE,
+) -> dict[str, Any]:
     from . import accept
-    ref = accept(hf_drafter, hf_target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device or "cpu")
+
+    ref = accept(
+        hf_drafter, hf_target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device or "cpu"
+    )
     # llama-server (and vLLM) crop the last step at the token limit as transformers does: compare like with like
     committed = checks.committed_tau([f.generated for f in ref.prompts], [f.steps for f in ref.prompts])
     ratio = tau_engine / committed if committed else 0.0
-    return {"tau_engine": round(tau_engine, 4), "tau_reference": round(ref.tau.mean, 4),
-            "tau_reference_committed": round(committed, 4), "ratio": round(ratio, 4),
-            "floor": checks.PARITY_FLOOR, "findings": checks.parity(engine, tau_engine, committed)}
+    return {
+        "tau_engine": round(tau_engine, 4),
+        "tau_reference": round(ref.tau.mean, 4),
+        "tau_reference_committed": round(committed, 4),
+        "ratio": round(ratio, 4),
+        "floor": checks.PARITY_FLOOR,
+        "findings": checks.parity(engine, tau_engine, committed),
+    }

@@ -14,6 +14,7 @@ once: one target forward per step verifies every prompt's block (left padding, a
 for the rejected rows it keeps in the cache, explicit positions); each prompt's tokens and accepted
 drafts are those it gets alone, since each row sees exactly its own tokens.
 """
+
 from __future__ import annotations
 
 import time
@@ -29,15 +30,15 @@ from .target import Target
 class Decoded:
     tokens: list[int]
     seconds: float
-    forwards: int                                   # target forwards, prefill included
-    accepted: list[int] = field(default_factory=list)   # accepted drafts per verification step
+    forwards: int  # target forwards, prefill included
+    accepted: list[int] = field(default_factory=list)  # accepted drafts per verification step
 
 
 def _finish(tokens: list[int], max_new: int, eos: set[int]) -> list[int]:
     tokens = tokens[:max_new]
     for i, t in enumerate(tokens):
         if t in eos:
-            return tokens[:i + 1]
+            return tokens[: i + 1]
     return tokens
 
 
@@ -71,7 +72,7 @@ def speculative(target: Target, drafter: Any, prompt: list[int], max_new: int) -
     nxt, taps = target.forward(prompt)
     assert taps is not None
     kept = drafter.keep_context()
-    kept.extend(taps)                                # hidden states of every committed token but the anchor
+    kept.extend(taps)  # hidden states of every committed token but the anchor
     out, accepted, forwards = [int(nxt[-1])], [], 1
     while len(out) < max_new and out[-1] not in eos:
         anchor = out[-1]
@@ -86,8 +87,8 @@ def speculative(target: Target, drafter: Any, prompt: list[int], max_new: int) -
         out += drafts[:a] + [verified[a]]
         accepted.append(a)
         forwards += 1
-        kept.extend(taps[:a + 1])
-        target.crop(cached + a + 1)                  # the rejected rows leave the cache
+        kept.extend(taps[: a + 1])
+        target.crop(cached + a + 1)  # the rejected rows leave the cache
     _sync(target.device)
     return Decoded(_finish(out, max_new, eos), time.perf_counter() - t0, forwards, accepted)
 
@@ -103,31 +104,34 @@ def speculative_batch(target: Target, drafter: Any, prompts: list[list[int]], ma
     target.reset()
     width = max(len(p) for p in prompts)
     ids = [[target.pad_id] * (width - len(p)) + list(p) for p in prompts]
-    valid = torch.tensor([[False] * (width - len(p)) + [True] * len(p) for p in prompts])    # [Q, cache]
-    seen = torch.tensor([len(p) for p in prompts])                       # committed tokens per row
+    valid = torch.tensor([[False] * (width - len(p)) + [True] * len(p) for p in prompts])  # [Q, cache]
+    seen = torch.tensor([len(p) for p in prompts])  # committed tokens per row
     positions = (valid.long().cumsum(1) - 1).clamp_min(0)
     nxt, taps = target.forward_rows(ids, valid, positions)
     kept = []
     for q, p in enumerate(prompts):
         kept.append(drafter.keep_context())
-        kept[-1].extend(taps[q, width - len(p):])
+        kept[-1].extend(taps[q, width - len(p) :])
     outs = [[int(nxt[q, -1])] for q in range(len(prompts))]
     accepted: list[list[int]] = [[] for _ in prompts]
-    rows = list(range(len(prompts)))                                     # prompts still decoding, cache order
+    rows = list(range(len(prompts)))  # prompts still decoding, cache order
     while True:
         live = [i for i, q in enumerate(rows) if len(outs[q]) < max_new and outs[q][-1] not in eos]
-        if len(live) < len(rows):                                        # finished prompts leave the batch
+        if len(live) < len(rows):  # finished prompts leave the batch
             keep = torch.tensor(live, dtype=torch.long)
             if live:
                 target.cache.batch_select_indices(keep.to(target.device))
             valid, seen, rows = valid[keep], seen[keep], [rows[i] for i in live]
         if not rows:
             break
-        drafted = [drafter.draft(None, torch.tensor([outs[q][-1]]), kept=kept[q]).greedy[0].tolist() for q in rows]
+        drafted = [
+            drafter.draft(None, torch.tensor([outs[q][-1]]), kept=kept[q]).greedy[0].tolist() for q in rows
+        ]
         block_ids = [[outs[q][-1], *d] for q, d in zip(rows, drafted)]
         positions = seen.view(-1, 1) + torch.arange(block).view(1, -1)
-        nxt, taps = target.forward_rows(block_ids, torch.cat([valid, torch.ones(len(rows), block, dtype=torch.bool)], 1),
-                                        positions)
+        nxt, taps = target.forward_rows(
+            block_ids, torch.cat([valid, torch.ones(len(rows), block, dtype=torch.bool)], 1), positions
+        )
         verified = nxt.tolist()
         took = []
         for i, q in enumerate(rows):
@@ -136,9 +140,9 @@ def speculative_batch(target: Target, drafter: Any, prompts: list[list[int]], ma
                 a += 1
             outs[q] += d[:a] + [verified[i][a]]
             accepted[q].append(a)
-            kept[q].extend(taps[i, :a + 1])
+            kept[q].extend(taps[i, : a + 1])
             took.append(a + 1)
-        most = max(took)                         # columns past every row's accepted ones leave the cache
+        most = max(took)  # columns past every row's accepted ones leave the cache
         target.crop(valid.shape[1] + most)
         new = torch.arange(most).view(1, -1) < torch.tensor(took).view(-1, 1)
         valid = torch.cat([valid, new], 1)

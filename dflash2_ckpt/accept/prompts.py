@@ -3,6 +3,7 @@
 Without a file: the target directory's own prompts.jsonl when it ships one (the bundled tiny pair
 does), else a small built-in set of general prompts for real chat models.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,19 @@ from ..errors import ConfigError, SourceError
 MAX_BYTES = 64 << 20
 BUILTIN: tuple[dict[str, Any], ...] = (
     {"messages": [{"role": "user", "content": "Explain in a few sentences how a hash table works."}]},
-    {"messages": [{"role": "user", "content": "Write a Python function that returns the n-th Fibonacci number."}]},
-    {"messages": [{"role": "user", "content": "A train travels 120 km in 1.5 hours. What is its average speed? "
-                                              "Show your steps."}]},
+    {
+        "messages": [
+            {"role": "user", "content": "Write a Python function that returns the n-th Fibonacci number."}
+        ]
+    },
+    {
+        "messages": [
+            {
+                "role": "user",
+                "content": "A train travels 120 km in 1.5 hours. What is its average speed? Show your steps.",
+            }
+        ]
+    },
     {"messages": [{"role": "user", "content": "List five tips for writing clear technical documentation."}]},
     {"messages": [{"role": "user", "content": "Summarise the water cycle for a ten-year-old."}]},
 )
@@ -26,7 +37,7 @@ BUILTIN: tuple[dict[str, Any], ...] = (
 
 @dataclass
 class Prompt:
-    label: str            # "file:line" or "builtin:i"
+    label: str  # "file:line" or "builtin:i"
     ids: list[int]
 
 
@@ -43,11 +54,16 @@ def read_jsonl(path: Path) -> list[tuple[str, dict[str, Any]]]:
             row = json.loads(line)
         except ValueError as e:
             raise ConfigError(f"line {n} is not JSON: {e}", path=str(path)) from None
-        ok = isinstance(row, dict) and (isinstance(row.get("prompt"), str) or (
-            isinstance(row.get("messages"), list) and all(isinstance(m, dict) for m in row["messages"])))
+        ok = isinstance(row, dict) and (
+            isinstance(row.get("prompt"), str)
+            or (isinstance(row.get("messages"), list) and all(isinstance(m, dict) for m in row["messages"]))
+        )
         if not ok:
-            raise ConfigError(f'line {n} has neither a "prompt" string nor a "messages" list', path=str(path),
-                              hint='write one {"prompt": "..."} or {"messages": [{"role": ..., "content": ...}]} per line')
+            raise ConfigError(
+                f'line {n} has neither a "prompt" string nor a "messages" list',
+                path=str(path),
+                hint='write one {"prompt": "..."} or {"messages": [{"role": ..., "content": ...}]} per line',
+            )
         out.append((f"{path.name}:{n}", row))
     if not out:
         raise ConfigError("the prompts file holds no prompt", path=str(path))
@@ -57,10 +73,12 @@ def read_jsonl(path: Path) -> list[tuple[str, dict[str, Any]]]:
 def encode(tokenizer: Any, row: dict[str, Any], label: str) -> list[int]:
     if "messages" in row:
         if not getattr(tokenizer, "chat_template", None):
-            raise ConfigError(f"{label}: the target's tokenizer has no chat template for \"messages\"",
-                              hint='give {"prompt": ...} lines for a base model')
+            raise ConfigError(
+                f'{label}: the target\'s tokenizer has no chat template for "messages"',
+                hint='give {"prompt": ...} lines for a base model',
+            )
         ids = tokenizer.apply_chat_template(row["messages"], add_generation_prompt=True, tokenize=True)
-        if isinstance(ids, dict) or hasattr(ids, "keys"):     # newer transformers return a BatchEncoding
+        if isinstance(ids, dict) or hasattr(ids, "keys"):  # newer transformers return a BatchEncoding
             ids = ids["input_ids"]
     else:
         ids = tokenizer(row["prompt"])["input_ids"]
@@ -70,8 +88,9 @@ def encode(tokenizer: Any, row: dict[str, Any], label: str) -> list[int]:
     return ids
 
 
-def prompt_rows(prompts: str | os.PathLike[str] | None, target_dir: Path | None, limit: int | None = None
-                ) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+def prompt_rows(
+    prompts: str | os.PathLike[str] | None, target_dir: Path | None, limit: int | None = None
+) -> tuple[list[tuple[str, dict[str, Any]]], str]:
     """(labelled rows, where they came from): the file given, else the target's prompts.jsonl, else built-in."""
     if prompts is not None:
         rows, source = read_jsonl(Path(prompts)), str(prompts)
@@ -82,8 +101,9 @@ def prompt_rows(prompts: str | os.PathLike[str] | None, target_dir: Path | None,
     return (rows[:limit] if limit else rows), source
 
 
-def load_prompts(tokenizer: Any, prompts: str | os.PathLike[str] | None, target_dir: Path | None,
-                 limit: int | None = None) -> tuple[list[Prompt], str]:
+def load_prompts(
+    tokenizer: Any, prompts: str | os.PathLike[str] | None, target_dir: Path | None, limit: int | None = None
+) -> tuple[list[Prompt], str]:
     """(prompts, where they came from)."""
     rows, source = prompt_rows(prompts, target_dir, limit)
     return [Prompt(label, encode(tokenizer, row, label)) for label, row in rows], source

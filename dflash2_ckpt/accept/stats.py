@@ -8,17 +8,47 @@ its per-position rate = steps that accepted draft j / steps (docs.vllm.ai, featu
 acceptance_metrics; Prometheus counters spec_decode_num_drafts / _num_draft_tokens / _num_accepted_tokens
 / _num_accepted_tokens_per_pos).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 Z95 = 1.959964
 # Student's t, two-sided 95% (the 0.975 quantile), for 1 ... 30 degrees of freedom (standard tables)
-_T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
-         2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
-         2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
+_T975 = (
+    12.706205,
+    4.302653,
+    3.182446,
+    2.776445,
+    2.570582,
+    2.446912,
+    2.364624,
+    2.306004,
+    2.262157,
+    2.228139,
+    2.200985,
+    2.178813,
+    2.160369,
+    2.144787,
+    2.131450,
+    2.119905,
+    2.109816,
+    2.100922,
+    2.093024,
+    2.085963,
+    2.079614,
+    2.073873,
+    2.068658,
+    2.063899,
+    2.059539,
+    2.055529,
+    2.051831,
+    2.048407,
+    2.045230,
+    2.042272,
+)
 
 
 def t975(df: int) -> float:
@@ -29,8 +59,12 @@ def t975(df: int) -> float:
     if df <= len(_T975):
         return _T975[df - 1]
     z = Z95
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 @dataclass(frozen=True)
@@ -38,16 +72,19 @@ class Interval:
     mean: float
     low: float
     high: float
-    df: int = 0             # degrees of freedom of the t quantile used (samples - 1); 0: no interval
-    over: str = "steps"     # what the samples are: "steps" of one prompt, or "prompts" as clusters
+    df: int = 0  # degrees of freedom of the t quantile used (samples - 1); 0: no interval
+    over: str = "steps"  # what the samples are: "steps" of one prompt, or "prompts" as clusters
 
     @property
     def method(self) -> str:
         return f"t, {self.df} df ({self.over})" if self.df else "none (one sample)"
 
     def to_json(self) -> dict[str, float | list[float] | str]:
-        return {"mean": round(self.mean, 4), "ci95": [round(self.low, 4), round(self.high, 4)],
-                "ci95_method": self.method}
+        return {
+            "mean": round(self.mean, 4),
+            "ci95": [round(self.low, 4), round(self.high, 4)],
+            "ci95_method": self.method,
+        }
 
 
 def step_tau(accepted: Sequence[int], block_size: int | None = None) -> Interval:
@@ -62,7 +99,9 @@ def step_tau(accepted: Sequence[int], block_size: int | None = None) -> Interval
         return Interval(mean, mean, mean)
     sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
     half = t975(n - 1) * sd / math.sqrt(n)
-    return Interval(mean, max(1.0, mean - half), min(float(block_size or math.inf), mean + half), n - 1, "steps")
+    return Interval(
+        mean, max(1.0, mean - half), min(float(block_size or math.inf), mean + half), n - 1, "steps"
+    )
 
 
 def pooled_tau(per_prompt: Sequence[Sequence[int]]) -> Interval:

@@ -3,6 +3,7 @@
 inputs -> (cached by repo + commit sha) verify + compat per drafter, concurrently and rate-limited
 -> rows -> text / JSON / Markdown / HTML.
 """
+
 from .inputs import Item, collect, hub_search
 from .rows import Row
 from .run import AuditResult, audit

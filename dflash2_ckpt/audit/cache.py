@@ -5,18 +5,25 @@ engine profiles; a re-run then costs the one metadata request that resolves the 
 atomically (temporary file + os.replace), so concurrent workers and an interrupted run never leave a
 half-written entry behind.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 def cache_key(repo_id: str, sha: str, subfolder: str | None, engines: Iterable[str], fingerprint: str) -> str:
-    doc = {"repo": repo_id, "sha": sha, "subfolder": subfolder or "", "engines": sorted(engines),
-           "fingerprint": fingerprint}
+    doc = {
+        "repo": repo_id,
+        "sha": sha,
+        "subfolder": subfolder or "",
+        "engines": sorted(engines),
+        "fingerprint": fingerprint,
+    }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -35,7 +42,7 @@ class AuditCache:
         try:
             row = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return None          # a damaged entry is a miss, and the next put replaces it
+            return None  # a damaged entry is a miss, and the next put replaces it
         if not isinstance(row, dict):
             return None
         self.hits += 1
@@ -48,7 +55,8 @@ class AuditCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         from ..errors import UnsafeOutputError
         from ..sources.safe_write import write_text
-        try:    # the write guard: a planted link or hard link in the cache is never written through
+
+        try:  # the write guard: a planted link or hard link in the cache is never written through
             write_text(path, json.dumps(row, sort_keys=True), durable=False)
         except UnsafeOutputError:
-            return      # not cached: the next run computes the row again
+            return  # not cached: the next run computes the row again

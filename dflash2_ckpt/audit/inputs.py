@@ -1,10 +1,12 @@
 """What to audit: repo ids, local directories, a list file, and a Hub search, as one ordered list."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from ..errors import SourceError
 
@@ -30,8 +32,11 @@ def read_list_file(path: str | os.PathLike[str]) -> list[str]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise SourceError(f"cannot read the list of drafters: {e}", path=str(path),
-                          hint="give a UTF-8 text file with one repo id or directory per line") from None
+        raise SourceError(
+            f"cannot read the list of drafters: {e}",
+            path=str(path),
+            hint="give a UTF-8 text file with one repo id or directory per line",
+        ) from None
     return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
 
 
@@ -76,23 +81,39 @@ def hub_search(query: str, *, token: str | None = None, limit: int = MAX_SEARCH_
 
     q = parse_query(query)
     if not (q.words or q.tags or q.author or q.architectures):
-        raise SourceError("an empty Hub search", path=query, hint='e.g. --hub-search "dflash arch:DFlash2DraftModel"')
+        raise SourceError(
+            "an empty Hub search", path=query, hint='e.g. --hub-search "dflash arch:DFlash2DraftModel"'
+        )
     from ..sources.hub import hub_settings
     from ..sources.hub_errors import Where, from_exception
+
     endpoint = hub_settings()["endpoint"]
     api = HfApi(endpoint=endpoint, token=token)
     try:
-        listed = api.list_models(search=q.words, filter=list(q.tags) or None, author=q.author,
-                                 fetch_config=bool(q.architectures), limit=limit)
-        out = [m.id for m in listed
-               if not q.architectures or set(q.architectures) & set(_architectures(getattr(m, "config", None)))]
-    except Exception as e:   # noqa: BLE001  (one typed error, whatever the client raised)
+        listed = api.list_models(
+            search=q.words,
+            filter=list(q.tags) or None,
+            author=q.author,
+            fetch_config=bool(q.architectures),
+            limit=limit,
+        )
+        out = [
+            m.id
+            for m in listed
+            if not q.architectures or set(q.architectures) & set(_architectures(getattr(m, "config", None)))
+        ]
+    except Exception as e:  # noqa: BLE001  (one typed error, whatever the client raised)
         raise from_exception(e, Where("", None, endpoint, f"Hub search {query!r}")) from None
     return out
 
 
-def collect(items: Iterable[str] = (), *, from_file: str | None = None, search: str | None = None,
-            token: str | None = None) -> list[Item]:
+def collect(
+    items: Iterable[str] = (),
+    *,
+    from_file: str | None = None,
+    search: str | None = None,
+    token: str | None = None,
+) -> list[Item]:
     """Every input in the order given, each drafter once."""
     texts = list(items)
     if from_file:

@@ -3,19 +3,27 @@
 The limit sits in the HTTP client (a request event hook on the client huggingface_hub builds from its
 client factory), so retries, redirects and metadata calls all count, whatever code path makes them.
 """
+
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 
 class RateLimiter:
     """Token bucket: at most `rate` requests per second on average, bursts of at most `burst`."""
 
-    def __init__(self, rate: float, burst: int | None = None, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        rate: float,
+        burst: int | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         if rate <= 0:
             raise ValueError("rate must be positive")
         self.rate = rate
@@ -32,7 +40,7 @@ class RateLimiter:
                 now = self._clock()
                 self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
                 self._last = now
-                if self._tokens >= 1 - 1e-9:          # float slack: a refill of exactly one token may round below
+                if self._tokens >= 1 - 1e-9:  # float slack: a refill of exactly one token may round below
                     self._tokens = max(0.0, self._tokens - 1)
                     self.requests += 1
                     return

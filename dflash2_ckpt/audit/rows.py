@@ -1,25 +1,27 @@
 """One audit row per drafter: identity, findings by severity, and one verdict per engine version."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 SEVERITIES = ("error", "warning", "info")
 
 
 @dataclass(frozen=True)
 class Row:
-    input: str                                  # what the user named
-    repo: str                                   # repo id, or the local path
-    revision: str | None = None                 # resolved commit sha (Hub)
+    input: str  # what the user named
+    repo: str  # repo id, or the local path
+    revision: str | None = None  # resolved commit sha (Hub)
     subfolder: str | None = None
     dialect: str | None = None
     version: str | None = None
     target: str | None = None
     counts: Mapping[str, int] = field(default_factory=dict)
     findings: tuple[Mapping[str, Any], ...] = ()
-    engines: tuple[Mapping[str, Any], ...] = ()   # compat's entries: engine, versions, verdict, reasons, serve
-    error: Mapping[str, Any] | None = None        # the drafter could not be read: type, message, hint
+    engines: tuple[Mapping[str, Any], ...] = ()  # compat's entries: engine, versions, verdict, reasons, serve
+    error: Mapping[str, Any] | None = None  # the drafter could not be read: type, message, hint
     cached: bool = False
 
     @property
@@ -39,30 +41,59 @@ class Row:
     def filtered(self, select: Sequence[str], ignore: Sequence[str]) -> Row:
         """The row with only the findings that `select` / `ignore` keep (this drafter's settings), recounted."""
         from ..findings import keep
+
         kept = tuple(f for f in self.findings if keep(str(f["code"]), select, ignore))
-        return replace(self, findings=kept, counts={s: sum(f.get("severity") == s for f in kept) for s in SEVERITIES})
+        return replace(
+            self, findings=kept, counts={s: sum(f.get("severity") == s for f in kept) for s in SEVERITIES}
+        )
 
     def finding_objects(self) -> tuple[Any, ...]:
         """The findings as Finding objects again (rows keep JSON, so a cached row reads like a fresh one)."""
         from ..findings import Finding
+
         keys = ("field", "tensor", "file")
-        return tuple(Finding(f["code"], f["message"], severity=f.get("severity"), details=f.get("details") or {},
-                             **{k: f[k] for k in keys if f.get(k) is not None})
-                     for f in self.findings)
+        return tuple(
+            Finding(
+                f["code"],
+                f["message"],
+                severity=f.get("severity"),
+                details=f.get("details") or {},
+                **{k: f[k] for k in keys if f.get(k) is not None},
+            )
+            for f in self.findings
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"input": self.input, "repo": self.repo, "revision": self.revision, "subfolder": self.subfolder,
-                "dialect": self.dialect, "version": self.version, "target": self.target,
-                "counts": {s: int(self.counts.get(s, 0)) for s in SEVERITIES},
-                "findings": [dict(f) for f in self.findings], "engines": [dict(e) for e in self.engines],
-                "error": dict(self.error) if self.error is not None else None}
+        return {
+            "input": self.input,
+            "repo": self.repo,
+            "revision": self.revision,
+            "subfolder": self.subfolder,
+            "dialect": self.dialect,
+            "version": self.version,
+            "target": self.target,
+            "counts": {s: int(self.counts.get(s, 0)) for s in SEVERITIES},
+            "findings": [dict(f) for f in self.findings],
+            "engines": [dict(e) for e in self.engines],
+            "error": dict(self.error) if self.error is not None else None,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], *, input: str, cached: bool = False) -> Row:
-        return cls(input=input, repo=doc["repo"], revision=doc.get("revision"), subfolder=doc.get("subfolder"),
-                   dialect=doc.get("dialect"), version=doc.get("version"), target=doc.get("target"),
-                   counts=dict(doc.get("counts") or {}), findings=tuple(doc.get("findings") or ()),
-                   engines=tuple(doc.get("engines") or ()), error=doc.get("error"), cached=cached)
+        return cls(
+            input=input,
+            repo=doc["repo"],
+            revision=doc.get("revision"),
+            subfolder=doc.get("subfolder"),
+            dialect=doc.get("dialect"),
+            version=doc.get("version"),
+            target=doc.get("target"),
+            counts=dict(doc.get("counts") or {}),
+            findings=tuple(doc.get("findings") or ()),
+            engines=tuple(doc.get("engines") or ()),
+            error=doc.get("error"),
+            cached=cached,
+        )
 
 
 def column(entry: Mapping[str, Any]) -> str:

@@ -2,19 +2,21 @@
 
 One failure never stops the rest: a drafter that cannot be read becomes a row that says why.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 from ..errors import Dflash2Error
 from ..findings import Verdict
+from ..usecases.model_card import target_of
 from .cache import AuditCache, cache_key
 from .inputs import Item, classify
 from .ratelimit import RateLimiter, hub_rate_limit
-from ..usecases.model_card import target_of
 from .rows import SEVERITIES, Row, columns
 
 Progress = Callable[[int, int, Row], None]
@@ -30,9 +32,9 @@ class Part:
 @dataclass(frozen=True)
 class AuditResult(Verdict):
     rows: tuple[Row, ...]
-    engines: tuple[str, ...] = ()          # the engines asked for (empty: every profile)
+    engines: tuple[str, ...] = ()  # the engines asked for (empty: every profile)
     seconds: float = 0.0
-    requests: int | None = None            # HTTP requests made to the Hub (when rate-limited)
+    requests: int | None = None  # HTTP requests made to the Hub (when rate-limited)
     cache_hits: int = 0
     stats: dict[str, Any] = field(default_factory=dict)
     kind: ClassVar[str] = "audit"
@@ -45,7 +47,9 @@ class AuditResult(Verdict):
     def parts(self) -> tuple[Part, ...]:
         """One part per drafter, so sarif and github place each finding on its own drafter (its directory,
         or its repo id and subfolder); a drafter that could not be read is one DF613 error."""
-        return tuple(Part(_where(r), r.finding_objects() if r.readable else (_unreadable(r),)) for r in self.rows)
+        return tuple(
+            Part(_where(r), r.finding_objects() if r.readable else (_unreadable(r),)) for r in self.rows
+        )
 
     @property
     def unreadable(self) -> tuple[str, ...]:
@@ -72,14 +76,24 @@ class AuditResult(Verdict):
 
     def summary(self) -> dict[str, Any]:
         cols = self.columns
-        return {"drafters": len(self.rows), "readable": sum(r.readable for r in self.rows),
-                "clean": sum(self.clean(r) for r in self.rows),
-                "loads": {c: sum(r.verdicts().get(c) == "loads" for r in self.rows) for c in cols}}
+        return {
+            "drafters": len(self.rows),
+            "readable": sum(r.readable for r in self.rows),
+            "clean": sum(self.clean(r) for r in self.rows),
+            "loads": {c: sum(r.verdicts().get(c) == "loads" for r in self.rows) for c in cols},
+        }
 
     def to_json(self) -> dict[str, Any]:
-        return {"engines": list(self.engines), "columns": self.columns, "summary": self.summary(),
-                "passed": self.passed, "seconds": round(self.seconds, 3), "requests": self.requests,
-                "cache_hits": self.cache_hits, "rows": [r.to_json() for r in self.rows]}
+        return {
+            "engines": list(self.engines),
+            "columns": self.columns,
+            "summary": self.summary(),
+            "passed": self.passed,
+            "seconds": round(self.seconds, 3),
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "rows": [r.to_json() for r in self.rows],
+        }
 
 
 def _where(r: Row) -> str:
@@ -88,10 +102,14 @@ def _where(r: Row) -> str:
 
 def _unreadable(r: Row) -> Any:
     from ..findings import Finding
+
     err = r.error or {}
     hint = f" ({err['hint']})" if err.get("hint") else ""
-    return Finding("DF613", f"{r.input}: could not be read: {err.get('message')}{hint}",
-                   details={"type": err.get("type")})
+    return Finding(
+        "DF613",
+        f"{r.input}: could not be read: {err.get('message')}{hint}",
+        details={"type": err.get("type")},
+    )
 
 
 def _fingerprint() -> str:
@@ -100,8 +118,9 @@ def _fingerprint() -> str:
     import hashlib
     from pathlib import Path
 
-    from ..version import package_version
     from .. import engines
+    from ..version import package_version
+
     h = hashlib.sha256(package_version().encode())
     for path in sorted(Path(engines.__file__).parent.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -119,28 +138,39 @@ def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     verdicts = compat(ckpt, engines=engines, findings=report.findings)
     found = [f.to_json() for f in report.findings]
     summary = report.summary
-    return Row(input=item.text, repo=source.repo_id or source.label,
-               revision=source.sha or None, subfolder=source.subfolder,
-               dialect=summary.get("dialect"), version=summary.get("version"), target=target_of(ckpt.config),
-               counts={s: sum(f["severity"] == s for f in found) for s in SEVERITIES}, findings=tuple(found),
-               engines=tuple(verdicts.to_json()["engines"]))
+    return Row(
+        input=item.text,
+        repo=source.repo_id or source.label,
+        revision=source.sha or None,
+        subfolder=source.subfolder,
+        dialect=summary.get("dialect"),
+        version=summary.get("version"),
+        target=target_of(ckpt.config),
+        counts={s: sum(f["severity"] == s for f in found) for s in SEVERITIES},
+        findings=tuple(found),
+        engines=tuple(verdicts.to_json()["engines"]),
+    )
 
 
 def _error_row(item: Item, e: BaseException) -> Row:
     hint = getattr(e, "hint", "") or None
     message = str(e) if isinstance(e, Dflash2Error) else f"{type(e).__name__}: {e}"
-    return Row(input=item.text, repo=item.text, error={"type": type(e).__name__, "message": message, "hint": hint})
+    return Row(
+        input=item.text, repo=item.text, error={"type": type(e).__name__, "message": message, "hint": hint}
+    )
 
 
-def audit_one(item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str,
-              token: str | None = None) -> Row:
-    from ..sources.hub import HubSource
+def audit_one(
+    item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str, token: str | None = None
+) -> Row:
     from ..checkpoint.open_source import open_source
+    from ..sources.hub import HubSource
+
     try:
         if item.kind == "local":
             return check_source(open_source(item.text), item, engines)
-        probe = open_source(item.text, token=token, require_weights=False)   # resolves the sha: one request
-        if not isinstance(probe, HubSource):        # a local path after all (created since classify)
+        probe = open_source(item.text, token=token, require_weights=False)  # resolves the sha: one request
+        if not isinstance(probe, HubSource):  # a local path after all (created since classify)
             return check_source(open_source(item.text), item, engines)
         hit = cache.get(cache_key(probe.repo_id, probe.sha, probe.subfolder, engines, fingerprint))
         if hit is not None:
@@ -151,13 +181,20 @@ def audit_one(item: Item, engines: Sequence[str], cache: AuditCache, fingerprint
         sha = source.sha if isinstance(source, HubSource) else probe.sha
         cache.put(cache_key(probe.repo_id, sha, probe.subfolder, engines, fingerprint), row.to_json())
         return row
-    except Exception as e:   # noqa: BLE001  one unreadable drafter is a row, never the end of the audit
+    except Exception as e:  # noqa: BLE001  one unreadable drafter is a row, never the end of the audit
         return _error_row(item, e)
 
 
-def audit(inputs: Sequence[Item | str], *, engines: Sequence[str] = (), jobs: int = 4,
-          cache_dir: str | None = None, rate: float | None = 10.0, token: str | None = None,
-          progress: Progress | None = None) -> AuditResult:
+def audit(
+    inputs: Sequence[Item | str],
+    *,
+    engines: Sequence[str] = (),
+    jobs: int = 4,
+    cache_dir: str | None = None,
+    rate: float | None = 10.0,
+    token: str | None = None,
+    progress: Progress | None = None,
+) -> AuditResult:
     """Audit every input; rows keep the input order. `rate` bounds Hub requests per second (None: unbounded)."""
     items = [i if isinstance(i, Item) else classify(i) for i in inputs]
     cache = AuditCache(cache_dir)
@@ -166,12 +203,19 @@ def audit(inputs: Sequence[Item | str], *, engines: Sequence[str] = (), jobs: in
     start = time.monotonic()
     rows: list[Row | None] = [None] * len(items)
     with hub_rate_limit(limiter), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(audit_one, it, tuple(engines), cache, fingerprint, token): n
-                   for n, it in enumerate(items)}
+        futures = {
+            pool.submit(audit_one, it, tuple(engines), cache, fingerprint, token): n
+            for n, it in enumerate(items)
+        }
         for done, fut in enumerate(as_completed(futures), 1):
             n = futures[fut]
             rows[n] = fut.result()
             if progress is not None:
-                progress(done, len(items), rows[n])   # type: ignore[arg-type]
-    return AuditResult(tuple(r for r in rows if r is not None), tuple(engines), time.monotonic() - start,
-                       limiter.requests if limiter else None, cache.hits)
+                progress(done, len(items), rows[n])  # type: ignore[arg-type]
+    return AuditResult(
+        tuple(r for r in rows if r is not None),
+        tuple(engines),
+        time.monotonic() - start,
+        limiter.requests if limiter else None,
+        cache.hits,
+    )

@@ -3,6 +3,7 @@
 The opened checkpoint is a `Checkpoint` (model.py); the files, index and shards are read by files.py,
 a GGUF drafter by gguf.py, the quantization view by quant.py.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,11 @@ def gguf_file(source: Source, files: list[str]) -> str | None:
     if not ggufs or INDEX in files or any(f.endswith(".safetensors") for f in files):
         return None
     if len(ggufs) > 1:
-        raise SourceError(f"{len(ggufs)} GGUF files and no safetensors weights: {', '.join(ggufs[:4])}",
-                          path=source.label,
-                          hint="name the file to check, e.g. " + f"{source.label.rstrip('/')}/{ggufs[0]}")
+        raise SourceError(
+            f"{len(ggufs)} GGUF files and no safetensors weights: {', '.join(ggufs[:4])}",
+            path=source.label,
+            hint="name the file to check, e.g. " + f"{source.label.rstrip('/')}/{ggufs[0]}",
+        )
     return ggufs[0]
 
 
@@ -40,10 +43,11 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     source: Source = LocalSource(src) if isinstance(src, (str, os.PathLike)) else src
     files = source.list_files()
     ckpt = Checkpoint(source)
-    ckpt.file_findings += source.notes     # e.g. DF612: the drafter was found in a subfolder
+    ckpt.file_findings += source.notes  # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
         from .gguf import open_gguf
+
         open_gguf(ckpt, gguf_name)
         ckpt.quant = build_view(ckpt)
         return ckpt
@@ -57,13 +61,18 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
         ckpt.config_findings += found
         ckpt.config = cfg
     else:
-        ckpt.config_findings.append(unreadable(CONFIG, f"no {CONFIG} in {source.label}",
-                                               hint="a drafter checkpoint needs its config.json beside the weights"))
+        ckpt.config_findings.append(
+            unreadable(
+                CONFIG,
+                f"no {CONFIG} in {source.label}",
+                hint="a drafter checkpoint needs its config.json beside the weights",
+            )
+        )
     read_files(ckpt, files)
     if ckpt.config is not None:
         # after the headers: tensor names are part of what identifies the assistant dialect
         ckpt.detection = detect(ckpt.config, ckpt.tensors)
         ckpt.spec, found = to_spec(ckpt.config, ckpt.detection)
         ckpt.config_findings += found
-    ckpt.quant = build_view(ckpt)      # from the config and headers just read; hf_quant_config.json if present
+    ckpt.quant = build_view(ckpt)  # from the config and headers just read; hf_quant_config.json if present
     return ckpt

@@ -1,4 +1,5 @@
 """Byte accounting of a quantized drafter: stored bytes and bf16-equivalent bytes by component."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -6,11 +6,13 @@ AmbiguousSubfolderError lists them (exit 3). Choosing one silently would report 
 may not have meant, and reporting DF304 against the root would fail a CI job over a checkpoint nobody
 asked about; "which one?" with the candidates is the answer that lets the user go on.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 from ..errors import AmbiguousSubfolderError, HubError, SourceError
 from ..findings import Finding
@@ -21,8 +23,8 @@ from ..sources.names import CONFIG
 
 EMITS: frozenset[str] = frozenset({"DF612"})
 
-MAX_CANDIDATES = 32         # folders holding a config.json that are read; bounds the requests on a Hub repo
-_LOCAL_DEPTH = 3            # how deep a local directory is searched
+MAX_CANDIDATES = 32  # folders holding a config.json that are read; bounds the requests on a Hub repo
+_LOCAL_DEPTH = 3  # how deep a local directory is searched
 _SKIP = {"__pycache__", "node_modules"}
 
 S = TypeVar("S", bound=Source)
@@ -45,7 +47,9 @@ def _drafter_config(source: Source) -> tuple[bool, str]:
     if det.is_dflash or det.other is not None:
         return True, "a drafter"
     archs = cfg.get("architectures")
-    what = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else cfg.get("model_type")
+    what = (
+        archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else cfg.get("model_type")
+    )
     return False, f"config.json describes {what}" if what else "config.json describes no drafter"
 
 
@@ -89,11 +93,17 @@ def locate_drafter(root: S, folders: Callable[[], list[str]], open_sub: Callable
         names = [f for f, _ in hits]
         raise AmbiguousSubfolderError(
             f"{root.label} is not a drafter ({what}) and {len(names)} subfolders are: {', '.join(names)}",
-            candidates=names, path=root.label, hint=f"name one with --subfolder, e.g. --subfolder {names[0]}")
+            candidates=names,
+            path=root.label,
+            hint=f"name one with --subfolder, e.g. --subfolder {names[0]}",
+        )
     folder, sub = hits[0]
-    note = Finding("DF612", f"{root.label} is not a drafter ({what}); checked the drafter in its subfolder "
-                            f"{folder}/ instead (pass --subfolder {folder} to name it)",
-                   details={"subfolder": folder, "root": root.label})
+    note = Finding(
+        "DF612",
+        f"{root.label} is not a drafter ({what}); checked the drafter in its subfolder "
+        f"{folder}/ instead (pass --subfolder {folder} to name it)",
+        details={"subfolder": folder, "root": root.label},
+    )
     # the Source protocol reads notes (a read-only property to mypy); this source is the one that has them
     setattr(sub, "notes", (note,))  # noqa: B010
     return sub

@@ -1,4 +1,5 @@
 """One expected tensor of a drafter's layout (layout.py builds the list; family_layout.py a family's)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,4 +14,4 @@ class Expected:
     name: str
     shape: tuple[int, ...]
     component: Component
-    optional: bool = False       # a loader takes it when stored and builds a default otherwise (no DF201)
+    optional: bool = False  # a loader takes it when stored and builds a default otherwise (no DF201)

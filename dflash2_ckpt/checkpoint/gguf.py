@@ -2,6 +2,7 @@
 
 Every check written for the HF dialects then runs unchanged; the GGUF-only rules are in checks/gguf.py.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,9 @@ EMITS: frozenset[str] = frozenset({"DF900"})
 
 def read_gguf(ckpt: Checkpoint, name: str) -> GGUFHeader:
     """The header of `name`, every byte read counted in ckpt.bytes_read; raises HeaderError."""
-    return parse_gguf_header(lambda start, n: ckpt.read_counted(name, start, n), ckpt.source.file_size(name), name)
+    return parse_gguf_header(
+        lambda start, n: ckpt.read_counted(name, start, n), ckpt.source.file_size(name), name
+    )
 
 
 def scalar_metadata(header: GGUFHeader) -> dict[str, Any]:
@@ -47,15 +50,21 @@ def open_gguf(ckpt: Checkpoint, name: str) -> None:
         header = read_gguf(ckpt, name)
     except HeaderError as e:
         where = f" (byte {e.offset})" if e.offset else ""
-        ckpt.file_findings.append(Finding("DF900", f"{name}: {e.message}{where}", file=name,
-                                          details={"offset": e.offset, "hint": e.hint or "re-export the GGUF file"}))
+        ckpt.file_findings.append(
+            Finding(
+                "DF900",
+                f"{name}: {e.message}{where}",
+                file=name,
+                details={"offset": e.offset, "hint": e.hint or "re-export the GGUF file"},
+            )
+        )
         ckpt.detection = Detection("gguf", None)
         return
     ckpt.gguf = header
     read = read_spec(header)
     ckpt.detection = Detection("gguf", "v2" if read.version == "v2" else "v1")
     ckpt.config = scalar_metadata(header)
-    ckpt.spec = read.spec      # the config family runs the cross-field rules on it
+    ckpt.spec = read.spec  # the config family runs the cross-field rules on it
     ckpt.tensors = hf_tensors(header)
 
 
@@ -67,9 +76,23 @@ def gguf_summary(header: GGUFHeader) -> dict[str, Any]:
     return {
         "files": [header.file],
         "data_bytes": sum(t.nbytes for t in header.tensors),
-        "gguf": {"version": header.version, "architecture": header.get("general.architecture"),
-                 "file_type": header.get("general.file_type"), "header_bytes": header.header_bytes,
-                 "alignment": header.alignment, "keys": len(header.kv), "bytes_by_type": types},
-        "tensor_types": [{"tensor": t.name, "hf": gguf_to_hf(t.name), "type": t.type_name, "shape": list(t.shape),
-                          "bytes": t.nbytes} for t in header.tensors],
+        "gguf": {
+            "version": header.version,
+            "architecture": header.get("general.architecture"),
+            "file_type": header.get("general.file_type"),
+            "header_bytes": header.header_bytes,
+            "alignment": header.alignment,
+            "keys": len(header.kv),
+            "bytes_by_type": types,
+        },
+        "tensor_types": [
+            {
+                "tensor": t.name,
+                "hf": gguf_to_hf(t.name),
+                "type": t.type_name,
+                "shape": list(t.shape),
+                "bytes": t.nbytes,
+            }
+            for t in header.tensors
+        ],
     }

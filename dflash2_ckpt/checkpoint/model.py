@@ -1,4 +1,5 @@
 """The opened checkpoint: config, detection, DraftSpec, headers and tensor infos, and what opening found."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,12 +25,12 @@ class Checkpoint:
     headers: dict[str, Header] = field(default_factory=dict)
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
     index: dict[str, Any] | None = None
-    config_findings: list[Finding] = field(default_factory=list)   # DF1xx from reading and parsing config.json
-    file_findings: list[Finding] = field(default_factory=list)     # DF6xx from the files, index and headers
+    config_findings: list[Finding] = field(default_factory=list)  # DF1xx from reading and parsing config.json
+    file_findings: list[Finding] = field(default_factory=list)  # DF6xx from the files, index and headers
     bytes_read: int = 0
     # tensors the index places in shards that could not be read (already reported as DF60x)
     unavailable: set[str] = field(default_factory=set)
-    gguf: GGUFHeader | None = None      # a GGUF drafter (gguf.py): its header
+    gguf: GGUFHeader | None = None  # a GGUF drafter (gguf.py): its header
     # the quantized modules and the dense tensors they stand for (quant.py), filled at open
     quant: QuantView = field(default_factory=QuantView)
 
@@ -54,7 +55,7 @@ class Checkpoint:
         return [*self.config_findings, *self.file_findings]
 
     def read_small(self, name: str) -> bytes:
-        data = read_small(self.source, name)   # the one size cap for JSON files
+        data = read_small(self.source, name)  # the one size cap for JSON files
         self.bytes_read += len(data)
         return data
 

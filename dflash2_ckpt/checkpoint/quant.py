@@ -6,22 +6,23 @@ logical tensor with the dense name and shape, so the layout checks (shapes, v1/v
 run unchanged on quantized drafters. `quantized_modules` is the per-module scheme map the engine
 profiles take.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..errors import SourceError
 from ..formats.parse import load_config
-from .layout import expected_tensors
-from ..sources.names import HF_QUANT_CONFIG
-from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
 from ..quant.config import QuantConfig, QuantConfigError, Scheme, UnknownMethod, parse_quant_config
 from ..quant.logical import QuantModule, QuantView
 from ..quant.storage import AUX_SUFFIXES, MAIN_DTYPE, SUFFIXES, logical_shape, main_suffix
+from ..sources.names import HF_QUANT_CONFIG
+from ..sources.safetensors_header import FLOAT_DTYPES, TensorInfo
+from .layout import expected_tensors
 
 if TYPE_CHECKING:
     from .model import Checkpoint
-
 
 
 def module_classes(ckpt: Checkpoint) -> dict[str, str | None]:
@@ -32,7 +33,7 @@ def module_classes(ckpt: Checkpoint) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for e in expected_tensors(ckpt.spec):
         if e.name.endswith(".weight"):
-            out[e.name[:-len(".weight")]] = "Linear" if len(e.shape) == 2 else "RMSNorm"
+            out[e.name[: -len(".weight")]] = "Linear" if len(e.shape) == 2 else "RMSNorm"
         elif not e.name.endswith(".bias"):
             out[e.name] = None
     return out
@@ -74,7 +75,7 @@ def build_view(ckpt: Checkpoint) -> QuantView:
         mod, _, suffix = name.rpartition(".")
         if mod and suffix in AUX_SUFFIXES:
             grouped.setdefault(mod, {})[suffix] = t
-    for name, t in ckpt.tensors.items():    # FP8 / MLX keep `.weight` for the quantized main tensor
+    for name, t in ckpt.tensors.items():  # FP8 / MLX keep `.weight` for the quantized main tensor
         mod, _, suffix = name.rpartition(".")
         if suffix == "weight" and t.dtype not in FLOAT_DTYPES and mod in grouped:
             grouped[mod]["weight"] = t
@@ -82,16 +83,20 @@ def build_view(ckpt: Checkpoint) -> QuantView:
         cls = view.classes.get(mod, "Linear")
         declared = view.config.scheme_for(mod, cls) if view.config else None
         main = parts.get("weight") or parts.get("weight_packed")
-        scheme = declared if declared and set(parts) <= set(SUFFIXES[declared.family]) else \
-            _infer(view.config, set(parts), main.dtype if main else None)
+        scheme = (
+            declared
+            if declared and set(parts) <= set(SUFFIXES[declared.family])
+            else _infer(view.config, set(parts), main.dtype if main else None)
+        )
         weight = mod if (mod in view.classes and view.classes[mod] is None) else f"{mod}.weight"
         logical = None
         if scheme is not None and main_suffix(scheme.family) in parts:
             m = parts[main_suffix(scheme.family)]
             logical = logical_shape(scheme, m.dtype, m.shape)
             view.logical[weight] = TensorInfo(weight, "BF16", logical, m.begin, m.end, m.file)
-        view.modules[mod] = QuantModule(mod, weight, declared, scheme,
-                                        tuple(sorted(f"{mod}.{s}" for s in parts)), logical)
+        view.modules[mod] = QuantModule(
+            mod, weight, declared, scheme, tuple(sorted(f"{mod}.{s}" for s in parts)), logical
+        )
         view.aux.update(f"{mod}.{s}" for s in parts)
     for name, t in ckpt.tensors.items():
         if name not in view.aux:

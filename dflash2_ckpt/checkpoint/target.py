@@ -1,4 +1,5 @@
 """The target model's config.json, read once for the pairing checks, the conversions and the smoke."""
+
 from __future__ import annotations
 
 import os
@@ -13,10 +14,11 @@ from ..sources import LocalSource, Source, read_small
 @dataclass(frozen=True)
 class TargetConfig:
     """The target model's config.json, or why it could not be read (the pairing family reports it)."""
+
     label: str
     config: dict[str, Any] | None
     error: str | None = None
-    source: Source | None = field(default=None, compare=False)     # for its tokenizer (checks/tokenizer.py)
+    source: Source | None = field(default=None, compare=False)  # for its tokenizer (checks/tokenizer.py)
 
 
 def read_target(target: str | os.PathLike[str] | Source) -> TargetConfig:

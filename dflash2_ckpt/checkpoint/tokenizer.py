@@ -16,14 +16,16 @@ gguf_tokenizer.py, llama.cpp's convert_hf_to_gguf) and is not a token. So the tw
 stores tokenizer.json's token strings, as BPE tokenizers are converted (ours and llama.cpp's); a
 SentencePiece GGUF made from tokenizer.model may spell pieces otherwise and then has its own fingerprint.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import HeaderError, SourceError
 from ..formats.keys import TOKENIZER_KEY
@@ -40,6 +42,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 @dataclass(frozen=True)
 class Vocabulary:
     """id -> token string of a tokenizer, and the file it was read from (for messages)."""
+
     tokens: Mapping[int, str]
     file: str
 
@@ -49,10 +52,11 @@ class Vocabulary:
         return max(self.tokens, default=-1) + 1
 
     def fingerprint(self) -> str:
-        import hashlib      # only a fingerprint pays for it (a plain convert has no tokenizer to hash)
+        import hashlib  # only a fingerprint pays for it (a plain convert has no tokenizer to hash)
+
         h = hashlib.sha256(_MAGIC)
         for i in sorted(self.tokens):
-            b = self.tokens[i].encode("utf-8", errors="surrogateescape")    # a GGUF token need not be UTF-8
+            b = self.tokens[i].encode("utf-8", errors="surrogateescape")  # a GGUF token need not be UTF-8
             h.update(struct.pack("<QI", i, len(b)))
             h.update(b)
         return h.hexdigest()
@@ -68,8 +72,10 @@ def _without_padding(tokens: dict[int, str]) -> dict[int, str]:
 
 def parse_tokenizer_json(raw: bytes, where: str) -> Vocabulary:
     """The vocabulary of a tokenizer.json; SourceError naming `where` when it is not one."""
+
     def bad(why: str) -> SourceError:
         return SourceError(f"{TOKENIZER_FILE} {why}; the tokenizer cannot be compared", path=where)
+
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as e:
@@ -82,7 +88,7 @@ def parse_tokenizer_json(raw: bytes, where: str) -> Vocabulary:
             if not _is_id(i):
                 raise bad(f"maps {text!r} to {i!r}, not a token id")
             tokens[i] = text
-    elif isinstance(vocab, list):           # Unigram: [[piece, score], ...]
+    elif isinstance(vocab, list):  # Unigram: [[piece, score], ...]
         for i, entry in enumerate(vocab):
             if not (isinstance(entry, list) and entry and isinstance(entry[0], str)):
                 raise bad(f"has model.vocab[{i}] = {str(entry)[:60]}, not a [piece, score] pair")
@@ -97,15 +103,18 @@ def parse_tokenizer_json(raw: bytes, where: str) -> Vocabulary:
             raise bad(f"has an added token {str(a)[:60]} without an id and a content")
         tokens[a["id"]] = a["content"]
     for i, text in tokens.items():
-        if _SURROGATE.search(text):     # JSON's "\ud800": no UTF-8 spells it (a tokenizer refuses to load it)
+        if _SURROGATE.search(text):  # JSON's "\ud800": no UTF-8 spells it (a tokenizer refuses to load it)
             shown = text.encode("unicode_escape").decode()[:60]
-            raise bad(f"has token {i} holding a lone surrogate ({shown}), which is not text; re-save the "
-                      "tokenizer with its tokenizers library")
+            raise bad(
+                f"has token {i} holding a lone surrogate ({shown}), which is not text; re-save the "
+                "tokenizer with its tokenizers library"
+            )
     return Vocabulary(_without_padding(tokens), TOKENIZER_FILE)
 
 
 def _gguf_vocabulary(source: Source, name: str) -> Vocabulary | None:
     from ..sources.gguf_header import read_gguf_header
+
     try:
         header, _ = read_gguf_header(source, name)
         tokens = header.get("tokenizer.ggml.tokens")

@@ -9,10 +9,12 @@ non-zero. Working on the integer view instead of converting to float keeps BF16 
 
 numpy is imported lazily: the header-level path (pre-commit hooks) must stay light.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MissingDependencyError, SourceError
 from ..findings import Finding
@@ -32,6 +34,7 @@ def check(ctx: CheckContext) -> list[Finding]:
     found, ctx.extra["scan"] = scan_checkpoint(ctx.checkpoint, progress=ctx.options.progress)
     return found
 
+
 # Bytes read per step: large enough that per-call overhead (an HTTP Range request on the Hub) is
 # small, small enough that the temporaries below stay a few times this size.
 CHUNK_BYTES = 4 * 1024 * 1024
@@ -42,6 +45,7 @@ class _Layout:
     """Bit layout of one float format: element size, exponent mask, mantissa mask, and whether
     the all-ones exponent with a zero mantissa means Inf (False for the E4M3 / E8M0 formats,
     where only NaN exists)."""
+
     size: int
     exp: int
     man: int
@@ -66,7 +70,7 @@ class TensorScan:
     name: str
     nan: int = 0
     inf: int = 0
-    first_index: int | None = None      # flat element index of the first non-finite value
+    first_index: int | None = None  # flat element index of the first non-finite value
 
     @property
     def count(self) -> int:
@@ -77,8 +81,9 @@ def _numpy() -> Any:
     try:
         import numpy
     except ImportError:
-        raise MissingDependencyError("the content scan (--scan) needs numpy",
-                                     hint="pip install numpy") from None
+        raise MissingDependencyError(
+            "the content scan (--scan) needs numpy", hint="pip install numpy"
+        ) from None
     return numpy
 
 
@@ -89,8 +94,11 @@ def _chunks(ckpt: Checkpoint, t: TensorInfo, step: int) -> Iterator[bytes]:
         data = ckpt.read_counted(t.file, pos, n)
         if len(data) != n:
             # the header was validated against the file size, so this means the file shrank
-            raise SourceError(f"{t.file} ended early while scanning {t.name} (byte {pos + len(data)})",
-                              path=ckpt.label, hint="the file changed during the scan; run it again")
+            raise SourceError(
+                f"{t.file} ended early while scanning {t.name} (byte {pos + len(data)})",
+                path=ckpt.label,
+                hint="the file changed during the scan; run it again",
+            )
         yield data
         pos += n
 
@@ -121,15 +129,16 @@ def scan_tensor(ckpt: Checkpoint, t: TensorInfo, chunk_bytes: int = CHUNK_BYTES)
     return out
 
 
-def scan_checkpoint(ckpt: Checkpoint, chunk_bytes: int = CHUNK_BYTES,
-                    progress: Callable[[int, int, str], None] | None = None) -> tuple[list[Finding], dict[str, Any]]:
+def scan_checkpoint(
+    ckpt: Checkpoint, chunk_bytes: int = CHUNK_BYTES, progress: Callable[[int, int, str], None] | None = None
+) -> tuple[list[Finding], dict[str, Any]]:
     """DF611 for every floating-point tensor holding NaN or Inf, plus a summary of what was read.
 
     Integer tensors cannot hold NaN and are skipped; tensors in shards that could not be read are
     already reported (DF60x) and are not in `ckpt.tensors`. `progress(done, total, tensor)` after each
     floating-point tensor read.
     """
-    _numpy()    # fail before reading anything when the dependency is missing
+    _numpy()  # fail before reading anything when the dependency is missing
     findings: list[Finding] = []
     scanned = skipped = 0
     before = ckpt.bytes_read
@@ -145,12 +154,27 @@ def scan_checkpoint(ckpt: Checkpoint, chunk_bytes: int = CHUNK_BYTES,
         if not r.count:
             continue
         kinds = ", ".join(f"{n} {k}" for n, k in ((r.nan, "NaN"), (r.inf, "Inf")) if n)
-        findings.append(Finding(
-            "DF611", f"{t.name} ({t.dtype}{list(t.shape)}) holds {r.count} non-finite values ({kinds}); the "
-            f"first at flat index {r.first_index}. Every engine propagates them into the draft logits: "
-            "re-export the weights from a healthy training step", tensor=t.name, file=t.file,
-            details={"count": r.count, "nan": r.nan, "inf": r.inf, "first_index": r.first_index,
-                     "numel": t.numel}))
-    summary = {"tensors_scanned": scanned, "tensors_skipped": skipped,
-               "bytes_scanned": ckpt.bytes_read - before, "chunk_bytes": chunk_bytes}
+        findings.append(
+            Finding(
+                "DF611",
+                f"{t.name} ({t.dtype}{list(t.shape)}) holds {r.count} non-finite values ({kinds}); the "
+                f"first at flat index {r.first_index}. Every engine propagates them into the draft logits: "
+                "re-export the weights from a healthy training step",
+                tensor=t.name,
+                file=t.file,
+                details={
+                    "count": r.count,
+                    "nan": r.nan,
+                    "inf": r.inf,
+                    "first_index": r.first_index,
+                    "numel": t.numel,
+                },
+            )
+        )
+    summary = {
+        "tensors_scanned": scanned,
+        "tensors_skipped": skipped,
+        "bytes_scanned": ckpt.bytes_read - before,
+        "chunk_bytes": chunk_bytes,
+    }
     return findings, summary

@@ -1,9 +1,11 @@
 """What every check family receives: the opened checkpoint, its spec, the target's config (read by
 checkpoint/target.py), the options."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..checkpoint import Checkpoint
 from ..checkpoint.target import TargetConfig
@@ -13,7 +15,7 @@ from ..formats.spec import DraftSpec
 
 @dataclass(frozen=True)
 class CheckOptions:
-    scan: bool = False      # stream every float tensor through the NaN / Inf scan (reads tensor data)
+    scan: bool = False  # stream every float tensor through the NaN / Inf scan (reads tensor data)
     # engine profiles to judge against (verify --engine); empty: the newest of each engine that supports
     # this drafter's version (checks/causality.py)
     engines: tuple[Profile, ...] = ()

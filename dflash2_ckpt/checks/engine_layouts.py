@@ -4,6 +4,7 @@ judged engine release, from the same function compat's verdicts use (engines/lay
 
 Each finding names its engine in details["engines"]; a verify error stops those engines only in compat.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from .causality import judged_profiles
 if TYPE_CHECKING:
     from .context import CheckContext
 
-EMITS: frozenset[str] = frozenset()      # engines/layouts.py builds DF160-DF162
+EMITS: frozenset[str] = frozenset()  # engines/layouts.py builds DF160-DF162
 
 
 def check(ctx: CheckContext) -> list[Finding]:

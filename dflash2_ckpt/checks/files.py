@@ -3,6 +3,7 @@
 checkpoint/files.py writes these findings while it resolves the weight files (nothing can be judged
 before that); this family hands them to verify in its place in the order.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,11 +1,25 @@
 """The ordered list of check families that verify runs; findings come out in this order."""
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..findings import Finding
-from . import causality, config, content, engine_keys, engine_layouts, families, files, identity, pairing, quant, \
-    sidecars, tensors, vocab
+from . import (
+    causality,
+    config,
+    content,
+    engine_keys,
+    engine_layouts,
+    families,
+    files,
+    identity,
+    pairing,
+    quant,
+    sidecars,
+    tensors,
+    vocab,
+)
 from .context import CheckContext
 
 Family = Callable[[CheckContext], list[Finding]]
@@ -17,6 +31,7 @@ def _gguf(ctx: CheckContext) -> list[Finding]:
     if ctx.checkpoint.gguf is None:
         return []
     from . import gguf
+
     return gguf.check(ctx)
 
 
@@ -45,8 +60,9 @@ def run_families(ctx: CheckContext, only: Iterable[str] | None = None) -> dict[s
     whether it applies. What one run found serves every later reader (convert's refusals read verify's)."""
     wanted = None if only is None else set(only)
     out = {name: family(ctx) for name, family in FAMILIES if wanted is None or name in wanted}
-    if ctx.checkpoint.gguf is not None:     # what the GGUF family says better about a GGUF file
+    if ctx.checkpoint.gguf is not None:  # what the GGUF family says better about a GGUF file
         from .gguf import SUPERSEDED
+
         out = {name: [f for f in found if f.code not in SUPERSEDED] for name, found in out.items()}
     return out
 

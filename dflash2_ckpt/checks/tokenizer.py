@@ -5,6 +5,7 @@ same-size vocabularies with other tokens are otherwise invisible. Without one, w
 id the drafter names (mask_token_id, bos / eos / pad) is a token of the target's tokenizer, and the tokenizer's
 ids fit the drafter's vocab_size (DF501, built with the other DF501 in pairing.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,9 +45,16 @@ def malformed_record(ckpt: Checkpoint) -> list[Finding]:
         return []
     shown = json.dumps(value, ensure_ascii=True, default=str)
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return [Finding("DF520", f"{key} = {shown} is not a tokenizer fingerprint (v1: 64 lower-case hex digits, "
-                    "no prefix): no target's tokenizer can be compared with it; re-convert with --target "
-                    "TARGET to record it, or remove the key", field=key, details={"recorded": shown})]
+    return [
+        Finding(
+            "DF520",
+            f"{key} = {shown} is not a tokenizer fingerprint (v1: 64 lower-case hex digits, "
+            "no prefix): no target's tokenizer can be compared with it; re-convert with --target "
+            "TARGET to record it, or remove the key",
+            field=key,
+            details={"recorded": shown},
+        )
+    ]
 
 
 def _ids(value: Any) -> list[int]:
@@ -73,8 +81,11 @@ def read_target_vocabulary(target: Source, label: str) -> tuple[Vocabulary | Non
     try:
         return read_vocabulary(target), []
     except SourceError as e:
-        return None, [Finding("DF511", f"target {label}: {e.message}; the tokenizer is not compared",
-                              file="tokenizer.json")]
+        return None, [
+            Finding(
+                "DF511", f"target {label}: {e.message}; the tokenizer is not compared", file="tokenizer.json"
+            )
+        ]
 
 
 def tokenizer_findings(ckpt: Checkpoint, vocab: Vocabulary, label: str) -> list[Finding]:
@@ -87,9 +98,15 @@ def tokenizer_findings(ckpt: Checkpoint, vocab: Vocabulary, label: str) -> list[
         (digest, key), theirs = record, vocab.fingerprint()
         if digest == theirs:
             return []
-        return [Finding("DF509", f"the drafter was made for the tokenizer {digest[:12]}… ({key}) but the target "
-                        f"{label} has {theirs[:12]}… ({vocab.file}): the same ids stand for other tokens",
-                        field=key, details={"recorded": digest, "target": theirs})]
+        return [
+            Finding(
+                "DF509",
+                f"the drafter was made for the tokenizer {digest[:12]}… ({key}) but the target "
+                f"{label} has {theirs[:12]}… ({vocab.file}): the same ids stand for other tokens",
+                field=key,
+                details={"recorded": digest, "target": theirs},
+            )
+        ]
     out: list[Finding] = []
     named = {spec.path("mask_token_id"): [spec.mask_token_id]} if spec.mask_token_id is not None else {}
     named.update(_special_ids(ckpt))
@@ -97,7 +114,14 @@ def tokenizer_findings(ckpt: Checkpoint, vocab: Vocabulary, label: str) -> list[
         # an id past vocab_size is DF505's (against the target's config) or DF1xx's business
         missing = [i for i in ids if i not in vocab.tokens and i < spec.vocab_size]
         if missing:
-            out.append(Finding("DF510", f"{field} = {missing[0] if len(ids) == 1 else ids} but the target {label}'s "
-                               f"tokenizer ({vocab.file}) has no token with id {missing[0]}: the drafter may be made "
-                               "for another tokenizer", field=field, details={"ids": missing}))
+            out.append(
+                Finding(
+                    "DF510",
+                    f"{field} = {missing[0] if len(ids) == 1 else ids} but the target {label}'s "
+                    f"tokenizer ({vocab.file}) has no token with id {missing[0]}: the drafter may be made "
+                    "for another tokenizer",
+                    field=field,
+                    details={"ids": missing},
+                )
+            )
     return out

@@ -9,6 +9,7 @@ with --strict) or a refusal, 2 usage, 3 could not run, 130 interrupted.
 Adding a command: write cli/<name>.py with `command = click.command("<name>")(...)` wrapped in
 `@guarded`, and add "<name>" to COMMANDS below. That is all.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,14 +24,30 @@ __all__ = ["main", "codes_table", "COMMANDS"]
 
 
 def __getattr__(name: str) -> object:
-    if name == "codes_table":                 # library API kept; the codes module loads on first use
+    if name == "codes_table":  # library API kept; the codes module loads on first use
         from .codes import codes_table
+
         return codes_table
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 # one line per command, in `--help` order; each names the module cli/<name>.py
-COMMANDS = ["verify", "compat", "inspect", "convert", "diff", "smoke", "accept", "push", "audit", "hook", "config",
-            "schema", "codes", "engines"]
+COMMANDS = [
+    "verify",
+    "compat",
+    "inspect",
+    "convert",
+    "diff",
+    "smoke",
+    "accept",
+    "push",
+    "audit",
+    "hook",
+    "config",
+    "schema",
+    "codes",
+    "engines",
+]
 
 MACHINE_FORMATS = ("json", "sarif", "github")
 
@@ -78,13 +95,20 @@ class FrontDoor(click.Group):
             return super().invoke(ctx)
         except click.UsageError as e:
             from .outputs import stdout_format
+
             argv = ctx.meta.get("dflash2.argv", [])
-            doc = {"type": "UsageError", "message": e.format_message(), "hint": "see --help", "label": "usage",
-                   "exit_code": EXIT_USAGE}
+            doc = {
+                "type": "UsageError",
+                "message": e.format_message(),
+                "hint": "see --help",
+                "label": "usage",
+                "exit_code": EXIT_USAGE,
+            }
             write_error_outputs(doc, _outputs_in(argv), argv=argv)
             fmt = stdout_format(_outputs_in(argv), _format_in(argv))
             if fmt in MACHINE_FORMATS:
                 from ..report import render_error
+
                 render_error(doc, fmt)
                 e.show()
                 sys.exit(EXIT_USAGE)
@@ -95,4 +119,3 @@ class FrontDoor(click.Group):
 @click.version_option(package_name="dflash2-ckpt")
 def main() -> None:
     """Validate and convert DFlash / DFlash2 draft checkpoints."""
-

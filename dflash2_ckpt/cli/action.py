@@ -12,6 +12,7 @@ after `--` so no line can become an option; option values go as `--name=value`; 
 through the workflow-command escaping of report/github.py; step outputs use the heredoc form with a random
 delimiter; the SARIF and JSON files are written as every report file is (report/write.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import Dflash2Error
 from ..report.github import annotation, escape_data
@@ -51,7 +53,7 @@ def _flags(env: Mapping[str, str]) -> list[str]:
     out: list[str] = []
     for name in ("target", "revision", "select", "ignore", "config"):
         if value := _input(env, name):
-            out.append(f"--{name}={value}")         # one word: a value can never be read as an option
+            out.append(f"--{name}={value}")  # one word: a value can never be read as an option
     for engine in _words(_input(env, "engines")):
         out.append(f"--engine={engine}")
     if _input(env, "strict").lower() in TRUE:
@@ -85,11 +87,18 @@ def _cell(text: str) -> str:
 
 def _summary(rows: list[tuple[str, str, int, dict[str, Any] | None]]) -> str:
     verdict = {0: "passed", 1: "findings", 2: "usage error", 3: "could not run"}
-    lines = ["### dflash2-ckpt", "", "| checked | command | result | errors | warnings |", "|---|---|---|---|---|"]
+    lines = [
+        "### dflash2-ckpt",
+        "",
+        "| checked | command | result | errors | warnings |",
+        "|---|---|---|---|---|",
+    ]
     for subject, command, code, doc in rows:
         counts = (doc or {}).get("counts") or {}
-        lines.append(f"| `{_cell(subject)}` | {command} | {verdict.get(code, f'exit {code}')} | "
-                     f"{counts.get('error', '')} | {counts.get('warning', '')} |")
+        lines.append(
+            f"| `{_cell(subject)}` | {command} | {verdict.get(code, f'exit {code}')} | "
+            f"{counts.get('error', '')} | {counts.get('warning', '')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -147,14 +156,16 @@ def _settings_engines(env: Mapping[str, str], path: str) -> bool:
     this path: compat then judges those, as asked for. A settings file that cannot be read asks for none
     here; the compat run itself reports it."""
     from .settings import resolve
+
     try:
         return bool(resolve(_input(env, "config") or None, subject=path).values.get("engines"))
     except (Dflash2Error, OSError):
         return False
 
 
-def _compat(path: str, i: int, tmp: str, env: Mapping[str, str], child_env: Mapping[str, str]
-            ) -> tuple[int, dict[str, Any] | None, bool]:
+def _compat(
+    path: str, i: int, tmp: str, env: Mapping[str, str], child_env: Mapping[str, str]
+) -> tuple[int, dict[str, Any] | None, bool]:
     """compat for the engines the `engines` input (else the settings' `engines`) names, its annotations on
     the run. Without either no engine was asked for: every profile is judged into the JSON and the summary, and the verdicts show as
     one notice, never as errors of engines the workflow does not use on a run that passes (exit 0; a run
@@ -170,13 +181,17 @@ def _compat(path: str, i: int, tmp: str, env: Mapping[str, str], child_env: Mapp
     doc = _read_json(cj)
     if not asked and code != 0:
         if held.is_file():
-            print(held.read_text(encoding="utf-8"), end="", flush=True)     # already escaped by the CLI
+            print(held.read_text(encoding="utf-8"), end="", flush=True)  # already escaped by the CLI
         return code, doc, True
     if not asked and doc is not None:
-        verdicts = ", ".join(f"{e.get('engine')} {e.get('versions')}: {e.get('verdict')}"
-                             for e in doc.get("engines") or [])
-        _say("notice", f"compat {path}: {verdicts} (name the engines you serve with in the `engines` input to "
-                       "have their verdicts annotated)")
+        verdicts = ", ".join(
+            f"{e.get('engine')} {e.get('versions')}: {e.get('verdict')}" for e in doc.get("engines") or []
+        )
+        _say(
+            "notice",
+            f"compat {path}: {verdicts} (name the engines you serve with in the `engines` input to "
+            "have their verdicts annotated)",
+        )
     return code, doc, asked
 
 
@@ -194,13 +209,24 @@ def run(env: Mapping[str, str]) -> int:
     worst = 0
     rows: list[tuple[str, str, int, dict[str, Any] | None]] = []
     documents: list[dict[str, Any]] = []
-    annotated: list[dict[str, Any] | None] = []        # the reports whose findings the run shows: counted
+    annotated: list[dict[str, Any] | None] = []  # the reports whose findings the run shows: counted
     with tempfile.TemporaryDirectory(prefix="dflash2-ckpt-action-") as tmp:
         sarifs: list[Path] = []
         for i, path in enumerate(paths):
             s, j = Path(tmp, f"{i}.sarif"), Path(tmp, f"{i}.json")
-            code = _cli(["verify", *_flags(env), "--format", "github",
-                         f"--output=sarif={s}", f"--output=json={j}", "--", path], child_env)
+            code = _cli(
+                [
+                    "verify",
+                    *_flags(env),
+                    "--format",
+                    "github",
+                    f"--output=sarif={s}",
+                    f"--output=json={j}",
+                    "--",
+                    path,
+                ],
+                child_env,
+            )
             sarifs.append(s)
             doc = _read_json(j)
             annotated.append(doc)
@@ -216,17 +242,26 @@ def run(env: Mapping[str, str]) -> int:
                 worst = max(worst, code)
         if not _write(sarif_file, json.dumps(merge_sarif(sarifs), indent=2) + "\n", paths):
             worst = max(worst, 2)
-    if json_file and not _write(json_file, json.dumps({"exit_code": worst, "runs": documents}, indent=2) + "\n",
-                                paths):
+    if json_file and not _write(
+        json_file, json.dumps({"exit_code": worst, "runs": documents}, indent=2) + "\n", paths
+    ):
         worst = max(worst, 2)
     if out := env.get("GITHUB_OUTPUT"):
         total: dict[str, int] = {}
         for doc in annotated:
             for severity, n in counts(doc).items():
                 total[severity] = total.get(severity, 0) + n
-        _set_outputs(out, {"exit-code": str(worst), "sarif-file": sarif_file,
-                           "findings": str(sum(total.values())), "errors": str(total.get("error", 0)),
-                           "warnings": str(total.get("warning", 0)), "json-file": json_file})
+        _set_outputs(
+            out,
+            {
+                "exit-code": str(worst),
+                "sarif-file": sarif_file,
+                "findings": str(sum(total.values())),
+                "errors": str(total.get("error", 0)),
+                "warnings": str(total.get("warning", 0)),
+                "json-file": json_file,
+            },
+        )
     if summary := env.get("GITHUB_STEP_SUMMARY"):
         with open(summary, "a", encoding="utf-8") as f:
             f.write(_summary(rows))

@@ -1,6 +1,7 @@
 """Shell completion values (click's `shell_complete` callbacks): a checkpoint PATH completes as a path
 (it may also be a Hub id, so it is not typed click.Path), `--engine` from the engine profiles,
 `--select` / `--ignore` and `codes CODE` from the code registry."""
+
 from __future__ import annotations
 
 from click import Context, Parameter
@@ -16,6 +17,7 @@ def engine_refs() -> list[str]:
     """Each engine's name (its newest profile), then `engine@VERSION` at the first release of each profile."""
     from ..engines.registry import ENGINES, PROFILES
     from ..engines.versions import show
+
     refs = list(ENGINES)
     for p in PROFILES:
         first = p.versions.exact or p.versions.low
@@ -30,7 +32,10 @@ def complete_engine(ctx: Context, param: Parameter, incomplete: str) -> list[Com
 
 def complete_code(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
     from ..codes import all_codes
-    return [CompletionItem(c.code, help=c.summary) for c in all_codes() if c.code.startswith(incomplete.upper())]
+
+    return [
+        CompletionItem(c.code, help=c.summary) for c in all_codes() if c.code.startswith(incomplete.upper())
+    ]
 
 
 def complete_codes(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:

@@ -1,17 +1,19 @@
 """Options shared by the commands, and the few steps every command takes the same way."""
+
 from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import click
 
 from ..findings import validate_selectors
 from ..report import FORMATS, render
 from ..sources import Source
-from .errors import EXIT_FINDINGS, EXIT_OK
 from .completion import complete_codes, complete_engine
+from .errors import EXIT_FINDINGS, EXIT_OK
 from .outputs import STDOUT, Output, remember_follow, stdout_format, write_outputs
 
 F = Callable[..., Any]
@@ -50,15 +52,26 @@ class OlderSpelling(click.Option):
 
 
 def format_option(fn: F) -> F:
-    return click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="text", show_default=True,
-                        help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
-                             "github (workflow annotations).")(fn)
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(sorted(FORMATS)),
+        default="text",
+        show_default=True,
+        help="text for people; json (one document); sarif (SARIF 2.1.0, code scanning); "
+        "github (workflow annotations).",
+    )(fn)
 
 
 def verbose_option(fn: F) -> F:
-    return click.option("--verbose", "-v", is_flag=True, default=False,
-                        help="Text: the full report (every engine release, the citations of each fact); "
-                             "json and sarif always carry it all.")(fn)
+    return click.option(
+        "--verbose",
+        "-v",
+        is_flag=True,
+        default=False,
+        help="Text: the full report (every engine release, the citations of each fact); "
+        "json and sarif always carry it all.",
+    )(fn)
 
 
 def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Output:
@@ -69,8 +82,9 @@ def parse_output(value: str, formats: Iterable[str], bare: bool = False) -> Outp
         return fmt, path
     if bare and not (sep and fmt.isalpha()):
         return "", value
-    raise click.BadParameter(f"{value!r} is not FORMAT=FILE with FORMAT one of {', '.join(sorted(formats))}",
-                             param_hint="--output")
+    raise click.BadParameter(
+        f"{value!r} is not FORMAT=FILE with FORMAT one of {', '.join(sorted(formats))}", param_hint="--output"
+    )
 
 
 def output_option(fn: F) -> F:
@@ -88,27 +102,49 @@ def outputs_option(formats: Iterable[str] | None = None, bare: bool = False) -> 
             raise click.BadParameter("only one output can go to stdout (-)", param_hint="--output")
         return outputs
 
-    older: dict[str, Any] = {"cls": OlderSpelling, "older": "-o",
-                             "note": "audit's -o is now --output FORMAT=FILE (e.g. --output html=audit.html), "
-                                     "as in every command; -o FILE still works here"} if bare else {}
+    older: dict[str, Any] = (
+        {
+            "cls": OlderSpelling,
+            "older": "-o",
+            "note": "audit's -o is now --output FORMAT=FILE (e.g. --output html=audit.html), "
+            "as in every command; -o FILE still works here",
+        }
+        if bare
+        else {}
+    )
     decls = ["-o", "--output"] if bare else ["--output"]
-    output = click.option(*decls, "outputs", multiple=True, metavar="FORMAT=FILE", callback=parse, **older,
-                          help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
-                               "--output sarif=r.sarif --output json=r.json; FILE - is stdout, in place of "
-                               "--format's output. An error document goes there too. "
-                               "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
-                               "nor over a file of the checkpoint being read."
-                               + (" A bare FILE (the older `-o FILE`) gets the --format output instead of "
-                                  "stdout." if bare else ""))
-    follow = click.option("--output-follow-symlinks", is_flag=True, expose_value=False, callback=remember_follow,
-                          help="Write an output FILE that is a symbolic link to the link's target.")
+    output = click.option(
+        *decls,
+        "outputs",
+        multiple=True,
+        metavar="FORMAT=FILE",
+        callback=parse,
+        **older,
+        help=f"Also write the report as FORMAT ({', '.join(names)}) to FILE; repeatable, e.g. "
+        "--output sarif=r.sarif --output json=r.json; FILE - is stdout, in place of "
+        "--format's output. An error document goes there too. "
+        "Written atomically; never through a symbolic link (see --output-follow-symlinks) "
+        "nor over a file of the checkpoint being read."
+        + (" A bare FILE (the older `-o FILE`) gets the --format output instead of stdout." if bare else ""),
+    )
+    follow = click.option(
+        "--output-follow-symlinks",
+        is_flag=True,
+        expose_value=False,
+        callback=remember_follow,
+        help="Write an output FILE that is a symbolic link to the link's target.",
+    )
     return lambda fn: output(follow(fn))
 
 
 def threads_option(fn: F) -> F:
-    return click.option("--threads", type=click.IntRange(min=1), default=None,
-                        help="torch intra-op threads (default: OMP_NUM_THREADS, else the usable cores less the "
-                             "load average; one when they are busy).")(fn)
+    return click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        default=None,
+        help="torch intra-op threads (default: OMP_NUM_THREADS, else the usable cores less the "
+        "load average; one when they are busy).",
+    )(fn)
 
 
 def strict_option(fn: F) -> F:
@@ -117,48 +153,80 @@ def strict_option(fn: F) -> F:
 
 def fix_options(fn: F) -> F:
     """ruff's --fix / --diff / --unsafe-fixes (the fixers: dflash2_ckpt.usecases.fix)."""
-    fn = click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True,
-                      help="With --fix or --diff, also apply the fixes marked unsafe ([~]).")(fn)
-    fn = click.option("--diff", "show_diff", is_flag=True,
-                      help="Print the unified diff of what --fix would change, write nothing (exit 1 if any).")(fn)
-    return click.option("--fix", "apply_fixes", is_flag=True,
-                        help="Apply the safe fixes ([*]) in place (config.json keys, tensor names in the "
-                             "safetensors header; never a tensor byte), then verify again.")(fn)
+    fn = click.option(
+        "--unsafe-fixes",
+        "unsafe_fixes",
+        is_flag=True,
+        help="With --fix or --diff, also apply the fixes marked unsafe ([~]).",
+    )(fn)
+    fn = click.option(
+        "--diff",
+        "show_diff",
+        is_flag=True,
+        help="Print the unified diff of what --fix would change, write nothing (exit 1 if any).",
+    )(fn)
+    return click.option(
+        "--fix",
+        "apply_fixes",
+        is_flag=True,
+        help="Apply the safe fixes ([*]) in place (config.json keys, tensor names in the "
+        "safetensors header; never a tensor byte), then verify again.",
+    )(fn)
 
 
 def select_options(fn: F) -> F:
-    fn = click.option("--ignore", default=None, shell_complete=complete_codes,
-                      help="Skip these codes or prefixes, comma-separated.")(fn)
-    return click.option("--select", default=None, shell_complete=complete_codes,
-                        help="Only these codes or prefixes, comma-separated (e.g. DF2,DF401).")(fn)
+    fn = click.option(
+        "--ignore",
+        default=None,
+        shell_complete=complete_codes,
+        help="Skip these codes or prefixes, comma-separated.",
+    )(fn)
+    return click.option(
+        "--select",
+        default=None,
+        shell_complete=complete_codes,
+        help="Only these codes or prefixes, comma-separated (e.g. DF2,DF401).",
+    )(fn)
 
 
 def statistics_option(fn: F) -> F:
-    return click.option("--statistics", is_flag=True,
-                        help="Print how many findings of each code instead of every finding (text or json; "
-                             "--output files still get the whole report).")(fn)
+    return click.option(
+        "--statistics",
+        is_flag=True,
+        help="Print how many findings of each code instead of every finding (text or json; "
+        "--output files still get the whole report).",
+    )(fn)
 
 
 def exit_zero_option(fn: F) -> F:
-    return click.option("--exit-zero", is_flag=True,
-                        help="Exit 0 even when findings fail the run (they are still reported); errors that "
-                             "stop the run keep their exit codes.")(fn)
+    return click.option(
+        "--exit-zero",
+        is_flag=True,
+        help="Exit 0 even when findings fail the run (they are still reported); errors that "
+        "stop the run keep their exit codes.",
+    )(fn)
 
 
 def check_statistics(statistics: bool, fmt: str, outputs: Iterable[Output]) -> None:
     """--statistics takes stdout, as text or json: refused with another format or an `--output F=-`."""
     from ..errors import UsageError
+
     if statistics and (fmt not in ("text", "json") or any(path == STDOUT for _, path in outputs)):
-        raise UsageError(f"--statistics prints text or json on stdout, not {stdout_format(outputs, fmt)}",
-                         hint="drop --statistics, or use --format text|json and --output FORMAT=FILE")
+        raise UsageError(
+            f"--statistics prints text or json on stdout, not {stdout_format(outputs, fmt)}",
+            hint="drop --statistics, or use --format text|json and --output FORMAT=FILE",
+        )
 
 
-def target_option(help: str = "Target model directory or Hub repo id (its config.json) to pair with.") -> Callable[[F], F]:
+def target_option(
+    help: str = "Target model directory or Hub repo id (its config.json) to pair with.",
+) -> Callable[[F], F]:
     return click.option("--target", default=None, type=click.Path(), help=help)
 
 
 def _engines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     from ..engines import UnknownEngine, resolve
+
     for v in values:
         try:
             resolve(v)
@@ -169,16 +237,32 @@ def _engines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 def engine_option(help: str) -> Callable[[F], F]:
     """--engine NAME[@VERSION], repeatable; a name or version no profile covers is a usage error."""
-    return click.option("--engine", "engines", multiple=True, metavar="NAME[@VERSION]", callback=_engines,
-                        shell_complete=complete_engine, help=help)
+    return click.option(
+        "--engine",
+        "engines",
+        multiple=True,
+        metavar="NAME[@VERSION]",
+        callback=_engines,
+        shell_complete=complete_engine,
+        help=help,
+    )
 
 
 def hub_options(fn: F) -> F:
     """--revision / --subfolder / --token, for every command that reads a checkpoint."""
-    fn = click.option("--token", default=None, envvar="HF_TOKEN", show_envvar=True,
-                      help="Hugging Face token for private or gated repos.")(fn)
-    fn = click.option("--subfolder", default=None, help="Folder inside the repo (or directory) holding the drafter.")(fn)
-    return click.option("--revision", default=None, help="Branch, tag or commit of a Hub repo (or org/name@rev).")(fn)
+    fn = click.option(
+        "--token",
+        default=None,
+        envvar="HF_TOKEN",
+        show_envvar=True,
+        help="Hugging Face token for private or gated repos.",
+    )(fn)
+    fn = click.option(
+        "--subfolder", default=None, help="Folder inside the repo (or directory) holding the drafter."
+    )(fn)
+    return click.option(
+        "--revision", default=None, help="Branch, tag or commit of a Hub repo (or org/name@rev)."
+    )(fn)
 
 
 def parse_codes(value: str | None, option: str = "--select") -> list[str]:
@@ -192,10 +276,17 @@ def parse_codes(value: str | None, option: str = "--select") -> list[str]:
     return items
 
 
-def open_source(path: str, revision: str | None = None, token: str | None = None,
-                subfolder: str | None = None, *, require_weights: bool = True) -> Source:
+def open_source(
+    path: str,
+    revision: str | None = None,
+    token: str | None = None,
+    subfolder: str | None = None,
+    *,
+    require_weights: bool = True,
+) -> Source:
     """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder]."""
     from ..checkpoint.open_source import open_source as hub_open_source
+
     return hub_open_source(path, revision, token, subfolder, require_weights=require_weights)
 
 
@@ -205,18 +296,27 @@ def open_target(target: str | None, token: str | None) -> str | Source | None:
         return target
     from ..sources.hub import hub_settings
     from ..sources.hub_ref import parse_repo_ref
+
     if parse_repo_ref(target, hub_settings()["endpoint"]) is None:
         return target
     return open_source(target, token=token, require_weights=False)
 
 
-def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] = (), *, statistics: bool = False,
-         exit_zero: bool = False) -> int:
+def emit(
+    report: Any,
+    fmt: str,
+    strict: bool = False,
+    outputs: Iterable[Output] = (),
+    *,
+    statistics: bool = False,
+    exit_zero: bool = False,
+) -> int:
     """Render `report` in `fmt` on stdout (or its count per code, `statistics`) and in each --output file;
     the exit code its findings call for (0 with `exit_zero`)."""
     if not write_outputs(report, outputs):
         if statistics:
             from ..report.statistics import render as render_statistics
+
             render_statistics(report, fmt)
         else:
             render(report, fmt)
@@ -225,29 +325,44 @@ def emit(report: Any, fmt: str, strict: bool = False, outputs: Iterable[Output] 
 
 # settings key -> (the command's parameter, how the file's value becomes the parameter's value)
 _SETTING_PARAMS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "select": ("select", lambda v: ",".join(v) or None), "ignore": ("ignore", lambda v: ",".join(v) or None),
-    "strict": ("strict", bool), "engines": ("engines", tuple), "target": ("target", lambda v: v)}
+    "select": ("select", lambda v: ",".join(v) or None),
+    "ignore": ("ignore", lambda v: ",".join(v) or None),
+    "strict": ("strict", bool),
+    "engines": ("engines", tuple),
+    "target": ("target", lambda v: v),
+}
 
 
 def _settings_engines(values: tuple[str, ...], origin: str) -> None:
     from ..engines import UnknownEngine, resolve
     from ..errors import UsageError
+
     for v in values:
         try:
             resolve(v)
         except UnknownEngine as e:
-            raise UsageError(f"engines: {e.message} (from {origin})", hint="see `dflash2-ckpt compat --help`") from None
+            raise UsageError(
+                f"engines: {e.message} (from {origin})", hint="see `dflash2-ckpt compat --help`"
+            ) from None
 
 
 def command_line_settings(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
     """The settings keys the user gave on the command line, in the settings file's form."""
     given: dict[str, Any] = {}
     for key, (param, _) in _SETTING_PARAMS.items():
-        if param not in params or ctx.get_parameter_source(param) in (None, click.core.ParameterSource.DEFAULT):
+        if param not in params or ctx.get_parameter_source(param) in (
+            None,
+            click.core.ParameterSource.DEFAULT,
+        ):
             continue
         value = params[param]
-        given[key] = (parse_codes(value, f"--{key}") if key in ("select", "ignore") else
-                      list(value) if key == "engines" else value) or None
+        given[key] = (
+            parse_codes(value, f"--{key}")
+            if key in ("select", "ignore")
+            else list(value)
+            if key == "engines"
+            else value
+        ) or None
     return given
 
 
@@ -257,10 +372,12 @@ def configured(subject: str | None = None, each: bool = False) -> Callable[[F], 
     command judges many checkpoints: it gets `settings_for(PATH)`, the settings of each (the command-level
     parameters are filled from the table alone). Goes under @guarded, so a bad settings file is a usage
     error (exit 2)."""
+
     def deco(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, config: str | None = None, **kwargs: Any) -> Any:
             from .settings import load
+
             project = load(config)
             given = command_line_settings(click.get_current_context(), kwargs)
 
@@ -269,6 +386,7 @@ def configured(subject: str | None = None, each: bool = False) -> Callable[[F], 
                 if settings.origins["engines"] not in ("default", "command line"):
                     _settings_engines(tuple(settings.values["engines"]), settings.origins["engines"])
                 return settings
+
             settings = settings_for(kwargs.get(subject) if subject else None)
             for key, (param, convert) in _SETTING_PARAMS.items():
                 if param in kwargs and settings.origins[key] != "default":
@@ -276,7 +394,13 @@ def configured(subject: str | None = None, each: bool = False) -> Callable[[F], 
             if each:
                 kwargs["settings_for"] = settings_for
             return fn(*args, **kwargs)
-        return click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
-                            help="Settings file (default: the nearest pyproject.toml with [tool.dflash2-ckpt]).")(
-            wrapper)
+
+        return click.option(
+            "--config",
+            "config",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Settings file (default: the nearest pyproject.toml with [tool.dflash2-ckpt]).",
+        )(wrapper)
+
     return deco

@@ -2,12 +2,14 @@
 --output-follow-symlinks was given, and which reports this run already wrote (never replaced by an error
 document). The writing itself is report/write.py; cli/errors.py writes the error documents through it.
 `--output FORMAT=-` is stdout: that format is printed there in place of --format's, no file is made."""
+
 from __future__ import annotations
 
 import functools
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,7 +18,7 @@ from ..report import render
 if TYPE_CHECKING:
     from ..sources.safe_write import Inputs
 
-Output = tuple[str, str]          # (format, file) from --output FORMAT=FILE
+Output = tuple[str, str]  # (format, file) from --output FORMAT=FILE
 FOLLOW, WRITTEN = "dflash2.output_follow_symlinks", "dflash2.outputs_written"
 STDOUT = "-"
 
@@ -42,19 +44,29 @@ def read_paths(ctx: click.Context | None) -> list[str]:
         return []
     values: list[str] = []
     for param in ctx.command.params:
-        if not (isinstance(param, click.Argument) or isinstance(param.type, click.Path)
-                or param.name in CHECKPOINT_OPTIONS):
+        if not (
+            isinstance(param, click.Argument)
+            or isinstance(param.type, click.Path)
+            or param.name in CHECKPOINT_OPTIONS
+        ):
             continue
         v = ctx.params.get(param.name or "")
-        values += [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, tuple) else []
+        values += (
+            [v]
+            if isinstance(v, str)
+            else [x for x in v if isinstance(x, str)]
+            if isinstance(v, tuple)
+            else []
+        )
     sub = ctx.params.get("subfolder")
     return values + ([os.path.join(p, sub) for p in values] if isinstance(sub, str) else [])
 
 
-def other_inputs(ctx: click.Context | None, argv: list[str] | None = None) -> "Inputs":
+def other_inputs(ctx: click.Context | None, argv: list[str] | None = None) -> Inputs:
     """The directories of --target / --reference, whose existing files no report replaces (the checkpoint's
     own folder may hold the reports: a CI checkout). From `argv` when click refused the command line."""
     from ..sources.safe_write import inputs
+
     if argv is not None:
         flags = {"--target", "--reference", "-r"}
         return inputs([v for k, v in zip(argv, argv[1:]) if k in flags])
@@ -71,19 +83,22 @@ def write_outputs(report: Any, outputs: Iterable[Output], *, verbose: bool = Fal
     outputs = [o for o in outputs if o[1] != STDOUT]
     if not outputs:
         return _print(report, to_stdout, verbose)
-    from ..report.write import destination, files_read, write_files     # (tempfile, shutil): files only
+    from ..report.write import destination, files_read, write_files  # (tempfile, shutil): files only
+
     ctx = click.get_current_context(silent=True)
     follow = bool(ctx and ctx.meta.get(FOLLOW))
     reading = files_read(read_paths(ctx))
     others = other_inputs(ctx)
     dests = [destination(path, follow_symlinks=follow, reading=reading, inputs=others) for _, path in outputs]
-    write_files((d, functools.partial(render, report, fmt, verbose=verbose)) for d, (fmt, _) in zip(dests, outputs))
+    write_files(
+        (d, functools.partial(render, report, fmt, verbose=verbose)) for d, (fmt, _) in zip(dests, outputs)
+    )
     if ctx is not None:
         ctx.meta.setdefault(WRITTEN, set()).update(path for _, path in outputs)
     return _print(report, to_stdout, verbose)
 
 
 def _print(report: Any, formats: list[str], verbose: bool = False) -> bool:
-    for fmt in formats:             # at most one: the option refuses a second `-`
+    for fmt in formats:  # at most one: the option refuses a second `-`
         render(report, fmt, sys.stdout, verbose=verbose)
     return bool(formats)

@@ -7,12 +7,14 @@ keeps its lines in every format). Labels come from checkpoints and prompts: show
 rich (about 0.06 CPU-s to import) loads only when stderr is a terminal or an environment variable rich
 reads could make it one.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..report.safe import printable
 
@@ -24,10 +26,13 @@ PlainLine = Callable[[int, "int | None", str, str], "str | None"]
 
 def _terminal() -> Any:
     """stderr's rich console when rich would call it a terminal, else None."""
-    if not (sys.stderr.isatty() or any(os.environ.get(k) is not None
-                                       for k in ("FORCE_TERMINAL", "TTY_COMPATIBLE", "FORCE_COLOR"))):
+    if not (
+        sys.stderr.isatty()
+        or any(os.environ.get(k) is not None for k in ("FORCE_TERMINAL", "TTY_COMPATIBLE", "FORCE_COLOR"))
+    ):
         return None
     from rich.console import Console
+
     console = Console(stderr=True)
     return console if console.is_terminal else None
 
@@ -44,6 +49,7 @@ def tenths(verb: str) -> PlainLine:
             return None
         shown[0] = tenth
         return f"{verb}: {done}/{total} {printable(label)[-60:]}" + (f" ({note})" if note else "")
+
     return line
 
 
@@ -58,8 +64,10 @@ def progress(verb: str, plain: PlainLine | None = None, *, fmt: str = "text") ->
     `tenths(verb)`), for an output format of LINE_FORMATS."""
     console = _terminal()
     if console is None and fmt not in LINE_FORMATS:
+
         def nothing(done: int, total: int | None, label: str = "", note: str = "") -> None:
             return None
+
         yield nothing
         return
     if console is None:
@@ -69,17 +77,39 @@ def progress(verb: str, plain: PlainLine | None = None, *, fmt: str = "text") ->
             text = write(done, total, label, note)
             if text is not None:
                 print(printable(text), file=sys.stderr, flush=True)
+
         yield line
         return
     from rich.markup import escape
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TimeRemainingColumn)
-    with Progress(TextColumn(f"{escape(verb)}: {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                  transient=True, console=console) as bar:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn(f"{escape(verb)}: {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        transient=True,
+        console=console,
+    ) as bar:
         task = bar.add_task("starting", total=None, note="")
 
         def update(done: int, total: int | None, label: str = "", note: str = "") -> None:
-            bar.update(task, completed=done, total=total, description=escape(printable(label)[-40:]),
-                       note=escape(printable(note)))
+            bar.update(
+                task,
+                completed=done,
+                total=total,
+                description=escape(printable(label)[-40:]),
+                note=escape(printable(note)),
+            )
+
         yield update

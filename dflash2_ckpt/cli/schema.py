@@ -1,4 +1,5 @@
 """`dflash2-ckpt schema`: print, write or check the JSON Schema of each config dialect."""
+
 from __future__ import annotations
 
 import click
@@ -15,12 +16,22 @@ def _dialect(ctx: click.Context, param: click.Parameter, value: str | None) -> s
 
 
 @click.command("schema", short_help="Print, write or check each config dialect's JSON Schema")
-@click.option("--write", "write_dir", type=click.Path(file_okay=False), help="Write the JSON Schemas into DIR.")
-@click.option("--check", "check_dir", type=click.Path(file_okay=False),
-              help="Exit 1 when the schemas in DIR differ from the models.")
-@click.option("--dialect", metavar="NAME", callback=_dialect,
-              shell_complete=lambda ctx, param, text: [n for n in schemas.NAMES if n.startswith(text)],
-              help=f"Print one schema: {', '.join(schemas.NAMES)} (the names inspect prints).")
+@click.option(
+    "--write", "write_dir", type=click.Path(file_okay=False), help="Write the JSON Schemas into DIR."
+)
+@click.option(
+    "--check",
+    "check_dir",
+    type=click.Path(file_okay=False),
+    help="Exit 1 when the schemas in DIR differ from the models.",
+)
+@click.option(
+    "--dialect",
+    metavar="NAME",
+    callback=_dialect,
+    shell_complete=lambda ctx, param, text: [n for n in schemas.NAMES if n.startswith(text)],
+    help=f"Print one schema: {', '.join(schemas.NAMES)} (the names inspect prints).",
+)
 @guarded
 def command(write_dir: str | None, check_dir: str | None, dialect: str | None) -> int:
     """Print, write or check the JSON Schema of each config dialect."""

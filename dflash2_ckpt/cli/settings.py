@@ -10,6 +10,7 @@ keys replace the table's, later globs winning. The command line replaces select,
 and the table's ignore; the per-path ignores still apply (as ruff's per-file-ignores do under --ignore).
 Every value keeps where it came from, for `dflash2-ckpt config`.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -20,15 +21,19 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import UsageError
-
 from ..findings import Verdict, validate_selectors
 
 TABLE = "tool.dflash2-ckpt"
 # key -> (kind, default)
-KEYS: dict[str, tuple[str, Any]] = {"select": ("codes", []), "ignore": ("codes", []), "strict": ("bool", False),
-                                    "engines": ("list", []), "target": ("str", None)}
+KEYS: dict[str, tuple[str, Any]] = {
+    "select": ("codes", []),
+    "ignore": ("codes", []),
+    "strict": ("bool", False),
+    "engines": ("list", []),
+    "target": ("str", None),
+}
 DEFAULT = "default"
-EXTENDED = ("select", "ignore")         # per-path entries add to these
+EXTENDED = ("select", "ignore")  # per-path entries add to these
 CLI = "command line"
 
 
@@ -38,13 +43,13 @@ class Settings(Verdict):
     origins: dict[str, str] = field(default_factory=lambda: dict.fromkeys(KEYS, DEFAULT))
     file: Path | None = None
     subject_path: str | None = None
-    matched: list[str] = field(default_factory=list)                 # the per-path globs that matched
-    entries: list[str] = field(default_factory=list)                 # every per-path glob of the file
+    matched: list[str] = field(default_factory=list)  # the per-path globs that matched
+    entries: list[str] = field(default_factory=list)  # every per-path glob of the file
     # select / ignore as the table (or command line) gave them, and the per-path additions with their origins
     base: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in EXTENDED})
     base_origin: dict[str, str] = field(default_factory=lambda: dict.fromkeys(EXTENDED, DEFAULT))
     extra: dict[str, list[tuple[list[str], str]]] = field(default_factory=lambda: {k: [] for k in EXTENDED})
-    kind: ClassVar[str] = "config"          # a report kind: `dflash2-ckpt config` renders it in any format
+    kind: ClassVar[str] = "config"  # a report kind: `dflash2-ckpt config` renders it in any format
     findings: tuple[Any, ...] = ()
 
     @property
@@ -52,7 +57,7 @@ class Settings(Verdict):
         return str(self.file) if self.file else "(no settings file; defaults)"
 
     def failed(self, strict: bool = False) -> bool:
-        return False            # a listing: always exit 0 once the file parsed
+        return False  # a listing: always exit 0 once the file parsed
 
     def set(self, key: str, value: Any, origin: str) -> None:
         """The table's (or the command line's) value; select / ignore keep their per-path additions."""
@@ -74,7 +79,7 @@ class Settings(Verdict):
             value += [c for c in codes if c not in value]
             origins.append(origin)
         if key == "select" and not self.base[key]:
-            value = []                  # no select is every code already: an addition changes nothing
+            value = []  # no select is every code already: an addition changes nothing
             origins = [self.base_origin[key]]
         self.values[key] = value
         self.origins[key] = " + ".join(origins) if origins else DEFAULT
@@ -91,9 +96,13 @@ class Settings(Verdict):
         return self
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": str(self.file) if self.file else None, "path": self.subject_path,
-                "matched": list(self.matched), "per_path": list(self.entries),
-                "settings": {k: {"value": self.values[k], "origin": self.origins[k]} for k in KEYS}}
+        return {
+            "file": str(self.file) if self.file else None,
+            "path": self.subject_path,
+            "matched": list(self.matched),
+            "per_path": list(self.entries),
+            "settings": {k: {"value": self.values[k], "origin": self.origins[k]} for k in KEYS},
+        }
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -109,7 +118,7 @@ def _read(path: Path) -> dict[str, Any]:
     # the TOML parser loads only when there is a file to read
     if sys.version_info >= (3, 11):
         import tomllib
-    else:                               # Python 3.10: the same parser, from PyPI
+    else:  # Python 3.10: the same parser, from PyPI
         import tomli as tomllib
     try:
         with open(path, "rb") as f:
@@ -117,18 +126,24 @@ def _read(path: Path) -> dict[str, Any]:
         return doc
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"not valid TOML ({e})", path=str(path), hint="fix the file's syntax") from None
-    except RecursionError:      # the parser recurses per nested array or inline table
-        raise UsageError("nests arrays or tables too deeply to read", path=str(path),
-                         hint="flatten the nesting; the settings are flat lists of strings") from None
+    except RecursionError:  # the parser recurses per nested array or inline table
+        raise UsageError(
+            "nests arrays or tables too deeply to read",
+            path=str(path),
+            hint="flatten the nesting; the settings are flat lists of strings",
+        ) from None
     except OSError as e:
-        raise UsageError(f"cannot read the settings file ({e.strerror})", path=str(path),
-                         hint="give an existing file with --config") from None
+        raise UsageError(
+            f"cannot read the settings file ({e.strerror})",
+            path=str(path),
+            hint="give an existing file with --config",
+        ) from None
 
 
 def _table(doc: dict[str, Any], path: Path, *, required: bool) -> dict[str, Any] | None:
     table = doc.get("tool", {}).get("dflash2-ckpt")
     if table is None and path.name != "pyproject.toml" and required:
-        table = doc                     # a dedicated file: the keys at its top level
+        table = doc  # a dedicated file: the keys at its top level
     if table is not None and not isinstance(table, dict):
         raise UsageError(f"[{TABLE}] must be a table", path=str(path))
     return table
@@ -136,15 +151,25 @@ def _table(doc: dict[str, Any], path: Path, *, required: bool) -> dict[str, Any]
 
 def _check(key: str, value: Any, where: str, path: Path) -> Any:
     if key not in KEYS:
-        raise UsageError(f"unknown key {where}.{key}", path=str(path),
-                         hint=f"the keys are {', '.join([*KEYS, 'per-path'])}")
+        raise UsageError(
+            f"unknown key {where}.{key}",
+            path=str(path),
+            hint=f"the keys are {', '.join([*KEYS, 'per-path'])}",
+        )
     kind = KEYS[key][0]
-    ok = {"bool": isinstance(value, bool), "str": isinstance(value, str),
-          "list": isinstance(value, list) and all(isinstance(v, str) for v in value),
-          "codes": isinstance(value, list) and all(isinstance(v, str) for v in value)}[kind]
+    ok = {
+        "bool": isinstance(value, bool),
+        "str": isinstance(value, str),
+        "list": isinstance(value, list) and all(isinstance(v, str) for v in value),
+        "codes": isinstance(value, list) and all(isinstance(v, str) for v in value),
+    }[kind]
     if not ok:
-        want = {"bool": "true or false", "str": "a string", "list": "a list of strings",
-                "codes": 'a list of codes, e.g. ["DF2", "DF401"]'}[kind]
+        want = {
+            "bool": "true or false",
+            "str": "a string",
+            "list": "a list of strings",
+            "codes": 'a list of codes, e.g. ["DF2", "DF401"]',
+        }[kind]
         raise UsageError(f"{where}.{key} must be {want}", path=str(path))
     if kind == "codes":
         value = [v.strip().upper() for v in value]
@@ -172,6 +197,7 @@ def _matches(glob: str, subject: str | None, base: Path) -> bool:
 @dataclass(frozen=True)
 class Project:
     """A settings file read and checked once; `settings(subject)` resolves it for each checkpoint."""
+
     file: Path | None = None
     table: tuple[tuple[str, Any], ...] = ()
     per_path: tuple[tuple[str, dict[str, Any]], ...] = ()
@@ -210,20 +236,28 @@ def load(config: str | os.PathLike[str] | None = None, cwd: Path | None = None) 
         raise UsageError(f"no [{TABLE}] table", path=str(path), hint=f"add [{TABLE}] with the settings")
     per_path = table.get("per-path", {})
     if not isinstance(per_path, dict) or not all(isinstance(v, dict) for v in per_path.values()):
-        raise UsageError(f'{path}: {TABLE}.per-path must be a table of globs, e.g. "drafters/old/*" = '
-                         '{ ignore = ["DF401"] }', path=str(path))
+        raise UsageError(
+            f'{path}: {TABLE}.per-path must be a table of globs, e.g. "drafters/old/*" = '
+            '{ ignore = ["DF401"] }',
+            path=str(path),
+        )
 
     def checked(entry: dict[str, Any], where: str) -> dict[str, Any]:
         out = {k: _check(k, v, where, path) for k, v in entry.items()}
         if "target" in out:
             out["target"] = _target(out["target"], path.parent)
         return out
+
     top = checked({k: v for k, v in table.items() if k != "per-path"}, TABLE)
     entries = tuple((glob, checked(entry, f'{TABLE}.per-path."{glob}"')) for glob, entry in per_path.items())
     return Project(path, tuple(top.items()), entries)
 
 
-def resolve(config: str | os.PathLike[str] | None = None, subject: str | None = None,
-            cwd: Path | None = None, given: dict[str, Any] | None = None) -> Settings:
+def resolve(
+    config: str | os.PathLike[str] | None = None,
+    subject: str | None = None,
+    cwd: Path | None = None,
+    given: dict[str, Any] | None = None,
+) -> Settings:
     """The settings for one checkpoint (the command line's options in `given`, None where not given)."""
     return load(config, cwd).settings(subject, given)

@@ -3,28 +3,30 @@ judge, or the refusal convert itself would give. `compat` here is the use case's
 needs-conversion verdict checked this way, so the advice is only ever a command that works (and whose
 output that engine loads); otherwise the verdict is `fails` with the refusal (DF814).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.drafter import drafter_of
 from ..engines import Drafter, EngineRef
 from ..engines.judge import EngineVerdict, conversion_target, judge, target_note
 from ..errors import ConversionError, Dflash2Error
 from ..findings import Finding
-from ..sources import Source
-from ..checkpoint.drafter import drafter_of
-from ..usecases.compat import CompatReport
-from ..usecases.compat import compat as judged
 from ..formats import gguf_names as N
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
+from ..sources import Source
+from ..usecases.compat import CompatReport
+from ..usecases.compat import compat as judged
 from .configs import Verifier
-from .plan import make_plan
 from .meaning import check_drafters, planned_drafter
+from .plan import make_plan
 
 EMITS: frozenset[str] = frozenset({"DF814"})
 
@@ -33,32 +35,42 @@ EMITS: frozenset[str] = frozenset({"DF814"})
 _STAND_IN = ("TargetForCausalLM",)
 
 
-def converted_drafter(ckpt: Checkpoint, to: str, *, target: str | None = None, out: str = "DRAFTER") -> Drafter:
+def converted_drafter(
+    ckpt: Checkpoint, to: str, *, target: str | None = None, out: str = "DRAFTER"
+) -> Drafter:
     """The drafter `convert --to {to}` would write. Raises ConversionError (or ConversionUsageError,
     SourceError) exactly where convert would refuse, before anything is written."""
     d = drafter_of(ckpt, target=target)
     if ckpt.gguf is not None:
         return _from_gguf(ckpt, d, to, out)
     if to == "gguf":
-        from .to_gguf import plan_tensors
         from .plan import refuse_source
+        from .to_gguf import plan_tensors
+
         refuse_source(ckpt)
         tensors, _ = plan_tensors(ckpt, None)
         if d.spec is None:
             raise ConversionError("the config does not describe a DFlash drafter")
-        return d.converted("gguf", d.spec, d.config, (t.gguf_name for t in tensors),
-                           quantized_modules=d.quantized_modules, path=out)
+        return d.converted(
+            "gguf",
+            d.spec,
+            d.config,
+            (t.gguf_name for t in tensors),
+            quantized_modules=d.quantized_modules,
+            path=out,
+        )
     if to not in ("nested", "flat"):
         raise ConversionError(f"convert writes nested, flat or gguf, not {to}")
     verifier = Verifier(target or "TARGET", _STAND_IN) if to == "flat" else None
-    plan = make_plan(ckpt, out, to, verifier=verifier)   # type: ignore[arg-type]
+    plan = make_plan(ckpt, out, to, verifier=verifier)  # type: ignore[arg-type]
     planned = planned_drafter(plan, d, out)
-    check_drafters(d, planned)          # convert refuses a conversion that changes an engine's drafter
+    check_drafters(d, planned)  # convert refuses a conversion that changes an engine's drafter
     return planned
 
 
 def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
     from .from_gguf import nested_config
+
     if to not in ("nested", "flat"):
         raise ConversionError("the source is already GGUF; convert it to nested or flat")
     spec = ckpt.spec
@@ -74,9 +86,10 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
     new, _ = to_spec(cfg)
     if new is None:
         raise ConversionError("the GGUF metadata does not give a nested config that parses")
-    if to == "flat":    # convert goes through the nested form, then the dialect conversion
+    if to == "flat":  # convert goes through the nested form, then the dialect conversion
         from .configs import nested_to_flat
         from .exactness import drafter_differences
+
         cfg, _, _ = nested_to_flat(cfg, new, Verifier(d.target or "TARGET", _STAND_IN))
         flat, _ = to_spec(cfg)
         if flat is None:
@@ -88,23 +101,31 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
     return d.converted(to, new, cfg, (hf for hf in names.values() if hf), path=out)
 
 
-def _reduced_from_gguf(ckpt: Checkpoint, spec: DraftSpec, names: dict[str, str | None], d: Drafter, to: str,
-                       out: str) -> Drafter:
+def _reduced_from_gguf(
+    ckpt: Checkpoint, spec: DraftSpec, names: dict[str, str | None], d: Drafter, to: str, out: str
+) -> Drafter:
     """A GGUF with a reduced draft vocabulary goes back to the flat dialect only, from the config it carries
     (convert/from_gguf.py): lm_head, d2t as offsets and t2d rebuilt beside the other tensors."""
-    from .from_gguf import gguf_config
     from . import gguf_vocab as V
+    from .from_gguf import gguf_config
+
     assert ckpt.gguf is not None
     raw, source = gguf_config(ckpt.gguf, spec, "float32", [])
     cfg = json.loads(raw) if source == "embedded" else None
     new = to_spec(cfg)[0] if isinstance(cfg, dict) else None
     if to != "flat" or not isinstance(cfg, dict) or new is None or new.dialect != "flat":
-        raise ConversionError("a reduced draft vocabulary (d2t) converts back to the flat dialect only, from the "
-                              "flat config.json the GGUF carries")
+        raise ConversionError(
+            "a reduced draft vocabulary (d2t) converts back to the flat dialect only, from the "
+            "flat config.json the GGUF carries"
+        )
     lost = [g for g, hf in names.items() if hf is None and g not in (V.D2T, V.HEAD_GGUF)]
     if lost:
         raise ConversionError(f"{lost[0]} is not a DFlash tensor llama.cpp names; converting would lose it")
-    tensors = {hf for hf in names.values() if hf} | {V.D2T, V.T2D} | ({V.HEAD_HF} if V.HEAD_GGUF in names else set())
+    tensors = (
+        {hf for hf in names.values() if hf}
+        | {V.D2T, V.T2D}
+        | ({V.HEAD_HF} if V.HEAD_GGUF in names else set())
+    )
     return d.converted("flat", new, cfg, tensors, path=out)
 
 
@@ -118,15 +139,36 @@ def _advice_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdi
     try:
         after = judge(p, converted_drafter(ckpt, to, target=d.target))
     except Dflash2Error as e:
-        return EngineVerdict(p, "fails", (Finding(
-            "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and `dflash2-ckpt convert --to {to}` "
-            f"refuses this checkpoint: {e.message}", details={"to": to, "refusal": e.message}),), None)
+        return EngineVerdict(
+            p,
+            "fails",
+            (
+                Finding(
+                    "DF814",
+                    f"{p.title} reads {reads}, not the {d.dialect} dialect, and `dflash2-ckpt convert --to {to}` "
+                    f"refuses this checkpoint: {e.message}",
+                    details={"to": to, "refusal": e.message},
+                ),
+            ),
+            None,
+        )
     if after.verdict in ("loads", "degraded"):
         return v
     why = "; ".join(f"{r.code} {r.message}" for r in after.reasons if r.severity == "error") or after.verdict
-    return EngineVerdict(p, "fails", (Finding(
-        "DF814", f"{p.title} reads {reads}, not the {d.dialect} dialect, and converted with `convert --to {to}` "
-        f"it would still not load: {why}", details={"to": to, "after": after.verdict}),) + after.reasons, None)
+    return EngineVerdict(
+        p,
+        "fails",
+        (
+            Finding(
+                "DF814",
+                f"{p.title} reads {reads}, not the {d.dialect} dialect, and converted with `convert --to {to}` "
+                f"it would still not load: {why}",
+                details={"to": to, "after": after.verdict},
+            ),
+        )
+        + after.reasons,
+        None,
+    )
 
 
 def _fix_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
@@ -147,24 +189,43 @@ def _fix_holds(v: EngineVerdict, ckpt: Checkpoint, d: Drafter) -> EngineVerdict:
         try:
             after_d = converted_drafter(ckpt, str(info["to"]), target=d.target)
             after = judge(p, after_d)
-            why = None if after.verdict in ("loads", "degraded") and (rule is None or rule.check(after_d) is None) \
-                else ", ".join(sorted({x.code for x in after.reasons if x.severity == "error"})) or after.verdict
+            why = (
+                None
+                if after.verdict in ("loads", "degraded") and (rule is None or rule.check(after_d) is None)
+                else ", ".join(sorted({x.code for x in after.reasons if x.severity == "error"}))
+                or after.verdict
+            )
         except Dflash2Error as e:
             why = f"convert refuses it: {e.message}"
         if why is None:
             reasons.append(r)
             continue
-        plain = r.message.replace(f"; `{info['command']}` writes them so{target_note(d, str(info['to']))}", "")
-        reasons.append(Finding(r.code, f"{plain}; converting with `convert --to {info['to']}` would not make it "
-                               f"load (it then reports {why})", details={"to": info["to"], "after": why}))
+        plain = r.message.replace(
+            f"; `{info['command']}` writes them so{target_note(d, str(info['to']))}", ""
+        )
+        reasons.append(
+            Finding(
+                r.code,
+                f"{plain}; converting with `convert --to {info['to']}` would not make it "
+                f"load (it then reports {why})",
+                details={"to": info["to"], "after": why},
+            )
+        )
     return dataclasses.replace(v, reasons=tuple(reasons))
 
 
-def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
-           target: str | None = None, findings: Iterable[Finding] | None = None, **kw: Any) -> CompatReport:
+def compat(
+    path: str | os.PathLike[str] | Source | Checkpoint,
+    *,
+    engines: Iterable[str | EngineRef] = (),
+    target: str | None = None,
+    findings: Iterable[Finding] | None = None,
+    **kw: Any,
+) -> CompatReport:
     """The verdict per engine (usecases.compat.compat), each advised conversion checked against convert."""
     ckpt = path if isinstance(path, Checkpoint) else open_checkpoint(path)
     report = judged(ckpt, engines=engines, target=target, findings=findings, **kw)
-    d = drafter_of(ckpt, target=target, quantized_modules=kw.get("quantized_modules"))   # the one judged above
-    return dataclasses.replace(report, verdicts=tuple(_fix_holds(_advice_holds(v, ckpt, d), ckpt, d)
-                                                            for v in report.verdicts))
+    d = drafter_of(ckpt, target=target, quantized_modules=kw.get("quantized_modules"))  # the one judged above
+    return dataclasses.replace(
+        report, verdicts=tuple(_fix_holds(_advice_holds(v, ckpt, d), ckpt, d) for v in report.verdicts)
+    )

@@ -5,14 +5,16 @@ way, and a drafter whose every semantic field survives (docs/contract.md#nested-
 The writers in configs.py decide where keys go; this module decides whether the result still describes
 the same drafter, and refuses (ConversionError) when the destination dialect cannot say it.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from ..engines.causality import intended as intended_causality, speculators
+from ..engines.causality import intended as intended_causality
+from ..engines.causality import speculators
 from ..errors import ConversionError
-from ..formats.spec import DraftSpec
 from ..formats.keys import OWN_KEYS
+from ..formats.spec import DraftSpec
 from ..quant.config import CONFIG_KEYS
 
 # top level in both dialects (convert/quant.py, checkpoint/tokenizer.py): compared wherever they sit
@@ -20,22 +22,55 @@ ROOT_KEYS = frozenset(CONFIG_KEYS) | OWN_KEYS
 
 # Fields that define the drafter; a conversion must carry each one unchanged.
 SEMANTIC_FIELDS = (
-    "version", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-    "num_key_value_heads", "head_dim", "vocab_size", "target_layer_ids", "layer_types", "rms_norm_eps",
-    "hidden_act", "attention_bias", "sliding_window", "rope_theta", "rope_scaling", "max_position_embeddings",
-    "target_hidden_size", "mask_token_id", "block_size", "conv_kernel_size", "conv_group_size",
-    "selector_rank", "selector_top_k", "input_embedding_scale", "output_multiplier", "final_logit_softcapping",
+    "version",
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "target_layer_ids",
+    "layer_types",
+    "rms_norm_eps",
+    "hidden_act",
+    "attention_bias",
+    "sliding_window",
+    "rope_theta",
+    "rope_scaling",
+    "max_position_embeddings",
+    "target_hidden_size",
+    "mask_token_id",
+    "block_size",
+    "conv_kernel_size",
+    "conv_group_size",
+    "selector_rank",
+    "selector_top_k",
+    "input_embedding_scale",
+    "output_multiplier",
+    "final_logit_softcapping",
 )
 
 # Keys a writer owns (derives, regenerates or drops by rule); every other extra key is "unknown" and
 # must arrive in the destination with its value untouched.
-WRITER_KEYS = frozenset({
-    "architectures", "auto_map", "speculators_config", "speculators_version", "speculators_model_type",
-    "draft_vocab_size", "sample_from_anchor", "dtype", "torch_dtype", "transformers_version",
-    "tie_word_embeddings", "model_type",
-    # the assistant writer pins exllamav3's tap shift; the meaning check compares the taps exllamav3 then reads
-    "tap_shift",
-})
+WRITER_KEYS = frozenset(
+    {
+        "architectures",
+        "auto_map",
+        "speculators_config",
+        "speculators_version",
+        "speculators_model_type",
+        "draft_vocab_size",
+        "sample_from_anchor",
+        "dtype",
+        "torch_dtype",
+        "transformers_version",
+        "tie_word_embeddings",
+        "model_type",
+        # the assistant writer pins exllamav3's tap shift; the meaning check compares the taps exllamav3 then reads
+        "tap_shift",
+    }
+)
 
 
 def _word(causal: bool) -> str:
@@ -48,20 +83,22 @@ def nested_causality_for_flat(spec: DraftSpec) -> bool:
     _check_layer_types(spec)
     intended = intended_causality(spec)
     if not any(intended):
-        return True   # all bidirectional: full layers always are, sliding ones need the flag
+        return True  # all bidirectional: full layers always are, sliding ones need the flag
     if all(intended):
         full = [i for i, t in enumerate(spec.layer_types) if t != "sliding_attention"]
         if full:
             raise ConversionError(
                 f"the drafter runs every layer causal, but layer(s) {full} are full_attention: speculators "
                 "always runs full-attention layers bidirectional, so the flat dialect cannot express this",
-                hint="convert only drafters whose causal layers are sliding_attention, or keep the nested dialect")
+                hint="convert only drafters whose causal layers are sliding_attention, or keep the nested dialect",
+            )
         return False
     causal = [i for i, c in enumerate(intended) if c]
     raise ConversionError(
         f"mixed per-layer causality (causal layers {causal}, the others bidirectional): vLLM's flat loader "
         "applies one causality to every layer and would silently flatten it",
-        hint="keep the nested dialect for this drafter; it states causality per layer")
+        hint="keep the nested dialect for this drafter; it states causality per layer",
+    )
 
 
 def flat_causality_for_nested(spec: DraftSpec) -> tuple[bool | None, str]:
@@ -71,16 +108,20 @@ def flat_causality_for_nested(spec: DraftSpec) -> tuple[bool | None, str]:
     assert per is not None
     if len(set(per)) == 1:
         return per[0], f"every layer {_word(per[0])} (from sliding_window_non_causal), written explicitly"
-    return None, ("per-layer causality (sliding layers causal, full layers bidirectional) is the nested "
-                  "default rule, so no explicit is_causal is written; vLLM's flat loader would have "
-                  "flattened it to one value")
+    return None, (
+        "per-layer causality (sliding layers causal, full layers bidirectional) is the nested "
+        "default rule, so no explicit is_causal is written; vLLM's flat loader would have "
+        "flattened it to one value"
+    )
 
 
 def _check_layer_types(spec: DraftSpec) -> None:
     if len(spec.layer_types) != spec.num_hidden_layers:
         raise ConversionError(
             f"layer_types has {len(spec.layer_types)} entries for num_hidden_layers = {spec.num_hidden_layers}; "
-            "per-layer causality is undefined, so no exact conversion exists", hint="fix layer_types first")
+            "per-layer causality is undefined, so no exact conversion exists",
+            hint="fix layer_types first",
+        )
 
 
 def effective_dtype(spec: DraftSpec) -> Any:
@@ -119,6 +160,8 @@ def drafter_differences(a: DraftSpec, b: DraftSpec) -> list[str]:
     ua, ub = unknown_keys(a), unknown_keys(b)
     for k in sorted(set(ua) | set(ub)):
         if ua.get(k, ...) != ub.get(k, ...):
-            out.append(f"unknown key {k.split(':', 1)[1]}: {ua.get(k, '<absent>')!r} became "
-                       f"{ub.get(k, '<absent>')!r}")
+            out.append(
+                f"unknown key {k.split(':', 1)[1]}: {ua.get(k, '<absent>')!r} became "
+                f"{ub.get(k, '<absent>')!r}"
+            )
     return out

@@ -7,6 +7,7 @@ llama.cpp has a home for each: the sliding window is `dflash.attention.sliding_w
 makes every layer of an all-full layer_types slide with swa_window_size (else sliding_window), while the
 causality still follows the original layer types. What one GGUF cannot say is refused.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -23,31 +24,42 @@ def gguf_view(spec: DraftSpec, tensors: list[str], notes: list[str]) -> DraftSpe
     extra = spec.drafter_extra
     sinks = [n for n in tensors if n.endswith(SINK_SUFFIXES)]
     if sinks and extra.get("attention_sink_bias") is not True:
-        raise ConversionError(f"{sinks[0]} is an attention-sink tensor but dflash_config.attention_sink_bias is not "
-                              "true: vLLM builds no sinks for it while llama.cpp would apply them, so the GGUF "
-                              "would run another attention", hint="set dflash_config.attention_sink_bias to true "
-                              "if the drafter was trained with sinks, else remove the tensors")
+        raise ConversionError(
+            f"{sinks[0]} is an attention-sink tensor but dflash_config.attention_sink_bias is not "
+            "true: vLLM builds no sinks for it while llama.cpp would apply them, so the GGUF "
+            "would run another attention",
+            hint="set dflash_config.attention_sink_bias to true "
+            "if the drafter was trained with sinks, else remove the tensors",
+        )
     if not extra.get("use_swa"):
         return spec
     if any(t == "sliding_attention" for t in spec.layer_types):
-        raise ConversionError("dflash_config.use_swa with sliding layers in layer_types: vLLM then slides the layers "
-                              "layer_types names, llama.cpp's converter slides every layer; one GGUF pattern cannot "
-                              "say which the drafter was trained with",
-                              hint="drop use_swa, or list every layer as sliding_attention in layer_types")
+        raise ConversionError(
+            "dflash_config.use_swa with sliding layers in layer_types: vLLM then slides the layers "
+            "layer_types names, llama.cpp's converter slides every layer; one GGUF pattern cannot "
+            "say which the drafter was trained with",
+            hint="drop use_swa, or list every layer as sliding_attention in layer_types",
+        )
     window = extra.get("swa_window_size") or spec.sliding_window
     if not isinstance(window, int) or window <= 0:
-        raise ConversionError("dflash_config.use_swa without a window (swa_window_size or sliding_window)",
-                              hint="set dflash_config.swa_window_size to the window the drafter was trained with")
+        raise ConversionError(
+            "dflash_config.use_swa without a window (swa_window_size or sliding_window)",
+            hint="set dflash_config.swa_window_size to the window the drafter was trained with",
+        )
     per = intended_causality(spec)
     if len(set(per)) != 1:
-        raise ConversionError("dflash_config.use_swa with layers of different causality: one GGUF causal flag "
-                              "cannot say it")
-    notes.append(f"dflash_config.use_swa: every layer slides with a window of {window} (written as "
-                 "dflash.attention.sliding_window and an all-true sliding_window_pattern)")
+        raise ConversionError(
+            "dflash_config.use_swa with layers of different causality: one GGUF causal flag cannot say it"
+        )
+    notes.append(
+        f"dflash_config.use_swa: every layer slides with a window of {window} (written as "
+        "dflash.attention.sliding_window and an all-true sliding_window_pattern)"
+    )
     one: LayerType = "sliding_attention"
     sliding: tuple[LayerType | None, ...] = (one,) * spec.num_hidden_layers
-    return replace(spec, layer_types=sliding, sliding_window=window,
-                   causality=CausalityKeys(is_causal=per[0]))
+    return replace(
+        spec, layer_types=sliding, sliding_window=window, causality=CausalityKeys(is_causal=per[0])
+    )
 
 
 def as_read_by_llama_cpp(spec: DraftSpec) -> DraftSpec:

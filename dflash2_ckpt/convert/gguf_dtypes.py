@@ -10,17 +10,19 @@ llama.cpp b11434). Converting back stores such a tensor in its source dtype agai
 the GGUF holds is exactly representable there (always so for F32; checked value by value for BF16 and
 F16), else keeps the GGUF's type and says so.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ..formats import gguf_names as N
 
 DENSE = ("F32", "F16", "BF16")
-_MAX_RECORD = 1 << 20        # bytes of the recorded JSON: a few dozen bytes per tensor, far below
+_MAX_RECORD = 1 << 20  # bytes of the recorded JSON: a few dozen bytes per tensor, far below
 
 
 def record(pairs: Iterable[tuple[str, str, str]]) -> str | None:
@@ -43,8 +45,9 @@ def recorded(raw: Any, notes: list[str]) -> dict[str, str]:
             got = None
     if isinstance(got, dict) and all(isinstance(k, str) and v in DENSE for k, v in got.items()):
         return got
-    notes.append(f"{N.KEY_SOURCE_DTYPES} is not a JSON object of BF16 / F16 / F32; the tensors keep the "
-                 "GGUF's types")
+    notes.append(
+        f"{N.KEY_SOURCE_DTYPES} is not a JSON object of BF16 / F16 / F32; the tensors keep the GGUF's types"
+    )
     return {}
 
 

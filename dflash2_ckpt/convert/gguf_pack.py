@@ -10,21 +10,34 @@ writer is given a one-byte placeholder in the array's place, which keeps its key
 bytes replace the placeholder in its output. The result is byte-identical to the writer's own packing
 (tests/gguf/test_gguf_pack.py compares the two).
 """
+
 from __future__ import annotations
 
 import struct
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-from gguf import GGUFValueType, GGUFWriter
 from gguf.constants import GGUFEndian
 from gguf.gguf_writer import GGUFValue
 
+from gguf import GGUFValueType, GGUFWriter
+
 from ..errors import ConversionError
 
-LONG = 1024          # arrays longer than this are packed here
-_SCALAR = {GGUFValueType.UINT8: "B", GGUFValueType.INT8: "b", GGUFValueType.UINT16: "H", GGUFValueType.INT16: "h",
-           GGUFValueType.UINT32: "I", GGUFValueType.INT32: "i", GGUFValueType.FLOAT32: "f", GGUFValueType.BOOL: "?",
-           GGUFValueType.UINT64: "Q", GGUFValueType.INT64: "q", GGUFValueType.FLOAT64: "d"}
+LONG = 1024  # arrays longer than this are packed here
+_SCALAR = {
+    GGUFValueType.UINT8: "B",
+    GGUFValueType.INT8: "b",
+    GGUFValueType.UINT16: "H",
+    GGUFValueType.INT16: "h",
+    GGUFValueType.UINT32: "I",
+    GGUFValueType.INT32: "i",
+    GGUFValueType.FLOAT32: "f",
+    GGUFValueType.BOOL: "?",
+    GGUFValueType.UINT64: "Q",
+    GGUFValueType.INT64: "q",
+    GGUFValueType.FLOAT64: "d",
+}
 _PLACEHOLDER = struct.pack("<IIQ", GGUFValueType.ARRAY, GGUFValueType.UINT8, 1) + b"\0"
 
 
@@ -42,8 +55,11 @@ class RawArray(Sequence[Any]):
     def __getitem__(self, i: Any) -> Any:
         v = self._items[i]
         if self.sub == GGUFValueType.STRING:
-            return [x.encode("utf-8", errors="surrogateescape") for x in v] if isinstance(i, slice) \
+            return (
+                [x.encode("utf-8", errors="surrogateescape") for x in v]
+                if isinstance(i, slice)
                 else v.encode("utf-8", errors="surrogateescape")
+            )
         return v
 
     def __iter__(self) -> Iterator[Any]:
@@ -68,7 +84,7 @@ def _body(values: Sequence[Any], sub: GGUFValueType) -> bytes:
     if sub == GGUFValueType.STRING:
         enc = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
         lens = struct.pack(f"<{len(enc)}Q", *map(len, enc))
-        return n + b"".join(lens[8 * i:8 * i + 8] + e for i, e in enumerate(enc))
+        return n + b"".join(lens[8 * i : 8 * i + 8] + e for i, e in enumerate(enc))
     if sub in _SCALAR:
         return n + struct.pack(f"<{len(values)}{_SCALAR[sub]}", *values)
     raise ConversionError(f"internal: a GGUF metadata array of {sub.name} elements")
@@ -83,8 +99,11 @@ def take_long_arrays(w: GGUFWriter) -> dict[str, tuple[GGUFValueType, bytes]]:
         if val.type != GGUFValueType.ARRAY or not isinstance(val.value, Sequence) or len(val.value) <= LONG:
             continue
         sub = _element_type(val)
-        body = val.value.body if isinstance(val.value, RawArray) and val.value.sub == sub \
+        body = (
+            val.value.body
+            if isinstance(val.value, RawArray) and val.value.sub == sub
             else _body(val.value, sub)
+        )
         out[key] = (sub, body)
         w.kv_data[0][key] = GGUFValue([0], GGUFValueType.ARRAY, sub_type=GGUFValueType.UINT8)
     return out
@@ -100,7 +119,9 @@ def splice(raw: bytes, packed: dict[str, tuple[GGUFValueType, bytes]]) -> bytes:
         pattern = at_key + _PLACEHOLDER
         at = raw.find(pattern)
         if at < 0 or raw.find(pattern, at + 1) >= 0:
-            raise ConversionError(f"internal: the placeholder of {key} is not found exactly once in the header")
+            raise ConversionError(
+                f"internal: the placeholder of {key} is not found exactly once in the header"
+            )
         places.append((at + len(at_key), struct.pack("<II", GGUFValueType.ARRAY, sub) + body))
     out, pos = [], 0
     for start, data in sorted(places):

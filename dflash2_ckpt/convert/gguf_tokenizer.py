@@ -6,15 +6,18 @@ file (docs/engines.md, GGUF). The mask token is the drafter's own and is written
 taken from
 the target (a donor's mask id overriding the drafter's is a known drift, PrismML#127).
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+from gguf.vocab import BpeVocab, SpecialVocab
 
 from gguf import GGUFValueType, GGUFWriter, TokenType
-from gguf.vocab import BpeVocab, SpecialVocab
 
 from ..errors import ConversionError
 from ..formats.gguf_names import KEY_MASK
@@ -48,8 +51,10 @@ def _from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_ty
     try:
         vocab = BpeVocab(target)
     except FileNotFoundError:
-        raise ConversionError(f"{target} has no GPT-2 style BPE tokenizer.json (or vocab.json)",
-                              hint="pass --tokenizer-from TARGET.gguf to copy the tokenizer of a target GGUF") from None
+        raise ConversionError(
+            f"{target} has no GPT-2 style BPE tokenizer.json (or vocab.json)",
+            hint="pass --tokenizer-from TARGET.gguf to copy the tokenizer of a target GGUF",
+        ) from None
     except (ValueError, KeyError, TypeError) as e:
         raise ConversionError(f"{target}/tokenizer.json cannot be read as a BPE vocabulary: {e}") from None
     tokens: list[bytes] = []
@@ -58,10 +63,14 @@ def _from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_ty
         tokens.append(text)
         types.append(int(kind))
     if len(tokens) > vocab_size:
-        raise ConversionError(f"the target's tokenizer has {len(tokens)} tokens but the drafter's vocab_size is "
-                              f"{vocab_size}", hint="pass the target the drafter was trained for")
+        raise ConversionError(
+            f"the target's tokenizer has {len(tokens)} tokens but the drafter's vocab_size is {vocab_size}",
+            hint="pass the target the drafter was trained for",
+        )
     notes = []
-    if len(tokens) < vocab_size:    # the embedding is padded past the tokenizer; llama.cpp wants one entry per row
+    if (
+        len(tokens) < vocab_size
+    ):  # the embedding is padded past the tokenizer; llama.cpp wants one entry per row
         notes.append(f"tokenizer padded from {len(tokens)} to vocab_size {vocab_size} with [PAD] tokens")
         for i in range(len(tokens), vocab_size):
             tokens.append(f"[PAD{i}]".encode())
@@ -74,7 +83,8 @@ def _from_target_dir(writer: GGUFWriter, target: Path, vocab_size: int, model_ty
     writer.add_token_list(tokens)
     writer.add_token_types(types)
     SpecialVocab(target, load_merges=True, special_token_types=_SPECIAL, n_vocab=vocab_size).add_to_gguf(
-        writer, quiet=True)
+        writer, quiet=True
+    )
     return notes
 
 
@@ -86,14 +96,16 @@ def from_gguf(writer: GGUFWriter, path: Path, vocab_size: int) -> list[str]:
     if tokens is None:
         raise ConversionError(f"{path} has no tokenizer.ggml.tokens to copy")
     if len(tokens.value) != vocab_size:
-        raise ConversionError(f"{path} has {len(tokens.value)} tokens but the drafter's vocab_size is {vocab_size}",
-                              hint="copy the tokenizer of the target the drafter was trained for")
+        raise ConversionError(
+            f"{path} has {len(tokens.value)} tokens but the drafter's vocab_size is {vocab_size}",
+            hint="copy the tokenizer of the target the drafter was trained for",
+        )
     copied = 0
     for key, kv in header.kv.items():
         if not key.startswith("tokenizer.") or key == KEY_MASK:
             continue
         value: Any = kv.value
-        if isinstance(value, LazyArray):    # the file's own bytes, spliced into the header (gguf_pack.py)
+        if isinstance(value, LazyArray):  # the file's own bytes, spliced into the header (gguf_pack.py)
             value = RawArray(value.packed(), value.sub, value)
         elif kv.type == GGUFValueType.STRING or kv.sub_type == GGUFValueType.STRING:
             value = _encode(value)

@@ -11,6 +11,7 @@ GGML_TYPE_I64)`, the draft logits scattered to the ids with ggml_set_rows; its c
 therefore not in the GGUF: converting back rebuilds it from d2t, which is exact because the forward
 direction refuses a t2d that is not exactly the ids d2t reaches.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,7 +23,7 @@ from ..errors import ConversionError
 
 D2T, T2D = "d2t", "t2d"
 HEAD_HF, HEAD_GGUF = "lm_head.weight", "output.weight"
-_MAX_MAP_BYTES = 64 << 20       # as checks/vocab.py: a map is one entry per token
+_MAX_MAP_BYTES = 64 << 20  # as checks/vocab.py: a map is one entry per token
 
 
 def _ints(raw: bytes, what: str) -> np.ndarray[Any, Any]:
@@ -40,8 +41,11 @@ def absolute(offsets: bytes, t2d: bytes, vocab: int, label: str) -> bytes:
     if why is None and len(t2d) == vocab and t2d != t2d_of(ids, vocab):
         why = "t2d does not keep exactly the ids d2t reaches"
     if why is not None:
-        raise ConversionError(f"d2t / t2d are not a draft vocabulary llama.cpp can serve: {why}", path=label,
-                              hint=f"`dflash2-ckpt verify --scan {label}` names the map findings (DF216, DF218)")
+        raise ConversionError(
+            f"d2t / t2d are not a draft vocabulary llama.cpp can serve: {why}",
+            path=label,
+            hint=f"`dflash2-ckpt verify --scan {label}` names the map findings (DF216, DF218)",
+        )
     return bytes(ids.astype("<i8").tobytes())
 
 
@@ -54,4 +58,3 @@ def t2d_of(ids: np.ndarray[Any, Any], vocab: int) -> bytes:
     keep = np.zeros(vocab, dtype=np.uint8)
     keep[ids] = 1
     return keep.tobytes()
-

@@ -9,27 +9,37 @@ source files must be unchanged at the end. Computed bytes are checked in memory 
 (their length against the plan) and then let go, so memory holds one tensor at a time, or one chunk of
 one where the piece is made in chunks (a dequantized tensor: its float32 values are 2-8x the stored bytes).
 """
+
 from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..errors import ConversionError
-from .stream import (Ledger, Run, Snapshot, copy_range, pwrite_all, same_samples, sample_places, segments,
-                     source_changed)
+from .stream import (
+    Ledger,
+    Run,
+    Snapshot,
+    copy_range,
+    pwrite_all,
+    same_samples,
+    sample_places,
+    segments,
+    source_changed,
+)
 
 
 @dataclass(frozen=True)
 class Piece:
-    name: str                 # the destination tensor, for messages
-    out_begin: int            # absolute offset in the output file
-    src_file: Path | None     # a byte copy from this file ...
+    name: str  # the destination tensor, for messages
+    out_begin: int  # absolute offset in the output file
+    src_file: Path | None  # a byte copy from this file ...
     src_begin: int = 0
     src_end: int = 0
-    data: bytes = b""         # ... or these bytes
+    data: bytes = b""  # ... or these bytes
     # ... or bytes computed when the piece is written (a dequantized tensor): `length` of them, made,
     # written and checked one piece at a time, so memory holds one tensor, never the file
     compute: Callable[[], bytes | memoryview] | None = None
@@ -46,8 +56,9 @@ class Piece:
 
 
 def _differs(name: str, dst: Path) -> ConversionError:
-    return ConversionError(f"{name}: the bytes written to {dst.name} differ from what was planned; "
-                           "the output was discarded")
+    return ConversionError(
+        f"{name}: the bytes written to {dst.name} differ from what was planned; the output was discarded"
+    )
 
 
 def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> int:
@@ -76,7 +87,7 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                 pwrite_all(dst_fd, memoryview(data), p.out_begin, ledger)
                 if not _same_as_memory(dst_fd, p.out_begin, data, rng):
                     raise _differs(p.name, dst)
-                del data                            # one computed tensor in memory at a time
+                del data  # one computed tensor in memory at a time
                 continue
             if p.src_file not in fds:
                 fd = os.open(p.src_file, os.O_RDONLY)
@@ -89,10 +100,12 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
                     copied.append((run, fd, p.name))
                     copy_range(fd, p.src_begin + off, n, dst_fd, p.out_begin + off, copy_buf, ledger)
         if os.fstat(dst_fd).st_size < size:
-            os.ftruncate(dst_fd, size)           # trailing padding or a trailing hole: zeros, only ever grown
+            os.ftruncate(dst_fd, size)  # trailing padding or a trailing hole: zeros, only ever grown
         if not ledger.matches(planned):
-            raise ConversionError(f"the writes to {dst.name} do not cover the planned byte ranges exactly; the "
-                                  "output was discarded")
+            raise ConversionError(
+                f"the writes to {dst.name} do not cover the planned byte ranges exactly; the "
+                "output was discarded"
+            )
         if os.pread(dst_fd, len(header), 0) != header:
             raise ConversionError(f"the header read back from {dst.name} differs; the output was discarded")
         for (d, n, s), fd, name in copied:
@@ -109,8 +122,9 @@ def write_pieces(dst: Path, header: bytes, size: int, pieces: list[Piece]) -> in
     return len(pieces)
 
 
-def _write_chunks(dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: Ledger,
-                  rng: random.Random) -> None:
+def _write_chunks(
+    dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: Ledger, rng: random.Random
+) -> None:
     at, end = p.out_begin, p.out_begin + p.nbytes
     chunks = p.chunks() if p.chunks is not None else iter(())
     # `next` before binding: the previous chunk is already released when the next one is made
@@ -130,4 +144,6 @@ def _write_chunks(dst_fd: int, dst: Path, p: Piece, planned: list[Run], ledger: 
 
 def _same_as_memory(dst_fd: int, at: int, data: bytes | memoryview, rng: random.Random) -> bool:
     view = memoryview(data).cast("B")
-    return all(os.pread(dst_fd, k, at + off) == view[off:off + k] for off, k in sample_places(len(view), rng))
+    return all(
+        os.pread(dst_fd, k, at + off) == view[off : off + k] for off, k in sample_places(len(view), rng)
+    )

@@ -1,15 +1,18 @@
 """The conversion plan: the destination config, every tensor's fate (copy / rename / drop) with its byte
 range, the output shards and their headers, and the other files. Built from headers alone; nothing written.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from ..checkpoint import INDEX, PICKLE_SUFFIXES, Checkpoint
+from ..checkpoint.layout import role_of
 from ..checks.context import CheckContext
 from ..checks.suite import OPENING, run_families
 from ..errors import ConversionError, SourceError
@@ -17,12 +20,11 @@ from ..findings import Finding
 from ..formats.families import MUSE, Family, family_of
 from ..formats.parse import to_spec
 from ..formats.spec import DraftSpec
-from ..checkpoint.layout import role_of
 from ..sources.safetensors_header import TensorInfo, build_header
 from .assistant import assistant_to_nested
 from .configs import KeyChange, Verifier, flat_to_nested, nested_to_flat
-from .quant import carry_quantization, module_renames
 from .exactness import drafter_differences
+from .quant import carry_quantization, module_renames
 
 Dialect = Literal["nested", "flat"]
 SourceDialect = Literal["nested", "flat", "assistant"]
@@ -45,7 +47,7 @@ class TensorAction:
     dst_file: str | None
     dtype: str
     shape: tuple[int, ...]
-    begin: int              # absolute byte range in the source file
+    begin: int  # absolute byte range in the source file
     end: int
     reason: str = ""
 
@@ -54,7 +56,12 @@ class TensorAction:
         return self.end - self.begin
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"action": self.action, "name": self.name, "bytes": self.nbytes, "file": self.file}
+        out: dict[str, Any] = {
+            "action": self.action,
+            "name": self.name,
+            "bytes": self.nbytes,
+            "file": self.file,
+        }
         if self.action != "drop":
             out.update(to=self.dst_name, dst_file=self.dst_file)
         if self.reason:
@@ -65,11 +72,11 @@ class TensorAction:
 @dataclass
 class OutShard:
     name: str
-    source: str                         # the source file its bytes come from
-    tensors: list[TensorAction]         # in source data order
+    source: str  # the source file its bytes come from
+    tensors: list[TensorAction]  # in source data order
     metadata: Mapping[str, str] | None
     header: bytes = b""
-    offsets: list[tuple[int, int]] = field(default_factory=list)   # absolute [begin, end) in the output file
+    offsets: list[tuple[int, int]] = field(default_factory=list)  # absolute [begin, end) in the output file
 
     @property
     def size(self) -> int:
@@ -128,17 +135,25 @@ def refuse_source(ckpt: Checkpoint, families: Mapping[str, Sequence[Finding]] | 
         raise SourceError(f"cannot read the source: {bad[0].code} {bad[0].message}", path=ckpt.label)
     det = ckpt.detection
     if det is not None and not det.is_dflash:
-        raise ConversionError(f"not a DFlash drafter ({det.other or 'no DFlash architecture or dialect'}); "
-                              "nothing to convert", path=ckpt.label)
+        raise ConversionError(
+            f"not a DFlash drafter ({det.other or 'no DFlash architecture or dialect'}); nothing to convert",
+            path=ckpt.label,
+        )
     if ckpt.spec is None:
         why = "; ".join(f"{f.code} {f.message}" for f in errs[:3]) or "the config does not parse"
-        raise ConversionError(f"the source config is not a valid DFlash config: {why}", path=ckpt.label,
-                              hint=f"run `dflash2-ckpt verify {ckpt.label}`")
+        raise ConversionError(
+            f"the source config is not a valid DFlash config: {why}",
+            path=ckpt.label,
+            hint=f"run `dflash2-ckpt verify {ckpt.label}`",
+        )
     # v1/v2 contradictions (identity) must not be carried over either
     for f in [*errs, *families.get("identity", ())]:
         if f.code in AMBIGUOUS and f.severity == "error":
-            raise ConversionError(f"{f.code} {f.message}", path=ckpt.label,
-                                  hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it")
+            raise ConversionError(
+                f"{f.code} {f.message}",
+                path=ckpt.label,
+                hint=f"fix the source first; `dflash2-ckpt verify {ckpt.label}` explains it",
+            )
     return opening
 
 
@@ -147,8 +162,9 @@ def _meaning(family: Family | None) -> str | None:
     return None if family is None or family.name == MUSE else family.name
 
 
-def refuse_family_change(ckpt: Checkpoint, new_config: Mapping[str, Any] | None, new_names: Sequence[str],
-                         to: str) -> None:
+def refuse_family_change(
+    ckpt: Checkpoint, new_config: Mapping[str, Any] | None, new_names: Sequence[str], to: str
+) -> None:
     """A conversion must not drop or reinterpret a DFlash family (formats/families.py, docs/families.md): the
     written config and tensors must name the family the source is, or the engines load another drafter
     (the flat dialect's mapping, for one, always writes DFlash2DraftModel; llama.cpp has no family)."""
@@ -159,10 +175,12 @@ def refuse_family_change(ckpt: Checkpoint, new_config: Mapping[str, Any] | None,
     written = family_of(new_config, new_names) if new_config is not None else None
     if to == "gguf" or _meaning(written) != _meaning(source):
         reader = "llama.cpp's dflash loader" if to == "gguf" else f"the {to} dialect"
-        raise ConversionError(f"the source is a drafter of the {source.label} family ({source.architecture}); {reader} has no way "
-                              f"to say so, and the engines would load the output as another drafter",
-                              path=ckpt.label, hint="serve the source as it is: docs/families.md names the engines "
-                                                    "that load it")
+        raise ConversionError(
+            f"the source is a drafter of the {source.label} family ({source.architecture}); {reader} has no way "
+            f"to say so, and the engines would load the output as another drafter",
+            path=ckpt.label,
+            hint="serve the source as it is: docs/families.md names the engines that load it",
+        )
 
 
 def tensor_fate(name: str) -> tuple[str | None, str]:
@@ -180,14 +198,21 @@ def _tensor_actions(ckpt: Checkpoint) -> list[TensorAction]:
         for t in header.tensors:
             dst, reason = tensor_fate(t.name)
             if dst is None:
-                out.append(TensorAction("drop", t.name, None, shard, None, t.dtype, t.shape, t.begin, t.end, reason))
+                out.append(
+                    TensorAction("drop", t.name, None, shard, None, t.dtype, t.shape, t.begin, t.end, reason)
+                )
                 continue
             if dst in taken:
-                raise ConversionError(f"tensors {taken[dst]} and {t.name} would both be written as {dst}; "
-                                      "which one the drafter means is ambiguous", hint="remove one of them")
+                raise ConversionError(
+                    f"tensors {taken[dst]} and {t.name} would both be written as {dst}; "
+                    "which one the drafter means is ambiguous",
+                    hint="remove one of them",
+                )
             taken[dst] = t.name
             action: Literal["copy", "rename"] = "rename" if dst != t.name else "copy"
-            out.append(TensorAction(action, t.name, dst, shard, shard, t.dtype, t.shape, t.begin, t.end, reason))
+            out.append(
+                TensorAction(action, t.name, dst, shard, shard, t.dtype, t.shape, t.begin, t.end, reason)
+            )
     return out
 
 
@@ -195,8 +220,11 @@ def _other_files(ckpt: Checkpoint) -> tuple[list[str], list[tuple[str, str]]]:
     copy, skip = [], []
     shards = set(ckpt.headers)
     auto_map = (ckpt.config or {}).get("auto_map")
-    remote = {v.split(".")[0] + ".py" for v in (auto_map.values() if isinstance(auto_map, dict) else [])
-              if isinstance(v, str) and "." in v}
+    remote = {
+        v.split(".")[0] + ".py"
+        for v in (auto_map.values() if isinstance(auto_map, dict) else [])
+        if isinstance(v, str) and "." in v
+    }
     local = ckpt.source.root
     for f in ckpt.source.list_files():
         if f in shards or f in ("config.json", INDEX):
@@ -219,20 +247,28 @@ def _layout_shards(tensors: list[TensorAction], ckpt: Checkpoint) -> list[OutSha
         if not kept:
             continue
         shard = OutShard(name, name, kept, header.metadata)
-        shard.header, spans = build_header([(t.dst_name or "", t.dtype, t.shape) for t in kept], header.metadata)
+        shard.header, spans = build_header(
+            [(t.dst_name or "", t.dtype, t.shape) for t in kept], header.metadata
+        )
         shard.offsets = [(len(shard.header) + b, len(shard.header) + e) for b, e in spans]
         shards.append(shard)
     return shards
 
 
-def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | None = None,
-              num_target_layers: int | None = None,
-              families: Mapping[str, Sequence[Finding]] | None = None) -> ConversionPlan:
+def make_plan(
+    ckpt: Checkpoint,
+    dst: str,
+    to: Dialect,
+    *,
+    verifier: Verifier | None = None,
+    num_target_layers: int | None = None,
+    families: Mapping[str, Sequence[Finding]] | None = None,
+) -> ConversionPlan:
     """The plan from headers alone; `families`: the source's verify findings by family, when computed."""
     opening = refuse_source(ckpt, families)
     spec, config, det = ckpt.spec, ckpt.config, ckpt.detection
     assert spec is not None and config is not None and det is not None
-    assert det.dialect in ("nested", "flat", "assistant")     # a GGUF source goes through from_gguf
+    assert det.dialect in ("nested", "flat", "assistant")  # a GGUF source goes through from_gguf
     if det.dialect == to:
         # nothing to translate: the config is copied as it is; tensor name variants and target copies are
         # still resolved by the role table, like any conversion, and reported
@@ -241,11 +277,12 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
         notes = [f"the source is already in the {to} dialect: config.json is copied unchanged"]
     elif det.dialect == "assistant":
         new, changes, notes = assistant_to_nested(config, spec)
-        if to == "flat":   # through the nested form, which nested_to_flat already writes exactly
+        if to == "flat":  # through the nested form, which nested_to_flat already writes exactly
             nested_spec, found = to_spec(new)
             if nested_spec is None:
-                raise ConversionError("internal: the nested form does not parse: "
-                                      + "; ".join(f.message for f in found))
+                raise ConversionError(
+                    "internal: the nested form does not parse: " + "; ".join(f.message for f in found)
+                )
             new, more, more_notes = nested_to_flat(new, nested_spec, verifier)
             changes, notes = changes + more, notes + more_notes
     elif to == "flat":
@@ -254,15 +291,16 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
         new, changes, notes = flat_to_nested(config, spec, num_target_layers)
     new_spec, found = to_spec(new)
     if new_spec is None:
-        raise ConversionError("internal: the written config does not parse: " + "; ".join(f.message for f in found))
+        raise ConversionError(
+            "internal: the written config does not parse: " + "; ".join(f.message for f in found)
+        )
     diffs = drafter_differences(spec, new_spec)
     if diffs:
         raise ConversionError("the conversion would not be exact: " + "; ".join(diffs))
     tensors = _tensor_actions(ckpt)
     refuse_family_change(ckpt, new, [t.dst_name for t in tensors if t.dst_name], to)
     renames = module_renames((t.name, t.dst_name) for t in tensors if t.dst_name)
-    changes = changes + carry_quantization(config, new, renames,
-                                           {n.rpartition(".")[0] for n in ckpt.tensors})
+    changes = changes + carry_quantization(config, new, renames, {n.rpartition(".")[0] for n in ckpt.tensors})
     shards = _layout_shards(tensors, ckpt)
     if not shards:
         raise ConversionError("no tensor would be written", path=ckpt.label)
@@ -275,11 +313,31 @@ def make_plan(ckpt: Checkpoint, dst: str, to: Dialect, *, verifier: Verifier | N
     meta = (ckpt.index or {}).get("metadata")
     index_meta = dict(meta) if isinstance(meta, dict) else {}
     errors = [f"{f.code} {f.message}" for f in opening if f.severity == "error"]
-    return ConversionPlan(ckpt.label, dst, det.dialect, to, spec.version, new, spec, new_spec, changes, notes,
-                          tensors, shards, ckpt.index is not None, index_meta, copy, skip, errors)
+    return ConversionPlan(
+        ckpt.label,
+        dst,
+        det.dialect,
+        to,
+        spec.version,
+        new,
+        spec,
+        new_spec,
+        changes,
+        notes,
+        tensors,
+        shards,
+        ckpt.index is not None,
+        index_meta,
+        copy,
+        skip,
+        errors,
+    )
 
 
 def planned_infos(plan: ConversionPlan) -> dict[str, TensorInfo]:
     """The destination tensors as the written headers must describe them."""
-    return {t.dst_name or "": TensorInfo(t.dst_name or "", t.dtype, t.shape, b, e, s.name)
-            for s in plan.shards for t, (b, e) in zip(s.tensors, s.offsets)}
+    return {
+        t.dst_name or "": TensorInfo(t.dst_name or "", t.dtype, t.shape, b, e, s.name)
+        for s in plan.shards
+        for t, (b, e) in zip(s.tensors, s.offsets)
+    }

@@ -9,15 +9,16 @@ Names carry the writer's pid, so a later run can tell a dead run's leftovers fro
 Every conversion cleans the dead runs' staging of *any* destination in DST's parent, not only its own
 (a killed run to another name would otherwise keep up to a checkpoint's size on disk), and says so.
 """
+
 from __future__ import annotations
 
 import errno
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 TMP, OLD = ".dflash2-tmp-", ".dflash2-old-"
 
@@ -32,13 +33,16 @@ def _host() -> str:
     if hasattr(os, "uname"):
         return os.uname().nodename
     import socket
+
     return socket.gethostname()
 
 
 OWNER = ".owner"
 # any run's staging or aside name, with its pid and, for staging, the owner record beside it
-_ANY = re.compile(r"^\.(?P<dst>.+?)(?P<tag>" + re.escape(TMP) + "|" + re.escape(OLD) + r")(?P<pid>\d+)-[0-9a-f]+"
-                  r"(?P<owner>" + re.escape(OWNER) + ")?$")
+_ANY = re.compile(
+    r"^\.(?P<dst>.+?)(?P<tag>" + re.escape(TMP) + "|" + re.escape(OLD) + r")(?P<pid>\d+)-[0-9a-f]+"
+    r"(?P<owner>" + re.escape(OWNER) + ")?$"
+)
 
 
 def _started(pid: int) -> str | None:
@@ -72,15 +76,16 @@ def _alive(pid: int, owner: Path | None = None) -> bool:
     try:
         rec = json.loads(owner.read_text())
     except (OSError, ValueError):
-        return True                         # unreadable: being written, or not ours to judge
+        return True  # unreadable: being written, or not ours to judge
     if not isinstance(rec, dict) or rec.get("host") != _host():
-        return True                         # another machine's run on a shared disk: leave it
+        return True  # another machine's run on a shared disk: leave it
     return rec.get("start") is None or rec.get("start") == _started(pid)
 
 
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
-        import shutil                      # only to remove a directory: a conversion that succeeds renames it
+        import shutil  # only to remove a directory: a conversion that succeeds renames it
+
         shutil.rmtree(path, ignore_errors=True)
     else:
         try:
@@ -109,13 +114,15 @@ def clean_stale(dst: Path) -> list[str]:
         else:
             size = _size(entry)
             _remove(entry)
-            actions.append(f"removed {entry.name} ({size:,} bytes), left by an interrupted run (pid "
-                           f"{m.group('pid')}, no longer running)")
+            actions.append(
+                f"removed {entry.name} ({size:,} bytes), left by an interrupted run (pid "
+                f"{m.group('pid')}, no longer running)"
+            )
         if os.path.lexists(owner):
             _remove(owner)
-    for entry in sorted(dst.parent.iterdir()):     # an owner record whose staging is gone
+    for entry in sorted(dst.parent.iterdir()):  # an owner record whose staging is gone
         m = _ANY.match(entry.name)
-        if m and m.group("owner") and not os.path.lexists(entry.with_name(entry.name[:-len(OWNER)])):
+        if m and m.group("owner") and not os.path.lexists(entry.with_name(entry.name[: -len(OWNER)])):
             _remove(entry)
     return actions
 
@@ -137,7 +144,7 @@ def make_staging(dst: Path) -> Path:
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = _name(dst, TMP)
     owner = tmp.with_name(tmp.name + OWNER)
-    with open(owner, "x") as f:                    # written first: a staging directory never lacks one
+    with open(owner, "x") as f:  # written first: a staging directory never lacks one
         json.dump({"pid": os.getpid(), "start": _started(os.getpid()), "host": _host()}, f)
     try:
         tmp.mkdir()
@@ -149,8 +156,11 @@ def make_staging(dst: Path) -> Path:
 
 def exists_error(dst: str | os.PathLike[str]) -> Exception:
     from ..errors import ConversionUsageError
-    return ConversionUsageError(f"{dst} already exists: another conversion put it there first",
-                                hint="pass --force to replace it once the new one verified")
+
+    return ConversionUsageError(
+        f"{dst} already exists: another conversion put it there first",
+        hint="pass --force to replace it once the new one verified",
+    )
 
 
 def fsync_dir(path: Path) -> None:
@@ -191,9 +201,12 @@ def claim_destination(dst_path: Path, dst: str | os.PathLike[str], force: bool) 
     """Before any write: clear what an interrupted run left beside DST; refuse an existing DST without force.
     Returns what was cleaned, for the report."""
     from ..errors import ConversionUsageError
+
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
-        raise ConversionUsageError(f"{dst} already exists", hint="pass --force to replace it once the new one verified")
+        raise ConversionUsageError(
+            f"{dst} already exists", hint="pass --force to replace it once the new one verified"
+        )
     return cleaned
 
 
@@ -203,13 +216,17 @@ def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
     out whatever happens (after a successful install it has been renamed away), and an OSError (a full
     disk, an unwritable parent) turned into one WriteError that says nothing was left behind."""
     from .stream import WriteError
+
     tmp: Path | None = None
     try:
         tmp = make_staging(dst_path)
         yield tmp
     except OSError as e:
-        raise WriteError(f"writing the destination failed: {e.strerror or e}", path=str(dst),
-                         hint="nothing was left behind; free space or fix permissions and run again") from e
+        raise WriteError(
+            f"writing the destination failed: {e.strerror or e}",
+            path=str(dst),
+            hint="nothing was left behind; free space or fix permissions and run again",
+        ) from e
     finally:
         if tmp is not None:
             if os.path.lexists(tmp):
@@ -217,28 +234,35 @@ def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
             _remove(tmp.with_name(tmp.name + OWNER))
 
 
-def check_overlap(src: Path, dst: Path,
-                  inputs: Iterable[tuple[str, str | os.PathLike[str] | None]] = ()) -> None:
+def check_overlap(
+    src: Path, dst: Path, inputs: Iterable[tuple[str, str | os.PathLike[str] | None]] = ()
+) -> None:
     """The one destination check of every conversion kind (dialect, to GGUF, from GGUF): DST may not be
     SRC or another input of the run (the target, --tokenizer-from), lie inside one, or contain one:
     --force replaces DST wholesale, so a DST holding an input (a GGUF file's folder, a checkpoint's parent,
     the target directory) would delete it and its neighbours. DST may not be a symbolic link, nor a
     hard-linked file (the write guard's rules, sources/safe_write.py)."""
     from ..errors import ConversionUsageError
+
     d = dst.resolve()
     for label, given in [("source", src), *inputs]:
         if given is None or not os.path.lexists(given):
-            continue            # a Hub repo id: nothing on this disk to overwrite
+            continue  # a Hub repo id: nothing on this disk to overwrite
         s = Path(given).resolve()
         if s == d or s in d.parents or d in s.parents:
             what = "is" if s == d else "is inside" if s in d.parents else "contains"
-            raise ConversionUsageError(f"the destination {dst} overlaps the {label} {given}: it {what} the "
-                                       f"{label}, which is never modified",
-                                       hint=f"write to a path outside the {label} and its folders")
+            raise ConversionUsageError(
+                f"the destination {dst} overlaps the {label} {given}: it {what} the "
+                f"{label}, which is never modified",
+                hint=f"write to a path outside the {label} and its folders",
+            )
     if dst.is_symlink():
-        raise ConversionUsageError(f"the destination {dst} is a symbolic link (to {os.readlink(dst)}); "
-                                   "nothing is written through it",
-                                   hint="write to another path, or remove the link")
+        raise ConversionUsageError(
+            f"the destination {dst} is a symbolic link (to {os.readlink(dst)}); "
+            "nothing is written through it",
+            hint="write to another path, or remove the link",
+        )
     if os.path.lexists(dst) and not os.path.isdir(dst):
-        from ..sources.safe_write import check      # a GGUF file: the write guard's file rules
+        from ..sources.safe_write import check  # a GGUF file: the write guard's file rules
+
         check(dst, hint="write to another path, or remove the other names")

@@ -7,55 +7,66 @@ package, one tensor in memory at a time) -> every write checked against the plan
 -> the file re-opened as a GGUF drafter: same DraftSpec as the source, no new error finding -> renamed into
 place. The destination is complete or absent.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import os
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar
 
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
-from ..engines.causality import intended as intended_causality
-from .regressions import refuse_new_errors
-from ..usecases.verify import verify
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checkpoint.layout import draft_vocab
+from ..checkpoint.target import read_target
+from ..checks.context import CheckContext
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
 from ..checks.pairing import target_text_config
+from ..checks.suite import run_checks
+from ..engines.causality import intended as intended_causality
 from ..errors import ConversionError, ConversionUsageError
 from ..findings import Finding, Verdict
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
-from ..formats.spec import CausalityKeys
-from .meaning import check_drafters, gguf_drafter, source_drafter
-from ..formats.spec import DraftSpec
+from ..formats.spec import CausalityKeys, DraftSpec
 from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
-from ..checkpoint.target import read_target
-from .tokenizer_record import target_fingerprint
-from ..checks.context import CheckContext
-from ..checks.suite import run_checks
+from ..usecases.verify import verify
+from . import gguf_vocab as V
 from .gguf_attention import gguf_view
 from .gguf_dtypes import record
 from .gguf_exact import gguf_differences
 from .gguf_pack import splice, take_long_arrays
 from .gguf_tokenizer import from_gguf, from_target_dir
-from . import gguf_vocab as V
+from .meaning import check_drafters, gguf_drafter, source_drafter
 from .pieces import Piece, write_pieces
 from .plan import refuse_family_change, refuse_source, tensor_fate
+from .regressions import refuse_new_errors
 from .staging import check_overlap, claim_destination, exists_error, staging_area
+from .tokenizer_record import target_fingerprint
 
 OUTTYPES = ("bf16", "f16", "f32", "q8_0")
-_TYPE = {"bf16": GGMLQuantizationType.BF16, "f16": GGMLQuantizationType.F16, "f32": GGMLQuantizationType.F32,
-         "q8_0": GGMLQuantizationType.Q8_0, "BF16": GGMLQuantizationType.BF16, "F16": GGMLQuantizationType.F16,
-         "F32": GGMLQuantizationType.F32}
-_FILE_TYPE = {GGMLQuantizationType.BF16: LlamaFileType.MOSTLY_BF16, GGMLQuantizationType.F16: LlamaFileType.MOSTLY_F16,
-              GGMLQuantizationType.F32: LlamaFileType.ALL_F32, GGMLQuantizationType.Q8_0: LlamaFileType.MOSTLY_Q8_0}
+_TYPE = {
+    "bf16": GGMLQuantizationType.BF16,
+    "f16": GGMLQuantizationType.F16,
+    "f32": GGMLQuantizationType.F32,
+    "q8_0": GGMLQuantizationType.Q8_0,
+    "BF16": GGMLQuantizationType.BF16,
+    "F16": GGMLQuantizationType.F16,
+    "F32": GGMLQuantizationType.F32,
+}
+_FILE_TYPE = {
+    GGMLQuantizationType.BF16: LlamaFileType.MOSTLY_BF16,
+    GGMLQuantizationType.F16: LlamaFileType.MOSTLY_F16,
+    GGMLQuantizationType.F32: LlamaFileType.ALL_F32,
+    GGMLQuantizationType.Q8_0: LlamaFileType.MOSTLY_Q8_0,
+}
 DEFAULT_CONTEXT = 32768
 # llama.cpp-loader rules the HF source can break without being wrong as a checkpoint: reported, not refused
 _REPORT_ONLY = frozenset({"DF907"})
@@ -67,12 +78,12 @@ class GGUFTensorPlan:
     gguf_name: str
     src_dtype: str
     out_type: GGMLQuantizationType
-    shape: tuple[int, ...]          # HF shape
+    shape: tuple[int, ...]  # HF shape
     file: str
     begin: int
     end: int
-    offset: int = 0                 # relative to the data section, filled by the layout
-    data: bytes | None = None       # computed bytes (d2t as absolute ids), written as they are
+    offset: int = 0  # relative to the data section, filled by the layout
+    data: bytes | None = None  # computed bytes (d2t as absolute ids), written as they are
 
     @property
     def exact(self) -> bool:
@@ -85,7 +96,7 @@ class GGUFTensorPlan:
 
 @dataclass
 class GGUFConversionReport(Verdict):
-    kind: ClassVar[str] = "convert-gguf"     # the reporters' text layout (report/text_gguf.py)
+    kind: ClassVar[str] = "convert-gguf"  # the reporters' text layout (report/text_gguf.py)
 
     src: str
     dst: str
@@ -106,20 +117,43 @@ class GGUFConversionReport(Verdict):
         return self.src
 
     def to_json(self) -> dict[str, Any]:
-        return {"src": self.src, "dst": self.dst, "from": self.from_dialect, "to": "gguf", "version": self.version,
-                "outtype": self.outtype, "written": self.written, "tensors_verified": self.tensors_verified,
-                "exact_tensors": sum(t.exact for t in self.tensors),
-                "converted_tensors": sum(not t.exact for t in self.tensors),
-                "bytes_written": sum(t.out_bytes for t in self.tensors), "metadata_keys": self.metadata_keys,
-                "tensors": [{"name": t.src_name, "to": t.gguf_name, "from_type": t.src_dtype,
-                             "type": t.out_type.name, "bytes": t.out_bytes} for t in self.tensors],
-                "notes": self.notes, "findings": [f.to_json() for f in self.findings],
-                "seconds": round(self.seconds, 3), **self.extra}
+        return {
+            "src": self.src,
+            "dst": self.dst,
+            "from": self.from_dialect,
+            "to": "gguf",
+            "version": self.version,
+            "outtype": self.outtype,
+            "written": self.written,
+            "tensors_verified": self.tensors_verified,
+            "exact_tensors": sum(t.exact for t in self.tensors),
+            "converted_tensors": sum(not t.exact for t in self.tensors),
+            "bytes_written": sum(t.out_bytes for t in self.tensors),
+            "metadata_keys": self.metadata_keys,
+            "tensors": [
+                {
+                    "name": t.src_name,
+                    "to": t.gguf_name,
+                    "from_type": t.src_dtype,
+                    "type": t.out_type.name,
+                    "bytes": t.out_bytes,
+                }
+                for t in self.tensors
+            ],
+            "notes": self.notes,
+            "findings": [f.to_json() for f in self.findings],
+            "seconds": round(self.seconds, 3),
+            **self.extra,
+        }
 
 
-def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[int, ...]) -> GGMLQuantizationType:
+def _out_type(
+    outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[int, ...]
+) -> GGMLQuantizationType:
     if gguf_name.endswith(".attn_sinks.weight"):
-        return GGMLQuantizationType.F32          # ggml_soft_max_add_sinks asserts F32 (llama.cpp b11434:ggml/src/ggml.c)
+        return (
+            GGMLQuantizationType.F32
+        )  # ggml_soft_max_add_sinks asserts F32 (llama.cpp b11434:ggml/src/ggml.c)
     if outtype is None:
         return _TYPE[src_dtype]
     want = _TYPE[outtype]
@@ -128,7 +162,7 @@ def _out_type(outtype: str | None, src_dtype: str, gguf_name: str, shape: tuple[
     if want != GGMLQuantizationType.F32 and (len(shape) < 2 or gguf_name.endswith("_conv_base")):
         return GGMLQuantizationType.F32
     if want == GGMLQuantizationType.Q8_0 and shape[-1] % 32:
-        return GGMLQuantizationType.F32          # rows that are not whole blocks
+        return GGMLQuantizationType.F32  # rows that are not whole blocks
     return want
 
 
@@ -140,8 +174,10 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
     for shard, header in ckpt.headers.items():
         for t in header.tensors:
             if dv is not None and t.name == V.T2D:
-                notes.append(f"dropped {t.name} ({t.nbytes:,} B): llama.cpp reads no t2d (its converter drops it); "
-                             "converting back rebuilds it from d2t")
+                notes.append(
+                    f"dropped {t.name} ({t.nbytes:,} B): llama.cpp reads no t2d (its converter drops it); "
+                    "converting back rebuilds it from d2t"
+                )
                 continue
             hf, reason = (t.name, "") if t.name in own else tensor_fate(t.name)
             if hf is None:
@@ -149,29 +185,59 @@ def plan_tensors(ckpt: Checkpoint, outtype: str | None) -> tuple[list[GGUFTensor
                 continue
             if t.name == V.D2T and dv is not None:
                 # the HF offsets as the absolute ids llama.cpp scatters the draft logits to
-                data = V.absolute(ckpt.read_counted(shard, t.begin, t.nbytes), _t2d(ckpt), ckpt.spec.vocab_size, ckpt.label)
-                out.append(GGUFTensorPlan(t.name, V.D2T, t.dtype, GGMLQuantizationType.I64, t.shape, shard,
-                                          t.begin, t.end, data=data))
+                data = V.absolute(
+                    ckpt.read_counted(shard, t.begin, t.nbytes), _t2d(ckpt), ckpt.spec.vocab_size, ckpt.label
+                )
+                out.append(
+                    GGUFTensorPlan(
+                        t.name,
+                        V.D2T,
+                        t.dtype,
+                        GGMLQuantizationType.I64,
+                        t.shape,
+                        shard,
+                        t.begin,
+                        t.end,
+                        data=data,
+                    )
+                )
                 seen.add(V.D2T)
                 continue
             if t.dtype not in ("BF16", "F16", "F32"):
-                raise ConversionError(f"{t.name} is {t.dtype}; only BF16 / F16 / F32 drafters convert to GGUF",
-                                      hint="convert the unquantized drafter, then pick --outtype")
+                raise ConversionError(
+                    f"{t.name} is {t.dtype}; only BF16 / F16 / F32 drafters convert to GGUF",
+                    hint="convert the unquantized drafter, then pick --outtype",
+                )
             gg = own.get(t.name) or N.hf_to_gguf(hf)
             if gg is None:
-                raise ConversionError(f"{t.name} has no llama.cpp tensor name; the GGUF would lose it",
-                                      hint="remove the tensor, or keep the drafter in an HF dialect")
+                raise ConversionError(
+                    f"{t.name} has no llama.cpp tensor name; the GGUF would lose it",
+                    hint="remove the tensor, or keep the drafter in an HF dialect",
+                )
             if gg in seen:
                 raise ConversionError(f"two tensors would both be written as {gg}")
             seen.add(gg)
-            out.append(GGUFTensorPlan(t.name, gg, t.dtype, _out_type(outtype, t.dtype, gg, t.shape), t.shape,
-                                      shard, t.begin, t.end))
+            out.append(
+                GGUFTensorPlan(
+                    t.name,
+                    gg,
+                    t.dtype,
+                    _out_type(outtype, t.dtype, gg, t.shape),
+                    t.shape,
+                    shard,
+                    t.begin,
+                    t.end,
+                )
+            )
     if not out:
         raise ConversionError("no tensor would be written", path=ckpt.label)
     if dv is not None and {V.HEAD_GGUF, V.D2T} - seen:
-        raise ConversionError(f"a reduced draft vocabulary (draft_vocab_size = {dv}) without its own "
-                              f"{V.HEAD_HF} and {V.D2T}: llama.cpp would score with the target's head",
-                              path=ckpt.label, hint=f"`dflash2-ckpt verify {ckpt.label}` names what is missing")
+        raise ConversionError(
+            f"a reduced draft vocabulary (draft_vocab_size = {dv}) without its own "
+            f"{V.HEAD_HF} and {V.D2T}: llama.cpp would score with the target's head",
+            path=ckpt.label,
+            hint=f"`dflash2-ckpt verify {ckpt.label}` names what is missing",
+        )
     return out, notes
 
 
@@ -196,15 +262,27 @@ def _context(spec: DraftSpec, target_cfg: dict[str, Any] | None, notes: list[str
         return spec.max_position_embeddings
     tl = target_text_config(target_cfg or {}).get("max_position_embeddings")
     if isinstance(tl, int) and tl > 0:
-        notes.append(f"{N.KEY_CONTEXT} = {tl} from the target (the drafter config has no max_position_embeddings)")
+        notes.append(
+            f"{N.KEY_CONTEXT} = {tl} from the target (the drafter config has no max_position_embeddings)"
+        )
         return tl
     notes.append(f"{N.KEY_CONTEXT} = {DEFAULT_CONTEXT}: neither the drafter nor the target gives one")
     return DEFAULT_CONTEXT
 
 
-def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTensorPlan], *, outtype: str | None,
-            target: Path | None, target_cfg: dict[str, Any] | None, tokenizer_from: Path | None,
-            notes: list[str], tokenizer_sha256: str | None = None) -> GGUFWriter:
+def _writer(
+    path: Path,
+    ckpt: Checkpoint,
+    spec: DraftSpec,
+    tensors: list[GGUFTensorPlan],
+    *,
+    outtype: str | None,
+    target: Path | None,
+    target_cfg: dict[str, Any] | None,
+    tokenizer_from: Path | None,
+    notes: list[str],
+    tokenizer_sha256: str | None = None,
+) -> GGUFWriter:
     w = GGUFWriter(path, N.ARCH)
     w.add_name(Path(ckpt.label.rstrip("/")).name or "dflash-drafter")
     counts: dict[GGMLQuantizationType, int] = {}
@@ -215,14 +293,17 @@ def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTen
     w.add_file_type(int(_FILE_TYPE.get(main, LlamaFileType.GUESSED)))
     if outtype == "q8_0":
         w.add_quantization_version(2)
-    for key, value, vtype, sub in spec_metadata(spec, context_length=_context(spec, target_cfg, notes),
-                                                causal=_causal(spec)):
+    for key, value, vtype, sub in spec_metadata(
+        spec, context_length=_context(spec, target_cfg, notes), causal=_causal(spec)
+    ):
         w.add_key_value(key, value, vtype, sub_type=sub)
     if tokenizer_from is not None:
         notes += from_gguf(w, tokenizer_from, spec.vocab_size)
     elif target is not None:
-        notes += from_target_dir(w, target, spec.vocab_size, target_text_config(target_cfg or {}).get("model_type"))
-    if tokenizer_sha256 is not None:        # the tokenizer just written, for verify --target (tokenizer_record.py)
+        notes += from_target_dir(
+            w, target, spec.vocab_size, target_text_config(target_cfg or {}).get("model_type")
+        )
+    if tokenizer_sha256 is not None:  # the tokenizer just written, for verify --target (tokenizer_record.py)
         w.add_string(N.KEY_TOKENIZER_SHA256, tokenizer_sha256)
     # the source files, so that converting back writes them unchanged (llama.cpp ignores unknown keys)
     config_raw = ckpt.read_small("config.json").decode("utf-8")
@@ -235,6 +316,7 @@ def _writer(path: Path, ckpt: Checkpoint, spec: DraftSpec, tensors: list[GGUFTen
     if dtypes is not None:
         w.add_string(N.KEY_SOURCE_DTYPES, dtypes)
     import numpy as np
+
     for t in tensors:
         w.add_tensor_info(t.gguf_name, t.shape, np.dtype(np.float32), t.out_bytes, raw_dtype=t.out_type)
     return w
@@ -280,11 +362,13 @@ def _encoder(src: Path, t: GGUFTensorPlan) -> Callable[[], Iterator[bytes]]:
                     raise ConversionError(f"internal: {t.gguf_name} encodes to {len(data)} bytes, not {want}")
                 yield data
                 del data
+
     return chunks
 
 
-def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int,
-            alignment: int) -> tuple[list[Piece], int]:
+def _pieces(
+    tensors: list[GGUFTensorPlan], src_root: Path, data_start: int, alignment: int
+) -> tuple[list[Piece], int]:
     pieces, offset = [], 0
     for t in tensors:
         at = data_start + offset
@@ -293,29 +377,43 @@ def _pieces(tensors: list[GGUFTensorPlan], src_root: Path, data_start: int,
         elif t.exact:
             pieces.append(Piece(t.gguf_name, at, src_root / t.file, t.begin, t.end))
         else:
-            pieces.append(Piece(t.gguf_name, at, None, chunks=_encoder(src_root / t.file, t), length=t.out_bytes))
+            pieces.append(
+                Piece(t.gguf_name, at, None, chunks=_encoder(src_root / t.file, t), length=t.out_bytes)
+            )
         offset += -(-t.out_bytes // alignment) * alignment
     return pieces, data_start + offset
 
 
-def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *, target: str | os.PathLike[str] | None,
-                    outtype: str | None = None, tokenizer_from: str | os.PathLike[str] | None = None,
-                    force: bool = False, dry_run: bool = False,
-                    accept_findings: Iterable[str] = (), accept_changes: Iterable[str] = ()) -> GGUFConversionReport:
+def convert_to_gguf(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    target: str | os.PathLike[str] | None,
+    outtype: str | None = None,
+    tokenizer_from: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+    accept_findings: Iterable[str] = (),
+    accept_changes: Iterable[str] = (),
+) -> GGUFConversionReport:
     """Write SRC (an HF drafter) as the GGUF file DST. Raises ConversionError / SourceError / WriteError."""
     if outtype is not None and outtype not in OUTTYPES:
         raise ValueError(f"outtype must be one of {OUTTYPES}")
     start = time.monotonic()
     ckpt = open_checkpoint(src)
     if ckpt.gguf is not None:
-        raise ConversionUsageError("the source is already GGUF; convert it to nested or flat", path=ckpt.label)
+        raise ConversionUsageError(
+            "the source is already GGUF; convert it to nested or flat", path=ckpt.label
+        )
     refuse_source(ckpt)
     refuse_family_change(ckpt, None, (), "gguf")
     spec = ckpt.spec
     assert spec is not None and ckpt.detection is not None
     if target is None and tokenizer_from is None:
-        raise ConversionUsageError("a GGUF drafter carries its target's tokenizer", hint="pass --target TARGET_DIR "
-                              "(tokenizer.json) or --tokenizer-from TARGET.gguf")
+        raise ConversionUsageError(
+            "a GGUF drafter carries its target's tokenizer",
+            hint="pass --target TARGET_DIR (tokenizer.json) or --tokenizer-from TARGET.gguf",
+        )
     target_cfg = None
     if target is not None:
         t = read_target(target)
@@ -323,8 +421,10 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
         if target_cfg is None:
             raise ConversionError(f"target {t.label}: {t.error}")
         from ..checks.pairing import borrow_target_vocab
+
         borrow_target_vocab(ckpt, target_cfg)
     from . import needs_vocab
+
     needs_vocab(ckpt)
     src_root = ckpt.source.root or Path(src)
     dst_path = Path(dst).absolute()
@@ -333,35 +433,59 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     tokenizer_sha256 = target_fingerprint(ckpt, tokenizer_from or target, notes)
     view = gguf_view(spec, list(ckpt.tensors), notes)
     src_drafter = source_drafter(ckpt, None if target is None else str(target))
-    planned = gguf_drafter(view.with_(causality=CausalityKeys(is_causal=_causal(view))),
-                           [t.gguf_name for t in tensors], src_drafter)
+    planned = gguf_drafter(
+        view.with_(causality=CausalityKeys(is_causal=_causal(view))),
+        [t.gguf_name for t in tensors],
+        src_drafter,
+    )
     meaning = check_drafters(src_drafter, planned, accept_changes).to_json()
-    report = GGUFConversionReport(ckpt.label, str(dst), ckpt.detection.dialect or "?", spec.version,
-                                  outtype or "source dtype", tensors, 0, notes)
+    report = GGUFConversionReport(
+        ckpt.label,
+        str(dst),
+        ckpt.detection.dialect or "?",
+        spec.version,
+        outtype or "source dtype",
+        tensors,
+        0,
+        notes,
+    )
     report.extra["meaning"] = meaning
     if dry_run:
         report.extra["dry_run"] = True
         return report
     cleaned = claim_destination(dst_path, dst, force)
     from . import refuse_findings
-    source_findings = verify(ckpt).findings     # the source is verified once: to refuse, then to compare
-    repaired = ({t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name}
-                | {n for n in ckpt.tensors if n not in {t.src_name for t in tensors}})
-    if draft_vocab(spec) is not None:       # a reduced vocabulary's own head and maps are carried, not repaired
+
+    source_findings = verify(ckpt).findings  # the source is verified once: to refuse, then to compare
+    repaired = {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name} | {
+        n for n in ckpt.tensors if n not in {t.src_name for t in tensors}
+    }
+    if draft_vocab(spec) is not None:  # a reduced vocabulary's own head and maps are carried, not repaired
         repaired -= {V.HEAD_HF, V.D2T, V.T2D}
     refuse_findings(ckpt, source_findings, repaired, list(accept_findings))
     with staging_area(dst_path, dst) as tmp:
-        w = _writer(tmp / "header.part", ckpt, view, tensors, outtype=outtype, target=Path(target) if target else None,
-                    target_cfg=target_cfg, tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,
-                    notes=notes, tokenizer_sha256=tokenizer_sha256)
+        w = _writer(
+            tmp / "header.part",
+            ckpt,
+            view,
+            tensors,
+            outtype=outtype,
+            target=Path(target) if target else None,
+            target_cfg=target_cfg,
+            tokenizer_from=Path(tokenizer_from) if tokenizer_from else None,
+            notes=notes,
+            tokenizer_sha256=tokenizer_sha256,
+        )
         report.metadata_keys = len(w.kv_data[0])
         header = _header_bytes(w, tmp / "header.part")
         pieces, size = _pieces(tensors, src_root, len(header), w.data_alignment)
         out = tmp / dst_path.name
         report.tensors_verified = write_pieces(out, header, size, pieces)
-        written = open_checkpoint(out)      # read back once: verified, then compared engine by engine
+        written = open_checkpoint(out)  # read back once: verified, then compared engine by engine
         report.findings = _verify_written(written, ckpt, view, source_findings, tensors, target_cfg)
-        report.extra["meaning"] = check_drafters(src_drafter, source_drafter(written), accept_changes).to_json()
+        report.extra["meaning"] = check_drafters(
+            src_drafter, source_drafter(written), accept_changes
+        ).to_json()
         _install_file(out, dst_path, force)
     report.written = True
     report.notes += cleaned
@@ -369,8 +493,14 @@ def convert_to_gguf(src: str | os.PathLike[str], dst: str | os.PathLike[str], *,
     return report
 
 
-def _verify_written(out: Checkpoint, source: Checkpoint, view: DraftSpec, source_findings: tuple[Finding, ...],
-                    tensors: list[GGUFTensorPlan], target_cfg: dict[str, Any] | None) -> tuple[Finding, ...]:
+def _verify_written(
+    out: Checkpoint,
+    source: Checkpoint,
+    view: DraftSpec,
+    source_findings: tuple[Finding, ...],
+    tensors: list[GGUFTensorPlan],
+    target_cfg: dict[str, Any] | None,
+) -> tuple[Finding, ...]:
     """The written file, opened again as a GGUF drafter: planned tensors, the source's DraftSpec, no new error."""
     if out.gguf is None or out.spec is None:
         bad = "; ".join(f.message for f in out.findings[:2])
@@ -383,20 +513,23 @@ def _verify_written(out: Checkpoint, source: Checkpoint, view: DraftSpec, source
         raise ConversionError("the GGUF would not describe the same drafter: " + "; ".join(diffs))
     layers = target_text_config(target_cfg or {}).get("num_hidden_layers")
     found = [f for f in run_checks(CheckContext(out)) if f.code not in GGUF_EMITS] + gguf_findings(
-        out, target_layers=layers if isinstance(layers, int) else None, reference=source.spec,
-        reference_tensors=list(source.tensors))
-    refuse_new_errors(source_findings, found, output="the GGUF", source="the source",
-                      exempt=_REPORT_ONLY)
+        out,
+        target_layers=layers if isinstance(layers, int) else None,
+        reference=source.spec,
+        reference_tensors=list(source.tensors),
+    )
+    refuse_new_errors(source_findings, found, output="the GGUF", source="the source", exempt=_REPORT_ONLY)
     return tuple(found)
 
 
 def _install_file(tmp: Path, dst: Path, force: bool) -> None:
     from .staging import fsync_dir
+
     if force:
-        os.replace(tmp, dst)            # atomic: the old file stays until the new one is in place
+        os.replace(tmp, dst)  # atomic: the old file stays until the new one is in place
     else:
         try:
-            os.link(tmp, dst)           # fails if DST appeared meanwhile: never clobber without --force
+            os.link(tmp, dst)  # fails if DST appeared meanwhile: never clobber without --force
         except FileExistsError:
             raise exists_error(dst) from None
         tmp.unlink()

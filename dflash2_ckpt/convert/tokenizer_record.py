@@ -1,5 +1,6 @@
 """The target tokenizer's fingerprint that a conversion with a target records in the drafter
 (checkpoint/tokenizer.py): the config key in the HF dialects, a dflash2_ckpt.* key in a GGUF."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,9 @@ from ..errors import ConversionError, SourceError
 from ..sources import LocalSource
 
 
-def target_fingerprint(ckpt: Checkpoint, target: str | os.PathLike[str] | Path | None,
-                       notes: list[str]) -> str | None:
+def target_fingerprint(
+    ckpt: Checkpoint, target: str | os.PathLike[str] | Path | None, notes: list[str]
+) -> str | None:
     """The fingerprint of the target's tokenizer (a model directory or a GGUF file), or None when it has
     none or it does not read (then a note says so). Raises ConversionError when the drafter already records
     another tokenizer, or names ids the target's tokenizer cannot hold (DF509 / DF501)."""
@@ -23,8 +25,10 @@ def target_fingerprint(ckpt: Checkpoint, target: str | os.PathLike[str] | Path |
     found = tokenizer_pairing(ckpt, source, source.label)
     bad = [f for f in found if f.severity == "error"]
     if bad:
-        raise ConversionError(f"the drafter does not fit the target {source.label}: {bad[0].code} {bad[0].message}",
-                              hint="pass the target model the drafter was trained for")
+        raise ConversionError(
+            f"the drafter does not fit the target {source.label}: {bad[0].code} {bad[0].message}",
+            hint="pass the target model the drafter was trained for",
+        )
     try:
         digest = tokenizer_fingerprint(source)
     except SourceError as e:
@@ -41,6 +45,10 @@ def record_in_config(config: dict[str, object], digest: str | None, notes: list[
         return
     config[TOKENIZER_KEY] = digest
     # the same-dialect copy (plan.py) is otherwise unchanged
-    notes[:] = [n.replace("config.json is copied unchanged", f"config.json is copied unchanged but for {TOKENIZER_KEY}")
-                for n in notes]
+    notes[:] = [
+        n.replace(
+            "config.json is copied unchanged", f"config.json is copied unchanged but for {TOKENIZER_KEY}"
+        )
+        for n in notes
+    ]
     notes.append(f"{TOKENIZER_KEY} = {digest[:12]}…: the target's tokenizer, which verify --target compares")

@@ -5,11 +5,12 @@ registry: the table and one section per code) and the engine profiles. Each sits
     python -m dflash2_ckpt.dev.doc_tables           rewrite the tables in place
     python -m dflash2_ckpt.dev.doc_tables --check   exit 1 and name the stale ones (a test runs this)
 """
+
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..codes import all_codes, family_of, page
 from ..codes import markdown_table as codes_table
@@ -56,8 +57,11 @@ def regenerate(docs: Path = DOCS) -> dict[Path, str]:
 
 
 def stale(docs: Path = DOCS) -> list[str]:
-    return sorted(f"{path.name} ({', '.join(n for p, n in TABLES if p == path.name)})"
-                  for path, text in regenerate(docs).items() if path.read_text(encoding="utf-8") != text)
+    return sorted(
+        f"{path.name} ({', '.join(n for p, n in TABLES if p == path.name)})"
+        for path, text in regenerate(docs).items()
+        if path.read_text(encoding="utf-8") != text
+    )
 
 
 def main(argv: list[str]) -> int:

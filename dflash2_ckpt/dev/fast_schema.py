@@ -6,6 +6,7 @@ constraint it does not know, so a new kind of field cannot be skipped silently.
     python -m dflash2_ckpt.dev.fast_schema           rewrite the table
     python -m dflash2_ckpt.dev.fast_schema --check   exit 1 when it is stale (a test runs this)
 """
+
 from __future__ import annotations
 
 import pprint
@@ -92,7 +93,13 @@ def _check_config(model: type[BaseModel]) -> None:
     cfg = model.model_config
     want = {"extra": "allow", "strict": True, "allow_inf_nan": False}
     dec = model.__pydantic_decorators__
-    hooks = (dec.validators, dec.field_validators, dec.root_validators, dec.model_validators, dec.computed_fields)
+    hooks = (
+        dec.validators,
+        dec.field_validators,
+        dec.root_validators,
+        dec.model_validators,
+        dec.computed_fields,
+    )
     if any(cfg.get(k) != v for k, v in want.items()) or any(hooks):
         raise TypeError(f"{model.__name__}: formats/fast.py implements only {want}, with no validators")
 
@@ -108,7 +115,9 @@ def tables() -> tuple[dict[tuple[str, str], str], dict[str, list[tuple[str, tupl
         rows = []
         for fname, f in model.model_fields.items():
             if f.alias is not None or f.validate_default or f.default_factory is not None:
-                raise TypeError(f"{name}.{fname}: aliases, default factories and validated defaults have no fast check")
+                raise TypeError(
+                    f"{name}.{fname}: aliases, default factories and validated defaults have no fast check"
+                )
             default = None if f.default is PydanticUndefined else f.default
             rows.append((fname, spec_of(f.annotation, list(f.metadata), found), f.is_required(), default))
         _check_config(model)
@@ -119,8 +128,14 @@ def tables() -> tuple[dict[tuple[str, str], str], dict[str, list[tuple[str, tupl
 
 def render() -> str:
     models, fields = tables()
-    return (HEADER + "\nMODELS: dict[tuple[str, str], str] = " + pprint.pformat(models, width=110)
-            + "\n\nFIELDS: dict[str, list[tuple[str, Any, bool, Any]]] = " + pprint.pformat(fields, width=110) + "\n")
+    return (
+        HEADER
+        + "\nMODELS: dict[tuple[str, str], str] = "
+        + pprint.pformat(models, width=110)
+        + "\n\nFIELDS: dict[str, list[tuple[str, Any, bool, Any]]] = "
+        + pprint.pformat(fields, width=110)
+        + "\n"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -136,4 +151,3 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-

@@ -3,13 +3,15 @@
 Used by the fixture script, the tests and the benchmarks to materialise real-shape checkpoints
 (e.g. the 3.85 GB Qwen3.8-27B-DFlash2 layout) without the disk space: the data region is a hole.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..sources.safetensors_header import build_header
 
@@ -28,9 +30,12 @@ def read_tensor_list(path: str | os.PathLike[str]) -> list[TensorSpec]:
     return out
 
 
-def write_safetensors(path: str | os.PathLike[str], tensors: Sequence[TensorSpec],
-                      data: Callable[[str, int], bytes] | None = None,
-                      metadata: Mapping[str, str] | None = None) -> int:
+def write_safetensors(
+    path: str | os.PathLike[str],
+    tensors: Sequence[TensorSpec],
+    data: Callable[[str, int], bytes] | None = None,
+    metadata: Mapping[str, str] | None = None,
+) -> int:
     """Write one file; `data(name, nbytes)` gives each tensor's bytes, or the data is left sparse (zeros)."""
     header, spans = build_header(list(tensors), metadata)
     total = len(header) + (spans[-1][1] if spans else 0)
@@ -51,15 +56,19 @@ def write_config(directory: str | os.PathLike[str], config: Mapping[str, Any]) -
     Path(directory, "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
-def write_sharded(directory: str | os.PathLike[str], tensors: Sequence[TensorSpec], shards: int,
-                  data: Callable[[str, int], bytes] | None = None) -> None:
+def write_sharded(
+    directory: str | os.PathLike[str],
+    tensors: Sequence[TensorSpec],
+    shards: int,
+    data: Callable[[str, int], bytes] | None = None,
+) -> None:
     """Split tensors over `shards` files in order, with a model.safetensors.index.json."""
     d = Path(directory)
     per = -(-len(tensors) // shards)
     weight_map: dict[str, str] = {}
     total = 0
     for i in range(shards):
-        part = tensors[i * per:(i + 1) * per]
+        part = tensors[i * per : (i + 1) * per]
         name = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
         total += write_safetensors(d / name, part, data)
         weight_map.update({t[0]: name for t in part})
@@ -67,8 +76,14 @@ def write_sharded(directory: str | os.PathLike[str], tensors: Sequence[TensorSpe
     (d / "model.safetensors.index.json").write_text(json.dumps(index, indent=2) + "\n")
 
 
-def materialise(directory: str | os.PathLike[str], config: Mapping[str, Any], tensors: Iterable[TensorSpec],
-                *, shards: int = 1, data: Callable[[str, int], bytes] | None = None) -> Path:
+def materialise(
+    directory: str | os.PathLike[str],
+    config: Mapping[str, Any],
+    tensors: Iterable[TensorSpec],
+    *,
+    shards: int = 1,
+    data: Callable[[str, int], bytes] | None = None,
+) -> Path:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     write_config(d, config)

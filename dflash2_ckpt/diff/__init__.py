@@ -4,22 +4,27 @@ source, tensor by tensor in bounded memory, with a receipt publishers can pin ne
 Bit-identical dense tensors are compared from their bytes (identical.py: no torch); torch (the [diff] extra)
 loads for the first tensor that needs float figures, and dequant.py decodes the quantized formats.
 """
+
 from __future__ import annotations
 
 import hashlib
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..checkpoint import gguf_file
 from ..errors import MissingDependencyError, SourceError
 from ..findings import Finding, Verdict
 from ..sources import Source
-from ..threads import ThreadChoice, choose as choose_threads, use as use_threads
+from ..threads import ThreadChoice
+from ..threads import choose as choose_threads
+from ..threads import use as use_threads
 from .compare import Figures, dtype_noise, dtype_noise_np
-from .identical import buffers as raw_buffers, identical
+from .identical import buffers as raw_buffers
+from .identical import identical
 from .meaning import config_meaning, meaning_findings
 from .sides import SafetensorsSide, Side, TensorMeta, open_side, register_opener
 
@@ -37,28 +42,30 @@ def _open_gguf(path: str | os.PathLike[str] | Source) -> Side | None:
     if not hit:
         return None
     from .gguf_side import GGUFSide
+
     return GGUFSide(path)
 
 
-register_opener(_open_gguf)      # a .gguf file on either side
+register_opener(_open_gguf)  # a .gguf file on either side
 
 EMITS: frozenset[str] = frozenset({"DF230", "DF231", "DF232", "DF233"})
 __all__ = ["DiffResult", "diff", "register_opener"]
 
-Progress = Callable[[int, int, str], None]     # (done, total, tensor name)
+Progress = Callable[[int, int, str], None]  # (done, total, tensor name)
 
 
 @dataclass
 class DiffResult(Verdict):
     """A report kind (dflash2_ckpt.report): kind, subject, findings, to_json; plus the figures."""
+
     derived: str
     reference: str
     figures: list[Figures]
     seconds: float
     sides: tuple[Side, Side]
     counts: dict[str, int] = field(default_factory=dict)
-    threads: dict[str, Any] = field(default_factory=dict)     # the torch thread choice (dflash2_ckpt.threads)
-    meaning: dict[str, Any] | None = None      # the configs compared per engine (diff/meaning.py)
+    threads: dict[str, Any] = field(default_factory=dict)  # the torch thread choice (dflash2_ckpt.threads)
+    meaning: dict[str, Any] | None = None  # the configs compared per engine (diff/meaning.py)
     kind: ClassVar[str] = "diff"
 
     @property
@@ -76,33 +83,64 @@ class DiffResult(Verdict):
         out = []
         for f in self.figures:
             if f.verdict == "different":
-                out.append(Finding("DF230", f"{f.name} differs from the reference: {f.reason or 'not the same tensor'}",
-                                   tensor=f.name, details=f.to_json()))
+                out.append(
+                    Finding(
+                        "DF230",
+                        f"{f.name} differs from the reference: {f.reason or 'not the same tensor'}",
+                        tensor=f.name,
+                        details=f.to_json(),
+                    )
+                )
             elif f.verdict == "missing":
-                out.append(Finding("DF231", f"{f.name} {list(f.shape)} is in the reference but not in the derived "
-                                   "checkpoint", tensor=f.name, details=f.to_json()))
+                out.append(
+                    Finding(
+                        "DF231",
+                        f"{f.name} {list(f.shape)} is in the reference but not in the derived checkpoint",
+                        tensor=f.name,
+                        details=f.to_json(),
+                    )
+                )
             elif f.verdict == "extra":
-                out.append(Finding("DF232", f"{f.name} {list(f.shape)} is not in the reference", tensor=f.name,
-                                   details=f.to_json()))
+                out.append(
+                    Finding(
+                        "DF232",
+                        f"{f.name} {list(f.shape)} is not in the reference",
+                        tensor=f.name,
+                        details=f.to_json(),
+                    )
+                )
         out += meaning_findings(self.meaning)
         noise = [f for f in self.figures if f.verdict == "quantization-noise"]
         if noise:
             worst = max(noise, key=lambda f: f.rel_rms or 0.0)
-            out.append(Finding("DF233", f"{len(noise)} tensor(s) within the rounding their scheme predicts; worst "
-                               f"{worst.name}: relative RMS error {worst.rel_rms:.3g} (predicted "
-                               f"{worst.predicted_rel_rms:.3g}), cosine {worst.cosine:.5f}",
-                               details={"tensors": [f.name for f in noise]}))
+            out.append(
+                Finding(
+                    "DF233",
+                    f"{len(noise)} tensor(s) within the rounding their scheme predicts; worst "
+                    f"{worst.name}: relative RMS error {worst.rel_rms:.3g} (predicted "
+                    f"{worst.predicted_rel_rms:.3g}), cosine {worst.cosine:.5f}",
+                    details={"tensors": [f.name for f in noise]},
+                )
+            )
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {"subject": self.subject, "derived": self.derived, "reference": self.reference,
-                "passed": not self.failed(), "counts": self.counts, "seconds": round(self.seconds, 3),
-                "threads": dict(self.threads),
-                "findings": [f.to_json() for f in self.findings], "tensors": [f.to_json() for f in self.figures],
-                "meaning": self.meaning}
+        return {
+            "subject": self.subject,
+            "derived": self.derived,
+            "reference": self.reference,
+            "passed": not self.failed(),
+            "counts": self.counts,
+            "seconds": round(self.seconds, 3),
+            "threads": dict(self.threads),
+            "findings": [f.to_json() for f in self.findings],
+            "tensors": [f.to_json() for f in self.figures],
+            "meaning": self.meaning,
+        }
 
     def receipt(self, hash_progress: Callable[[str], None] | None = None) -> dict[str, Any]:
         """The sha256 of every file on both sides and the per-tensor figures (reads every file once)."""
+
         def side(s: Side) -> dict[str, Any]:
             files = {}
             for name, chunks in s.files():
@@ -114,8 +152,14 @@ class DiffResult(Verdict):
                     n += len(c)
                 files[name] = {"sha256": h.hexdigest(), "bytes": n}
             return {"label": s.label, "files": files, **s.receipt_extra()}
-        return {"derived": side(self.sides[0]), "reference": side(self.sides[1]), "counts": self.counts,
-                "passed": not self.failed(), "tensors": [f.to_json() for f in self.figures]}
+
+        return {
+            "derived": side(self.sides[0]),
+            "reference": side(self.sides[1]),
+            "counts": self.counts,
+            "passed": not self.failed(),
+            "tensors": [f.to_json() for f in self.figures],
+        }
 
 
 # Rows are read and dequantized (by compressed-tensors) about STEP_VALUES logical values at a time per side:
@@ -134,6 +178,7 @@ NP_STEP_VALUES = SUB * 4
 class _Buffers:
     """The float path's reused slices, and the thread choice applied to torch when it first loads.
     numpy: this pair's float work runs in numpy where both sides can (np_figures.py)."""
+
     def __init__(self, threads: ThreadChoice, numpy: bool = False) -> None:
         self.threads = threads
         self.numpy = numpy
@@ -144,7 +189,9 @@ class _Buffers:
     def float_np(self) -> tuple[Any, Any, Any]:
         if self._n is None:
             import numpy as np
+
             from .memory import keep_freed_blocks
+
             keep_freed_blocks()
             self._n = (np.empty(SUB, np.float32), np.empty(SUB, np.float32), np.empty(SUB, np.float32))
         return self._n
@@ -153,11 +200,14 @@ class _Buffers:
         if self._t is None:
             try:
                 import torch
-            except ImportError as e:          # a copy diffs without torch; anything with float work needs it
-                raise MissingDependencyError(f"diff needs torch for tensors that are not byte-identical ({e.name} "
-                                             "is missing)", hint='pip install "dflash2-ckpt[diff]"') from None
+            except ImportError as e:  # a copy diffs without torch; anything with float work needs it
+                raise MissingDependencyError(
+                    f"diff needs torch for tensors that are not byte-identical ({e.name} is missing)",
+                    hint='pip install "dflash2-ckpt[diff]"',
+                ) from None
 
             from .memory import keep_freed_blocks
+
             keep_freed_blocks()
             use_threads(self.threads)
             self._t = (torch.empty(SUB), torch.empty(SUB), torch.empty(SUB))
@@ -165,42 +215,58 @@ class _Buffers:
 
 
 def _f32(x: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
-    if x.dtype == buf.dtype:                # float32
+    if x.dtype == buf.dtype:  # float32
         return x
-    out = buf[:x.numel()]
-    out.copy_(x)                      # widened in place: the same values as .float(), no allocation
+    out = buf[: x.numel()]
+    out.copy_(x)  # widened in place: the same values as .float(), no allocation
     return out
 
 
-def _accumulate(fig: Figures, dv: torch.Tensor, rv: torch.Tensor, noise: float, narrow: tuple[str, str] | None,
-                same: bool, bufs: _Buffers) -> None:
+def _accumulate(
+    fig: Figures,
+    dv: torch.Tensor,
+    rv: torch.Tensor,
+    noise: float,
+    narrow: tuple[str, str] | None,
+    same: bool,
+    bufs: _Buffers,
+) -> None:
     """One step's rows, SUB values at a time. same: the stored bytes are identical (only the norms to add)."""
     d, r = dv.reshape(-1), rv.reshape(-1)
     bd, br, bdiff = bufs.float()
     for a in range(0, d.numel(), SUB):
-        ds = _f32(d[a:a + SUB], bd)
+        ds = _f32(d[a : a + SUB], bd)
         if same and fig.add_equal(ds):
             continue
-        rs = _f32(r[a:a + SUB], br)
+        rs = _f32(r[a : a + SUB], br)
         if narrow is not None:
             noise += dtype_noise(ds, *narrow)
         fig.add(ds, rs, 0.0, bdiff)
     fig.noise2 += noise
 
 
-def _accumulate_np(fig: Figures, dv: Any, rv: Any, dt: str | None, rt: str, noise: float,
-                   narrow: tuple[str, str] | None, bufs: _Buffers) -> None:
+def _accumulate_np(
+    fig: Figures,
+    dv: Any,
+    rv: Any,
+    dt: str | None,
+    rt: str,
+    noise: float,
+    narrow: tuple[str, str] | None,
+    bufs: _Buffers,
+) -> None:
     """_accumulate in numpy. dt / rt: the stored dtype of dv / rv (dt None: dv is the float32 rows of a
     quantized tensor); the stored bytes of two dense sides are compared first (only the norms to add)."""
     from .np_figures import widen
+
     d, r = dv.reshape(-1), rv.reshape(-1)
     same = dt == rt and d.size == r.size and d.tobytes() == r.tobytes() if dt is not None else False
     bd, br, bdiff = bufs.float_np()
     for a in range(0, d.size, SUB):
-        ds = d[a:a + SUB] if dt is None or dt == "F32" else widen(d[a:a + SUB], dt, bd)
+        ds = d[a : a + SUB] if dt is None or dt == "F32" else widen(d[a : a + SUB], dt, bd)
         if same and fig.add_equal_np(ds):
             continue
-        rs = r[a:a + SUB] if rt == "F32" else widen(r[a:a + SUB], rt, br)
+        rs = r[a : a + SUB] if rt == "F32" else widen(r[a : a + SUB], rt, br)
         if narrow is not None:
             noise += dtype_noise_np(ds, *narrow)
         fig.add_np(ds, rs, 0.0, bdiff)
@@ -215,13 +281,24 @@ def _compare_np(name: str, d: Any, r: Any, fig: Figures, bufs: _Buffers) -> None
     step = max(32, (NP_STEP_VALUES // cols) // 32 * 32)
     narrow = (dm.dtype, rm.dtype) if dm.scheme is None else None
     import numpy as np
-    with np.errstate(all="ignore"):      # Inf / NaN are counted (Figures.add_np), not warned about
+
+    with np.errstate(all="ignore"):  # Inf / NaN are counted (Figures.add_np), not warned about
         for r0 in range(0, rows, step):
             _step_np(name, d, r, dm, rm, r0, min(rows, r0 + step), narrow, fig, bufs)
 
 
-def _step_np(name: str, d: Any, r: Any, dm: TensorMeta, rm: TensorMeta, r0: int, r1: int,
-             narrow: tuple[str, str] | None, fig: Figures, bufs: _Buffers) -> None:
+def _step_np(
+    name: str,
+    d: Any,
+    r: Any,
+    dm: TensorMeta,
+    rm: TensorMeta,
+    r0: int,
+    r1: int,
+    narrow: tuple[str, str] | None,
+    fig: Figures,
+    bufs: _Buffers,
+) -> None:
     """Rows r0:r1 of one tensor: the derived rows (stored, or dequantized), then the figures."""
     if dm.scheme is None:
         dv, noise, dt = d.stored_rows_np(name, r0, r1), 0.0, dm.dtype
@@ -233,16 +310,20 @@ def _step_np(name: str, d: Any, r: Any, dm: TensorMeta, rm: TensorMeta, r0: int,
 def _numpy_pair(d: Side, r: Side) -> bool:
     """The derived side is compressed-tensors pack-quantized and the reference dense safetensors: the pair
     whose figures np_figures computes (every other pair keeps the torch path)."""
-    if not (type(d) is SafetensorsSide and type(r) is SafetensorsSide):     # not a subclass (GGUFSide)
+    if not (type(d) is SafetensorsSide and type(r) is SafetensorsSide):  # not a subclass (GGUFSide)
         return False
     schemes = [m.scheme for m in d.view.modules.values() if m.scheme is not None]
-    return bool(schemes) and all(s.family == "ct-pack" for s in schemes) and \
-        all(m.scheme is None for m in r.view.modules.values())
+    return (
+        bool(schemes)
+        and all(s.family == "ct-pack" for s in schemes)
+        and all(m.scheme is None for m in r.view.modules.values())
+    )
 
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bit-identical storage (a NaN equals itself here), compared 8 bytes a lane where the size allows."""
     import torch
+
     x, y = a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)
     if x.numel() != y.numel():
         return False
@@ -271,7 +352,7 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
     if bufs.numpy and rm.scheme is None and d.numpy_rows(name) and r.numpy_rows(name):  # type: ignore[attr-defined]
         _compare_np(name, d, r, fig, bufs)
         return
-    bufs.float()                  # torch loads here, with the thread choice, before any row is read
+    bufs.float()  # torch loads here, with the thread choice, before any row is read
     rows = dm.shape[0] if dm.shape else 1
     cols = max(1, math.prod(dm.shape[1:]) if dm.shape else 1)
     step = max(32, (STEP_VALUES // cols) // 32 * 32)
@@ -285,9 +366,14 @@ def _compare(name: str, d: Side, r: Side, fig: Figures, bufs: _Buffers) -> None:
         del dv, rv
 
 
-def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source, *,
-         progress: Progress | None = None, threads: int | None = None,
-         float_path: Literal["auto", "torch"] = "auto") -> DiffResult:
+def diff(
+    derived: str | os.PathLike[str] | Source,
+    reference: str | os.PathLike[str] | Source,
+    *,
+    progress: Progress | None = None,
+    threads: int | None = None,
+    float_path: Literal["auto", "torch"] = "auto",
+) -> DiffResult:
     """Compare every tensor of `derived` with `reference`. Raises SourceError when either cannot be read.
     threads: torch's intra-op threads (default: chosen from OMP_NUM_THREADS, the cores and the load), set
     when torch loads. float_path: "auto" computes a pack-quantized pair's figures in numpy (np_figures.py),
@@ -296,17 +382,19 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
     chosen = choose_threads(threads)
     d, r = open_side(derived), open_side(reference)
     dt, rt = d.tensors(), r.tensors()
-    for side, tensors, what in ((r, rt, "reference"), (d, dt, "derived checkpoint")):
-        if not tensors:     # nothing to compare against: never "passed" with every tensor "extra"
+    for tensors, what in ((rt, "reference"), (dt, "derived checkpoint")):
+        if not tensors:  # nothing to compare against: never "passed" with every tensor "extra"
             for s in (d, r):
                 if hasattr(s, "close"):
                     s.close()
             where = reference if what == "reference" else derived
-            raise SourceError(f"the {what} holds no tensors (no weights file was found), so nothing can be "
-                              "compared", path=str(getattr(where, "label", where)),
-                              hint=f"point --reference at the checkpoint the derived one was made from, with "
-                                   f"its weights" if what == "reference" else "give the derived checkpoint's "
-                                   "directory or file, with its weights")
+            raise SourceError(
+                f"the {what} holds no tensors (no weights file was found), so nothing can be compared",
+                path=str(getattr(where, "label", where)),
+                hint="point --reference at the checkpoint the derived one was made from, with its weights"
+                if what == "reference"
+                else "give the derived checkpoint's directory or file, with its weights",
+            )
     names = sorted(set(dt) | set(rt))
     figures = []
     bufs = _Buffers(chosen, numpy=float_path == "auto" and _numpy_pair(d, r))
@@ -323,14 +411,19 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
             fig = Figures(name, dt[name].shape, rt[name].shape, dt[name].scheme)
             if dt[name].shape != rt[name].shape:
                 t = tuple(reversed(rt[name].shape)) == dt[name].shape and len(rt[name].shape) == 2
-                fig.verdict, fig.reason = "different", (f"{'transposed: ' if t else ''}shape {list(dt[name].shape)} "
-                                                        f"where the reference has {list(rt[name].shape)}")
+                fig.verdict, fig.reason = (
+                    "different",
+                    (
+                        f"{'transposed: ' if t else ''}shape {list(dt[name].shape)} "
+                        f"where the reference has {list(rt[name].shape)}"
+                    ),
+                )
             else:
                 _compare(name, d, r, fig, bufs)
             fig.decide()
             figures.append(fig)
     finally:
-        for side in (d, r):           # the files the comparison opened, also when it raises
+        for side in (d, r):  # the files the comparison opened, also when it raises
             if hasattr(side, "close"):
                 side.close()
     if progress:
@@ -339,4 +432,6 @@ def diff(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[
     for f in figures:
         counts[f.verdict] = counts.get(f.verdict, 0) + 1
     meaning = config_meaning(derived, reference)
-    return DiffResult(d.label, r.label, figures, time.monotonic() - start, (d, r), counts, chosen.to_json(), meaning)
+    return DiffResult(
+        d.label, r.label, figures, time.monotonic() - start, (d, r), counts, chosen.to_json(), meaning
+    )

@@ -12,6 +12,7 @@ so a tensor is compared chunk by chunk. The verdict:
 A dense derived tensor in a narrower float dtype than its reference is rounding too: its grid is the
 dtype's own (bf16: 7 mantissa bits, f16: 10).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import numpy as np
-    import torch         # the float figures need torch, or numpy for pack-quantized pairs (np_figures.py)
+    import torch  # the float figures need torch, or numpy for pack-quantized pairs (np_figures.py)
     from numpy.typing import NDArray
 
 Verdict = Literal["equal", "quantization-noise", "different", "missing", "extra"]
@@ -39,21 +40,29 @@ class Figures:
     rr: float = 0.0
     err2: float = 0.0
     max_abs: float = 0.0
-    noise2: float = 0.0           # predicted squared rounding error
+    noise2: float = 0.0  # predicted squared rounding error
     nonfinite: int = 0
     verdict: Verdict = "equal"
     reason: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def add(self, d: torch.Tensor, r: torch.Tensor, noise2: float, scratch: torch.Tensor | None = None) -> None:
+    def add(
+        self, d: torch.Tensor, r: torch.Tensor, noise2: float, scratch: torch.Tensor | None = None
+    ) -> None:
         # float32 dot products per chunk (BLAS), float64 running totals across chunks; scratch: a float32
         # buffer of at least d's size for the difference (no allocation per chunk)
         import torch
+
         d, r = d.float().reshape(-1), r.float().reshape(-1)
-        diff = torch.sub(d, r, out=scratch[:d.numel()]) if scratch is not None and scratch.numel() >= d.numel() \
+        diff = (
+            torch.sub(d, r, out=scratch[: d.numel()])
+            if scratch is not None and scratch.numel() >= d.numel()
             else d - r
-        sums = torch.stack([torch.dot(d, r), torch.dot(d, d), torch.dot(r, r), torch.dot(diff, diff)]).tolist()
-        if not all(math.isfinite(x) for x in sums):      # NaN / Inf propagate into the sums: find and drop them
+        )
+        sums = torch.stack(
+            [torch.dot(d, r), torch.dot(d, d), torch.dot(r, r), torch.dot(diff, diff)]
+        ).tolist()
+        if not all(math.isfinite(x) for x in sums):  # NaN / Inf propagate into the sums: find and drop them
             bad = ~(torch.isfinite(d) & torch.isfinite(r))
             if bool(bad.any()):
                 self.nonfinite += int(bad.sum())
@@ -62,23 +71,40 @@ class Figures:
             # finite values whose products overflow float32 (garbage weights): this chunk in float64
             d64, r64 = d.double(), r.double()
             diff = (d64 - r64).float()
-            sums = torch.stack([torch.dot(d64, r64), torch.dot(d64, d64), torch.dot(r64, r64),
-                                torch.dot(d64 - r64, d64 - r64)]).tolist()
-        self.dot, self.dd, self.rr, self.err2 = (a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums))
-        if diff.numel():                  # one pass: |x| is largest at the minimum or the maximum
+            sums = torch.stack(
+                [
+                    torch.dot(d64, r64),
+                    torch.dot(d64, d64),
+                    torch.dot(r64, r64),
+                    torch.dot(d64 - r64, d64 - r64),
+                ]
+            ).tolist()
+        self.dot, self.dd, self.rr, self.err2 = (
+            a + b for a, b in zip((self.dot, self.dd, self.rr, self.err2), sums)
+        )
+        if diff.numel():  # one pass: |x| is largest at the minimum or the maximum
             lo, hi = torch.aminmax(diff)
             self.max_abs = max(self.max_abs, abs(float(lo)), abs(float(hi)))
         self.noise2 += noise2
 
-    def add_np(self, d: NDArray[np.float32], r: NDArray[np.float32], noise2: float,
-               scratch: NDArray[np.float32] | None = None) -> None:
+    def add_np(
+        self,
+        d: NDArray[np.float32],
+        r: NDArray[np.float32],
+        noise2: float,
+        scratch: NDArray[np.float32] | None = None,
+    ) -> None:
         """add() over numpy float32 vectors (np_figures.py): the same sums, numpy's BLAS dots. Inf / NaN are
         counted as add() counts them; the caller silences numpy's warnings about them (np.errstate)."""
         import numpy as np
-        diff = np.subtract(d, r, out=scratch[:d.size]) if scratch is not None and scratch.size >= d.size \
+
+        diff = (
+            np.subtract(d, r, out=scratch[: d.size])
+            if scratch is not None and scratch.size >= d.size
             else d - r
+        )
         sums = [float(np.dot(d, r)), float(np.dot(d, d)), float(np.dot(r, r)), float(np.dot(diff, diff))]
-        if not math.isfinite(sums[0] + sums[1] + sums[2] + sums[3]):    # one check: Inf / NaN propagate
+        if not math.isfinite(sums[0] + sums[1] + sums[2] + sums[3]):  # one check: Inf / NaN propagate
             bad = ~(np.isfinite(d) & np.isfinite(r))
             if bool(bad.any()):
                 self.nonfinite += int(bad.sum())
@@ -87,7 +113,12 @@ class Figures:
             d64, r64 = d.astype(np.float64), r.astype(np.float64)
             e64 = d64 - r64
             diff = e64.astype(np.float32)
-            sums = [float(np.dot(d64, r64)), float(np.dot(d64, d64)), float(np.dot(r64, r64)), float(np.dot(e64, e64))]
+            sums = [
+                float(np.dot(d64, r64)),
+                float(np.dot(d64, d64)),
+                float(np.dot(r64, r64)),
+                float(np.dot(e64, e64)),
+            ]
         self.dot += sums[0]
         self.dd += sums[1]
         self.rr += sums[2]
@@ -99,6 +130,7 @@ class Figures:
     def add_equal_np(self, x: NDArray[np.float32]) -> bool:
         """add_equal() over a numpy float32 vector."""
         import numpy as np
+
         xx = float(np.dot(x, x))
         if not math.isfinite(xx):
             return False
@@ -116,6 +148,7 @@ class Figures:
         gives the three products, the error is zero. False when that dot is not finite (the caller then
         compares the chunk in full, which counts the NaN / Inf values)."""
         import torch
+
         x = x.float().reshape(-1)
         xx = float(torch.dot(x, x))
         if not math.isfinite(xx):
@@ -148,16 +181,26 @@ class Figures:
             self.verdict = "quantization-noise"
         else:
             self.verdict = "different"
-            what = "zeroed" if self.dd == 0 else ("random or swapped" if abs(self.cosine or 0) < 0.5 else
-                                                  "beyond its scheme's rounding")
-            self.reason = (f"{what}: relative RMS error {rel:.3g} where {self.scheme or 'its dtype'} predicts "
-                           f"{self.predicted_rel_rms:.3g}")
+            what = (
+                "zeroed"
+                if self.dd == 0
+                else ("random or swapped" if abs(self.cosine or 0) < 0.5 else "beyond its scheme's rounding")
+            )
+            self.reason = (
+                f"{what}: relative RMS error {rel:.3g} where {self.scheme or 'its dtype'} predicts "
+                f"{self.predicted_rel_rms:.3g}"
+            )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "verdict": self.verdict, "shape": list(self.shape)}
         if self.verdict not in ("missing", "extra"):
-            out.update(scheme=self.scheme, cosine=self.cosine, max_abs_error=self.max_abs,
-                       relative_rms_error=self.rel_rms, predicted_relative_rms_error=self.predicted_rel_rms)
+            out.update(
+                scheme=self.scheme,
+                cosine=self.cosine,
+                max_abs_error=self.max_abs,
+                relative_rms_error=self.rel_rms,
+                predicted_relative_rms_error=self.predicted_rel_rms,
+            )
         if self.reason:
             out["reason"] = self.reason
         if self.ref_shape and self.ref_shape != self.shape:
@@ -171,7 +214,8 @@ def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
     if m is None or m >= mr:
         return 0.0
     import torch
-    v = d.abs().float().clamp_min_(torch.finfo(torch.float32).tiny)    # one new tensor, then in place
+
+    v = d.abs().float().clamp_min_(torch.finfo(torch.float32).tiny)  # one new tensor, then in place
     torch.log2(v, out=v)
     v.floor_().sub_(m).exp2_()
     return float(v.mul_(v).div_(12).sum(dtype=torch.float64))
@@ -183,8 +227,9 @@ def dtype_noise_np(d: NDArray[np.float32], stored_dtype: str, ref_dtype: str) ->
     if m is None or m >= mr:
         return 0.0
     import numpy as np
+
     with np.errstate(all="ignore"):
         v = np.maximum(np.abs(d), np.finfo(np.float32).tiny)
-        _, e = np.frexp(v)                     # v = f * 2^e, f in [0.5, 1): floor(log2 v) = e - 1
+        _, e = np.frexp(v)  # v = f * 2^e, f in [0.5, 1): floor(log2 v) = e - 1
         step = np.ldexp(np.float32(1), e - 1 - m)
         return float(np.sum(step * step / 12, dtype=np.float64))

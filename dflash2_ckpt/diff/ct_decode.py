@@ -14,6 +14,7 @@ quantized value has at most 9 significant bits and a bf16 / f16 scale 8 / 11, so
 float32: one float32 multiply rounded once to the scale's dtype (torch's round-to-nearest-even) is the
 library's bf16 / f16 product, and with a float32 scale it is the same float32 multiply.
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,8 +30,10 @@ _E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -
 _FP4_PAIRS = torch.tensor([[_E2M1[b & 0xF], _E2M1[b >> 4]] for b in range(256)], dtype=torch.float32)
 # every FP8 code widened by torch itself: a table lookup gives the same bits at about a quarter of the cost of
 # .to(float32), which has no vectorised FP8 path (0.8-1 against 3-4 ns a value, measured on 512 Ki values)
-_FP8 = {dt: torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dt).to(torch.float32)
-        for dt in (torch.float8_e4m3fn, torch.float8_e5m2)}
+_FP8 = {
+    dt: torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dt).to(torch.float32)
+    for dt in (torch.float8_e4m3fn, torch.float8_e5m2)
+}
 
 
 def widen(q: torch.Tensor) -> torch.Tensor:
@@ -42,8 +45,14 @@ def widen(q: torch.Tensor) -> torch.Tensor:
     return torch.index_select(table, 0, idx).reshape(q.shape)
 
 
-def supported(fam: str, scheme: Scheme, scale: torch.Tensor, cols: int, q: torch.Tensor | None = None,
-              global_scale: torch.Tensor | None = None) -> bool:
+def supported(
+    fam: str,
+    scheme: Scheme,
+    scale: torch.Tensor,
+    cols: int,
+    q: torch.Tensor | None = None,
+    global_scale: torch.Tensor | None = None,
+) -> bool:
     """Layouts decoded here; the rest (other bit widths, block or token strategies, scales in other dtypes,
     a group that does not divide the columns, which the library refuses) go to compressed-tensors."""
     if sys.byteorder != "little":
@@ -51,8 +60,12 @@ def supported(fam: str, scheme: Scheme, scale: torch.Tensor, cols: int, q: torch
     if scale.dtype not in _ROUNDABLE and not (fam == "ct-nvfp4" and scale.dtype == torch.float8_e4m3fn):
         return False
     grouped = scheme.strategy in ("group", "tensor_group")
-    if grouped and (not scheme.group_size or cols % scheme.group_size or scale.dim() != 2
-                    or scale.shape[-1] != cols // scheme.group_size):
+    if grouped and (
+        not scheme.group_size
+        or cols % scheme.group_size
+        or scale.dim() != 2
+        or scale.shape[-1] != cols // scheme.group_size
+    ):
         return False
     if not grouped and scheme.strategy not in ("channel", "tensor"):
         return False
@@ -84,8 +97,14 @@ def _rounded(w: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return w
 
 
-def pack(packed: torch.Tensor, bits: int, cols: int, scale: torch.Tensor, scheme: Scheme,
-         zero_point: torch.Tensor | None = None) -> torch.Tensor:
+def pack(
+    packed: torch.Tensor,
+    bits: int,
+    cols: int,
+    scale: torch.Tensor,
+    scheme: Scheme,
+    zero_point: torch.Tensor | None = None,
+) -> torch.Tensor:
     """pack-quantized int32 words [rows, words] -> float32 [rows, cols]. Value i of a row sits at bit i * bits
     of its words (little-endian), stored plus 2^(bits-1); a zero point is packed the same way along rows."""
     rows = packed.shape[0]
@@ -99,7 +118,9 @@ def pack(packed: torch.Tensor, bits: int, cols: int, scale: torch.Tensor, scheme
     if zero_point is not None:
         per, mask = 32 // bits, (1 << bits) - 1
         shifts = torch.arange(per, dtype=torch.int32).reshape(1, per, 1) * bits
-        z = ((zero_point.to(torch.int32).unsqueeze(1) >> shifts) & mask).reshape(-1, zero_point.shape[-1])[:rows]
+        z = ((zero_point.to(torch.int32).unsqueeze(1) >> shifts) & mask).reshape(-1, zero_point.shape[-1])[
+            :rows
+        ]
         zf = z.to(torch.float32).sub_(1 << (bits - 1))
         groups = zf.shape[-1]
         w.view(rows, groups, cols // groups).sub_(zf.reshape(rows, groups, 1))
@@ -115,7 +136,7 @@ def float_quantized(q: torch.Tensor, scale: torch.Tensor, scheme: Scheme) -> tor
 def nvfp4(packed: torch.Tensor, cols: int, scale: torch.Tensor, global_scale: torch.Tensor) -> torch.Tensor:
     """nvfp4-pack-quantized uint8 [rows, cols / 2] with FP8 group scales -> float32 [rows, cols]."""
     rows = packed.shape[0]
-    s = scale.to(torch.bfloat16) / global_scale        # the library's own op on the small tensor, in its dtype
+    s = scale.to(torch.bfloat16) / global_scale  # the library's own op on the small tensor, in its dtype
     idx = packed.reshape(-1).to(torch.int32)
     w = torch.index_select(_FP4_PAIRS, 0, idx).reshape(rows, -1)[:, :cols]
     if not w.is_contiguous():

@@ -14,16 +14,18 @@ spacing of the grid around the value: FP8 E4M3 has 3 mantissa bits, so D = 2^-3 
 NVFP4's E2M1 grid {0, .5, 1, 1.5, 2, 3, 4, 6} x s has D = s/2 below 2s, s below 4s, 2s above. The sum
 of D^2/12 over a tensor is the predicted squared error; compare.py allows a multiple of it.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 
 from ..quant.config import QuantConfig, Scheme
 from .rows import ALL
 
-RowReader = Callable[[str, int, int], torch.Tensor]   # (tensor name, row0, row1) -> stored rows
+RowReader = Callable[[str, int, int], torch.Tensor]  # (tensor name, row0, row1) -> stored rows
 
 E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
 
@@ -41,7 +43,7 @@ def _expand(scale: torch.Tensor, rows: int, cols: int) -> torch.Tensor:
 def _scale_var(scale: torch.Tensor, rows: int, cols: int) -> float:
     """Sum over the elements of D^2/12 for a per-group (or per-row / per-tensor) step D."""
     s = scale.float().reshape(-1)
-    per = rows * cols / s.numel()           # elements per scale entry (groups that divide cols evenly)
+    per = rows * cols / s.numel()  # elements per scale entry (groups that divide cols evenly)
     if per == int(per):
         return float((s * s).sum(dtype=torch.float64)) * per / 12
     e = _expand(scale, rows, cols)
@@ -70,36 +72,51 @@ def _fp4_var(q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
 
 def _ct_scheme(config: QuantConfig, module: str, raw: Mapping[str, Any]) -> Any:
     from compressed_tensors.quantization import QuantizationScheme
+
     group = config.group_for(module)
     if group is None:
         raise ValueError(f"{module}: no config group of {config.where} covers it")
     return QuantizationScheme.model_validate(raw["config_groups"][group.name])
 
 
-def _ct_decompress(fam: str, config: QuantConfig, raw_config: Mapping[str, Any], module: str,
-                   sd: dict[str, torch.Tensor]) -> torch.Tensor:
+def _ct_decompress(
+    fam: str, config: QuantConfig, raw_config: Mapping[str, Any], module: str, sd: dict[str, torch.Tensor]
+) -> torch.Tensor:
     """The library's own decompress (the decoder of record), for the layouts ct_decode.py does not cover."""
     try:
         from compressed_tensors.compressors import BaseCompressor
     except ImportError as e:
         from ..errors import MissingDependencyError
-        raise MissingDependencyError(f"{module}: this layout is decoded by compressed-tensors ({e.name} is missing)",
-                                     hint='pip install "dflash2-ckpt[diff]"') from None
-    fmt = {"ct-pack": "pack-quantized", "ct-float": "float-quantized", "ct-nvfp4": "nvfp4-pack-quantized"}[fam]
+
+        raise MissingDependencyError(
+            f"{module}: this layout is decoded by compressed-tensors ({e.name} is missing)",
+            hint='pip install "dflash2-ckpt[diff]"',
+        ) from None
+    fmt = {"ct-pack": "pack-quantized", "ct-float": "float-quantized", "ct-nvfp4": "nvfp4-pack-quantized"}[
+        fam
+    ]
     comp = BaseCompressor.load_from_registry(fmt)
     w: torch.Tensor = comp.decompress(sd, _ct_scheme(config, module, raw_config))["weight"].float()
     return w
 
 
-def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str, Any], module: str,
-                    read: RowReader, logical: tuple[int, ...], r0: int, r1: int
-                    ) -> tuple[torch.Tensor, float]:
+def dequantize_rows(
+    scheme: Scheme,
+    config: QuantConfig,
+    raw_config: Mapping[str, Any],
+    module: str,
+    read: RowReader,
+    logical: tuple[int, ...],
+    r0: int,
+    r1: int,
+) -> tuple[torch.Tensor, float]:
     """(float32 rows r0:r1 of the dense weight, predicted squared rounding error summed over them)."""
     rows, cols = r1 - r0, logical[-1]
     p = f"{module}."
     fam = scheme.family
     if fam.startswith("ct-"):
         from . import ct_decode
+
         sd: dict[str, torch.Tensor] = {}
         main = "weight_packed" if fam != "ct-float" else "weight"
         sd[main] = read(p + main, r0, r1)
@@ -130,6 +147,7 @@ def dequantize_rows(scheme: Scheme, config: QuantConfig, raw_config: Mapping[str
         scale = read(p + "weight_scale", 0, ALL).float()
         scale = scale.reshape(1, 1) if scale.numel() == 1 else scale.reshape(-1, 1)[r0:r1]
         from .ct_decode import widen
+
         w = widen(read(p + "weight", r0, r1)) * scale
         return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))
     if fam == "modelopt-nvfp4":

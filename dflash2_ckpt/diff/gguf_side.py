@@ -7,6 +7,7 @@ step^2/12 per element, with the step taken per quantization block from the dequa
 range over 2^bits - 1 levels (bits from the type's stored size): the same model the safetensors
 schemes use, read off the data because GGML keeps its scales inside the blocks.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,6 +22,7 @@ from .sides import SafetensorsSide, TensorMeta
 
 if TYPE_CHECKING:
     import torch
+
     from ..sources.safetensors_header import TensorInfo
 
 _DENSE = {"F32", "F16", "BF16", "F64"}
@@ -31,12 +33,13 @@ def _block_noise(values: np.ndarray[Any, Any], type_name: str) -> float:
     if type_name in _DENSE:
         return 0.0
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
     block, size = GGML_QUANT_SIZES[GGMLQuantizationType[type_name]]
-    bits = max(1, int(size * 8 // block) - 1)       # the stored bits per weight, less the per-block scales'
+    bits = max(1, int(size * 8 // block) - 1)  # the stored bits per weight, less the per-block scales'
     flat = values.reshape(-1)
     n = flat.size - flat.size % block
     blocks = flat[:n].reshape(-1, block)
-    step = (blocks.max(axis=1) - blocks.min(axis=1)) / float(2 ** bits - 1)
+    step = (blocks.max(axis=1) - blocks.min(axis=1)) / float(2**bits - 1)
     return float(np.sum(step.astype(np.float64) ** 2) * block / 12.0)
 
 
@@ -50,7 +53,9 @@ class GGUFSide(SafetensorsSide):
         for name, t in self.ckpt.tensors.items():
             rows = t.shape[0] if t.shape else 1
             scheme = None if t.dtype in _DENSE else t.dtype.lower()
-            self._meta[name] = TensorMeta(name, tuple(t.shape), t.dtype, scheme, max(1, t.nbytes // max(rows, 1)))
+            self._meta[name] = TensorMeta(
+                name, tuple(t.shape), t.dtype, scheme, max(1, t.nbytes // max(rows, 1))
+            )
         self._cached: tuple[str, np.ndarray[Any, Any], float] | None = None
 
     def _whole(self, name: str) -> tuple[np.ndarray[Any, Any], float]:
@@ -62,10 +67,10 @@ class GGUFSide(SafetensorsSide):
         return self._cached[1], self._cached[2]
 
     def stored_rows(self, name: str, r0: int, r1: int) -> torch.Tensor | None:
-        return None          # GGML blocks are dequantized whole (rows)
+        return None  # GGML blocks are dequantized whole (rows)
 
     def dense_info(self, name: str) -> TensorInfo | None:
-        return None          # compared as float32 values (rows), never byte for byte
+        return None  # compared as float32 values (rows), never byte for byte
 
     def close(self) -> None:
         self._cached = None
@@ -73,9 +78,10 @@ class GGUFSide(SafetensorsSide):
     def rows(self, name: str, r0: int, r1: int) -> tuple[torch.Tensor, float]:
         values, noise = self._whole(name)
         flat = values.reshape(values.shape[0] if values.ndim else 1, -1)
-        part = flat[r0:min(r1, flat.shape[0])]
-        share = noise * part.shape[0] / max(flat.shape[0], 1)      # the noise of these rows
+        part = flat[r0 : min(r1, flat.shape[0])]
+        share = noise * part.shape[0] / max(flat.shape[0], 1)  # the noise of these rows
         import torch
+
         return torch.from_numpy(np.ascontiguousarray(part, dtype=np.float32)), share
 
 

@@ -10,6 +10,7 @@ goes to the float path (torch) from its first row, so its figures are the float 
 CHUNK is what `cat` reads at a time (128 KiB): both buffers stay in the core's L2, so a byte costs one
 copy out of the page cache and two passes from the cache. Measured on 1.15 GB (bench/RESULTS.md).
 """
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -17,13 +18,16 @@ from typing import Protocol
 from ..sources.safetensors_header import TensorInfo
 
 CHUNK = 128 << 10
-REMOTE_CHUNK = 8 << 20     # through the source (the Hub): one ranged request per 8 MiB, as the float path reads
+REMOTE_CHUNK = 8 << 20  # through the source (the Hub): one ranged request per 8 MiB, as the float path reads
 
 # dtype -> (signed view, unsigned view, smallest +Inf/NaN bit pattern as signed, smallest -Inf/NaN as unsigned):
 # a value is Inf or NaN when its exponent bits are all ones; positive ones are the signed maxima at or above
 # the first bound, negative ones the unsigned maxima at or above the second.
-_FLOATS = {"BF16": ("<i2", "<u2", 0x7F80, 0xFF80), "F16": ("<i2", "<u2", 0x7C00, 0xFC00),
-           "F32": ("<i4", "<u4", 0x7F800000, 0xFF800000)}
+_FLOATS = {
+    "BF16": ("<i2", "<u2", 0x7F80, 0xFF80),
+    "F16": ("<i2", "<u2", 0x7C00, 0xFC00),
+    "F32": ("<i4", "<u4", 0x7F800000, 0xFF800000),
+}
 # stored integers are always finite after widening to float32; F64 (which can overflow float32) and FP8
 # (NaN codes) take the float path
 _INTS = frozenset({"I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "BOOL"})
@@ -41,6 +45,7 @@ def finite(data: bytes | bytearray, dtype: str) -> bool:
     if spec is None or not data:
         return dtype in _INTS or not data
     import numpy as np
+
     signed, unsigned, pos, neg = spec
     return int(np.frombuffer(data, signed).max()) < pos and int(np.frombuffer(data, unsigned).max()) < neg
 
@@ -58,7 +63,7 @@ def identical(d: RawSide, r: RawSide, d_name: str, r_name: str, bufs: tuple[byte
         bx, by = bufs if n == len(bufs[0]) else (bytearray(n), bytearray(n))
         x = d.read_into(a.file, a.begin + off, bx)
         y = r.read_into(b.file, b.begin + off, by)
-        if x != y or not finite(x, a.dtype):       # bytes / bytearray equality is one memcmp
+        if x != y or not finite(x, a.dtype):  # bytes / bytearray equality is one memcmp
             return False
     return True
 

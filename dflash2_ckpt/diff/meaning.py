@@ -1,6 +1,7 @@
 """diff on configs: the meaning check of conversions (engines/meaning.py) between the reference's config and
 the derived one's, so a quantizer or re-export that rewrote the config (dropped is_causal, moved the taps)
 is caught even when every tensor matches. Tensors are diff's own business; only the configs are compared."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,9 @@ def _drafter(ckpt: Checkpoint) -> Drafter | None:
     return drafter_of(ckpt, quantized_modules={})
 
 
-def config_meaning(derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source
-                   ) -> dict[str, Any] | None:
+def config_meaning(
+    derived: str | os.PathLike[str] | Source, reference: str | os.PathLike[str] | Source
+) -> dict[str, Any] | None:
     """The per-engine comparison, as JSON; None when either side has no DFlash config to read."""
     try:
         a, b = _drafter(open_checkpoint(reference)), _drafter(open_checkpoint(derived))
@@ -45,7 +47,13 @@ def meaning_findings(doc: dict[str, Any] | None) -> list[Finding]:
         if changed:
             what = "; ".join(f"{c['field']} {c['source']!r} -> {c['output']!r}" for c in changed)
             who = "the configs' own readers" if row["engine"] == "meaning" else row["engine"]
-            out.append(Finding("DF235", f"{who} build(s) another drafter from the derived config than from the "
-                               f"reference's: {what}", field="config.json",
-                               details={"engine": row["engine"], "changes": changed}))
+            out.append(
+                Finding(
+                    "DF235",
+                    f"{who} build(s) another drafter from the derived config than from the "
+                    f"reference's: {what}",
+                    field="config.json",
+                    details={"engine": row["engine"], "changes": changed},
+                )
+            )
     return out

@@ -7,6 +7,7 @@ diff of 0.5 GB, and its noise model at 10-12 ns a value instead of 2.4 (2-core E
 thresholds lets the heap reuse the same pages; the peak stays that of one step's temporaries. A no-op
 outside glibc.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -14,7 +15,7 @@ import ctypes.util
 import functools
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-KEEP = 256 << 20          # far above one step's temporaries, far below the machine
+KEEP = 256 << 20  # far above one step's temporaries, far below the machine
 
 
 @functools.cache

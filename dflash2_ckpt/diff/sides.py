@@ -6,14 +6,16 @@ side reads byte ranges through the checkpoint's Source (local file or Hub). Othe
 `register_opener`: an opener takes the path and returns a Side, or None when the path is not its
 format (the GGUF reader registers one).
 """
+
 from __future__ import annotations
 
 import functools
 import io
 import math
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..checkpoint import open_checkpoint
 from ..checkpoint.layout import role_of
@@ -21,7 +23,7 @@ from ..errors import ConfigError, SourceError
 from ..sources import Source
 from ..sources.safetensors_header import DTYPE_BITS, TensorInfo
 
-if TYPE_CHECKING:      # torch loads only for a tensor that needs float work (identical.py needs none)
+if TYPE_CHECKING:  # torch loads only for a tensor that needs float work (identical.py needs none)
     import torch
 
 
@@ -29,26 +31,38 @@ if TYPE_CHECKING:      # torch loads only for a tensor that needs float work (id
 def torch_dtypes() -> tuple[dict[str, Any], dict[str, Any]]:
     """(safetensors dtype -> torch dtype, unsigned dtypes -> the signed ones read as bit patterns)."""
     import torch
+
     dtypes = {
-        "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64,
-        "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-        "BOOL": torch.bool, "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2,
-        "U32": torch.uint32, "U16": torch.uint16, "U64": torch.uint64,
+        "F32": torch.float32,
+        "F16": torch.float16,
+        "BF16": torch.bfloat16,
+        "F64": torch.float64,
+        "I64": torch.int64,
+        "I32": torch.int32,
+        "I16": torch.int16,
+        "I8": torch.int8,
+        "U8": torch.uint8,
+        "BOOL": torch.bool,
+        "F8_E4M3": torch.float8_e4m3fn,
+        "F8_E5M2": torch.float8_e5m2,
+        "U32": torch.uint32,
+        "U16": torch.uint16,
+        "U64": torch.uint64,
     }
-    bits = {"U32": torch.int32, "U16": torch.int16, "U64": torch.int64}   # bit patterns; arithmetic masks them
+    bits = {"U32": torch.int32, "U16": torch.int16, "U64": torch.int64}  # bit patterns; arithmetic masks them
     return dtypes, bits
 
 
-CHUNK_BYTES = 8 << 20      # raw bytes per side per step: bounds peak memory (float32 copies are 2-8x)
+CHUNK_BYTES = 8 << 20  # raw bytes per side per step: bounds peak memory (float32 copies are 2-8x)
 
 
 @dataclass(frozen=True)
 class TensorMeta:
-    name: str                    # logical (dense, canonical) name
-    shape: tuple[int, ...]       # logical shape
-    dtype: str                   # stored dtype of the main tensor
-    scheme: str | None           # scheme label, None for a dense tensor
-    row_bytes: int               # stored bytes per row, for chunking
+    name: str  # logical (dense, canonical) name
+    shape: tuple[int, ...]  # logical shape
+    dtype: str  # stored dtype of the main tensor
+    scheme: str | None  # scheme label, None for a dense tensor
+    row_bytes: int  # stored bytes per row, for chunking
 
 
 class Side(Protocol):
@@ -90,22 +104,31 @@ class SafetensorsSide:
         raw = self.ckpt.config or {}
         self.raw_quant = raw.get("quantization_config") or {}
         self._meta: dict[str, TensorMeta] = {}
-        self._handles: dict[str, io.BufferedReader | None] = {}      # open local files (None: read through the source)
-        self._pool: dict[str, Any] = {}              # numpy read buffers by tensor role
+        self._handles: dict[
+            str, io.BufferedReader | None
+        ] = {}  # open local files (None: read through the source)
+        self._pool: dict[str, Any] = {}  # numpy read buffers by tensor role
         self._dense: dict[str, TensorInfo] = {}
-        self._quant: dict[str, str] = {}      # logical name -> module
+        self._quant: dict[str, str] = {}  # logical name -> module
         for name, t in self.view.logical.items():
-            canon = role_of(name).canonical          # both sides compared under the names the engines load
+            canon = role_of(name).canonical  # both sides compared under the names the engines load
             mod = next((m for m in self.view.modules.values() if m.weight == name), None)
             if mod is not None and mod.scheme is not None and mod.logical is not None:
                 rows, cols = _rows_of(mod.logical)
                 stored = self.ckpt.tensors[mod.tensors[0]]
-                self._meta[canon] = TensorMeta(canon, mod.logical, stored.dtype, mod.label,
-                                               max(1, sum(self.ckpt.tensors[n].nbytes for n in mod.tensors) // rows))
+                self._meta[canon] = TensorMeta(
+                    canon,
+                    mod.logical,
+                    stored.dtype,
+                    mod.label,
+                    max(1, sum(self.ckpt.tensors[n].nbytes for n in mod.tensors) // rows),
+                )
                 self._quant[canon] = mod.module
             elif t.name in self.ckpt.tensors:
                 rows, cols = _rows_of(t.shape)
-                self._meta[canon] = TensorMeta(canon, t.shape, t.dtype, None, max(1, t.nbytes // max(rows, 1)))
+                self._meta[canon] = TensorMeta(
+                    canon, t.shape, t.dtype, None, max(1, t.nbytes // max(rows, 1))
+                )
                 self._dense[canon] = t
 
     def _refuse_unreadable_quant(self) -> None:
@@ -114,11 +137,15 @@ class SafetensorsSide:
         if not self.view.modules and self.view.config is None and not self.view.config_error:
             return
         from ..checks.quant import quant_findings
+
         bad = [f for f in quant_findings(self.ckpt) if f.code in _UNREADABLE and f.severity == "error"]
         if bad:
             listed = "; ".join(f"{f.code} {f.message}" for f in bad[:3])
-            raise ConfigError(f"cannot dequantize: {listed}{f' (and {len(bad) - 3} more)' if len(bad) > 3 else ''}",
-                              path=self.label, hint=f"run `dflash2-ckpt verify {self.label}`")
+            raise ConfigError(
+                f"cannot dequantize: {listed}{f' (and {len(bad) - 3} more)' if len(bad) > 3 else ''}",
+                path=self.label,
+                hint=f"run `dflash2-ckpt verify {self.label}`",
+            )
 
     def tensors(self) -> dict[str, TensorMeta]:
         return self._meta
@@ -160,6 +187,7 @@ class SafetensorsSide:
         the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
         is overwritten by the next read of the same slot: callers finish with the rows before that."""
         import numpy as np
+
         f = self._file(file)
         if f is None:
             data = self.ckpt.source.read_range(file, start, length)
@@ -180,12 +208,16 @@ class SafetensorsSide:
         rows, cols = _rows_of(t.shape)
         r1 = min(r1, rows)
         row_bytes = cols * DTYPE_BITS[t.dtype] // 8
-        return self._bytes_np(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes,
-                              name.rpartition(".")[2]), max(0, r1 - r0), cols
+        return (
+            self._bytes_np(t.file, t.begin + r0 * row_bytes, (r1 - r0) * row_bytes, name.rpartition(".")[2]),
+            max(0, r1 - r0),
+            cols,
+        )
 
     def read_np(self, name: str, r0: int, r1: int) -> Any:
         """Stored rows r0:r1 of a stored tensor as a numpy array (BF16 as its uint16 bit patterns)."""
         from .np_figures import NP_DTYPES
+
         data, n, cols = self._range(name, r0, r1)
         return data.view(NP_DTYPES[self.ckpt.tensors[name].dtype]).reshape(n, cols)
 
@@ -196,6 +228,7 @@ class SafetensorsSide:
         """rows_np can give this tensor's rows: a dense F32 / F16 / BF16 tensor, or a pack-quantized one of
         the layouts np_figures decodes."""
         from . import np_figures
+
         if name in self._dense:
             return self._dense[name].dtype in np_figures.DENSE
         mod = self.view.modules[self._quant[name]]
@@ -203,8 +236,12 @@ class SafetensorsSide:
             return False
         scale = self.ckpt.tensors.get(f"{mod.module}.weight_scale")
         packed = self.ckpt.tensors.get(f"{mod.module}.weight_packed")
-        return scale is not None and packed is not None and packed.dtype == "I32" and \
-            np_figures.supported(mod.scheme, mod.logical[-1], scale.dtype, scale.shape)
+        return (
+            scale is not None
+            and packed is not None
+            and packed.dtype == "I32"
+            and np_figures.supported(mod.scheme, mod.logical[-1], scale.dtype, scale.shape)
+        )
 
     def stored_rows_np(self, name: str, r0: int, r1: int) -> Any:
         """The stored rows of a dense tensor as numpy (not widened)."""
@@ -214,18 +251,24 @@ class SafetensorsSide:
         """rows() in numpy, for a tensor numpy_rows accepts (pack-quantized: dense tensors go through
         stored_rows_np and are widened slice by slice)."""
         from . import np_figures
+
         mod = self.view.modules[self._quant[name]]
         assert mod.scheme is not None and mod.logical is not None
         try:
-            return np_figures.dequantize_rows(mod.scheme, mod.module, self.read_np, self.stored_dtype,
-                                              mod.logical, r0, r1)
+            return np_figures.dequantize_rows(
+                mod.scheme, mod.module, self.read_np, self.stored_dtype, mod.logical, r0, r1
+            )
         except (KeyError, ValueError, TypeError) as e:
-            raise SourceError(f"cannot dequantize {mod.module} ({mod.label}): {type(e).__name__}: {e}",
-                              path=self.label, tensor=name) from None
+            raise SourceError(
+                f"cannot dequantize {mod.module} ({mod.label}): {type(e).__name__}: {e}",
+                path=self.label,
+                tensor=name,
+            ) from None
 
     def _read(self, name: str, r0: int, r1: int) -> torch.Tensor:
         """Stored rows r0:r1 of a stored tensor, in its stored dtype (one bounded byte-range read)."""
         import torch
+
         data, n, cols = self._range(name, r0, r1)
         dtypes, bits = torch_dtypes()
         dtype = bits.get(self.ckpt.tensors[name].dtype, dtypes[self.ckpt.tensors[name].dtype])
@@ -252,16 +295,22 @@ class SafetensorsSide:
         mod = self.view.modules[self._quant[name]]
         assert self.view.config is not None and mod.scheme is not None and mod.logical is not None
         from .dequant import dequantize_rows
+
         try:
-            return dequantize_rows(mod.scheme, self.view.config, self.raw_quant, mod.module, self._read,
-                                   mod.logical, r0, r1)
-        except (KeyError, ValueError, TypeError) as e:     # the library's validation errors are ValueErrors
-            raise SourceError(f"cannot dequantize {mod.module} ({mod.label}): {type(e).__name__}: {e}",
-                              path=self.label, tensor=name) from None
+            return dequantize_rows(
+                mod.scheme, self.view.config, self.raw_quant, mod.module, self._read, mod.logical, r0, r1
+            )
+        except (KeyError, ValueError, TypeError) as e:  # the library's validation errors are ValueErrors
+            raise SourceError(
+                f"cannot dequantize {mod.module} ({mod.label}): {type(e).__name__}: {e}",
+                path=self.label,
+                tensor=name,
+            ) from None
 
     def files(self) -> Iterator[tuple[str, Callable[[], Iterator[bytes]]]]:
         src = self.ckpt.source
         for name in src.list_files():
+
             def chunks(name: str = name) -> Iterator[bytes]:
                 size, at = src.file_size(name), 0
                 while at < size:
@@ -270,6 +319,7 @@ class SafetensorsSide:
                         raise SourceError(f"{name} ended early at byte {at}", path=self.label)
                     at += len(data)
                     yield data
+
             yield name, chunks
 
     def receipt_extra(self) -> dict[str, Any]:

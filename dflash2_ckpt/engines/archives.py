@@ -1,5 +1,6 @@
 """Engine release archives on disk: find a wheel or source distribution of `dist==version` and read one file
 from it, without installing anything (wheels.py is the maintainer command line around these)."""
+
 from __future__ import annotations
 
 import functools
@@ -76,7 +77,7 @@ def _sdist_texts(archive: Path, inner: str) -> dict[str, str]:
             if m.isfile() and m.size < 4 << 20 and rest.startswith(inner) and rest.endswith(SDIST_TEXT):
                 f = tar.extractfile(m)
                 if f is not None:
-                    out[rest[len(inner):]] = f.read().decode("utf-8", errors="replace")
+                    out[rest[len(inner) :]] = f.read().decode("utf-8", errors="replace")
     return out
 
 

@@ -10,9 +10,11 @@ V: nothing raises, acceptance drops (DF815, `degraded`).
 Which keys a release ignores is profile data: its `ignores` rules, named by the key's config path.
 `runs_with` reads them back for the per-engine effective values (engines/effective.py).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .profile import Cite, Drafter, Profile, Refusal
 
@@ -46,8 +48,10 @@ def _use_swa(d: Drafter) -> str | None:
     if d.dialect != "nested" or not swa_everywhere(d):
         return None
     window = _dflash_config(d).get("swa_window_size") or d.config.get("sliding_window")
-    return (f"does not read dflash_config.use_swa, so it runs every layer with full attention where the "
-            f"drafter was trained with a sliding window of {window}")
+    return (
+        f"does not read dflash_config.use_swa, so it runs every layer with full attention where the "
+        f"drafter was trained with a sliding window of {window}"
+    )
 
 
 def _sinks(d: Drafter) -> str | None:
@@ -55,22 +59,34 @@ def _sinks(d: Drafter) -> str | None:
         return None
     n = sum(1 for t in d.tensors if t.endswith((".self_attn.attention_sink_bias", ".self_attn.sinks")))
     held = f" and skips the {n} sink tensors" if n else ""
-    return (f"does not read dflash_config.attention_sink_bias, so it builds no attention sinks{held}: every "
-            "attention softmax runs without the learned per-head sink logit")
+    return (
+        f"does not read dflash_config.attention_sink_bias, so it builds no attention sinks{held}: every "
+        "attention softmax runs without the learned per-head sink logit"
+    )
 
 
 def _v_scale(d: Drafter) -> str | None:
     v = value_scale(d)
     if v is None or v == 1.0:
         return None
-    where = {"nested": V_SCALE, "gguf": "dflash.attention.value_scale"}.get(d.dialect or "", "attention_value_scale")
-    return (f"does not read {where}, so it runs attention on unscaled V where the drafter was trained with V "
-            f"multiplied by {v:g}: every attention output is off by that factor")
+    where = {"nested": V_SCALE, "gguf": "dflash.attention.value_scale"}.get(
+        d.dialect or "", "attention_value_scale"
+    )
+    return (
+        f"does not read {where}, so it runs attention on unscaled V where the drafter was trained with V "
+        f"multiplied by {v:g}: every attention output is off by that factor"
+    )
 
 
-def _rule(name: str, check: Callable[[Drafter], str | None], cites: tuple[Cite, ...], extra: str = "") -> Refusal:
-    return Refusal(name, lambda d: (lambda t: t + extra if t else None)(check(d)),
-                   "; ".join(str(c) for c in cites), "DF815")
+def _rule(
+    name: str, check: Callable[[Drafter], str | None], cites: tuple[Cite, ...], extra: str = ""
+) -> Refusal:
+    return Refusal(
+        name,
+        lambda d: (lambda t: t + extra if t else None)(check(d)),
+        "; ".join(str(c) for c in cites),
+        "DF815",
+    )
 
 
 def ignores_use_swa(*cites: Cite) -> Refusal:
@@ -81,8 +97,9 @@ def ignores_sinks(*cites: Cite, extra: str = "") -> Refusal:
     return _rule("dflash_config.attention_sink_bias", _sinks, cites, extra)
 
 
-def ignores_v_scale(*cites: Cite, extra: str = "",
-                    dialects: tuple[str, ...] = ("nested", "flat", "gguf")) -> Refusal:
+def ignores_v_scale(
+    *cites: Cite, extra: str = "", dialects: tuple[str, ...] = ("nested", "flat", "gguf")
+) -> Refusal:
     """`dialects`: where the release loses the key (vLLM 0.31+ reads it from the nested config only)."""
     return _rule(V_SCALE, lambda d: _v_scale(d) if d.dialect in dialects else None, cites, extra)
 
@@ -103,6 +120,9 @@ def runs_with(p: Profile, d: Drafter) -> dict[str, dict[str, Any]]:
         rule = rules.get(key)
         lost = rule is not None and rule.check(d) is not None
         out[key.removeprefix("dflash_config.")] = {
-            "checkpoint": value, "engine": _IGNORED_AS[key] if lost else value,
-            "ignored": lost, "source": rule.source if rule is not None and lost else "reads the checkpoint's value"}
+            "checkpoint": value,
+            "engine": _IGNORED_AS[key] if lost else value,
+            "ignored": lost,
+            "source": rule.source if rule is not None and lost else "reads the checkpoint's value",
+        }
     return out

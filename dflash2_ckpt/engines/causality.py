@@ -6,6 +6,7 @@ table) is derived from those fields, so code and words cannot drift. Called on a
 bool per draft layer (True = causal inside the block), or None when its loader does not read that dialect.
 Profiles point at these; nothing else decides causality. A loader no rule object can say keeps a function.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,9 +17,12 @@ from .profile import Causality
 
 # where each key lives in DraftSpec.causality (the GGUF key is parsed into the is_causal slot)
 Key = Literal["is_causal", "dflash_config.causal", "dflash_config.is_causal", "dflash.attention.causal"]
-_SLOT: dict[str, str] = {"is_causal": "is_causal", "dflash_config.causal": "dflash_causal",
-                         "dflash_config.is_causal": "dflash_is_causal",
-                         "dflash.attention.causal": "is_causal"}
+_SLOT: dict[str, str] = {
+    "is_causal": "is_causal",
+    "dflash_config.causal": "dflash_causal",
+    "dflash_config.is_causal": "dflash_is_causal",
+    "dflash.attention.causal": "is_causal",
+}
 # the nested keys a reader of the nested dialect is told not to read, where its rule skips them
 _NESTED: tuple[Key, ...] = ("is_causal", "dflash_config.causal")
 Fallback = Literal["sliding", "bidirectional", "causal"]
@@ -53,9 +57,11 @@ def speculators_flat(spec: DraftSpec) -> Causality:
 
 
 _FLAT = {"vllm": vllm_flat, "speculators": speculators_flat}
-_FLAT_TEXT = {"vllm": "not sliding_window_non_causal for every layer, absent = bidirectional",
-              "speculators": "sliding_window_non_causal makes sliding layers bidirectional (default true for "
-                             "dflash2, false for dflash); full layers bidirectional"}
+_FLAT_TEXT = {
+    "vllm": "not sliding_window_non_causal for every layer, absent = bidirectional",
+    "speculators": "sliding_window_non_causal makes sliding layers bidirectional (default true for "
+    "dflash2, false for dflash); full layers bidirectional",
+}
 _FALLBACK_TEXT = {"sliding": "sliding => causal", "bidirectional": "bidirectional", "causal": "causal"}
 
 
@@ -100,13 +106,21 @@ class CausalRule:
         """The rule in words: `is_causal, else dflash_config.causal, else sliding => causal; flat: ...`."""
         fallback = _FALLBACK_TEXT[self.default]
         if self.model_type_default:
-            fallback = ", ".join(f"{'causal' if v else 'bidirectional'} for model_type {m}"
-                                 for m, v in self.model_type_default) + f", else {fallback}"
+            fallback = (
+                ", ".join(
+                    f"{'causal' if v else 'bidirectional'} for model_type {m}"
+                    for m, v in self.model_type_default
+                )
+                + f", else {fallback}"
+            )
         if not self.keys:
             first = f"every layer {fallback}" if self.default != "sliding" else fallback
         else:
-            first = ", else ".join(self.keys) + (f" for every layer; absent = {fallback}"
-                                                  if self.default != "sliding" else f", else {fallback}")
+            first = ", else ".join(self.keys) + (
+                f" for every layer; absent = {fallback}"
+                if self.default != "sliding"
+                else f", else {fallback}"
+            )
         parts = [first] if self.dialects - {"flat"} else []
         if self.untyped is not None:
             parts.append(f"no layer_types => {'causal' if self.untyped else 'bidirectional'}")
@@ -124,8 +138,9 @@ vllm_noncausal = CausalRule(default="bidirectional", dialects=frozenset({"nested
 # vLLM 0.23-0.25: dflash_config.causal for every layer, absent = non-causal (a sliding layer is not causal by
 # default); the speculators mapping sets no causal key, so every flat drafter runs bidirectional
 # (released.VLLM_PROPOSER_CAUSAL, VLLM_RUNNER2_CAUSAL, VLLM_FLAT_NO_CAUSAL)
-vllm_dflash_causal = CausalRule(("dflash_config.causal",), default="bidirectional",
-                                dialects=frozenset({"nested", "flat", "gguf"}))
+vllm_dflash_causal = CausalRule(
+    ("dflash_config.causal",), default="bidirectional", dialects=frozenset({"nested", "flat", "gguf"})
+)
 
 # z-lab reference and vLLM with DFlash2: is_causal, else dflash_config.causal, else sliding default; flat
 # configs go through vLLM's speculators loader
@@ -136,8 +151,9 @@ ASSISTANT_MODEL_TYPE = "muse_glimmer_assistant"
 # vLLM 0.33 and later: the z-lab rule, except that a config of model_type muse_glimmer_assistant gets
 # dflash_config.causal = false unless it sets one, so only an explicit is_causal makes it causal
 # (vllm==0.33.0:vllm/config/speculative.py, released.VLLM_ASSISTANT_NONCAUSAL)
-vllm_assistant_noncausal = CausalRule(("is_causal", "dflash_config.causal"), flat="vllm",
-                                      model_type_default=((ASSISTANT_MODEL_TYPE, False),))
+vllm_assistant_noncausal = CausalRule(
+    ("is_causal", "dflash_config.causal"), flat="vllm", model_type_default=((ASSISTANT_MODEL_TYPE, False),)
+)
 
 # vLLM before DFlash2: top-level is_causal ignored; dflash_config.causal, else sliding default. Its
 # speculators loader already set dflash_config.causal = not sliding_window_non_causal (vllm==0.27.1
@@ -165,6 +181,7 @@ def sglang_0517(spec: DraftSpec) -> Causality | None:
         return _all(spec, False)
     return tuple(t == "sliding_attention" or bool(spec.causality.is_causal) for t in spec.layer_types)
 
+
 # The published z-lab reference (PyPI dflash 0.1.0): is_causal, else sliding => causal; it does not read
 # dflash_config.causal. No flat dialect.
 zlab_reference = CausalRule(("is_causal",))
@@ -188,8 +205,11 @@ def transformers_assistant(spec: DraftSpec) -> Causality:
 def all_bidirectional(spec: DraftSpec) -> Causality | None:
     """dflash-mlx: loads only `is_causal: false` with every layer sliding, and runs them bidirectional;
     anything else it refuses to load (None: it runs nothing)."""
-    loads = spec.dialect == "nested" and spec.causality.is_causal is False and \
-        all(t == "sliding_attention" for t in spec.layer_types)
+    loads = (
+        spec.dialect == "nested"
+        and spec.causality.is_causal is False
+        and all(t == "sliding_attention" for t in spec.layer_types)
+    )
     return _all(spec, False) if loads else None
 
 

@@ -7,6 +7,7 @@ every anchor in every one of them), clipped to the profile's range, unless the p
 asked for outside that span is still judged, by the profile whose range holds it (the nearest checked
 release), but DF816 says so: nothing past the edge was read.
 """
+
 from __future__ import annotations
 
 import functools
@@ -112,12 +113,22 @@ def edge_finding(p: Profile, ref: EngineRef | str) -> Finding | None:
     assert whole is not None
     edge = whole.last if side == "newer" else whole.first
     extreme = "newest" if side == "newer" else "oldest"
-    return Finding("DF816", f"{p.label} {asked} is {side} than the {extreme} release checked ({edge}): "
-                   f"judged as {judged}; its code was not read, so it may load this drafter differently",
-                   details={"engine": p.id, "asked": asked, "judged_as": judged, "side": side,
-                            "checked_from": whole.first, "checked_through": whole.last})
+    return Finding(
+        "DF816",
+        f"{p.label} {asked} is {side} than the {extreme} release checked ({edge}): "
+        f"judged as {judged}; its code was not read, so it may load this drafter differently",
+        details={
+            "engine": p.id,
+            "asked": asked,
+            "judged_as": judged,
+            "side": side,
+            "checked_from": whole.first,
+            "checked_through": whole.last,
+        },
+    )
 
 
 def _engine_profiles(p: Profile) -> tuple[Profile, ...]:
-    from .registry import by_engine     # the registry imports the engine modules: imported late
+    from .registry import by_engine  # the registry imports the engine modules: imported late
+
     return by_engine(p.engine)

@@ -4,6 +4,7 @@ This toolkit does not validate a DSpark checkpoint (its markov and confidence he
 the verdict says which release serves the family and that nothing further was checked, never "unsupported"
 where the engine registers it (DF850).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ EMITS: frozenset[str] = frozenset({"DF850"})
 
 @dataclass(frozen=True)
 class Serves:
-    how: str                  # how the engine is told to use it
+    how: str  # how the engine is told to use it
     cite: Cite
 
     @property
@@ -30,8 +31,9 @@ class Serves:
 SERVES: dict[str, Serves] = {
     "vllm": Serves("its registry names Qwen3DSparkModel and other DSpark drafters", c.VLLM_DSPARK),
     "sglang": Serves("models/dspark.py registers Qwen3DSparkModel and DSparkDraftModel", c.SGLANG_DSPARK),
-    "llama.cpp": Serves("--spec-type draft-dspark, from a DSpark GGUF; this toolkit converts no DSpark "
-                        "drafter", c.LC_DSPARK),
+    "llama.cpp": Serves(
+        "--spec-type draft-dspark, from a DSpark GGUF; this toolkit converts no DSpark drafter", c.LC_DSPARK
+    ),
 }
 
 
@@ -62,6 +64,8 @@ def served(p: Profile, d: Drafter) -> Finding | None:
     if s is None or not is_dspark(d) or not _covered(p, s.first):
         return None
     details: dict[str, Any] = {"family": "DSpark", "source": str(s.cite)}
-    msg = (f"{p.title} serves DSpark drafters ({s.how}: {s.cite}). This is a DSpark drafter, DFlash's "
-           "sibling family: this toolkit does not validate it further; check it with the engine itself")
+    msg = (
+        f"{p.title} serves DSpark drafters ({s.how}: {s.cite}). This is a DSpark drafter, DFlash's "
+        "sibling family: this toolkit does not validate it further; check it with the engine itself"
+    )
     return Finding("DF850", msg, details=details)

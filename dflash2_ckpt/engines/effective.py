@@ -2,9 +2,11 @@
 default (taps, block size, mask id, RoPE base, sample_from_anchor, causality) and the attention keys it may
 ignore (attention sinks, the factor on V: attention_keys.runs_with), next to the checkpoint's own, so inspect
 shows where an engine would silently diverge."""
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .attention_keys import runs_with
 from .causality import intended
@@ -35,20 +37,42 @@ def engine_view(p: Profile, d: Drafter) -> dict[str, Any]:
         df = declared.get(key, Default(key, None, "reads the checkpoint's value"))
         own = own_value(d, Default(key, None, ""))
         engine = effective_value(d, df) if spec is not None else None
-        keys[key] = {"checkpoint": _plain(own), "engine": _plain(engine),
-                     "filled": key in declared and own_value(d, df) is None, "source": df.source}
+        keys[key] = {
+            "checkpoint": _plain(own),
+            "engine": _plain(engine),
+            "filled": key in declared and own_value(d, df) is None,
+            "source": df.source,
+        }
         rule = anchor_reading(p) if key == "sample_from_anchor" else None
         if rule is not None and rule.reads is None:
             # the engine reads no layout key for DFlash: it drafts fill-in whatever the checkpoint says
-            keys[key] = {"checkpoint": _plain(own), "engine": False, "filled": False, "ignored": True,
-                         "source": "not read: " + "; ".join(map(str, rule.cites))}
-    keys["causality"] = {"checkpoint": _words(intended(spec)) if spec is not None else None,
-                         "engine": _words(causal), "filled": False, "source": p.causality_text}
-    for key, row in runs_with(p, d).items():     # attention_sink_bias, attention_value_scale
-        keys[key] = {"checkpoint": row["checkpoint"], "engine": row["engine"], "filled": False,
-                     "source": row["source"]}
-    return {"engine": p.id, "title": p.title, "causal": None if causal is None else list(causal),
-            "causality_rule": p.causality_text, "defaults": keys}
+            keys[key] = {
+                "checkpoint": _plain(own),
+                "engine": False,
+                "filled": False,
+                "ignored": True,
+                "source": "not read: " + "; ".join(map(str, rule.cites)),
+            }
+    keys["causality"] = {
+        "checkpoint": _words(intended(spec)) if spec is not None else None,
+        "engine": _words(causal),
+        "filled": False,
+        "source": p.causality_text,
+    }
+    for key, row in runs_with(p, d).items():  # attention_sink_bias, attention_value_scale
+        keys[key] = {
+            "checkpoint": row["checkpoint"],
+            "engine": row["engine"],
+            "filled": False,
+            "source": row["source"],
+        }
+    return {
+        "engine": p.id,
+        "title": p.title,
+        "causal": None if causal is None else list(causal),
+        "causality_rule": p.causality_text,
+        "defaults": keys,
+    }
 
 
 def engine_views(profiles: Sequence[Profile], d: Drafter) -> list[dict[str, Any]]:

@@ -5,28 +5,59 @@ unsupported (no such drafter in that release; a file it reads but cannot load is
 failure instead) > needs-conversion / unreadable format > known breakage > refusals (required keys, hard
 constraints, quantized modules) > silent divergence (causality, silent defaults, dropped modules) > loads.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from ..findings import Finding
 from . import causality as rules
+from .checked import Span, span
 from .dspark import served as dspark_served
 from .layouts import layout_findings
-from .checked import Span, span
 from .profile import Default, Drafter, Profile, Refusal
 
-EMITS: frozenset[str] = frozenset({"DF800", "DF801", "DF802", "DF803", "DF804", "DF805", "DF806", "DF807",
-                                   "DF808", "DF809", "DF810", "DF811", "DF812", "DF813", "DF815",
-                                   "DF830", "DF831", "DF840", "DF841"})
+EMITS: frozenset[str] = frozenset(
+    {
+        "DF800",
+        "DF801",
+        "DF802",
+        "DF803",
+        "DF804",
+        "DF805",
+        "DF806",
+        "DF807",
+        "DF808",
+        "DF809",
+        "DF810",
+        "DF811",
+        "DF812",
+        "DF813",
+        "DF815",
+        "DF830",
+        "DF831",
+        "DF840",
+        "DF841",
+    }
+)
 
 # not-validated: a sibling family (DSpark) the release serves and this toolkit does not check (DF850);
 # unverified: the release's code cannot be read (compiled), so nothing is promised either way
-Verdict = Literal["loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated", "unverified"]
-VERDICTS: tuple[Verdict, ...] = ("loads", "degraded", "fails", "needs-conversion", "unsupported",
-                                 "not-validated", "unverified")
+Verdict = Literal[
+    "loads", "degraded", "fails", "needs-conversion", "unsupported", "not-validated", "unverified"
+]
+VERDICTS: tuple[Verdict, ...] = (
+    "loads",
+    "degraded",
+    "fails",
+    "needs-conversion",
+    "unsupported",
+    "not-validated",
+    "unverified",
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +66,7 @@ class EngineVerdict:
     verdict: Verdict
     reasons: tuple[Finding, ...]
     serve: str | None
-    asked: str | None = None             # the version named (--engine NAME@VERSION), judged by this profile
+    asked: str | None = None  # the version named (--engine NAME@VERSION), judged by this profile
 
     @property
     def checked(self) -> Span | None:
@@ -44,17 +75,24 @@ class EngineVerdict:
 
     def to_json(self) -> dict[str, Any]:
         checked = self.checked
-        out = {"engine": self.profile.engine, "versions": self.profile.versions.label,
-               "checked_from": checked.first if checked else None,
-               "checked_through": checked.last if checked else None, "verdict": self.verdict,
-               "reasons": [{"code": r.code, "severity": r.severity, "message": r.message}
-                           for r in self.reasons],
-               "serve": self.serve}
+        out = {
+            "engine": self.profile.engine,
+            "versions": self.profile.versions.label,
+            "checked_from": checked.first if checked else None,
+            "checked_through": checked.last if checked else None,
+            "verdict": self.verdict,
+            "reasons": [{"code": r.code, "severity": r.severity, "message": r.message} for r in self.reasons],
+            "serve": self.serve,
+        }
         return out | ({"asked": self.asked} if self.asked else {})
 
 
 def _layers(ids: list[int], n: int) -> str:
-    return "every layer" if len(ids) == n else "layer" + ("s " if len(ids) > 1 else " ") + ", ".join(map(str, ids))
+    return (
+        "every layer"
+        if len(ids) == n
+        else "layer" + ("s " if len(ids) > 1 else " ") + ", ".join(map(str, ids))
+    )
 
 
 def conversion_command(d: Drafter, to: str) -> str:
@@ -81,11 +119,20 @@ def target_note(d: Drafter, to: str) -> str:
         return ""
     files = "config.json tokenizer.json tokenizer_config.json" if to == "gguf" else "config.json"
     what = "config.json and tokenizer" if to == "gguf" else "config.json"
-    repo = d.target if d.target and "/" in d.target and not d.target.startswith((".", "/", "~")) else "ORG/TARGET"
-    alt = (f"; or name the verifier instead of --target: `--verifier-name {repo} --verifier-arch CLASS`"
-           if to == "flat" else "")
-    return (f" (TARGET must be a local directory holding the target model's {what}, not a Hub id: "
-            f"`hf download {repo} {files} --local-dir TARGET`{alt})")
+    repo = (
+        d.target
+        if d.target and "/" in d.target and not d.target.startswith((".", "/", "~"))
+        else "ORG/TARGET"
+    )
+    alt = (
+        f"; or name the verifier instead of --target: `--verifier-name {repo} --verifier-arch CLASS`"
+        if to == "flat"
+        else ""
+    )
+    return (
+        f" (TARGET must be a local directory holding the target model's {what}, not a Hub id: "
+        f"`hf download {repo} {files} --local-dir TARGET`{alt})"
+    )
 
 
 def conversion_target(p: Profile) -> str:
@@ -96,18 +143,26 @@ def conversion_target(p: Profile) -> str:
 def _format(p: Profile, d: Drafter) -> tuple[Verdict, Finding] | None:
     if d.dialect in p.reads:
         return None
-    writable = p.reads & {"gguf", "nested", "flat"}            # convert reads all four, writes the first three
+    writable = p.reads & {"gguf", "nested", "flat"}  # convert reads all four, writes the first three
     if d.dialect in ("nested", "flat", "gguf", "assistant") and writable:
         to = conversion_target(p)
         cmd = conversion_command(d, to)
         # a GGUF file in a safetensors engine: the format is the reason, whatever the file's own findings
-        what = (f"reads safetensors ({'/'.join(sorted(p.reads))}), not GGUF" if d.dialect == "gguf" else
-                f"reads {'/'.join(sorted(p.reads))}, not the {d.dialect} dialect")
-        return "needs-conversion", Finding("DF801", f"{p.title} {what}: convert first with `{cmd}`"
-                                           f"{target_note(d, to)}",
-                                           details={"command": cmd, "to": to, "source": p.sources[-1].source})
-    return "fails", Finding("DF811", f"{p.title} reads {'/'.join(sorted(p.reads))} only; this drafter is "
-                            f"{d.dialect or 'not a DFlash drafter'} and no conversion to it exists")
+        what = (
+            f"reads safetensors ({'/'.join(sorted(p.reads))}), not GGUF"
+            if d.dialect == "gguf"
+            else f"reads {'/'.join(sorted(p.reads))}, not the {d.dialect} dialect"
+        )
+        return "needs-conversion", Finding(
+            "DF801",
+            f"{p.title} {what}: convert first with `{cmd}`{target_note(d, to)}",
+            details={"command": cmd, "to": to, "source": p.sources[-1].source},
+        )
+    return "fails", Finding(
+        "DF811",
+        f"{p.title} reads {'/'.join(sorted(p.reads))} only; this drafter is "
+        f"{d.dialect or 'not a DFlash drafter'} and no conversion to it exists",
+    )
 
 
 def _lookup(config: Any, path: str) -> Any:
@@ -170,19 +225,30 @@ def _silent_defaults(p: Profile, d: Drafter) -> list[Finding]:
         if own is not None:
             # the engine reads another path than the one the checkpoint's value came from, and they disagree
             if df.reads and ours is not None and own != ours:
-                out.append(Finding("DF809", f"{p.title} reads {df.reads[0]} = {_plain(own)}, not "
-                                   f"{d.spec.path(df.key)} = {_plain(ours)}: make them agree",
-                                   field=df.reads[0], details={"key": df.key, "engine_value": _plain(own),
-                                                               "source": df.source}))
+                out.append(
+                    Finding(
+                        "DF809",
+                        f"{p.title} reads {df.reads[0]} = {_plain(own)}, not "
+                        f"{d.spec.path(df.key)} = {_plain(ours)}: make them agree",
+                        field=df.reads[0],
+                        details={"key": df.key, "engine_value": _plain(own), "source": df.source},
+                    )
+                )
             continue
         value = effective_value(d, df)
         baseline = REFERENCE_DEFAULTS.get(df.key)
         if value is not None and value == baseline:
             continue
         where = df.reads[0] if df.reads else d.spec.path(df.key)
-        out.append(Finding("DF809", f"{p.title} finds no {where} it reads and silently uses {df.key} = {value}"
-                           f"{': ' + df.why if df.why else ''}. Set {where} explicitly",
-                           field=where, details={"key": df.key, "engine_value": value, "source": df.source}))
+        out.append(
+            Finding(
+                "DF809",
+                f"{p.title} finds no {where} it reads and silently uses {df.key} = {value}"
+                f"{': ' + df.why if df.why else ''}. Set {where} explicitly",
+                field=where,
+                details={"key": df.key, "engine_value": value, "source": df.source},
+            )
+        )
     return out
 
 
@@ -203,34 +269,60 @@ def _causality(p: Profile, d: Drafter) -> list[Finding]:
         return []
     became = "/".join(sorted({"causal" if got[i] else "bidirectional" for i in diff}))
     trained = "/".join(sorted({"causal" if want[i] else "bidirectional" for i in diff}))
-    return [Finding("DF808", f"{p.title} runs {_layers(diff, spec.num_hidden_layers)} {became} inside the block "
-                    f"where the checkpoint means {trained} ({p.causality_text}): nothing raises, acceptance drops",
-                    details={"layers": diff, "engine_causal": list(got), "intended_causal": list(want)})]
+    return [
+        Finding(
+            "DF808",
+            f"{p.title} runs {_layers(diff, spec.num_hidden_layers)} {became} inside the block "
+            f"where the checkpoint means {trained} ({p.causality_text}): nothing raises, acceptance drops",
+            details={"layers": diff, "engine_causal": list(got), "intended_causal": list(want)},
+        )
+    ]
 
 
 def _quant(p: Profile, d: Drafter) -> list[Finding]:
     if not d.quantized_modules:
         return []
     if p.quant is None:
-        return [Finding("DF810", f"{p.title}: how it treats quantized modules ({', '.join(sorted(d.quantized_modules))}) "
-                        "is not modelled")]
+        return [
+            Finding(
+                "DF810",
+                f"{p.title}: how it treats quantized modules ({', '.join(sorted(d.quantized_modules))}) "
+                "is not modelled",
+            )
+        ]
     code = {"fails": "DF806", "dense-required": "DF812", "dropped": "DF807", "degraded": "DF807"}
-    return [Finding(code[o.effect], f"{p.title}: {o.message}", tensor=o.module,
-                    details={"module": o.module, "scheme": o.scheme, "effect": o.effect, "source": o.source})
-            for o in p.quant(d.quantized_modules)]
+    return [
+        Finding(
+            code[o.effect],
+            f"{p.title}: {o.message}",
+            tensor=o.module,
+            details={"module": o.module, "scheme": o.scheme, "effect": o.effect, "source": o.source},
+        )
+        for o in p.quant(d.quantized_modules)
+    ]
 
 
 def _ignored(p: Profile, d: Drafter) -> list[Finding]:
     out = []
     for rule in p.ignores:
         text = rule.check(d)
-        if text and rule.code == "DF831":         # a family key the release ignores (engines/vllm_families.py)
-            out.append(Finding("DF831", f"{p.title} {text}; nothing raises, acceptance drops ({rule.source})",
-                               details={"rule": rule.name, "source": rule.source}))
+        if text and rule.code == "DF831":  # a family key the release ignores (engines/vllm_families.py)
+            out.append(
+                Finding(
+                    "DF831",
+                    f"{p.title} {text}; nothing raises, acceptance drops ({rule.source})",
+                    details={"rule": rule.name, "source": rule.source},
+                )
+            )
         elif text:
-            out.append(Finding("DF815", f"{p.title} {text}; nothing raises, acceptance drops "
-                               f"({rule.source})", field=f"dflash_config.{rule.name.split('.')[-1]}",
-                               details={"key": rule.name, "source": rule.source}))
+            out.append(
+                Finding(
+                    "DF815",
+                    f"{p.title} {text}; nothing raises, acceptance drops ({rule.source})",
+                    field=f"dflash_config.{rule.name.split('.')[-1]}",
+                    details={"key": rule.name, "source": rule.source},
+                )
+            )
     return out
 
 
@@ -239,8 +331,13 @@ def _diverges(p: Profile, d: Drafter) -> list[Finding]:
     for rule in p.divergences:
         text = rule.check(d)
         if text:
-            out.append(Finding(rule.code, f"{p.title} {text} ({rule.source})", details={"rule": rule.name,
-                                                                                        "source": rule.source}))
+            out.append(
+                Finding(
+                    rule.code,
+                    f"{p.title} {text} ({rule.source})",
+                    details={"rule": rule.name, "source": rule.source},
+                )
+            )
     return out
 
 
@@ -252,8 +349,12 @@ def _notes(p: Profile, d: Drafter, block: int | None) -> list[Finding]:
             out.append(Finding("DF810", f"{p.title}: {text} ({a.source})"))
     if p.draft_tokens is not None and block is not None:
         t = p.draft_tokens
-        out.append(Finding("DF810", f"{p.title}: {t.flag} = {t.count(block)} ({t.text}, block_size = {block}; "
-                           f"{t.source})"))
+        out.append(
+            Finding(
+                "DF810",
+                f"{p.title}: {t.flag} = {t.count(block)} ({t.text}, block_size = {block}; {t.source})",
+            )
+        )
     return out
 
 
@@ -287,10 +388,13 @@ def blocked(p: Profile, d: Drafter, errors: Iterable[Finding]) -> Finding | None
     codes = sorted({f.code for f in hit})
     first = hit[0]
     where = first.field or first.tensor or first.file
-    return Finding("DF813", f"{p.title} cannot load it: verify reports {', '.join(codes)} "
-                   f"({first.code}{' ' + where if where else ''}: {first.message}). Fix these first "
-                   f"(`dflash2-ckpt verify {d.path}` lists them all)",
-                   details={"codes": codes})
+    return Finding(
+        "DF813",
+        f"{p.title} cannot load it: verify reports {', '.join(codes)} "
+        f"({first.code}{' ' + where if where else ''}: {first.message}). Fix these first "
+        f"(`dflash2-ckpt verify {d.path}` lists them all)",
+        details={"codes": codes},
+    )
 
 
 def refused(p: Profile, d: Drafter, r: Refusal, complaint: str) -> Finding:
@@ -300,9 +404,11 @@ def refused(p: Profile, d: Drafter, r: Refusal, complaint: str) -> Finding:
     if to is None:
         return Finding(r.code, f"{p.title} refuses it: {complaint} ({r.source})")
     cmd = conversion_command(d, to)
-    return Finding(r.code, f"{p.title} refuses it: {complaint}; `{cmd}` writes them so{target_note(d, to)} "
-                   f"({r.source})",
-                   details={"command": cmd, "to": to, "rule": r.name})
+    return Finding(
+        r.code,
+        f"{p.title} refuses it: {complaint}; `{cmd}` writes them so{target_note(d, to)} ({r.source})",
+        details={"command": cmd, "to": to, "rule": r.name},
+    )
 
 
 def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdict:
@@ -321,26 +427,48 @@ def judge(p: Profile, d: Drafter, errors: Iterable[Finding] = ()) -> EngineVerdi
     if d.version is None:
         return EngineVerdict(p, "unsupported", (Finding("DF800", f"{p.title}: not a DFlash drafter"),), None)
     if not p.verified:
-        return EngineVerdict(p, "unverified", (Finding(
-            "DF841", f"{p.title} ships compiled code only, so what it does with this DFlash {d.version} drafter "
-            f"is not checked: try it ({p.sources[0].source})"),), None)
+        return EngineVerdict(
+            p,
+            "unverified",
+            (
+                Finding(
+                    "DF841",
+                    f"{p.title} ships compiled code only, so what it does with this DFlash {d.version} drafter "
+                    f"is not checked: try it ({p.sources[0].source})",
+                ),
+            ),
+            None,
+        )
     broken = [b for b in p.breakages if d.version in b.versions]
     if d.version not in p.drafts and not (broken and d.dialect in p.reads):
-        has = (", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts)) if p.drafts
-               else " (no DFlash at all)")
-        return EngineVerdict(p, "unsupported", (Finding(
-            "DF800", f"{p.title} has no DFlash {d.version} drafter{has} ({p.sources[0].source})"),), None)
+        has = (
+            ", only " + " and ".join(f"DFlash {v}" for v in sorted(p.drafts))
+            if p.drafts
+            else " (no DFlash at all)"
+        )
+        return EngineVerdict(
+            p,
+            "unsupported",
+            (Finding("DF800", f"{p.title} has no DFlash {d.version} drafter{has} ({p.sources[0].source})"),),
+            None,
+        )
     fmt = _format(p, d)
     if fmt is not None:
         return EngineVerdict(p, fmt[0], (fmt[1],), None)
-    fails = [Finding("DF802", f"{p.title} fails on every DFlash {d.version} {d.dialect} drafter"
-                     f"{'' if d.version in p.drafts else ' (it has no DFlash ' + d.version + ')'}; no checkpoint "
-                     f"can fix it: `{b.error}` ({b.source})") for b in broken]
+    fails = [
+        Finding(
+            "DF802",
+            f"{p.title} fails on every DFlash {d.version} {d.dialect} drafter"
+            f"{'' if d.version in p.drafts else ' (it has no DFlash ' + d.version + ')'}; no checkpoint "
+            f"can fix it: `{b.error}` ({b.source})",
+        )
+        for b in broken
+    ]
     for r in p.requires + p.constraints:
         complaint = r.check(d)
         if complaint:
             fails.append(refused(p, d, r, complaint))
-    layout = layout_findings(p, d)           # architecture name, draft-position layout, draft-token count
+    layout = layout_findings(p, d)  # architecture name, draft-position layout, draft-token count
     fails += [f for f in layout if f.severity == "error"]
     quant = _quant(p, d)
     fails += [f for f in quant if f.severity == "error"]

@@ -6,10 +6,12 @@ One function, `layout_findings(profile, drafter)`, serves both verify (checks/en
 engines it judges) and compat (judge.py, for every profile), so the two cannot disagree. Each finding names
 its engine in `details["engines"]`: a verify error stops those engines only (judge.hits).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..findings import Finding
 from . import layout_cites as c
@@ -20,10 +22,12 @@ EMITS: frozenset[str] = frozenset({"DF160", "DF161", "DF162", "DF631"})
 
 # --- architecture names -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Registry:
     """The DFlash draft architectures an engine's releases register (union over every release read), how
     it looks a name up, and the names it wants per DFlash version."""
+
     names: frozenset[str]
     lookup: Callable[[str], str]
     cites: tuple[Cite, ...]
@@ -37,14 +41,36 @@ def _vllm_lookup(arch: str) -> str:
 
 REGISTRIES: dict[str, Registry] = {
     # vllm 0.27.1..0.34.0 registry.py (names with DFlash / XPress, after the rewrite)
-    "vllm": Registry(frozenset({"DFlashDraftModel", "DFlash2DraftModel", "DFlashMuseGlimmerAssistantModel",
-                                "DFlashLagunaForCausalLM", "DFlash2BeamDraftModel",
-                                "DFlash2RicursiveDraftModel", "DFlashQwen3XPressModel"}), _vllm_lookup,
-                     (c.VLLM_REG_DFLASH, c.VLLM_REG_DFLASH2, c.VLLM_REG_NO_QWEN3_NAME, c.VLLM_ARCH_REWRITE)),
+    "vllm": Registry(
+        frozenset(
+            {
+                "DFlashDraftModel",
+                "DFlash2DraftModel",
+                "DFlashMuseGlimmerAssistantModel",
+                "DFlashLagunaForCausalLM",
+                "DFlash2BeamDraftModel",
+                "DFlash2RicursiveDraftModel",
+                "DFlashQwen3XPressModel",
+            }
+        ),
+        _vllm_lookup,
+        (c.VLLM_REG_DFLASH, c.VLLM_REG_DFLASH2, c.VLLM_REG_NO_QWEN3_NAME, c.VLLM_ARCH_REWRITE),
+    ),
     # sglang 0.5.18..0.5.23 models/dflash.py EntryClass
-    "sglang": Registry(frozenset({"DFlashDraftModel", "DFlashLagunaForCausalLM", "MuseGlimmerAssistantModel",
-                                  "DFlash2DraftModel", "DFlash2BeamDraftModel", "MiniMaxDFlash2DraftModel"}),
-                       lambda a: a, (c.SGLANG_REG_DFLASH, c.SGLANG_REG_DFLASH2, c.SGLANG_REG_NO_QWEN3_NAME)),
+    "sglang": Registry(
+        frozenset(
+            {
+                "DFlashDraftModel",
+                "DFlashLagunaForCausalLM",
+                "MuseGlimmerAssistantModel",
+                "DFlash2DraftModel",
+                "DFlash2BeamDraftModel",
+                "MiniMaxDFlash2DraftModel",
+            }
+        ),
+        lambda a: a,
+        (c.SGLANG_REG_DFLASH, c.SGLANG_REG_DFLASH2, c.SGLANG_REG_NO_QWEN3_NAME),
+    ),
 }
 WANTED = {"v1": "DFlashDraftModel", "v2": "DFlash2DraftModel"}
 
@@ -64,15 +90,29 @@ def _architecture(p: Profile, d: Drafter) -> list[Finding]:
     want = WANTED[d.version]
     how = f" (it looks the name up as {looked_up})" if looked_up != arch else ""
     cite = reg.cites[0 if d.version == "v1" else 1]
-    msg = (f"{p.title} registers no draft architecture {arch!r}{how}: it refuses the checkpoint as an "
-           f"unsupported architecture. Set architectures to [\"{want}\"], the name it registers for a DFlash "
-           f"{d.version} drafter ({cite})")
-    return [Finding("DF160", msg, field="architectures",
-                    details={"engines": [p.id], "architecture": arch, "looked_up": looked_up, "wants": want,
-                             "source": "; ".join(map(str, reg.cites))})]
+    msg = (
+        f"{p.title} registers no draft architecture {arch!r}{how}: it refuses the checkpoint as an "
+        f'unsupported architecture. Set architectures to ["{want}"], the name it registers for a DFlash '
+        f"{d.version} drafter ({cite})"
+    )
+    return [
+        Finding(
+            "DF160",
+            msg,
+            field="architectures",
+            details={
+                "engines": [p.id],
+                "architecture": arch,
+                "looked_up": looked_up,
+                "wants": want,
+                "source": "; ".join(map(str, reg.cites)),
+            },
+        )
+    ]
 
 
 # --- the draft-position layout ------------------------------------------------------------------------
+
 
 def anchor_first(config: Mapping[str, Any]) -> tuple[str, Any] | None:
     """The key that says the drafter was trained anchor-first (its first draft token read from the anchor's
@@ -84,7 +124,7 @@ def anchor_first(config: Mapping[str, Any]) -> tuple[str, Any] | None:
         if node.get("sample_from_anchor") is True:
             return f"{prefix}sample_from_anchor", True
         if node.get("logits_start") == 0 and not isinstance(node.get("logits_start"), bool):
-            return f"{prefix}logits_start", 0          # the MLX ports' name for the same choice
+            return f"{prefix}logits_start", 0  # the MLX ports' name for the same choice
     return None
 
 
@@ -92,6 +132,7 @@ def anchor_first(config: Mapping[str, Any]) -> tuple[str, Any] | None:
 class AnchorRule:
     """How an engine reads the layout: `reads` the key it honours (None: it reads none for DFlash),
     `refuses`: an anchor-first value in that key is refused at load (loud), else the engine drafts fill-in."""
+
     reads: str | None
     refuses: bool
     text: str
@@ -99,17 +140,32 @@ class AnchorRule:
 
 
 ANCHOR_RULES: dict[str, AnchorRule] = {
-    "vllm": AnchorRule("dflash_config.sample_from_anchor", True,
-                       "its runner raises \"sample_from_anchor=True is not supported for DFlash\"; a layout "
-                       "key elsewhere is not read and every draft comes from the mask slots",
-                       (c.VLLM_ANCHOR_REFUSED, c.VLLM_ANCHOR_KEY)),
-    "sglang": AnchorRule(None, False, "it drafts from slots 1..block_size-1 of every block (slot 0 is the "
-                         "anchor) and reads no layout key for a DFlash drafter",
-                         (c.SGLANG_FILL_IN, c.SGLANG_NO_ANCHOR_KEY)),
-    "mlx-vlm": AnchorRule(None, False, "its DFlash drafter scores draft_hidden[:, 1:] (the mask slots) and "
-                          "its config has no layout key", (c.MLXVLM_FILL_IN, c.MLXVLM_NO_ANCHOR_KEY)),
-    "llama.cpp": AnchorRule(None, False, "it reads dflash.sample_from_anchor for DSpark drafts only; a "
-                            "DFlash draft reads the mask slots", (c.LC_FILL_IN,)),
+    "vllm": AnchorRule(
+        "dflash_config.sample_from_anchor",
+        True,
+        'its runner raises "sample_from_anchor=True is not supported for DFlash"; a layout '
+        "key elsewhere is not read and every draft comes from the mask slots",
+        (c.VLLM_ANCHOR_REFUSED, c.VLLM_ANCHOR_KEY),
+    ),
+    "sglang": AnchorRule(
+        None,
+        False,
+        "it drafts from slots 1..block_size-1 of every block (slot 0 is the "
+        "anchor) and reads no layout key for a DFlash drafter",
+        (c.SGLANG_FILL_IN, c.SGLANG_NO_ANCHOR_KEY),
+    ),
+    "mlx-vlm": AnchorRule(
+        None,
+        False,
+        "its DFlash drafter scores draft_hidden[:, 1:] (the mask slots) and its config has no layout key",
+        (c.MLXVLM_FILL_IN, c.MLXVLM_NO_ANCHOR_KEY),
+    ),
+    "llama.cpp": AnchorRule(
+        None,
+        False,
+        "it reads dflash.sample_from_anchor for DSpark drafts only; a DFlash draft reads the mask slots",
+        (c.LC_FILL_IN,),
+    ),
 }
 
 
@@ -124,20 +180,34 @@ def _layout(p: Profile, d: Drafter) -> list[Finding]:
         return []
     key, value = first
     if d.version == "v2" and key.endswith("sample_from_anchor"):
-        return []       # DF110 already refuses sample_from_anchor on every DFlash2 drafter
+        return []  # DF110 already refuses sample_from_anchor on every DFlash2 drafter
     src = "; ".join(map(str, rule.cites))
     details = {"engines": [p.id], "key": key, "value": value, "source": src}
     if rule.refuses and key == rule.reads:
-        return [Finding("DF161", f"{p.title} refuses an anchor-first drafter ({key} = {str(value).lower()}): "
-                        f"{rule.text} ({src}). Serve it with an engine that drafts anchor-first, or retrain "
-                        "fill-in", field=key, details=details)]
-    return [Finding("DF161", f"{p.title} drafts fill-in, but {key} = {str(value).lower()} says this drafter "
-                    f"was trained anchor-first: every draft position is shifted by one, nothing raises and "
-                    f"acceptance collapses toward 1 (sgl-project/sglang#40144: τ 1.06). {rule.text} ({src})",
-                    field=key, details=details)]
+        return [
+            Finding(
+                "DF161",
+                f"{p.title} refuses an anchor-first drafter ({key} = {str(value).lower()}): "
+                f"{rule.text} ({src}). Serve it with an engine that drafts anchor-first, or retrain "
+                "fill-in",
+                field=key,
+                details=details,
+            )
+        ]
+    return [
+        Finding(
+            "DF161",
+            f"{p.title} drafts fill-in, but {key} = {str(value).lower()} says this drafter "
+            f"was trained anchor-first: every draft position is shifted by one, nothing raises and "
+            f"acceptance collapses toward 1 (sgl-project/sglang#40144: τ 1.06). {rule.text} ({src})",
+            field=key,
+            details=details,
+        )
+    ]
 
 
 # --- serving parameters --------------------------------------------------------------------------------
+
 
 def speculative_tokens(config: Mapping[str, Any]) -> tuple[str, Any] | None:
     """The draft-token count a flat config states (speculators_config.proposal_methods[0].speculative_tokens,
@@ -161,11 +231,19 @@ def _tokens(p: Profile, d: Drafter) -> list[Finding]:
     if not isinstance(n, int) or isinstance(n, bool) or n <= block - 1:
         return []
     src = str(c.VLLM_SPEC_TOKENS)
-    msg = (f"{p.title} takes num_speculative_tokens from {key} = {n}, but a DFlash block of {block} drafts "
-           f"block_size - 1 = {block - 1} tokens (the anchor fills slot 0): set it to {block - 1} "
-           f"(vllm-project/speculators#456; {src})")
-    return [Finding("DF162", msg, field=key,
-                    details={"engines": [p.id], "key": key, "value": n, "block_size": block, "source": src})]
+    msg = (
+        f"{p.title} takes num_speculative_tokens from {key} = {n}, but a DFlash block of {block} drafts "
+        f"block_size - 1 = {block - 1} tokens (the anchor fills slot 0): set it to {block - 1} "
+        f"(vllm-project/speculators#456; {src})"
+    )
+    return [
+        Finding(
+            "DF162",
+            msg,
+            field=key,
+            details={"engines": [p.id], "key": key, "value": n, "block_size": block, "source": src},
+        )
+    ]
 
 
 # --- the mask-embedding sidecar ----------------------------------------------------------------------------
@@ -181,11 +259,20 @@ def _mask_row(p: Profile, d: Drafter) -> list[Finding]:
         return []
     what = shipped[0] if shipped else "the mask_embedding tensor"
     src = str(c.SGLANG_NO_MASK_EMBEDDING)
-    msg = (f"{p.title} reads no mask embedding ({src}): it ignores {what} and embeds the mask slots with the "
-           "target's row for mask_token_id, which is near zero; nothing raises and acceptance falls to ~1.4 "
-           "(sgl-project/sglang#27924). vLLM reads mask_embedding.pt")
-    return [Finding("DF631", msg, file=shipped[0] if shipped else None,
-                    tensor=None if shipped else "mask_embedding", details={"engines": [p.id], "source": src})]
+    msg = (
+        f"{p.title} reads no mask embedding ({src}): it ignores {what} and embeds the mask slots with the "
+        "target's row for mask_token_id, which is near zero; nothing raises and acceptance falls to ~1.4 "
+        "(sgl-project/sglang#27924). vLLM reads mask_embedding.pt"
+    )
+    return [
+        Finding(
+            "DF631",
+            msg,
+            file=shipped[0] if shipped else None,
+            tensor=None if shipped else "mask_embedding",
+            details={"engines": [p.id], "source": src},
+        )
+    ]
 
 
 def layout_findings(p: Profile, d: Drafter) -> list[Finding]:

@@ -15,10 +15,12 @@ tensor set after the name mappers) from the source and from the output, and comp
 Every conversion calls `check()` before it writes and refuses (MeaningChangedError) on a change the user did
 not name; `convert --dry-run` and `diff` on configs render the same comparison.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from ..formats.families import RICURSIVE, nope_layers
 from ..formats.spec import DraftSpec
@@ -29,9 +31,22 @@ from .profile import Default, Drafter, Profile
 from .vllm_families import READS_NO_ROPE
 
 # the fields compared, in display order; `--accept-changes` names them (optionally as ENGINE:FIELD)
-FIELDS = ("causal", "window", "taps", "block_size", "speculative_tokens", "mask_token_id", "vocab", "v_scale",
-          "sinks", "rope", "norm_eps", "nope", "tensors")
-MEANING = "meaning"      # the row of the dialects' own reference readers
+FIELDS = (
+    "causal",
+    "window",
+    "taps",
+    "block_size",
+    "speculative_tokens",
+    "mask_token_id",
+    "vocab",
+    "v_scale",
+    "sinks",
+    "rope",
+    "norm_eps",
+    "nope",
+    "tensors",
+)
+MEANING = "meaning"  # the row of the dialects' own reference readers
 
 
 def meant_causality(spec: DraftSpec) -> tuple[bool, ...]:
@@ -78,8 +93,11 @@ def _vocab(d: Drafter) -> Any:
     assert spec is not None
     reduced = any(n.split(".")[0] in ("d2t", "t2d") for n in d.tensors)
     draft = spec.drafter_extra.get("draft_vocab_size")
-    return {"size": spec.vocab_size, "draft": draft if reduced and isinstance(draft, int) else None,
-            "reduced": reduced}
+    return {
+        "size": spec.vocab_size,
+        "draft": draft if reduced and isinstance(draft, int) else None,
+        "reduced": reduced,
+    }
 
 
 Names = Callable[[Drafter], Iterable[str]]
@@ -111,13 +129,15 @@ def built(p: Profile, d: Drafter, names: Names = _stored) -> dict[str, Any] | No
     ignores = {r.name for r in p.ignores}
     shift = p.tap_offset.of(d.version, d.config)
     if taps is not None and shift:
-        taps = [t + shift for t in taps]      # the layers it taps (llama.cpp numbers layer inputs: +1)
+        taps = [t + shift for t in taps]  # the layers it taps (llama.cpp numbers layer inputs: +1)
     return {
         "causal": None if causal is None else list(causal),
         "window": list(_windows(spec, "dflash_config.use_swa" not in ignores)),
         "taps": taps,
         "block_size": block,
-        "speculative_tokens": p.draft_tokens.count(block) if p.draft_tokens and isinstance(block, int) else None,
+        "speculative_tokens": p.draft_tokens.count(block)
+        if p.draft_tokens and isinstance(block, int)
+        else None,
         "mask_token_id": _value(p, d, "mask_token_id"),
         "vocab": _vocab(d),
         "v_scale": attention["attention_value_scale"]["engine"],
@@ -166,7 +186,7 @@ Kind = Literal["changed", "repaired"]
 
 @dataclass(frozen=True)
 class Change:
-    engine: str            # a profile id, or "meaning"
+    engine: str  # a profile id, or "meaning"
     field: str
     source: Any
     output: Any
@@ -180,8 +200,13 @@ class Change:
         return f"{self.engine} {self.field} {verb}: {_short(self.source)} -> {_short(self.output)}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"engine": self.engine, "field": self.field, "source": self.source, "output": self.output,
-                "kind": self.kind}
+        return {
+            "engine": self.engine,
+            "field": self.field,
+            "source": self.source,
+            "output": self.output,
+            "kind": self.kind,
+        }
 
 
 @dataclass(frozen=True)
@@ -204,8 +229,13 @@ class EngineRow:
         return "repaired" if self.changes else "same"
 
     def to_json(self) -> dict[str, Any]:
-        return {"engine": self.engine, "reads_source": self.reads_source, "reads_output": self.reads_output,
-                "status": self.status, "changes": [c.to_json() for c in self.changes]}
+        return {
+            "engine": self.engine,
+            "reads_source": self.reads_source,
+            "reads_output": self.reads_output,
+            "status": self.status,
+            "changes": [c.to_json() for c in self.changes],
+        }
 
 
 @dataclass(frozen=True)
@@ -223,8 +253,12 @@ class MeaningCheck:
         return [c for c in self.changes if c.kind == "changed" and not c.named_by(self.accepted)]
 
     def to_json(self) -> dict[str, Any]:
-        return {"fields": list(FIELDS), "accepted": list(self.accepted), "refused": [c.to_json() for c in self.refused],
-                "engines": [r.to_json() for r in self.rows]}
+        return {
+            "fields": list(FIELDS),
+            "accepted": list(self.accepted),
+            "refused": [c.to_json() for c in self.refused],
+            "engines": [r.to_json() for r in self.rows],
+        }
 
 
 def _short(v: Any, at_most: int = 60) -> str:
@@ -232,7 +266,7 @@ def _short(v: Any, at_most: int = 60) -> str:
         kinds = {"causal" if x else "bidirectional" for x in v}
         return kinds.pop() if len(kinds) == 1 else "/".join("C" if x else "B" for x in v)
     text = "absent" if v is None else repr(v)
-    return text if len(text) <= at_most else text[:at_most - 3] + "..."
+    return text if len(text) <= at_most else text[: at_most - 3] + "..."
 
 
 def _tensor_change(a: list[str], b: list[str]) -> tuple[Any, Any]:
@@ -241,7 +275,9 @@ def _tensor_change(a: list[str], b: list[str]) -> tuple[Any, Any]:
     return sorted(sa - sb), sorted(sb - sa)
 
 
-def _compare(engine: str, a: Mapping[str, Any], b: Mapping[str, Any], truth: Mapping[str, Any] | None) -> list[Change]:
+def _compare(
+    engine: str, a: Mapping[str, Any], b: Mapping[str, Any], truth: Mapping[str, Any] | None
+) -> list[Change]:
     out = []
     for f in FIELDS:
         if a[f] == b[f]:
@@ -252,8 +288,13 @@ def _compare(engine: str, a: Mapping[str, Any], b: Mapping[str, Any], truth: Map
     return out
 
 
-def compare(source: Drafter, output: Drafter, profiles: Sequence[Profile],
-            accepted: Iterable[str] = (), names: Names = _stored) -> MeaningCheck:
+def compare(
+    source: Drafter,
+    output: Drafter,
+    profiles: Sequence[Profile],
+    accepted: Iterable[str] = (),
+    names: Names = _stored,
+) -> MeaningCheck:
     """Every engine's drafter from `source` against the one from `output`, and the meaning row. `names`:
     the tensor set a drafter is made of, under the names the loaders map it to (checkpoint/layout.py
     canonical_names: variants resolved, target copies left out); the stored names by default."""
@@ -269,19 +310,24 @@ def compare(source: Drafter, output: Drafter, profiles: Sequence[Profile],
     return MeaningCheck(tuple(rows), tuple(accepted))
 
 
-def check(source: Drafter, output: Drafter, accepted: Iterable[str] = (), names: Names = _stored) -> MeaningCheck:
+def check(
+    source: Drafter, output: Drafter, accepted: Iterable[str] = (), names: Names = _stored
+) -> MeaningCheck:
     """compare() against every profile; raises MeaningChangedError on a change the user did not name."""
     from ..errors import MeaningChangedError
     from .registry import PROFILES
+
     result = compare(source, output, tuple(p for p in PROFILES if p.meaning_check), accepted, names)
     bad = result.refused
     if bad:
         fields = ",".join(sorted({c.field for c in bad}))
         raise MeaningChangedError(
-            "the conversion would change what engines compute: " + "; ".join(c.text() for c in bad[:8])
+            "the conversion would change what engines compute: "
+            + "; ".join(c.text() for c in bad[:8])
             + (f" and {len(bad) - 8} more" if len(bad) > 8 else ""),
             hint=f"fix the source so it says what it means, or name the change with --accept-changes {fields}",
-            meaning=result.to_json())
+            meaning=result.to_json(),
+        )
     return result
 
 

@@ -14,6 +14,7 @@ ValueError("Received N parameters not in model: ...") for any key the model has 
 Quantization side tensors are left out: a quantized checkpoint's scales / biases are parameters once the
 quantization config has made its layers quantized.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,12 +33,12 @@ _SINK = re.compile(r"layers\.\d+\.self_attn\.(?:attention_sink_bias|sinks)")
 class Loader:
     """What one engine release's sanitize and model make of a stored name."""
 
-    label: str                   # the engine, as the message names it
-    strips_prefix: bool          # sanitize strips one model. prefix
-    embeds_v1: bool              # a DFlash v1 drafter's shipped embed_tokens.weight becomes a parameter (mlx-vlm 0.7)
-    biased: bool                 # its attention projections take a bias when attention_bias is set
-    sinks: bool = False          # builds a per-layer attention_sink_bias parameter when the config asks (0.7)
-    note: str = ""               # a refusal of its own that comes first
+    label: str  # the engine, as the message names it
+    strips_prefix: bool  # sanitize strips one model. prefix
+    embeds_v1: bool  # a DFlash v1 drafter's shipped embed_tokens.weight becomes a parameter (mlx-vlm 0.7)
+    biased: bool  # its attention projections take a bias when attention_bias is set
+    sinks: bool = False  # builds a per-layer attention_sink_bias parameter when the config asks (0.7)
+    note: str = ""  # a refusal of its own that comes first
 
 
 def _asks_sinks(d: Drafter) -> bool:
@@ -89,6 +90,8 @@ def complaint(d: Drafter, loader: Loader) -> str | None:
         by.setdefault(why, []).append(name)
     parts = "; ".join(f"{listed(ns, 3)}: {why}" for why, ns in by.items())
     one = len(names) == 1
-    return (f"{loader.label} loads weights strictly and has no parameter for {len(names)} stored "
-            f"tensor{'' if one else 's'} ({parts}): mlx raises ValueError 'Received {len(names)} parameters not "
-            f"in model: ...'{loader.note}; remove {'it' if one else 'them'} from the safetensors files")
+    return (
+        f"{loader.label} loads weights strictly and has no parameter for {len(names)} stored "
+        f"tensor{'' if one else 's'} ({parts}): mlx raises ValueError 'Received {len(names)} parameters not "
+        f"in model: ...'{loader.note}; remove {'it' if one else 'them'} from the safetensors files"
+    )

@@ -5,10 +5,12 @@ so a fact can be audited and updated in one place; rule functions cover what dat
 An engine is one module of this package that defines `PROFILES` (engines/registry.py finds it); adding a
 release is an edit to that module plus a row of the golden test (docs/engines.md has the checklist).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from ..formats.spec import DraftSpec
 from .versions import VersionRange
@@ -23,7 +25,7 @@ class Drafter:
     """The engine-independent facts a profile judges: what was detected, the spec, the tensors and which
     modules are quantized (module path -> scheme label, e.g. {"fc": "w4a16"}; filled by header detection)."""
 
-    dialect: str | None                  # "nested" | "flat" | "gguf" | None (not a DFlash drafter)
+    dialect: str | None  # "nested" | "flat" | "gguf" | None (not a DFlash drafter)
     version: DrafterVersion | None
     spec: DraftSpec | None = None
     config: Mapping[str, Any] = field(default_factory=dict)
@@ -37,13 +39,29 @@ class Drafter:
     # the files beside the weights (names only), for the sidecars an engine reads or ignores (layouts.py)
     files: frozenset[str] = frozenset()
 
-    def converted(self, dialect: str, spec: DraftSpec, config: Mapping[str, Any], tensors: Iterable[str], *,
-                  quantized_modules: Mapping[str, str] | None = None, path: str = "DRAFTER") -> Drafter:
+    def converted(
+        self,
+        dialect: str,
+        spec: DraftSpec,
+        config: Mapping[str, Any],
+        tensors: Iterable[str],
+        *,
+        quantized_modules: Mapping[str, str] | None = None,
+        path: str = "DRAFTER",
+    ) -> Drafter:
         """The drafter a conversion of this one writes, as an engine will judge it: its version from its
         spec, this drafter's target; quantized modules only where the conversion keeps them (named, under
         their new module paths). An opened checkpoint's drafter is checkpoint.drafter.drafter_of."""
-        return Drafter(dialect=dialect, version=spec.version, spec=spec, config=config, tensors=frozenset(tensors),
-                       quantized_modules=dict(quantized_modules or {}), path=path, target=self.target)
+        return Drafter(
+            dialect=dialect,
+            version=spec.version,
+            spec=spec,
+            config=config,
+            tensors=frozenset(tensors),
+            quantized_modules=dict(quantized_modules or {}),
+            path=path,
+            target=self.target,
+        )
 
 
 @dataclass(frozen=True)
@@ -53,9 +71,9 @@ class Cite:
     `versions`: the releases the anchor was read in, the first and last of the range the fact covers.
     `absent`: the fact is that something is missing, so the anchor must NOT be in the file."""
 
-    dist: str                                    # pip distribution: vllm, sglang, mlx-vlm, dflash, ...
+    dist: str  # pip distribution: vllm, sglang, mlx-vlm, dflash, ...
     versions: tuple[str, ...]
-    path: str                                    # file inside the wheel
+    path: str  # file inside the wheel
     anchor: str
     absent: bool = False
 
@@ -91,7 +109,7 @@ class KeyRead:
     cites: tuple[Cite, ...]
     since: str = ""
     only: DrafterVersion | None = None
-    checked: str = ""                           # the finding that judges its value, where this toolkit does
+    checked: str = ""  # the finding that judges its value, where this toolkit does
 
 
 @dataclass(frozen=True)
@@ -104,7 +122,7 @@ class TapOffset:
     v2: int = 0
     key: str | None = None
     keyed: tuple[DrafterVersion, ...] = ("v1", "v2")
-    also_key: str | None = None                  # read where `key` is unset (exllamav3: a top-level tap_shift)
+    also_key: str | None = None  # read where `key` is unset (exllamav3: a top-level tap_shift)
     # architectures whose config class declares its own offset (exllamav3's assistant export: 0)
     archs: tuple[tuple[str, int], ...] = ()
 
@@ -128,8 +146,7 @@ class TapOffset:
         """e.g. `+1 (v1, v2)`, empty where the engine taps what the checkpoint names."""
         if not (self.v1 or self.v2 or self.key):
             return ""
-        by = (f"{self.v1:+d} (v1, v2)" if self.v1 == self.v2
-              else f"{self.v1:+d} (v1), {self.v2:+d} (v2)")
+        by = f"{self.v1:+d} (v1, v2)" if self.v1 == self.v2 else f"{self.v1:+d} (v1), {self.v2:+d} (v2)"
         return by + (f", or {self.key} where set" if self.key else "")
 
 
@@ -139,12 +156,12 @@ class Default:
     engine looks at (empty: wherever the dialect puts the key); a value elsewhere counts as missing
     (mlx-vlm reads a top-level block_size only). `value` may be a function of the spec (a guess)."""
 
-    key: str                                    # DraftSpec field name
+    key: str  # DraftSpec field name
     value: Any
     source: str
     reads: tuple[str, ...] = ()
     why: str = ""
-    only: DrafterVersion | None = None          # the default applies to drafters of this DFlash version only
+    only: DrafterVersion | None = None  # the default applies to drafters of this DFlash version only
 
 
 @dataclass(frozen=True)
@@ -154,7 +171,7 @@ class Refusal:
     name: str
     check: Callable[[Drafter], str | None]
     source: str
-    code: str = "DF804"                          # DF803 required key, DF804 constraint, DF805 refused tensor
+    code: str = "DF804"  # DF803 required key, DF804 constraint, DF805 refused tensor
     # the dialect `convert --to` writes without what is refused (compat advises the command; the advice layer,
     # convert/advice.py, keeps it only where the converted drafter then loads); None: no conversion fixes it
     convert_to: Callable[[Drafter], str | None] | None = None
@@ -180,9 +197,9 @@ class QuantOutcome:
 
 @dataclass(frozen=True)
 class DraftTokens:
-    flag: str                                    # the engine's option
-    count: Callable[[int], int]                  # block size -> value of that option
-    text: str                                    # e.g. "block_size - 1"
+    flag: str  # the engine's option
+    count: Callable[[int], int]  # block size -> value of that option
+    text: str  # e.g. "block_size - 1"
     source: str
 
 
@@ -200,55 +217,55 @@ class ReleaseScan:
     dflash_files: str
     reviewed_architectures: frozenset[str] = frozenset()
     reviewed_keys: frozenset[str] = frozenset()
-    within: str = ""                             # a regex: only its matches in a registry file are read
-                                                 # (SGLang's EntryClass statement); empty: the whole file
-    key_patterns: tuple[str, ...] = ()           # further regexes, one group each, of config reads (helpers)
+    within: str = ""  # a regex: only its matches in a registry file are read
+    # (SGLang's EntryClass statement); empty: the whole file
+    key_patterns: tuple[str, ...] = ()  # further regexes, one group each, of config reads (helpers)
 
 
 @dataclass(frozen=True)
 class Profile:
-    engine: str                                  # the name users type: vllm, sglang, llama.cpp, ...
-    label: str                                   # display name
+    engine: str  # the name users type: vllm, sglang, llama.cpp, ...
+    label: str  # display name
     versions: VersionRange
-    drafts: frozenset[DrafterVersion]            # DFlash versions this release has at all
-    reads: frozenset[Format]                     # formats / dialects its loader reads
-    version_by: str                              # how it tells v1 from v2
+    drafts: frozenset[DrafterVersion]  # DFlash versions this release has at all
+    reads: frozenset[Format]  # formats / dialects its loader reads
+    version_by: str  # how it tells v1 from v2
     # per-layer causality: a causality.CausalRule (data, whose `.text` describes it) or, where no rule object
     # says it, a function; None: not modelled
     causality: Callable[[DraftSpec], Causality | None] | None
-    taps: str                                    # tap-id convention, in words
+    taps: str  # tap-id convention, in words
     draft_tokens: DraftTokens | None
-    sources: tuple[Fact, ...]                    # the facts this profile rests on
-    causality_text: str = ""                     # empty: the rule's own text
-    requires: tuple[Refusal, ...] = ()           # keys it refuses to load without
-    constraints: tuple[Refusal, ...] = ()        # hard geometry / tensor rules
+    sources: tuple[Fact, ...]  # the facts this profile rests on
+    causality_text: str = ""  # empty: the rule's own text
+    requires: tuple[Refusal, ...] = ()  # keys it refuses to load without
+    constraints: tuple[Refusal, ...] = ()  # hard geometry / tensor rules
     defaults: tuple[Default, ...] = ()
     breakages: tuple[Breakage, ...] = ()
     quant: Callable[[Mapping[str, str]], list[QuantOutcome]] | None = None
-    notes: tuple[Fact, ...] = ()                 # informational: logged defaults, runner requirements
-    advisories: tuple[Refusal, ...] = ()         # drafter-dependent notes: check(drafter) -> text or None
-    ignores: tuple[Refusal, ...] = ()            # keys it does not read whose meaning is lost: DF815, degraded
+    notes: tuple[Fact, ...] = ()  # informational: logged defaults, runner requirements
+    advisories: tuple[Refusal, ...] = ()  # drafter-dependent notes: check(drafter) -> text or None
+    ignores: tuple[Refusal, ...] = ()  # keys it does not read whose meaning is lost: DF815, degraded
     # drafter-dependent silent divergences (check(drafter) -> text or None): a warning of the rule's code, degraded
     divergences: tuple[Refusal, ...] = ()
-    serve: Callable[["Drafter", int | None], str | None] | None = None
+    serve: Callable[[Drafter, int | None], str | None] | None = None
     # False: the release's code cannot be read (compiled), so every DFlash drafter's verdict is `unverified`
     verified: bool = True
     # whether verify judges it by default (its DF4xx causality findings): False where no config key steers what
     # the engine does, so a finding could only be fixed by serving elsewhere (compat still judges it)
     verify_default: bool = True
-    read_keys: tuple[KeyRead, ...] = ()          # unmodelled config keys it reads (engines/read_keys.py)
-    tap_offset: TapOffset = TapOffset()          # the layer it taps, relative to target_layer_ids
+    read_keys: tuple[KeyRead, ...] = ()  # unmodelled config keys it reads (engines/read_keys.py)
+    tap_offset: TapOffset = TapOffset()  # the layer it taps, relative to target_layer_ids
     # a conversion between the nested and flat dialects keeps what this engine builds exact (meaning check)
     conversion_loader: bool = False
     # convert's meaning check compares what this release builds from the source and from the output; False for
     # releases older than the per-layer causality rules (a conversion is judged there by compat, DF808)
     meaning_check: bool = True
-    dist: str = ""                               # the pip distribution its Cites read (default: `engine`)
+    dist: str = ""  # the pip distribution its Cites read (default: `engine`)
     # (oldest, newest) release whose code was read, where no Cite can say it (engines/checked.py derives it)
     checked: tuple[str, str] | None = None
     # named drafter families it loads beyond plain DFlash v1 / v2 (e.g. "beam"): `dflash2-ckpt engines`
     families: tuple[str, ...] = ()
-    architectures: tuple[str, ...] = ()          # registry names it loads as DFlash drafters (wheels check)
+    architectures: tuple[str, ...] = ()  # registry names it loads as DFlash drafters (wheels check)
 
     def __post_init__(self) -> None:
         if not self.causality_text:

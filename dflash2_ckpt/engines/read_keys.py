@@ -8,6 +8,7 @@ per release (attention_keys.py). In the flat dialect vLLM's speculators mapping 
 from transformer_layer_config plus a fixed list of top-level keys, so only the former carries a key vLLM
 reads; a flat top-level key is indeed unread.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,10 +19,10 @@ from .profile import Cite, KeyRead, Profile
 
 @dataclass(frozen=True)
 class ReadKey:
-    readers: str                   # the engine releases that read it, e.g. "vLLM 0.28.0 and later, SGLang"
-    effect: str                    # what it changes there
+    readers: str  # the engine releases that read it, e.g. "vLLM 0.28.0 and later, SGLang"
+    effect: str  # what it changes there
     cites: tuple[Cite, ...]
-    checked: str = ""              # where this toolkit does check it (the finding that judges it), if it does
+    checked: str = ""  # where this toolkit does check it (the finding that judges it), if it does
 
     @property
     def source(self) -> str:
@@ -29,8 +30,11 @@ class ReadKey:
 
 
 def _reader(label: str, read: KeyRead) -> str:
-    return (label + (f" {read.since} and later" if read.since else "")
-            + (f" (DFlash {read.only})" if read.only else ""))
+    return (
+        label
+        + (f" {read.since} and later" if read.since else "")
+        + (f" (DFlash {read.only})" if read.only else "")
+    )
 
 
 def gather(profiles: tuple[Profile, ...]) -> dict[str, ReadKey]:
@@ -48,14 +52,17 @@ def gather(profiles: tuple[Profile, ...]) -> dict[str, ReadKey]:
         effects = list(dict.fromkeys(r.effect for _, r in reads))
         cites = tuple(dict.fromkeys(c for _, r in reads for c in r.cites))
         checked = "; ".join(dict.fromkeys(r.checked for _, r in reads if r.checked))
-        out[key] = ReadKey(", ".join(_reader(labels[e], r) for e, r in reads), "; ".join(effects), cites, checked)
+        out[key] = ReadKey(
+            ", ".join(_reader(labels[e], r) for e, r in reads), "; ".join(effects), cites, checked
+        )
     return out
 
 
 @functools.cache
 def read_keys() -> dict[str, ReadKey]:
     """config path (top level, dflash_config.KEY or transformer_layer_config.KEY) -> who reads it."""
-    from .registry import PROFILES      # the registry imports every module here: this one must not first
+    from .registry import PROFILES  # the registry imports every module here: this one must not first
+
     return gather(PROFILES)
 
 

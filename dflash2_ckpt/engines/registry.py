@@ -4,6 +4,7 @@ An engine is a module of this package that defines `PROFILES` (a tuple of Profil
 optionally `RANK` (display order, lower first; default 100, then by module name): the registry imports every
 module here and gathers them, so adding an engine is adding its module (docs/engines.md).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -11,15 +12,14 @@ import importlib.util
 import pkgutil
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 from ..errors import UsageError
 from ..formats.spec import DraftSpec
 from .profile import Causality, DrafterVersion, Profile
 from .versions import EngineRef, parse_ref, parse_version
-
 
 # a module that assigns PROFILES at its top level is an engine module; the others (tools such as wheels.py,
 # run with -m) are not imported here
@@ -106,7 +106,9 @@ def resolve(ref: EngineRef | str) -> Profile:
         return profiles[-1]
     scheme = profiles[0].versions.scheme
     if scheme is None:
-        raise UnknownEngine(f"{ref.engine} has one profile ({profiles[0].versions.label}); name it without @VERSION")
+        raise UnknownEngine(
+            f"{ref.engine} has one profile ({profiles[0].versions.label}); name it without @VERSION"
+        )
     try:
         version = parse_version(ref.version, scheme)
     except ValueError as e:

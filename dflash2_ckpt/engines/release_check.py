@@ -11,6 +11,7 @@ toolkit, read from the release itself.
 
 Anything unknown (a broken citation, a new or vanished architecture, an unlisted key) exits 1.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import released
+from .archives import _norm, _sdist_texts, find_release, read_member
 from .checked import engine_span, span
 from .profile import Cite, Profile, ReleaseScan
 from .released import SDISTS
-from .archives import _norm, _sdist_texts, find_release, read_member
 
 # config reads in an engine's source: getattr(config, "x"), getattr(self.config, "x"), cfg.get("x") ...
 _GETATTR = re.compile(r"""getattr\(\s*[\w.]*(?:config|cfg|conf)\w*\s*,\s*["'](\w+)["']""")
@@ -41,7 +42,7 @@ class ReleaseReport:
     breaks: list[Cite] = field(default_factory=list)
     new_architectures: list[str] = field(default_factory=list)
     gone_architectures: list[str] = field(default_factory=list)
-    unlisted_keys: dict[str, list[str]] = field(default_factory=dict)      # key -> files reading it
+    unlisted_keys: dict[str, list[str]] = field(default_factory=dict)  # key -> files reading it
     newer_than_checked: bool = False
     checked_through: str | None = None
 
@@ -51,21 +52,29 @@ class ReleaseReport:
 
     def lines(self) -> list[str]:
         verdict = "something is unknown" if self.unknown else "nothing unknown"
-        edge = (f"; newer than the newest release checked ({self.checked_through})"
-                if self.newer_than_checked else "")
-        out = [f"{self.engine} {self.release}: {verdict}{edge}",
-               f"citations: {len(self.holds)} hold, {len(self.breaks)} break"]
+        edge = (
+            f"; newer than the newest release checked ({self.checked_through})"
+            if self.newer_than_checked
+            else ""
+        )
+        out = [
+            f"{self.engine} {self.release}: {verdict}{edge}",
+            f"citations: {len(self.holds)} hold, {len(self.breaks)} break",
+        ]
         out += [f"  breaks: {c}" for c in self.breaks]
         out.append(f"architectures no profile knows: {', '.join(self.new_architectures) or 'none'}")
         out.append(f"architectures gone from the registry: {', '.join(self.gone_architectures) or 'none'}")
-        out.append(f"config keys read by its DFlash files that no profile lists: "
-                   f"{', '.join(self.unlisted_keys) or 'none'}")
+        out.append(
+            f"config keys read by its DFlash files that no profile lists: "
+            f"{', '.join(self.unlisted_keys) or 'none'}"
+        )
         out += [f"  {k}: {', '.join(files[:3])}" for k, files in self.unlisted_keys.items()]
         return out
 
 
 def _engine_of(dist: str) -> tuple[str, tuple[Profile, ...], ReleaseScan | None]:
     from .registry import ENGINE_MODULES, by_engine
+
     for module in ENGINE_MODULES:
         for p in module.PROFILES:
             if (p.dist or p.engine) == dist:
@@ -111,6 +120,7 @@ def _current_cites(dist: str, profiles: tuple[Profile, ...]) -> list[Cite]:
 def _known_keys(profiles: tuple[Profile, ...], scan: ReleaseScan) -> set[str]:
     from ..formats.flat import FlatV2Config
     from ..formats.nested import DFlashConfigV2, NestedV2Config
+
     known = set(NestedV2Config.model_fields) | set(DFlashConfigV2.model_fields)
     known |= set(FlatV2Config.model_fields)
     for p in profiles:
@@ -143,6 +153,7 @@ def check(dist: str, version: str, root: Path | None = None) -> ReleaseReport:
     if whole is not None and scheme is not None:
         from .checked import _as_release
         from .versions import compare, parse_version
+
         asked, last = _as_release(version, scheme), parse_version(whole.last, scheme)
         report.newer_than_checked = asked is not None and compare(asked, last) > 0
     for c in _current_cites(dist, profiles):

@@ -51,8 +51,12 @@ FAM_BEAM_SLIDING = Cite(
 # without layer_types, transformers' Qwen3Config (the releases vLLM 0.33-0.34 pin) fills it: sliding where a
 # sliding_window is set and the layer index reaches max_window_layers (28 by default), else full
 TF_QWEN3 = "transformers/models/qwen3/configuration_qwen3.py"
-FAM_QWEN3_LAYER_TYPES = Cite("transformers", ("5.16.1", "5.22.2"), TF_QWEN3,
-                             "if self.sliding_window is not None and i >= self.max_window_layers")
+FAM_QWEN3_LAYER_TYPES = Cite(
+    "transformers",
+    ("5.16.1", "5.22.2"),
+    TF_QWEN3,
+    "if self.sliding_window is not None and i >= self.max_window_layers",
+)
 FAM_QWEN3_MAX_WINDOW = Cite("transformers", ("5.16.1", "5.22.2"), TF_QWEN3, "max_window_layers: int = 28")
 FAM_BEAM_NOT_CAUSAL = Cite("vllm", ("0.33.0", "0.34.0"), V_BEAM_NV, "assert not config.is_causal")
 FAM_BEAM_SOFTCAP = Cite(

@@ -8,6 +8,7 @@ with speculative_num_draft_tokens = block_size. dflash-mlx, the z-lab reference 
 APIs with no documented serve command: their verdicts carry none. llama.cpp: `-md DRAFT.gguf --spec-type draft-dflash --spec-draft-n-max N`, N <= block_size - 1
 (ggml-org/llama.cpp#27342).
 """
+
 from __future__ import annotations
 
 import json
@@ -32,13 +33,17 @@ def vllm(d: Drafter, block: int | None) -> str | None:
 def sglang(d: Drafter, block: int | None) -> str | None:
     if block is None:
         return None
-    return (f"python -m sglang.launch_server --model-path {_target(d)} --speculative-algorithm DFLASH "
-            f"--speculative-draft-model-path {shlex.quote(d.path)} --speculative-num-draft-tokens {block}")
+    return (
+        f"python -m sglang.launch_server --model-path {_target(d)} --speculative-algorithm DFLASH "
+        f"--speculative-draft-model-path {shlex.quote(d.path)} --speculative-num-draft-tokens {block}"
+    )
 
 
 def llamacpp(d: Drafter, block: int | None) -> str | None:
     if block is None:
         return None
     target = shlex.quote(d.target) if d.target else "TARGET.gguf"
-    return (f"llama-server -m {target} -md {shlex.quote(d.path)} --spec-type draft-dflash "
-            f"--spec-draft-n-max {block - 1}")
+    return (
+        f"llama-server -m {target} -md {shlex.quote(d.path)} --spec-type draft-dflash "
+        f"--spec-draft-n-max {block - 1}"
+    )

@@ -3,6 +3,7 @@
 vLLM, SGLang and speculators number releases `MAJOR.MINOR.PATCH`; llama.cpp numbers builds `bNNNNN`.
 A version is a tuple of ints compared element-wise after padding with zeros, so `0.29` == `0.29.0`.
 """
+
 from __future__ import annotations
 
 import re
@@ -48,11 +49,11 @@ def show(v: VersionTuple, scheme: Scheme) -> str:
 class VersionRange:
     """[low, high): None on either side is unbounded. `exact` marks a one-release range (==X)."""
 
-    scheme: Scheme | None = None        # None: the engine has one profile and no version numbers
+    scheme: Scheme | None = None  # None: the engine has one profile and no version numbers
     low: VersionTuple | None = None
     high: VersionTuple | None = None
     exact: VersionTuple | None = None
-    text: str = ""                      # how the range is written when there is no number to show
+    text: str = ""  # how the range is written when there is no number to show
 
     def contains(self, v: VersionTuple) -> bool:
         if self.exact is not None:
@@ -109,5 +110,7 @@ class EngineRef:
 def parse_ref(text: str) -> EngineRef:
     name, sep, version = text.strip().partition("@")
     if not name or (sep and not version):
-        raise ValueError(f"{text!r}: name an engine as NAME or NAME@VERSION (e.g. vllm@0.29.0, llama.cpp@b10700)")
+        raise ValueError(
+            f"{text!r}: name an engine as NAME or NAME@VERSION (e.g. vllm@0.29.0, llama.cpp@b10700)"
+        )
     return EngineRef(name.lower(), version or None)

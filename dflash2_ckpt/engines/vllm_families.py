@@ -8,8 +8,9 @@ released_families.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..formats import families as fam
 from . import released_families as c
@@ -119,9 +120,15 @@ def _beam_sliding(d: Drafter) -> str | None:
     if isinstance(lt, list) and len(lt) >= n and all(t == "sliding_attention" for t in lt[:n]):
         return None
     bad = [i for i, t in enumerate(lt) if t != "sliding_attention"] if isinstance(lt, list) else "all"
-    how = "layer_types says otherwise" if isinstance(given, list) else (
-        "layer_types is absent and Qwen3Config fills it from sliding_window / max_window_layers"
-        if lt is not None else "layer_types is absent")
+    how = (
+        "layer_types says otherwise"
+        if isinstance(given, list)
+        else (
+            "layer_types is absent and Qwen3Config fills it from sliding_window / max_window_layers"
+            if lt is not None
+            else "layer_types is absent"
+        )
+    )
     return (
         f"every Beam draft layer must be sliding attention (layers {bad} are not; {how}): "
         'DFlash2BeamAttention asserts `config.layer_types[layer_idx] == "sliding_attention"` (AssertionError)'
@@ -150,12 +157,12 @@ def _beam_softcap(rocm_defaults: bool) -> Callable[[Drafter], str | None]:
         if "final_logit_softcapping" not in _dc(d):
             return (
                 "dflash_config.final_logit_softcapping is absent, and the Beam model reads "
-                f"`float(draft_config[\"final_logit_softcapping\"])` (KeyError){rocm}"
+                f'`float(draft_config["final_logit_softcapping"])` (KeyError){rocm}'
             )
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return (
                 f"dflash_config.final_logit_softcapping is {value!r}, and the Beam model reads "
-                f"`float(draft_config[\"final_logit_softcapping\"])` (TypeError){rocm}"
+                f'`float(draft_config["final_logit_softcapping"])` (TypeError){rocm}'
             )
         return None
 
@@ -173,7 +180,7 @@ def _beam_keys(d: Drafter) -> str | None:
         return None
     return (
         f"dflash_config lacks {', '.join(missing)}, which the Beam model reads as "
-        f"`draft_config[\"{missing[0]}\"]` (KeyError)"
+        f'`draft_config["{missing[0]}"]` (KeyError)'
     )
 
 
@@ -300,8 +307,8 @@ class FamilyRules:
     ignores: tuple[Refusal, ...]
     advisories: tuple[Refusal, ...]
     sources: tuple[Fact, ...]
-    families: tuple[str, ...] = ()          # the named families the range loads (`dflash2-ckpt engines`)
-    architectures: tuple[str, ...] = ()     # their registry names (the release check: engines/release_check.py)
+    families: tuple[str, ...] = ()  # the named families the range loads (`dflash2-ckpt engines`)
+    architectures: tuple[str, ...] = ()  # their registry names (the release check: engines/release_check.py)
     read_keys: tuple[KeyRead, ...] = ()
 
 
@@ -324,22 +331,26 @@ def for_range(versions: VersionRange) -> FamilyRules:
     constraints: list[Refusal] = []
     ignores: list[Refusal] = []
     advisories: list[Refusal] = []
-    facts = [] if not has("0.25.0") else [
-        fact(
-            "Laguna DFlash drafters (DFlashLagunaForCausalLM) load with uniform layer_types, non-empty "
-            "dflash_config.target_layer_ids and draft_vocab_size equal to the target's; their Laguna layers "
-            "are loaded by parameter name (fused qkv_proj, g_proj, aux_hidden_norms)",
-            c.FAM_LAGUNA_REG,
-            c.FAM_LAGUNA_LAYER_TYPES,
-            c.FAM_LAGUNA_UNIFORM,
-            c.FAM_LAGUNA_TAPS,
-            c.FAM_LAGUNA_DRAFT_VOCAB,
-            c.FAM_LAGUNA_VOCAB_MATCH,
-            c.FAM_LAGUNA_AUX_NORMS,
-            c.FAM_LAGUNA_BY_NAME,
-            c.FAM_LAGUNA_GATING,
-        )
-    ]
+    facts = (
+        []
+        if not has("0.25.0")
+        else [
+            fact(
+                "Laguna DFlash drafters (DFlashLagunaForCausalLM) load with uniform layer_types, non-empty "
+                "dflash_config.target_layer_ids and draft_vocab_size equal to the target's; their Laguna layers "
+                "are loaded by parameter name (fused qkv_proj, g_proj, aux_hidden_norms)",
+                c.FAM_LAGUNA_REG,
+                c.FAM_LAGUNA_LAYER_TYPES,
+                c.FAM_LAGUNA_UNIFORM,
+                c.FAM_LAGUNA_TAPS,
+                c.FAM_LAGUNA_DRAFT_VOCAB,
+                c.FAM_LAGUNA_VOCAB_MATCH,
+                c.FAM_LAGUNA_AUX_NORMS,
+                c.FAM_LAGUNA_BY_NAME,
+                c.FAM_LAGUNA_GATING,
+            )
+        ]
+    )
     if has("0.25.0"):
         laguna = (c.FAM_LAGUNA_LAYER_TYPES, c.FAM_LAGUNA_UNIFORM)
         constraints.append(_r("Laguna layer_types", _laguna_layer_types, "DF804", *laguna))
@@ -349,8 +360,14 @@ def for_range(versions: VersionRange) -> FamilyRules:
         ]
     else:
         # a range that reaches 0.25.0 holds releases with and without it: the older ones fail, so it fails
-        requires.append(_r("Laguna", _unregistered(fam.LAGUNA, fam.LAGUNA_ARCH, "0.25.0"), "DF830",
-                           c.FAM_LAGUNA_REG_ABSENT))
+        requires.append(
+            _r(
+                "Laguna",
+                _unregistered(fam.LAGUNA, fam.LAGUNA_ARCH, "0.25.0"),
+                "DF830",
+                c.FAM_LAGUNA_REG_ABSENT,
+            )
+        )
     if has("0.29.0"):
         facts.append(
             fact(
@@ -507,10 +524,34 @@ def for_range(versions: VersionRange) -> FamilyRules:
     loads = [fam.LAGUNA] * has("0.25.0") + [fam.MUSE] * has("0.28.0") + [fam.BEAM, fam.XPRESS] * has("0.33.0")
     loads += [fam.RICURSIVE] * has("0.34.0")
     # the registry names the release check scans (the bare Muse alias carries no DFlash in its name)
-    archs = {fam.LAGUNA: (fam.LAGUNA_ARCH,), fam.MUSE: (fam.MUSE_ARCHS[1],), fam.BEAM: (fam.BEAM_ARCH,),
-             fam.XPRESS: fam.XPRESS_ARCHS, fam.RICURSIVE: (fam.RICURSIVE_ARCH,)}
-    keys = (KeyRead("no_rope_layers", "a DFlash2DraftModel with a non-empty list loads as DFlash2RicursiveDraftModel: "
-                    "the listed layer indices run without RoPE", (c.FAM_RICURSIVE_ROUTE, c.FAM_RICURSIVE_INDEX),
-                    since="0.34.0", only="v2"),) if has("0.34.0") else ()
-    return FamilyRules(tuple(requires), tuple(constraints), tuple(ignores), tuple(advisories), tuple(facts),
-                       tuple(loads), tuple(a for f in loads for a in archs[f]), keys)
+    archs = {
+        fam.LAGUNA: (fam.LAGUNA_ARCH,),
+        fam.MUSE: (fam.MUSE_ARCHS[1],),
+        fam.BEAM: (fam.BEAM_ARCH,),
+        fam.XPRESS: fam.XPRESS_ARCHS,
+        fam.RICURSIVE: (fam.RICURSIVE_ARCH,),
+    }
+    keys = (
+        (
+            KeyRead(
+                "no_rope_layers",
+                "a DFlash2DraftModel with a non-empty list loads as DFlash2RicursiveDraftModel: "
+                "the listed layer indices run without RoPE",
+                (c.FAM_RICURSIVE_ROUTE, c.FAM_RICURSIVE_INDEX),
+                since="0.34.0",
+                only="v2",
+            ),
+        )
+        if has("0.34.0")
+        else ()
+    )
+    return FamilyRules(
+        tuple(requires),
+        tuple(constraints),
+        tuple(ignores),
+        tuple(advisories),
+        tuple(facts),
+        tuple(loads),
+        tuple(a for f in loads for a in archs[f]),
+        keys,
+    )

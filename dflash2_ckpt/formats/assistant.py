@@ -21,19 +21,23 @@ Who loads the encoder.* names (read from the public sources, pinned commits):
 The pydantic model of the dialect is formats/assistant_model.py; this module stays free of pydantic, so
 detecting the dialect costs no import.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 # stored name -> the name the nested / flat dialects (and vLLM after its remap) use
 ASSISTANT_TENSORS = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}
 # the DFlash keys this dialect keeps at the top level
 ASSISTANT_KEYS = ("target_layer_ids", "block_size", "mask_token_id")
-ENGINE_SUPPORT = ("vLLM routes MuseGlimmerAssistantModel to its DFlash model and remaps encoder.fc / "
-                  "encoder.output_norm_enc to fc / hidden_norm; SGLang's DFlash loader does not remap them "
-                  "and skips them silently (fc and hidden_norm stay uninitialised); exllamav3 and the "
-                  "transformers assistant model read them as they are. `dflash2-ckpt convert --to nested` "
-                  "writes the names every DFlash engine loads")
+ENGINE_SUPPORT = (
+    "vLLM routes MuseGlimmerAssistantModel to its DFlash model and remaps encoder.fc / "
+    "encoder.output_norm_enc to fc / hidden_norm; SGLang's DFlash loader does not remap them "
+    "and skips them silently (fc and hidden_norm stay uninitialised); exllamav3 and the "
+    "transformers assistant model read them as they are. `dflash2-ckpt convert --to nested` "
+    "writes the names every DFlash engine loads"
+)
 
 
 def special_ids(config: Mapping[str, Any]) -> list[int]:
@@ -41,7 +45,7 @@ def special_ids(config: Mapping[str, Any]) -> list[int]:
     out: list[int] = []
     for k in ("mask_token_id", "eos_token_id", "pad_token_id", "bos_token_id"):
         v = config.get(k)
-        for x in (v if isinstance(v, list) else [v]):
+        for x in v if isinstance(v, list) else [v]:
             if isinstance(x, int) and not isinstance(x, bool) and x >= 0:
                 out.append(x)
     return out
@@ -51,7 +55,9 @@ def _names_assistant(config: Mapping[str, Any]) -> bool:
     archs = config.get("architectures")
     names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     mt = config.get("model_type")
-    return any(a.endswith("AssistantModel") for a in names) or (isinstance(mt, str) and mt.endswith("_assistant"))
+    return any(a.endswith("AssistantModel") for a in names) or (
+        isinstance(mt, str) and mt.endswith("_assistant")
+    )
 
 
 def is_assistant(config: Mapping[str, Any], tensor_names: Any = ()) -> bool:

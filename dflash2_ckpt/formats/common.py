@@ -1,7 +1,8 @@
 """Fields shared by both dialects: the Qwen3 transformer config (nested root / flat transformer_layer_config)."""
+
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,37 +29,37 @@ class TransformerFields(BaseModel):
 
     model_config = MODEL_CONFIG
 
-    model_type: Optional[str] = None
+    model_type: str | None = None
     hidden_size: PosInt
     intermediate_size: PosInt
     num_hidden_layers: PosInt
     num_attention_heads: PosInt
-    num_key_value_heads: Optional[PosInt] = None
-    head_dim: Optional[PosInt] = None
+    num_key_value_heads: PosInt | None = None
+    head_dim: PosInt | None = None
     vocab_size: PosInt
     rms_norm_eps: PosFloat = 1e-6
     hidden_act: str = "silu"
     attention_bias: bool = False
-    max_position_embeddings: Optional[PosInt] = None
-    rope_parameters: Optional[RopeParameters] = None
-    rope_theta: Optional[PosFloat] = None
-    rope_scaling: Optional[dict[str, Any]] = None
-    layer_types: Optional[list[LayerTypeField]] = None
-    sliding_window: Optional[PosInt] = None
-    use_sliding_window: Optional[bool] = None
-    max_window_layers: Optional[NonNegInt] = None
-    tie_word_embeddings: Optional[bool] = None
-    dtype: Optional[str] = None
-    torch_dtype: Optional[str] = None
+    max_position_embeddings: PosInt | None = None
+    rope_parameters: RopeParameters | None = None
+    rope_theta: PosFloat | None = None
+    rope_scaling: dict[str, Any] | None = None
+    layer_types: list[LayerTypeField] | None = None
+    sliding_window: PosInt | None = None
+    use_sliding_window: bool | None = None
+    max_window_layers: NonNegInt | None = None
+    tie_word_embeddings: bool | None = None
+    dtype: str | None = None
+    torch_dtype: str | None = None
 
 
 class DrafterScales(BaseModel):
     """Scaling keys of DFlash2 (nested in dflash_config, top level in the flat dialect)."""
 
     model_config = MODEL_CONFIG
-    input_embedding_scale: Optional[float] = None
-    output_multiplier: Optional[PosFloat] = None
-    final_logit_softcapping: Optional[Annotated[float, Field(ge=0)]] = None
+    input_embedding_scale: float | None = None
+    output_multiplier: PosFloat | None = None
+    final_logit_softcapping: Annotated[float, Field(ge=0)] | None = None
 
 
 class V2Fields(BaseModel):

@@ -1,10 +1,12 @@
 """DF1xx findings about the JSON itself, written while config.json is parsed (formats/parse.py): the file
 unreadable, a value the schema refuses, a required key absent, an unknown key, a repeated key.
 The cross-field rules on the parsed spec are judged later, in checks/config.py."""
+
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
 
@@ -43,8 +45,16 @@ def unreadable(file: str, message: str, **details: Any) -> Finding:
 
 
 def duplicate_keys(file: str, keys: Iterable[str]) -> list[Finding]:
-    return [Finding("DF117", f"{file} repeats the key {k!r}; every JSON reader silently keeps the last value",
-                    field=k, file=file, details={"key": k}) for k in dict.fromkeys(keys)]
+    return [
+        Finding(
+            "DF117",
+            f"{file} repeats the key {k!r}; every JSON reader silently keeps the last value",
+            field=k,
+            file=file,
+            details={"key": k},
+        )
+        for k in dict.fromkeys(keys)
+    ]
 
 
 def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> list[Finding]:
@@ -52,13 +62,23 @@ def validation_findings(err: ValidationError, prefix: tuple[Any, ...] = ()) -> l
     for e in err.errors(include_url=False):
         path = json_path(prefix + tuple(e["loc"]))
         if e["type"] == "missing":
-            out.append(Finding("DF102", f"{path} is required but absent", field=path,
-                               details={"rule": "required"}))
+            out.append(
+                Finding("DF102", f"{path} is required but absent", field=path, details={"rule": "required"})
+            )
         else:
             value = e.get("input")
-            out.append(Finding("DF101", f"{path} = {_short(value)}: {e['msg']}", field=path,
-                               details={"value": value if _jsonable(value) else repr(value),
-                                        "rule": e["msg"], "type": e["type"]}))
+            out.append(
+                Finding(
+                    "DF101",
+                    f"{path} = {_short(value)}: {e['msg']}",
+                    field=path,
+                    details={
+                        "value": value if _jsonable(value) else repr(value),
+                        "rule": e["msg"],
+                        "type": e["type"],
+                    },
+                )
+            )
     return out
 
 
@@ -70,8 +90,10 @@ def missing(path: str, message: str) -> Finding:
 def out_of_range(path: str, value: Any, why: str, rule: str) -> Finding:
     """DF101 for a value the schema admits but the engines cannot hold (int64 overflow, absurd counts)."""
     # JSON readers of the report may hold numbers in 64 bits too: a huge integer travels as text
-    stored = str(value) if isinstance(value, int) and not -2**63 <= value < 2**63 else value
-    return Finding("DF101", f"{path} = {_short(value)}: {why}", field=path, details={"value": stored, "rule": rule})
+    stored = str(value) if isinstance(value, int) and not -(2**63) <= value < 2**63 else value
+    return Finding(
+        "DF101", f"{path} = {_short(value)}: {why}", field=path, details={"value": stored, "rule": rule}
+    )
 
 
 def unknown_key(path: str, readers: str = "the engines") -> Finding:

@@ -1,9 +1,11 @@
 """Which dialect and which DFlash version a config is, or which other drafter it is
 (docs/contract.md#telling-drafters-apart)."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 from .assistant import is_assistant
 from .families import Family, family_of
@@ -16,12 +18,12 @@ V1_ARCH = "DFlashDraftModel"
 @dataclass(frozen=True)
 class Detection:
     dialect: Literal["nested", "flat", "gguf", "assistant"] | None
-    version: Literal["v1", "v2"] | None   # what the engines will load it as
-    other: str | None = None               # name of a non-DFlash drafter, when recognised
-    arch_version: Literal["v1", "v2"] | None = None    # what `architectures` says
-    field_version: Literal["v1", "v2"] | None = None   # what the discriminator / v2 keys say
-    evidence: tuple[str, ...] = ()         # the keys / tensor names that name `other` despite a DFlash label
-    family: Family | None = None           # a DFlash family beside plain DFlash / DFlash2 (formats/families.py)
+    version: Literal["v1", "v2"] | None  # what the engines will load it as
+    other: str | None = None  # name of a non-DFlash drafter, when recognised
+    arch_version: Literal["v1", "v2"] | None = None  # what `architectures` says
+    field_version: Literal["v1", "v2"] | None = None  # what the discriminator / v2 keys say
+    evidence: tuple[str, ...] = ()  # the keys / tensor names that name `other` despite a DFlash label
+    family: Family | None = None  # a DFlash family beside plain DFlash / DFlash2 (formats/families.py)
 
     @property
     def is_dflash(self) -> bool:
@@ -55,8 +57,13 @@ def dspark_evidence(config: Mapping[str, Any], tensor_names: Iterable[str] = ())
     dc = config.get("dflash_config")
     keys = [k for k in config if _dspark_key(k)]
     keys += [f"dflash_config.{k}" for k in (dc if isinstance(dc, dict) else {}) if _dspark_key(k)]
-    heads = sorted({n.split(".", 1)[0] + ".*" for n in tensor_names
-                    if n.removeprefix("model.").startswith(_DSPARK_TENSORS)})
+    heads = sorted(
+        {
+            n.split(".", 1)[0] + ".*"
+            for n in tensor_names
+            if n.removeprefix("model.").startswith(_DSPARK_TENSORS)
+        }
+    )
     return tuple(sorted(keys)) + tuple(heads)
 
 

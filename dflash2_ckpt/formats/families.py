@@ -18,8 +18,9 @@ Pure data and functions on the config dict and tensor names: no pydantic, no tor
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 RICURSIVE, BEAM, XPRESS, LAGUNA, MUSE, MOE = "ricursive", "beam", "xpress", "laguna", "muse-assistant", "moe"
 

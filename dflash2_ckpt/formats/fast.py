@@ -10,10 +10,12 @@ finding about a bad config is still pydantic's own. tests/formats/test_fast_pars
 config in the repository and on thousands of mutations of them, that both agree, down to the spec and the
 findings.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .fast_schema import FIELDS, MODELS
 
@@ -88,9 +90,14 @@ class Parsed:
         except KeyError:
             raise AttributeError(f"{self._name} has no field {name!r}") from None
 
-    def model_dump(self, *, exclude: set[str] | frozenset[str] = frozenset(), exclude_none: bool = False) -> dict[str, Any]:
-        out = {k: dump(v) for k, v in (*self._fields.items(), *self.model_extra.items())
-               if k not in exclude and not (exclude_none and v is None)}
+    def model_dump(
+        self, *, exclude: set[str] | frozenset[str] = frozenset(), exclude_none: bool = False
+    ) -> dict[str, Any]:
+        out = {
+            k: dump(v)
+            for k, v in (*self._fields.items(), *self.model_extra.items())
+            if k not in exclude and not (exclude_none and v is None)
+        }
         return out
 
     def __repr__(self) -> str:
@@ -147,7 +154,7 @@ def _value(spec: tuple[Any, ...], v: Any) -> Any:
         return _copy(_plain(v))
     if kind == "model":
         return _model(spec[1], v)
-    raise Invalid       # a spec kind this module does not know: let pydantic judge
+    raise Invalid  # a spec kind this module does not know: let pydantic judge
 
 
 def _model(name: str, data: Any) -> Parsed:

@@ -1,8 +1,9 @@
 """The flat dialect (vllm-project/speculators): DFlash fields at the top level, the transformer nested
 in `transformer_layer_config` (docs/contract.md#the-flat-dialect)."""
+
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -12,44 +13,50 @@ from .common import MODEL_CONFIG, DrafterScales, NonNegInt, PosInt, TransformerF
 def _schema_requires(*names: str) -> Any:
     """Mark fields required in the JSON Schema while parsing stays lenient: speculators 0.9 refuses a config
     without them ('Field required'), which verify reports as DF130 with every other check still running."""
+
     def extra(schema: dict[str, Any], cls: Any) -> None:
         have = list(schema.get("required", []))
         schema["required"] = have + [n for n in names if n not in have]
+
     return extra
 
 
 class Verifier(BaseModel):
     model_config = MODEL_CONFIG
-    name_or_path: Optional[str] = None
-    architectures: Optional[list[str]] = None
+    name_or_path: str | None = None
+    architectures: list[str] | None = None
 
 
 class SpeculatorsConfig(BaseModel):
     model_config = MODEL_CONFIG | {"json_schema_extra": _schema_requires("verifier")}
-    algorithm: Optional[str] = None
-    default_proposal_method: Optional[str] = None
-    proposal_methods: Optional[list[dict[str, Any]]] = None
-    verifier: Optional[Verifier] = None
+    algorithm: str | None = None
+    default_proposal_method: str | None = None
+    proposal_methods: list[dict[str, Any]] | None = None
+    verifier: Verifier | None = None
 
 
 class FlatV1Config(DrafterScales):
-    model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (flat speculators dialect)",
-                                   "json_schema_extra": _schema_requires("speculators_config")}
+    model_config = MODEL_CONFIG | {
+        "title": "DFlash v1 drafter config (flat speculators dialect)",
+        "json_schema_extra": _schema_requires("speculators_config"),
+    }
     speculators_model_type: Literal["dflash"]
-    architectures: Optional[list[str]] = None
+    architectures: list[str] | None = None
     aux_hidden_state_layer_ids: Annotated[list[PosInt], Field(min_length=1)]
-    block_size: Optional[PosInt] = None
-    mask_token_id: Optional[NonNegInt] = None
-    draft_vocab_size: Optional[PosInt] = None
-    sample_from_anchor: Optional[bool] = None
-    sliding_window_non_causal: Optional[bool] = None
-    target_hidden_size: Optional[PosInt] = None
+    block_size: PosInt | None = None
+    mask_token_id: NonNegInt | None = None
+    draft_vocab_size: PosInt | None = None
+    sample_from_anchor: bool | None = None
+    sliding_window_non_causal: bool | None = None
+    target_hidden_size: PosInt | None = None
     transformer_layer_config: TransformerFields
-    speculators_config: Optional[SpeculatorsConfig] = None
-    speculators_version: Optional[str] = None
+    speculators_config: SpeculatorsConfig | None = None
+    speculators_version: str | None = None
 
 
 class FlatV2Config(V2Fields, FlatV1Config):
-    model_config = MODEL_CONFIG | {"title": "DFlash2 drafter config (flat speculators dialect)",
-                                   "json_schema_extra": _schema_requires("speculators_config")}
+    model_config = MODEL_CONFIG | {
+        "title": "DFlash2 drafter config (flat speculators dialect)",
+        "json_schema_extra": _schema_requires("speculators_config"),
+    }
     speculators_model_type: Literal["dflash2"]  # type: ignore[assignment]

@@ -4,12 +4,13 @@ Source: docs/engines.md (GGUF), paraphrasing the llama.cpp loader (ggml-org/llam
 @01b78a15) and the gguf-py constants it names (DFLASH_ATTN_CONV_BASE, ...). The gguf package on the
 registry (0.19.0) predates DFlash, so these names are defined here and nowhere else.
 """
+
 from __future__ import annotations
 
 import re
 
 ARCH = "dflash"
-FORK_ARCH = "dflash-draft"      # fork converters (llama.cpp#25116): refused by upstream
+FORK_ARCH = "dflash-draft"  # fork converters (llama.cpp#25116): refused by upstream
 
 # HF nested tensor name -> GGUF tensor name; {N} is the draft layer index.
 TENSORS: tuple[tuple[str, str], ...] = (
@@ -63,15 +64,15 @@ KEY_EPS = _k("attention.layer_norm_rms_epsilon")
 KEY_CAUSAL = _k("attention.causal")
 KEY_WINDOW = _k("attention.sliding_window")
 KEY_WINDOW_PATTERN = _k("attention.sliding_window_pattern")
-KEY_VALUE_SCALE = _k("attention.value_scale")      # dflash_config.attention_value_scale (llama.cpp b11434)
+KEY_VALUE_SCALE = _k("attention.value_scale")  # dflash_config.attention_value_scale (llama.cpp b11434)
 KEY_ROPE_BASE = _k("rope.freq_base")
-KEY_ROPE_SCALING = _k("rope.scaling.")          # prefix: type, factor, original_context_length, ...
+KEY_ROPE_SCALING = _k("rope.scaling.")  # prefix: type, factor, original_context_length, ...
 KEY_BLOCK_SIZE = _k("block_size")
 KEY_CONV_KERNEL = _k("conv_kernel_size")
 KEY_CONV_GROUP = _k("conv_group_size")
 KEY_SEL_RANK = _k("selector_rank")
 KEY_SEL_TOP_K = _k("selector_top_k")
-KEY_TARGET_LAYERS = _k("target_layers")          # z-lab target_layer_ids + 1 (layer inputs)
+KEY_TARGET_LAYERS = _k("target_layers")  # z-lab target_layer_ids + 1 (layer inputs)
 KEY_EMBED_SCALE = _k("embedding_scale")
 KEY_LOGIT_SCALE = _k("logit_scale")
 KEY_SOFTCAP = _k("final_logit_softcapping")
@@ -87,22 +88,44 @@ KEY_SOURCE_DTYPES = "dflash2_ckpt.source.dtypes"
 # the fingerprint of the target tokenizer the drafter was converted with (checkpoint/tokenizer.py)
 KEY_TOKENIZER_SHA256 = "dflash2_ckpt.tokenizer.sha256"
 
-V2_KEYS = {"conv_kernel_size": KEY_CONV_KERNEL, "conv_group_size": KEY_CONV_GROUP,
-           "selector_rank": KEY_SEL_RANK, "selector_top_k": KEY_SEL_TOP_K}
+V2_KEYS = {
+    "conv_kernel_size": KEY_CONV_KERNEL,
+    "conv_group_size": KEY_CONV_GROUP,
+    "selector_rank": KEY_SEL_RANK,
+    "selector_top_k": KEY_SEL_TOP_K,
+}
 # HF rope_scaling names -> llama.cpp's rope.scaling.* names
-ROPE_SCALING_NAMES = {"rope_type": "type", "type": "type", "factor": "factor",
-                      "original_max_position_embeddings": "original_context_length"}
+ROPE_SCALING_NAMES = {
+    "rope_type": "type",
+    "type": "type",
+    "factor": "factor",
+    "original_max_position_embeddings": "original_context_length",
+}
 
 # DraftSpec field -> the key it came from, for finding messages on a GGUF file
 SPEC_PATHS = {
-    "num_hidden_layers": KEY_BLOCK_COUNT, "max_position_embeddings": KEY_CONTEXT, "hidden_size": KEY_EMBED,
-    "intermediate_size": KEY_FFN, "vocab_size": KEY_VOCAB, "num_attention_heads": KEY_HEADS,
-    "num_key_value_heads": KEY_HEADS_KV, "head_dim": KEY_KEY_LEN, "rms_norm_eps": KEY_EPS,
-    "is_causal": KEY_CAUSAL, "causal": KEY_CAUSAL, "sliding_window": KEY_WINDOW,
-    "layer_types": KEY_WINDOW_PATTERN, "rope_theta": KEY_ROPE_BASE, "block_size": KEY_BLOCK_SIZE,
-    "target_layer_ids": KEY_TARGET_LAYERS, "mask_token_id": KEY_MASK, "architectures": KEY_ARCH,
-    "input_embedding_scale": KEY_EMBED_SCALE, "output_multiplier": KEY_LOGIT_SCALE,
-    "final_logit_softcapping": KEY_SOFTCAP, **V2_KEYS,
+    "num_hidden_layers": KEY_BLOCK_COUNT,
+    "max_position_embeddings": KEY_CONTEXT,
+    "hidden_size": KEY_EMBED,
+    "intermediate_size": KEY_FFN,
+    "vocab_size": KEY_VOCAB,
+    "num_attention_heads": KEY_HEADS,
+    "num_key_value_heads": KEY_HEADS_KV,
+    "head_dim": KEY_KEY_LEN,
+    "rms_norm_eps": KEY_EPS,
+    "is_causal": KEY_CAUSAL,
+    "causal": KEY_CAUSAL,
+    "sliding_window": KEY_WINDOW,
+    "layer_types": KEY_WINDOW_PATTERN,
+    "rope_theta": KEY_ROPE_BASE,
+    "block_size": KEY_BLOCK_SIZE,
+    "target_layer_ids": KEY_TARGET_LAYERS,
+    "mask_token_id": KEY_MASK,
+    "architectures": KEY_ARCH,
+    "input_embedding_scale": KEY_EMBED_SCALE,
+    "output_multiplier": KEY_LOGIT_SCALE,
+    "final_logit_softcapping": KEY_SOFTCAP,
+    **V2_KEYS,
 }
 
 

@@ -4,30 +4,42 @@ Reading: the `dflash.*` keys and the tensor infos become the same DraftSpec the 
 are stored + 1, so they come back − 1; ne is the HF shape reversed), so every existing check runs on a GGUF
 file. Writing: the metadata a DraftSpec implies, in the key order llama.cpp's converter uses.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from gguf import GGUFValueType
 
+from ..sources.gguf_header import GGUFHeader
 from . import gguf_names as N
 from .spec import CausalityKeys, DraftSpec, LayerType
-from ..sources.gguf_header import GGUFHeader
 
 REQUIRED = (N.KEY_BLOCK_COUNT, N.KEY_EMBED, N.KEY_FFN, N.KEY_HEADS)
 MAX_LAYERS = 4096
-_INTS = frozenset({GGUFValueType.UINT8, GGUFValueType.INT8, GGUFValueType.UINT16, GGUFValueType.INT16,
-                   GGUFValueType.UINT32, GGUFValueType.INT32, GGUFValueType.UINT64, GGUFValueType.INT64})
+_INTS = frozenset(
+    {
+        GGUFValueType.UINT8,
+        GGUFValueType.INT8,
+        GGUFValueType.UINT16,
+        GGUFValueType.INT16,
+        GGUFValueType.UINT32,
+        GGUFValueType.INT32,
+        GGUFValueType.UINT64,
+        GGUFValueType.INT64,
+    }
+)
 _FLOATS = frozenset({GGUFValueType.FLOAT32, GGUFValueType.FLOAT64})
 
 
 @dataclass(frozen=True)
 class GGUFRead:
     spec: DraftSpec | None
-    version: str | None          # "v2" when selector_top_k > 0 or conv / selector tensors exist
-    bad_keys: tuple[str, ...]    # required keys absent or of the wrong type (spec is None then)
+    version: str | None  # "v2" when selector_top_k > 0 or conv / selector tensors exist
+    bad_keys: tuple[str, ...]  # required keys absent or of the wrong type (spec is None then)
     v2_tensors: bool
 
 
@@ -64,9 +76,11 @@ def _layer_types(h: GGUFHeader, layers: int) -> tuple[LayerType | None, ...]:
         flags = [bool(v) for v in kv.value]
         return tuple("sliding_attention" if f else "full_attention" for f in flags)
     period = _int(h, N.KEY_WINDOW_PATTERN)
-    if period is not None:   # llama.cpp's rule: layer il slides unless il % n == n - 1 (n = 0: all slide)
-        return tuple("sliding_attention" if period == 0 or il % period < period - 1 else "full_attention"
-                     for il in range(layers))
+    if period is not None:  # llama.cpp's rule: layer il slides unless il % n == n - 1 (n = 0: all slide)
+        return tuple(
+            "sliding_attention" if period == 0 or il % period < period - 1 else "full_attention"
+            for il in range(layers)
+        )
     return (None,) * layers
 
 
@@ -75,7 +89,7 @@ def _rope_scaling(h: GGUFHeader) -> dict[str, Any] | None:
     out = {}
     for key, kv in h.kv.items():
         if key.startswith(N.KEY_ROPE_SCALING) and kv.type != GGUFValueType.ARRAY:
-            name = key[len(N.KEY_ROPE_SCALING):]
+            name = key[len(N.KEY_ROPE_SCALING) :]
             value = short_float(kv.value) if kv.type == GGUFValueType.FLOAT32 else kv.value
             out[back.get(name, name)] = value
     return out or None
@@ -111,22 +125,38 @@ def read_spec(h: GGUFHeader) -> GGUFRead:
         target_hidden = fc.ne[0] // len(taps)
     codebook = tensors.get("selector_predecessor.weight")
     tokens = h.kv.get("tokenizer.ggml.tokens")
-    vocab = (_int(h, N.KEY_VOCAB) or (codebook.ne[-1] if codebook is not None and codebook.ne else None)
-             or (len(tokens.value) if tokens is not None and tokens.type == GGUFValueType.ARRAY else None) or 1)
+    vocab = (
+        _int(h, N.KEY_VOCAB)
+        or (codebook.ne[-1] if codebook is not None and codebook.ne else None)
+        or (len(tokens.value) if tokens is not None and tokens.type == GGUFValueType.ARRAY else None)
+        or 1
+    )
     causal = h.get(N.KEY_CAUSAL)
     causal = causal if isinstance(causal, bool) else None
     window = _int(h, N.KEY_WINDOW)
     head_dim = _int(h, N.KEY_KEY_LEN) or (H // heads if heads else 1)
     spec = DraftSpec(
-        version="v2" if version == "v2" else "v1", dialect="gguf", hidden_size=H,
-        intermediate_size=_int(h, N.KEY_FFN) or 0, num_hidden_layers=L, num_attention_heads=heads,
-        num_key_value_heads=_int(h, N.KEY_HEADS_KV) or heads, head_dim=head_dim, vocab_size=vocab,
-        target_layer_ids=tuple(t - 1 for t in taps), layer_types=_layer_types(h, L),
-        causality=CausalityKeys(is_causal=causal), rms_norm_eps=_float(h, N.KEY_EPS) or 1e-6,
-        attention_bias=any(n.endswith(".attn_q.bias") for n in names), sliding_window=window or None,
-        rope_theta=_float(h, N.KEY_ROPE_BASE) or 10000.0, rope_scaling=_rope_scaling(h),
-        max_position_embeddings=_int(h, N.KEY_CONTEXT) or None, target_hidden_size=target_hidden,
-        mask_token_id=_int(h, N.KEY_MASK), block_size=_int(h, N.KEY_BLOCK_SIZE) or None,
+        version="v2" if version == "v2" else "v1",
+        dialect="gguf",
+        hidden_size=H,
+        intermediate_size=_int(h, N.KEY_FFN) or 0,
+        num_hidden_layers=L,
+        num_attention_heads=heads,
+        num_key_value_heads=_int(h, N.KEY_HEADS_KV) or heads,
+        head_dim=head_dim,
+        vocab_size=vocab,
+        target_layer_ids=tuple(t - 1 for t in taps),
+        layer_types=_layer_types(h, L),
+        causality=CausalityKeys(is_causal=causal),
+        rms_norm_eps=_float(h, N.KEY_EPS) or 1e-6,
+        attention_bias=any(n.endswith(".attn_q.bias") for n in names),
+        sliding_window=window or None,
+        rope_theta=_float(h, N.KEY_ROPE_BASE) or 10000.0,
+        rope_scaling=_rope_scaling(h),
+        max_position_embeddings=_int(h, N.KEY_CONTEXT) or None,
+        target_hidden_size=target_hidden,
+        mask_token_id=_int(h, N.KEY_MASK),
+        block_size=_int(h, N.KEY_BLOCK_SIZE) or None,
         input_embedding_scale=_float(h, N.KEY_EMBED_SCALE) or 1.0,
         output_multiplier=_float(h, N.KEY_LOGIT_SCALE) or 1.0,
         final_logit_softcapping=_float(h, N.KEY_SOFTCAP) or None,
@@ -173,20 +203,31 @@ def spec_metadata(spec: DraftSpec, *, context_length: int, causal: bool | None) 
     """The `dflash.*` keys and the mask id for a drafter (docs/engines.md, GGUF); `causal` None writes no
     key."""
     out: list[Meta] = [
-        _u32(N.KEY_BLOCK_COUNT, spec.num_hidden_layers), _u32(N.KEY_CONTEXT, context_length),
-        _u32(N.KEY_EMBED, spec.hidden_size), _u32(N.KEY_FFN, spec.intermediate_size),
+        _u32(N.KEY_BLOCK_COUNT, spec.num_hidden_layers),
+        _u32(N.KEY_CONTEXT, context_length),
+        _u32(N.KEY_EMBED, spec.hidden_size),
+        _u32(N.KEY_FFN, spec.intermediate_size),
         _u32(N.KEY_VOCAB, spec.vocab_size),
-        _u32(N.KEY_HEADS, spec.num_attention_heads), _u32(N.KEY_HEADS_KV, spec.num_key_value_heads),
-        _u32(N.KEY_KEY_LEN, spec.head_dim), _u32(N.KEY_VALUE_LEN, spec.head_dim),
-        _f32(N.KEY_EPS, spec.rms_norm_eps), _f32(N.KEY_ROPE_BASE, spec.rope_theta),
+        _u32(N.KEY_HEADS, spec.num_attention_heads),
+        _u32(N.KEY_HEADS_KV, spec.num_key_value_heads),
+        _u32(N.KEY_KEY_LEN, spec.head_dim),
+        _u32(N.KEY_VALUE_LEN, spec.head_dim),
+        _f32(N.KEY_EPS, spec.rms_norm_eps),
+        _f32(N.KEY_ROPE_BASE, spec.rope_theta),
     ]
     if causal is not None:
         out.append((N.KEY_CAUSAL, causal, GGUFValueType.BOOL, None))
     if spec.sliding_window:
         out.append(_u32(N.KEY_WINDOW, spec.sliding_window))
     if all(t is not None for t in spec.layer_types):
-        out.append((N.KEY_WINDOW_PATTERN, [t == "sliding_attention" for t in spec.layer_types],
-                    GGUFValueType.ARRAY, GGUFValueType.BOOL))
+        out.append(
+            (
+                N.KEY_WINDOW_PATTERN,
+                [t == "sliding_attention" for t in spec.layer_types],
+                GGUFValueType.ARRAY,
+                GGUFValueType.BOOL,
+            )
+        )
     for k, v in (spec.rope_scaling or {}).items():
         name = N.KEY_ROPE_SCALING + N.ROPE_SCALING_NAMES.get(k, k)
         if isinstance(v, str):
@@ -198,8 +239,14 @@ def spec_metadata(spec: DraftSpec, *, context_length: int, causal: bool | None) 
     if spec.version == "v2":
         for field, key in N.V2_KEYS.items():
             out.append(_u32(key, getattr(spec, field)))
-    out.append((N.KEY_TARGET_LAYERS, list(spec.aux_hidden_state_layer_ids), GGUFValueType.ARRAY,
-                GGUFValueType.UINT32))
+    out.append(
+        (
+            N.KEY_TARGET_LAYERS,
+            list(spec.aux_hidden_state_layer_ids),
+            GGUFValueType.ARRAY,
+            GGUFValueType.UINT32,
+        )
+    )
     if spec.input_embedding_scale != 1.0:
         out.append(_f32(N.KEY_EMBED_SCALE, spec.input_embedding_scale))
     if spec.output_multiplier != 1.0:
@@ -208,7 +255,7 @@ def spec_metadata(spec: DraftSpec, *, context_length: int, causal: bool | None) 
         out.append(_f32(N.KEY_SOFTCAP, spec.final_logit_softcapping))
     if spec.mask_token_id is not None:
         out.append(_u32(N.KEY_MASK, spec.mask_token_id))
-    scale = spec.drafter_extra.get("attention_value_scale")     # written whenever set, as llama.cpp's converter
+    scale = spec.drafter_extra.get("attention_value_scale")  # written whenever set, as llama.cpp's converter
     if isinstance(scale, (int, float)) and not isinstance(scale, bool):
         out.append(_f32(N.KEY_VALUE_SCALE, scale))
     return out

@@ -1,6 +1,7 @@
 """The pydantic model of each (dialect, version): the one source of the schema. formats/parse.py validates
 with them when the fast parse (formats/fast.py) does not accept a config; formats/schemas.py writes them
 as JSON Schema; dev/fast_schema.py reduces them to the fast parse's table."""
+
 from __future__ import annotations
 
 from pydantic import BaseModel

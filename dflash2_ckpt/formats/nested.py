@@ -1,8 +1,9 @@
 """The nested dialect (z-lab, vLLM, SGLang): a Qwen3 config with the DFlash knobs in `dflash_config`
 (docs/contract.md#the-nested-dialect)."""
+
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 from pydantic import Field
 
@@ -14,19 +15,19 @@ TapIds = Annotated[list[NonNegInt], Field(min_length=1)]
 class DFlashConfigV1(DrafterScales):
     model_config = MODEL_CONFIG
     target_layer_ids: TapIds
-    mask_token_id: Optional[NonNegInt] = None
-    block_size: Optional[PosInt] = None
-    causal: Optional[bool] = None
-    sample_from_anchor: Optional[bool] = None
+    mask_token_id: NonNegInt | None = None
+    block_size: PosInt | None = None
+    causal: bool | None = None
+    sample_from_anchor: bool | None = None
     # MiMo-style keys vLLM's DFlash reads (layer_ids before target_layer_ids; use_swa / swa_window_size /
     # attention_sink_bias for the sliding window; attention_value_scale): modelled so they are checked, kept by
     # convert
-    layer_ids: Optional[list[NonNegInt]] = None
-    use_swa: Optional[bool] = None
-    swa_window_size: Optional[PosInt] = None
-    attention_sink_bias: Optional[bool] = None
+    layer_ids: list[NonNegInt] | None = None
+    use_swa: bool | None = None
+    swa_window_size: PosInt | None = None
+    attention_sink_bias: bool | None = None
     # MiMo's factor on V (vLLM 0.31.0 and SGLang 0.5.20 on read it; engines/attention_keys.py)
-    attention_value_scale: Optional[float] = None
+    attention_value_scale: float | None = None
 
 
 class DFlashConfigV2(V2Fields, DFlashConfigV1):
@@ -39,11 +40,11 @@ class NestedV1Config(TransformerFields):
     model_config = MODEL_CONFIG | {"title": "DFlash v1 drafter config (nested dialect)"}
     architectures: Annotated[list[str], Field(min_length=1)]
     dflash_config: DFlashConfigV1
-    is_causal: Optional[bool] = None
-    num_target_layers: Optional[PosInt] = None
-    target_hidden_size: Optional[PosInt] = None
-    block_size: Optional[PosInt] = None       # old dialect; must agree with dflash_config.block_size
-    mask_token_id: Optional[NonNegInt] = None  # vLLM also reads it here
+    is_causal: bool | None = None
+    num_target_layers: PosInt | None = None
+    target_hidden_size: PosInt | None = None
+    block_size: PosInt | None = None  # old dialect; must agree with dflash_config.block_size
+    mask_token_id: NonNegInt | None = None  # vLLM also reads it here
 
 
 class NestedV2Config(NestedV1Config):

@@ -4,18 +4,25 @@ The findings themselves are written by config_findings.py (DF1xx); this module o
 the fast parse (formats/fast.py) accepts is not handed to pydantic at all, so reading a valid config
 imports no pydantic; every other config is validated by the model, which writes the findings.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
-
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
 from . import fast
 from .assistant import special_ids
-from .config_findings import (duplicate_keys, json_path, missing, out_of_range, unknown_key, unreadable,
-                              validation_findings)
+from .config_findings import (
+    duplicate_keys,
+    json_path,
+    missing,
+    out_of_range,
+    unknown_key,
+    unreadable,
+    validation_findings,
+)
 from .detect import Detection, detect
 from .families import family_keys
 from .keys import OWN_KEYS, STANDARD_HF_KEYS
@@ -31,10 +38,10 @@ if TYPE_CHECKING:
 MAX_DRAFT_LAYERS = 4096
 
 
-
 def __getattr__(name: str) -> object:
-    if name == "MODELS":            # its old home; the models load on first use (formats/models.py)
+    if name == "MODELS":  # its old home; the models load on first use (formats/models.py)
         from .models import MODELS
+
         return MODELS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -68,14 +75,21 @@ def load_config(raw: bytes, *, file: str = "config.json") -> tuple[dict[str, Any
     except RecursionError:
         return None, [unreadable(file, f"{file} is nested too deeply to be a config")]
     except ValueError as e:
-        return None, [unreadable(file, f"{file} is not valid JSON: {e}",
-                                 hint="fix the JSON syntax; a config is one JSON object")]
+        return None, [
+            unreadable(
+                file,
+                f"{file} is not valid JSON: {e}",
+                hint="fix the JSON syntax; a config is one JSON object",
+            )
+        ]
     if not isinstance(obj, dict):
         return None, [unreadable(file, f"{file} holds a JSON {type(obj).__name__}, not an object")]
     return obj, duplicate_keys(file, dups.found)
 
 
-def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any], dict[str, str], list[Finding]]:
+def _transformer_part(
+    cfg: TransformerFields, base: str
+) -> tuple[dict[str, Any], dict[str, str], list[Finding]]:
     """Spec fields and their JSON paths from the transformer half of either dialect."""
     p = (lambda k: f"{base}.{k}") if base else (lambda k: k)
     heads = cfg.num_attention_heads
@@ -92,12 +106,21 @@ def _transformer_part(cfg: TransformerFields, base: str) -> tuple[dict[str, Any]
         theta_path = p("rope_theta")
     layer_types = tuple(cfg.layer_types) if cfg.layer_types is not None else (None,) * cfg.num_hidden_layers
     fields = dict(
-        hidden_size=cfg.hidden_size, intermediate_size=cfg.intermediate_size,
-        num_hidden_layers=cfg.num_hidden_layers, num_attention_heads=heads, num_key_value_heads=kv,
-        head_dim=cfg.head_dim or cfg.hidden_size // heads, vocab_size=cfg.vocab_size,
-        rms_norm_eps=cfg.rms_norm_eps, hidden_act=cfg.hidden_act, attention_bias=cfg.attention_bias,
-        sliding_window=cfg.sliding_window, rope_theta=float(theta), rope_scaling=rope_scaling,
-        max_position_embeddings=cfg.max_position_embeddings, layer_types=layer_types,
+        hidden_size=cfg.hidden_size,
+        intermediate_size=cfg.intermediate_size,
+        num_hidden_layers=cfg.num_hidden_layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv,
+        head_dim=cfg.head_dim or cfg.hidden_size // heads,
+        vocab_size=cfg.vocab_size,
+        rms_norm_eps=cfg.rms_norm_eps,
+        hidden_act=cfg.hidden_act,
+        attention_bias=cfg.attention_bias,
+        sliding_window=cfg.sliding_window,
+        rope_theta=float(theta),
+        rope_scaling=rope_scaling,
+        max_position_embeddings=cfg.max_position_embeddings,
+        layer_types=layer_types,
         dtype=cfg.dtype or cfg.torch_dtype,
     )
     paths = {k: p(k) for k in fields}
@@ -130,21 +153,36 @@ def _oversized_ints(config: Mapping[str, Any]) -> list[Finding]:
     while stack:
         loc, node = stack.pop()
         if isinstance(node, list) and len(node) > MAX_CONFIG_LIST:
-            out.append(out_of_range(json_path(loc), f"a list of {len(node):,} entries", "is longer than any "
-                                    "drafter needs (one entry per layer at most)", f"<= {MAX_CONFIG_LIST:,} entries"))
+            out.append(
+                out_of_range(
+                    json_path(loc),
+                    f"a list of {len(node):,} entries",
+                    "is longer than any drafter needs (one entry per layer at most)",
+                    f"<= {MAX_CONFIG_LIST:,} entries",
+                )
+            )
             continue
         # scalars are checked in place: only containers are queued, so the walk holds one entry per
         # container, not one per number (a config may hold millions)
-        for k, v in (node.items() if isinstance(node, dict) else enumerate(node)):
+        for k, v in node.items() if isinstance(node, dict) else enumerate(node):
             if isinstance(v, (dict, list)):
                 stack.append((loc + (k,), v))
             elif isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
-                out.append(out_of_range(json_path(loc + (k,)), v, "does not fit in a 64-bit integer, which is "
-                                        "what every engine stores config integers in", "int64"))
+                out.append(
+                    out_of_range(
+                        json_path(loc + (k,)),
+                        v,
+                        "does not fit in a 64-bit integer, which is "
+                        "what every engine stores config integers in",
+                        "int64",
+                    )
+                )
     return sorted(out, key=lambda f: f.field or "")
 
 
-def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[DraftSpec | None, list[Finding]]:
+def to_spec(
+    config: Mapping[str, Any], det: Detection | None = None
+) -> tuple[DraftSpec | None, list[Finding]]:
     """Validate a config dict against its dialect's model and map it to a DraftSpec."""
     det = det or detect(config)
     if det.version is None or det.dialect is None:
@@ -157,6 +195,7 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
         from pydantic import ValidationError
 
         from .models import MODELS
+
         try:
             parsed = MODELS[(det.dialect, det.version)].model_validate(dict(config))
         except ValidationError as e:
@@ -166,8 +205,14 @@ def to_spec(config: Mapping[str, Any], det: Detection | None = None) -> tuple[Dr
     tl: Any = parsed.transformer_layer_config if det.dialect == "flat" else parsed
     if tl.num_hidden_layers > MAX_DRAFT_LAYERS:
         path = "transformer_layer_config.num_hidden_layers" if det.dialect == "flat" else "num_hidden_layers"
-        return None, [out_of_range(path, tl.num_hidden_layers, "a drafter has a handful of layers; more than "
-                                   f"{MAX_DRAFT_LAYERS} is refused", f"<= {MAX_DRAFT_LAYERS}")]
+        return None, [
+            out_of_range(
+                path,
+                tl.num_hidden_layers,
+                f"a drafter has a handful of layers; more than {MAX_DRAFT_LAYERS} is refused",
+                f"<= {MAX_DRAFT_LAYERS}",
+            )
+        ]
     spec: DraftSpec | None
     if det.dialect == "nested":
         spec, found = _nested_spec(parsed, det)
@@ -188,21 +233,30 @@ def _scales(src: Any) -> dict[str, Any]:
     return dict(
         input_embedding_scale=1.0 if src.input_embedding_scale is None else src.input_embedding_scale,
         output_multiplier=1.0 if src.output_multiplier is None else src.output_multiplier,
-        final_logit_softcapping=src.final_logit_softcapping or None,   # 0 means off
+        final_logit_softcapping=src.final_logit_softcapping or None,  # 0 means off
     )
 
 
 def _v2(src: Any, version: str) -> dict[str, Any]:
     if version != "v2":
         return {}
-    return {k: getattr(src, k) for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")}
+    return {
+        k: getattr(src, k) for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+    }
 
 
 # dflash_config keys from MiMo-style v1 drafters that vLLM's DFlash reads (formats/nested.py)
 MIMO_KEYS = ("layer_ids", "use_swa", "swa_window_size", "attention_sink_bias", "attention_value_scale")
 
-_NESTED_ROOT_DRAFTER_KEYS = ("architectures", "dflash_config", "is_causal", "num_target_layers",
-                             "target_hidden_size", "block_size", "mask_token_id")
+_NESTED_ROOT_DRAFTER_KEYS = (
+    "architectures",
+    "dflash_config",
+    "is_causal",
+    "num_target_layers",
+    "target_hidden_size",
+    "block_size",
+    "mask_token_id",
+)
 
 
 def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[Finding]]:
@@ -218,28 +272,52 @@ def _nested_spec(cfg: NestedV1Config, det: Detection) -> tuple[DraftSpec, list[F
     drafter_extra = dict(dc.model_extra or {})
     for k in drafter_extra:
         if k in V2_KEYS:
-            continue    # v2 keys under a v1 architecture: the identity check reports DF303
+            continue  # v2 keys under a v1 architecture: the identity check reports DF303
         findings.append(unknown_key(f"dflash_config.{k}"))
     for k in ("sample_from_anchor",) + MIMO_KEYS:
         if getattr(dc, k) is not None:
             drafter_extra[k] = getattr(dc, k)
     v2 = _v2(dc, det.version or "v1")
     spec = DraftSpec(
-        version=det.version or "v1", dialect="nested", **fields,
+        version=det.version or "v1",
+        dialect="nested",
+        **fields,
         target_layer_ids=tuple(dc.target_layer_ids),
-        causality=CausalityKeys(is_causal=cfg.is_causal, dflash_causal=dc.causal,
-                                dflash_is_causal=_flag(drafter_extra.get("is_causal"))),
-        target_hidden_size=cfg.target_hidden_size, num_target_layers=cfg.num_target_layers,
-        mask_token_id=mask, block_size=block, **v2, **_scales(dc),
-        transformer_extra=extra, drafter_extra=drafter_extra,
+        causality=CausalityKeys(
+            is_causal=cfg.is_causal,
+            dflash_causal=dc.causal,
+            dflash_is_causal=_flag(drafter_extra.get("is_causal")),
+        ),
+        target_hidden_size=cfg.target_hidden_size,
+        num_target_layers=cfg.num_target_layers,
+        mask_token_id=mask,
+        block_size=block,
+        **v2,
+        **_scales(dc),
+        transformer_extra=extra,
+        drafter_extra=drafter_extra,
     )
-    paths.update(target_layer_ids="dflash_config.target_layer_ids", mask_token_id=mask_path,
-                 block_size=block_path, num_target_layers="num_target_layers",
-                 target_hidden_size="target_hidden_size", is_causal="is_causal", causal="dflash_config.causal",
-                 sample_from_anchor="dflash_config.sample_from_anchor", architectures="architectures",
-                 **{k: f"dflash_config.{k}" for k in MIMO_KEYS})
-    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
-              "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
+    paths.update(
+        target_layer_ids="dflash_config.target_layer_ids",
+        mask_token_id=mask_path,
+        block_size=block_path,
+        num_target_layers="num_target_layers",
+        target_hidden_size="target_hidden_size",
+        is_causal="is_causal",
+        causal="dflash_config.causal",
+        sample_from_anchor="dflash_config.sample_from_anchor",
+        architectures="architectures",
+        **{k: f"dflash_config.{k}" for k in MIMO_KEYS},
+    )
+    for k in (
+        "conv_kernel_size",
+        "conv_group_size",
+        "selector_rank",
+        "selector_top_k",
+        "input_embedding_scale",
+        "output_multiplier",
+        "final_logit_softcapping",
+    ):
         paths[k] = f"dflash_config.{k}"
     return spec.with_(paths=paths), findings
 
@@ -254,39 +332,73 @@ def _flat_spec(cfg: FlatV1Config, det: Detection) -> tuple[DraftSpec, list[Findi
     drafter_extra = dict(cfg.model_extra or {})
     # the target's layer count, which convert carries at the top level (SGLang guesses taps from it)
     layers = drafter_extra.pop("num_target_layers", None)
-    num_target_layers = layers if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0 else None
+    num_target_layers = (
+        layers if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0 else None
+    )
     if layers is not None and num_target_layers is None:
         drafter_extra["num_target_layers"] = layers
     for k in drafter_extra:
         if k not in STANDARD_HF_KEYS and k not in OWN_KEYS:
             findings.append(unknown_key(k, "speculators or vLLM"))
-    for k in ("architectures", "speculators_config", "speculators_version", "draft_vocab_size",
-              "sample_from_anchor"):
+    for k in (
+        "architectures",
+        "speculators_config",
+        "speculators_version",
+        "draft_vocab_size",
+        "sample_from_anchor",
+    ):
         value = getattr(cfg, k)
         if value is not None:
             drafter_extra[k] = value.model_dump(exclude_none=False) if hasattr(value, "model_dump") else value
     v2 = _v2(cfg, det.version or "v1")
     spec = DraftSpec(
-        version=det.version or "v1", dialect="flat", **fields,
+        version=det.version or "v1",
+        dialect="flat",
+        **fields,
         target_layer_ids=tuple(a - 1 for a in cfg.aux_hidden_state_layer_ids),
         causality=CausalityKeys(sliding_window_non_causal=cfg.sliding_window_non_causal),
-        target_hidden_size=cfg.target_hidden_size, mask_token_id=cfg.mask_token_id,
-        block_size=cfg.block_size, **v2, **_scales(cfg), num_target_layers=num_target_layers,
-        transformer_extra=extra, drafter_extra=drafter_extra,
+        target_hidden_size=cfg.target_hidden_size,
+        mask_token_id=cfg.mask_token_id,
+        block_size=cfg.block_size,
+        **v2,
+        **_scales(cfg),
+        num_target_layers=num_target_layers,
+        transformer_extra=extra,
+        drafter_extra=drafter_extra,
     )
-    paths.update(target_layer_ids="aux_hidden_state_layer_ids", mask_token_id="mask_token_id",
-                 block_size="block_size", target_hidden_size="target_hidden_size",
-                 sliding_window_non_causal="sliding_window_non_causal", draft_vocab_size="draft_vocab_size",
-                 sample_from_anchor="sample_from_anchor", architectures="architectures",
-                 num_target_layers="num_target_layers")
-    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
-              "input_embedding_scale", "output_multiplier", "final_logit_softcapping"):
+    paths.update(
+        target_layer_ids="aux_hidden_state_layer_ids",
+        mask_token_id="mask_token_id",
+        block_size="block_size",
+        target_hidden_size="target_hidden_size",
+        sliding_window_non_causal="sliding_window_non_causal",
+        draft_vocab_size="draft_vocab_size",
+        sample_from_anchor="sample_from_anchor",
+        architectures="architectures",
+        num_target_layers="num_target_layers",
+    )
+    for k in (
+        "conv_kernel_size",
+        "conv_group_size",
+        "selector_rank",
+        "selector_top_k",
+        "input_embedding_scale",
+        "output_multiplier",
+        "final_logit_softcapping",
+    ):
         paths[k] = k
     return spec.with_(paths=paths), findings
 
 
-_ASSISTANT_DRAFTER_KEYS = ("architectures", "target_layer_ids", "block_size", "mask_token_id", "is_causal",
-                           "num_target_layers", "target_hidden_size")
+_ASSISTANT_DRAFTER_KEYS = (
+    "architectures",
+    "target_layer_ids",
+    "block_size",
+    "mask_token_id",
+    "is_causal",
+    "num_target_layers",
+    "target_hidden_size",
+)
 
 
 # what transformers' MuseGlimmerAssistantConfig fills in when the export leaves a key out, and so what the
@@ -308,16 +420,27 @@ def _assistant_spec(cfg: AssistantV1Config, raw: Mapping[str, Any]) -> tuple[Dra
         # the export borrows the target's embedding and head; judge with the bound its own ids give
         ids = special_ids(cfg.model_dump())
         if not ids:
-            return None, [missing("vocab_size", "vocab_size is absent and no mask / special token id bounds "
-                                  "the vocabulary; the assistant export borrows the target's: pass --target")]
+            return None, [
+                missing(
+                    "vocab_size",
+                    "vocab_size is absent and no mask / special token id bounds "
+                    "the vocabulary; the assistant export borrows the target's: pass --target",
+                )
+            ]
         fields["vocab_size"], vocab_from = max(ids) + 1, "bound"
     spec = DraftSpec(
-        version="v1", dialect="assistant", vocab_from=vocab_from, **fields,
+        version="v1",
+        dialect="assistant",
+        vocab_from=vocab_from,
+        **fields,
         target_layer_ids=tuple(cfg.target_layer_ids),
         causality=CausalityKeys(is_causal=cfg.is_causal),
-        target_hidden_size=cfg.target_hidden_size, num_target_layers=cfg.num_target_layers,
-        mask_token_id=cfg.mask_token_id, block_size=cfg.block_size,
-        transformer_extra=extra, drafter_extra={"architectures": cfg.architectures} if cfg.architectures else {},
+        target_hidden_size=cfg.target_hidden_size,
+        num_target_layers=cfg.num_target_layers,
+        mask_token_id=cfg.mask_token_id,
+        block_size=cfg.block_size,
+        transformer_extra=extra,
+        drafter_extra={"architectures": cfg.architectures} if cfg.architectures else {},
     )
     paths.update({k: k for k in _ASSISTANT_DRAFTER_KEYS})
     return spec.with_(paths=paths), findings

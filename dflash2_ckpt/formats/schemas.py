@@ -1,4 +1,5 @@
 """JSON Schema of each dialect, generated from the pydantic models so the committed files cannot drift."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ def resolve(name: str) -> str:
     if versions:
         raise ValueError(f"{name!r} has a schema per version: {', '.join(versions)}")
     if key == "gguf":
-        raise ValueError("the gguf dialect has no JSON Schema: its config is GGUF metadata, not a "
-                         "config.json (docs/llama-cpp.md lists the keys)")
+        raise ValueError(
+            "the gguf dialect has no JSON Schema: its config is GGUF metadata, not a "
+            "config.json (docs/llama-cpp.md lists the keys)"
+        )
     raise ValueError(f"no dialect {name!r}; the dialects with a schema are {', '.join(NAMES)}")
 
 
@@ -52,7 +55,7 @@ def write(directory: str | Path) -> list[Path]:
     d.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in generate().items():
-        write_text(d / name, text)          # the write guard: no link, no hard-linked file
+        write_text(d / name, text)  # the write guard: no link, no hard-linked file
         written.append(d / name)
     return written
 
@@ -60,5 +63,8 @@ def write(directory: str | Path) -> list[Path]:
 def stale(directory: str | Path) -> list[str]:
     """Files in `directory` that differ from what the models generate now."""
     d = Path(directory)
-    return [name for name, text in generate().items()
-            if not (d / name).is_file() or (d / name).read_text() != text]
+    return [
+        name
+        for name, text in generate().items()
+        if not (d / name).is_file() or (d / name).read_text() != text
+    ]

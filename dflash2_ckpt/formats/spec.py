@@ -5,13 +5,15 @@ ids are always the nested
 convention (`target_layer_ids`, 0-based decoder indices whose output feeds `fc`); the flat
 `aux_hidden_state_layer_ids` are these plus one.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 Version = Literal["v1", "v2"]
-Dialect = Literal["nested", "flat", "gguf", "assistant"]   # gguf: llama.cpp metadata (formats/gguf_spec.py)
+Dialect = Literal["nested", "flat", "gguf", "assistant"]  # gguf: llama.cpp metadata (formats/gguf_spec.py)
 LayerType = Literal["sliding_attention", "full_attention"]
 
 V2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
@@ -21,9 +23,9 @@ V2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top
 class CausalityKeys:
     """The raw causality switches as written in the config; resolved per engine by engines/causality.py."""
 
-    is_causal: bool | None = None             # nested, top level
-    dflash_causal: bool | None = None         # nested, dflash_config.causal
-    dflash_is_causal: bool | None = None      # nested, dflash_config.is_causal (exllamav3 reads it)
+    is_causal: bool | None = None  # nested, top level
+    dflash_causal: bool | None = None  # nested, dflash_config.causal
+    dflash_is_causal: bool | None = None  # nested, dflash_config.is_causal (exllamav3 reads it)
     sliding_window_non_causal: bool | None = None  # flat (speculators)
 
 
@@ -39,7 +41,7 @@ class DraftSpec:
     head_dim: int
     vocab_size: int
     target_layer_ids: tuple[int, ...]
-    layer_types: tuple[LayerType | None, ...]    # None: the config gives no type for this layer
+    layer_types: tuple[LayerType | None, ...]  # None: the config gives no type for this layer
     causality: CausalityKeys = CausalityKeys()
     rms_norm_eps: float = 1e-6
     hidden_act: str = "silu"
@@ -90,5 +92,5 @@ class DraftSpec:
     def aux_hidden_state_layer_ids(self) -> tuple[int, ...]:
         return tuple(t + 1 for t in self.target_layer_ids)
 
-    def with_(self, **changes: Any) -> "DraftSpec":
+    def with_(self, **changes: Any) -> DraftSpec:
         return replace(self, **changes)

@@ -15,13 +15,15 @@ is quantized and with which scheme; `QuantConfig.scheme_for` reproduces that dec
   module is quantized when the weights hold `<path>.scales`, with a per-path override of bits and
   group size, and `false` for modules kept dense.
 """
+
 from __future__ import annotations
 
 import fnmatch
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from .match import MAX_REGEXES, compile_pattern
 
@@ -31,8 +33,12 @@ Library = Literal["compressed-tensors", "modelopt", "mlx"]
 Family = Literal["ct-pack", "ct-float", "ct-nvfp4", "modelopt-fp8", "modelopt-nvfp4", "mlx-affine"]
 # entries of one ignore / targets list: a drafter has a few dozen modules; real lists stay far below
 MAX_ENTRIES = 10_000
-CT_FORMATS: dict[str, Family] = {"pack-quantized": "ct-pack", "float-quantized": "ct-float",
-                                 "naive-quantized": "ct-float", "nvfp4-pack-quantized": "ct-nvfp4"}
+CT_FORMATS: dict[str, Family] = {
+    "pack-quantized": "ct-pack",
+    "float-quantized": "ct-float",
+    "naive-quantized": "ct-float",
+    "nvfp4-pack-quantized": "ct-nvfp4",
+}
 
 
 class QuantConfigError(ValueError):
@@ -43,12 +49,12 @@ class QuantConfigError(ValueError):
 class Scheme:
     family: Family
     bits: int
-    type: str = "int"                     # "int" or "float"
-    strategy: str = "group"               # tensor / channel / group / tensor_group
+    type: str = "int"  # "int" or "float"
+    strategy: str = "group"  # tensor / channel / group / tensor_group
     group_size: int | None = None
     symmetric: bool = True
-    static_input: bool = False            # a stored input scale is expected
-    input_global: bool = False            # NVFP4 activations: input_global_scale
+    static_input: bool = False  # a stored input scale is expected
+    input_global: bool = False  # NVFP4 activations: input_global_scale
 
     @property
     def label(self) -> str:
@@ -73,6 +79,7 @@ class Group:
 class _Patterns:
     """One ignore / targets list split for lookup: exact names and class names in a set, the rest in
     order (`re:` for compressed-tensors, globs for ModelOpt)."""
+
     exact: frozenset[str]
     ordered: tuple[str, ...]
 
@@ -82,18 +89,20 @@ class _Patterns:
             is_exact = [not any(c in p for c in "*?[") for p in entries]
         else:
             is_exact = [not p.startswith("re:") for p in entries]
-        return _Patterns(frozenset(p for p, e in zip(entries, is_exact) if e),
-                         tuple(p for p, e in zip(entries, is_exact) if not e))
+        return _Patterns(
+            frozenset(p for p, e in zip(entries, is_exact) if e),
+            tuple(p for p, e in zip(entries, is_exact) if not e),
+        )
 
 
 @dataclass(frozen=True)
 class QuantConfig:
     library: Library
-    where: str                            # JSON path / file the config was read from
+    where: str  # JSON path / file the config was read from
     groups: tuple[Group, ...]
     ignore: tuple[str, ...] = ()
     ignore_key: str = "ignore"
-    overrides: Mapping[str, Any] = field(default_factory=dict)   # MLX per-module entries
+    overrides: Mapping[str, Any] = field(default_factory=dict)  # MLX per-module entries
     # `re:` entries that were not evaluated (pattern -> why): they matched nothing; checks report them
     skipped: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -101,18 +110,22 @@ class QuantConfig:
         lib = self.library
         object.__setattr__(self, "_ignore", _Patterns.of(self.ignore, lib))
         object.__setattr__(self, "_targets", tuple(_Patterns.of(g.targets, lib) for g in self.groups))
-        regexes = [p for p in (*self.ignore, *(t for g in self.groups for t in g.targets)) if p.startswith("re:")]
+        regexes = [
+            p for p in (*self.ignore, *(t for g in self.groups for t in g.targets)) if p.startswith("re:")
+        ]
         over = dict.fromkeys(regexes[MAX_REGEXES:]) if lib == "compressed-tensors" else {}
         for p in over:
-            self.skipped[p] = f"the config has {len(regexes)} regular expressions; the first {MAX_REGEXES} are evaluated"
+            self.skipped[p] = (
+                f"the config has {len(regexes)} regular expressions; the first {MAX_REGEXES} are evaluated"
+            )
         object.__setattr__(self, "_over_budget", frozenset(over))
 
     def _hit(self, module: str, cls: str | None, pat: str) -> bool:
         if self.library == "modelopt":
             return fnmatch.fnmatchcase(module, pat)
-        if pat in self._over_budget:           # type: ignore[attr-defined]
+        if pat in self._over_budget:  # type: ignore[attr-defined]
             return False
-        m = compile_pattern(pat[3:])          # validated by _strs
+        m = compile_pattern(pat[3:])  # validated by _strs
         hit = m.match(module)
         if hit is None:
             self.skipped.setdefault(pat, m.why)
@@ -133,7 +146,7 @@ class QuantConfig:
 
     def ignored_by(self, module: str, cls: str | None) -> str | None:
         """An ignore / exclude entry that keeps `module` dense, or None."""
-        return self._find(self._ignore, module, cls)      # type: ignore[attr-defined]
+        return self._find(self._ignore, module, cls)  # type: ignore[attr-defined]
 
     def matches(self, module: str, cls: str | None, entry: str) -> bool:
         """Does one ignore / targets entry match `module`, as the library matches it."""
@@ -150,9 +163,12 @@ class QuantConfig:
             if o is False:
                 return None
             base = self.groups[0].scheme
-            if isinstance(o, dict):         # validated by _mlx
-                return Scheme("mlx-affine", o.get("bits") or base.bits,
-                              group_size=o.get("group_size") or base.group_size or 64)
+            if isinstance(o, dict):  # validated by _mlx
+                return Scheme(
+                    "mlx-affine",
+                    o.get("bits") or base.bits,
+                    group_size=o.get("group_size") or base.group_size or 64,
+                )
             return base
         g = self.group_for(module, cls)
         return g.scheme if g else None
@@ -163,7 +179,7 @@ class QuantConfig:
         (apply_quantization_config)."""
         if cls not in ("Linear", "Embedding") or self.ignored_by(module, cls):
             return None
-        for g, pats in zip(self.groups, self._targets):    # type: ignore[attr-defined]
+        for g, pats in zip(self.groups, self._targets):  # type: ignore[attr-defined]
             if self._find(pats, module, cls) is not None:
                 return g
         return None
@@ -198,6 +214,7 @@ def _adapter(tp: type) -> TypeAdapter[Any]:
     """pydantic's lax reading of `tp`, as compressed-tensors' fields read it; pydantic loads only for a
     quantized drafter's config, not on every verify."""
     from pydantic import TypeAdapter
+
     return TypeAdapter(tp)
 
 
@@ -207,6 +224,7 @@ def _lib_bool(v: Any, where: str, default: bool) -> bool:
     if v is None:
         return default
     from pydantic import ValidationError
+
     try:
         return bool(_adapter(bool).validate_python(v))
     except ValidationError:
@@ -218,6 +236,7 @@ def _lib_int(v: Any, where: str, default: int | None = None) -> int | None:
     if v is None:
         return default
     from pydantic import ValidationError
+
     try:
         n = int(_adapter(int).validate_python(v))
     except ValidationError:
@@ -233,8 +252,9 @@ def _strs(v: Any, where: str) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise QuantConfigError(f"{where} must be a list of strings")
     if len(v) > MAX_ENTRIES:
-        raise QuantConfigError(f"{where} has {len(v)} entries; no drafter has that many modules "
-                               f"(at most {MAX_ENTRIES} are read)")
+        raise QuantConfigError(
+            f"{where} has {len(v)} entries; no drafter has that many modules (at most {MAX_ENTRIES} are read)"
+        )
     for x in v:
         if x.startswith("re:"):
             try:
@@ -264,13 +284,22 @@ def _ct(q: Mapping[str, Any], where: str) -> QuantConfig:
         gs = _lib_int(w.get("group_size"), f"{gw}.weights.group_size")
         if strategy in ("group", "tensor_group") and gs is None:
             raise QuantConfigError(f"{gw}.weights.group_size is required for strategy {strategy}")
-        dynamic = isinstance(ia, dict) and (ia.get("dynamic") == "local" or
-                                            _lib_bool(ia.get("dynamic"), f"{gw}.input_activations.dynamic", False))
+        dynamic = isinstance(ia, dict) and (
+            ia.get("dynamic") == "local"
+            or _lib_bool(ia.get("dynamic"), f"{gw}.input_activations.dynamic", False)
+        )
         static = isinstance(ia, dict) and not dynamic
         symmetric = _lib_bool(w.get("symmetric"), f"{gw}.weights.symmetric", True)
-        scheme = Scheme(family, bits, str(w.get("type") or "int"), strategy, gs, symmetric,
-                        static_input=static and family == "ct-float",
-                        input_global=isinstance(ia, dict) and family == "ct-nvfp4")
+        scheme = Scheme(
+            family,
+            bits,
+            str(w.get("type") or "int"),
+            strategy,
+            gs,
+            symmetric,
+            static_input=static and family == "ct-float",
+            input_global=isinstance(ia, dict) and family == "ct-nvfp4",
+        )
         groups.append(Group(gname, _strs(g.get("targets"), f"{gw}.targets"), scheme))
     return QuantConfig("compressed-tensors", where, tuple(groups), _strs(q.get("ignore"), f"{where}.ignore"))
 
@@ -286,9 +315,16 @@ def _modelopt(q: Mapping[str, Any], where: str) -> QuantConfig:
         gs = _int(inner.get("group_size"), f"{where}.group_size", 16)
         scheme = Scheme("modelopt-nvfp4", 4, "float", "tensor_group", gs, static_input=True)
     else:
-        raise QuantConfigError(f"{where}.quant_algo = {inner.get('quant_algo')!r}: FP8 and NVFP4 are modelled")
-    return QuantConfig("modelopt", where, (Group("all", ("*",), scheme),), _strs(inner.get(key), f"{where}.{key}"),
-                       ignore_key=key)
+        raise QuantConfigError(
+            f"{where}.quant_algo = {inner.get('quant_algo')!r}: FP8 and NVFP4 are modelled"
+        )
+    return QuantConfig(
+        "modelopt",
+        where,
+        (Group("all", ("*",), scheme),),
+        _strs(inner.get(key), f"{where}.{key}"),
+        ignore_key=key,
+    )
 
 
 def _mlx(q: Mapping[str, Any], where: str) -> QuantConfig:
@@ -302,22 +338,24 @@ def _mlx(q: Mapping[str, Any], where: str) -> QuantConfig:
         if isinstance(v, dict):
             _int(v.get("bits"), f"{where}.{k}.bits")
             _int(v.get("group_size"), f"{where}.{k}.group_size")
-    return QuantConfig("mlx", where, (Group("all", ("*",), Scheme("mlx-affine", bits, group_size=gs)),),
-                       overrides=overrides)
+    return QuantConfig(
+        "mlx", where, (Group("all", ("*",), Scheme("mlx-affine", bits, group_size=gs)),), overrides=overrides
+    )
 
 
 class UnknownMethod(QuantConfigError):
     """A quantization method this toolkit does not model (GPTQ, AWQ, bitsandbytes, ...)."""
 
 
-def parse_quant_config(config: Mapping[str, Any] | None, hf_quant: Mapping[str, Any] | None = None
-                       ) -> QuantConfig | None:
+def parse_quant_config(
+    config: Mapping[str, Any] | None, hf_quant: Mapping[str, Any] | None = None
+) -> QuantConfig | None:
     """The checkpoint's quantization config, or None for a dense one. Raises QuantConfigError."""
     if hf_quant is not None:
         return _modelopt(hf_quant, "hf_quant_config.json")
     if not config:
         return None
-    if isinstance(config.get("quantization"), dict):        # MLX writes this one first
+    if isinstance(config.get("quantization"), dict):  # MLX writes this one first
         return _mlx(config["quantization"], "quantization")
     q = config.get("quantization_config")
     if q is None:
@@ -331,5 +369,7 @@ def parse_quant_config(config: Mapping[str, Any] | None, hf_quant: Mapping[str, 
         return _modelopt(q, "quantization_config")
     if method == "mlx" or ("bits" in q and "group_size" in q and not method):
         return _mlx(q, "quantization_config")
-    raise UnknownMethod(f"quantization_config.quant_method = {method or None!r} is not modelled "
-                        "(compressed-tensors, modelopt and MLX are)")
+    raise UnknownMethod(
+        f"quantization_config.quant_method = {method or None!r} is not modelled "
+        "(compressed-tensors, modelopt and MLX are)"
+    )

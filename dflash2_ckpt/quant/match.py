@@ -11,34 +11,36 @@ drafter from the Hub is untrusted input that `audit` reads unattended. So:
 - anything else is not evaluated: it matches nothing, and `unevaluated` says why, so the caller
   reports it (DF234) instead of hanging.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
-MAX_PATTERN = 2048        # characters of one pattern; real ones are a few dozen
-MAX_NAME = 1024           # characters of a name the backtracking fallback runs on
-MAX_REGEXES = 1024        # `re:` entries per config that are evaluated
-
+MAX_PATTERN = 2048  # characters of one pattern; real ones are a few dozen
+MAX_NAME = 1024  # characters of a name the backtracking fallback runs on
+MAX_REGEXES = 1024  # `re:` entries per config that are evaluated
 
 
 @lru_cache(maxsize=1)
 def _re2() -> tuple[Any, Any]:
     """RE2 and its options, loaded with the first pattern (a drafter without a quantization config has none)."""
     import re2  # type: ignore[import-untyped,unused-ignore]
+
     opts = re2.Options()
-    opts.log_errors = False   # RE2 otherwise logs every pattern it refuses to stderr
+    opts.log_errors = False  # RE2 otherwise logs every pattern it refuses to stderr
     return re2, opts
 
 
 @dataclass(frozen=True)
 class Matcher:
-    pattern: str                                   # without the `re:` prefix
-    run: Callable[[str], bool] | None               # None: not evaluated
-    why: str = ""                                  # why it is not evaluated, or when it is not
-    fallback: bool = False                         # runs on Python's backtracking engine
+    pattern: str  # without the `re:` prefix
+    run: Callable[[str], bool] | None  # None: not evaluated
+    why: str = ""  # why it is not evaluated, or when it is not
+    fallback: bool = False  # runs on Python's backtracking engine
 
     def match(self, name: str) -> bool | None:
         """True / False as `re.match` answers; None when this name was not evaluated."""
@@ -68,7 +70,7 @@ def nests_repetition(pattern: str) -> bool:
     """A repetition over a group that itself repeats or alternates: exponential backtracking. Read from
     the pattern's text (character classes and escapes skipped), erring towards True: a pattern said
     nested is not evaluated (and reported), never run on the backtracking engine."""
-    inner = [False]                  # per open group (the outermost: the pattern): repeats or alternates
+    inner = [False]  # per open group (the outermost: the pattern): repeats or alternates
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -110,7 +112,7 @@ def compile_pattern(pattern: str) -> Matcher:
     """Raises re.error when Python's `re` (and so the library) refuses the pattern."""
     if len(pattern) > MAX_PATTERN:
         return Matcher(pattern, None, f"it is {len(pattern)} characters long (limit {MAX_PATTERN})")
-    compiled = re.compile(pattern)                  # the library's own verdict on validity
+    compiled = re.compile(pattern)  # the library's own verdict on validity
     re2, opts = _re2()
     try:
         r = re2.compile(pattern, options=opts)
@@ -118,8 +120,16 @@ def compile_pattern(pattern: str) -> Matcher:
     except re2.error:
         pass
     if nests_repetition(pattern):
-        return Matcher(pattern, None, "it nests a repetition inside a repetition and uses a construct "
-                       "(lookaround or backreference) the linear-time engine lacks, so Python's re may "
-                       "take exponential time on it")
-    return Matcher(pattern, lambda name: compiled.match(name) is not None,
-                   f"names over {MAX_NAME} characters are not evaluated", fallback=True)
+        return Matcher(
+            pattern,
+            None,
+            "it nests a repetition inside a repetition and uses a construct "
+            "(lookaround or backreference) the linear-time engine lacks, so Python's re may "
+            "take exponential time on it",
+        )
+    return Matcher(
+        pattern,
+        lambda name: compiled.match(name) is not None,
+        f"names over {MAX_NAME} characters are not evaluated",
+        fallback=True,
+    )

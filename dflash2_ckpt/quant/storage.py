@@ -7,6 +7,7 @@ is found from the header alone. Shapes follow the compressors of compressed-tens
 (compressors/pack_quantized, compressors/nvfp4, naive_quantized), ModelOpt's export
 (modelopt/torch/export/quant_utils.py) and mlx.core.quantize.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,7 +24,11 @@ SUFFIXES: dict[Family, tuple[str, ...]] = {
     "mlx-affine": ("weight", "scales", "biases"),
 }
 # any of these after a module path marks it as stored quantized, whatever the config says
-AUX_SUFFIXES = frozenset(s for v in SUFFIXES.values() for s in v if s != "weight") | {"qweight", "qzeros", "g_idx"}
+AUX_SUFFIXES = frozenset(s for v in SUFFIXES.values() for s in v if s != "weight") | {
+    "qweight",
+    "qzeros",
+    "g_idx",
+}
 
 
 def is_side_tensor(name: str) -> bool:
@@ -34,8 +39,12 @@ def is_side_tensor(name: str) -> bool:
 
 MAIN: dict[Family, str] = {"ct-pack": "weight_packed", "ct-nvfp4": "weight_packed"}
 MAIN_DTYPE: dict[Family, tuple[str, ...]] = {
-    "ct-pack": ("I32",), "ct-float": ("F8_E4M3", "F8_E5M2", "I8"), "ct-nvfp4": ("U8",),
-    "modelopt-fp8": ("F8_E4M3",), "modelopt-nvfp4": ("U8",), "mlx-affine": ("U32",),
+    "ct-pack": ("I32",),
+    "ct-float": ("F8_E4M3", "F8_E5M2", "I8"),
+    "ct-nvfp4": ("U8",),
+    "modelopt-fp8": ("F8_E4M3",),
+    "modelopt-nvfp4": ("U8",),
+    "mlx-affine": ("U32",),
 }
 SCALAR: tuple[tuple[int, ...], ...] = ((), (1,))
 
@@ -47,9 +56,9 @@ def cdiv(a: int, b: int) -> int:
 @dataclass(frozen=True)
 class Aux:
     suffix: str
-    shapes: tuple[tuple[int, ...], ...]     # any of these is consistent
+    shapes: tuple[tuple[int, ...], ...]  # any of these is consistent
     why: str
-    dtypes: tuple[str, ...] = ()            # empty: any
+    dtypes: tuple[str, ...] = ()  # empty: any
 
 
 def main_suffix(family: Family) -> str:
@@ -86,12 +95,18 @@ def expected_aux(scheme: Scheme, logical: tuple[int, ...]) -> list[Aux]:
     out, inn = logical
     f = scheme.family
     if f == "ct-pack":
-        aux = [Aux("weight_scale", _scale_shapes(scheme, out, inn), "the scale the int weights are multiplied by"),
-               Aux("weight_shape", ((2,),), "the dense shape the packed weight unpacks to", ("I64", "I32"))]
+        aux = [
+            Aux(
+                "weight_scale", _scale_shapes(scheme, out, inn), "the scale the int weights are multiplied by"
+            ),
+            Aux("weight_shape", ((2,),), "the dense shape the packed weight unpacks to", ("I64", "I32")),
+        ]
         if not scheme.symmetric:
             cols = _scale_shapes(scheme, out, inn)[0]
             zp = (cdiv(out, 32 // scheme.bits), cols[-1]) if len(cols) == 2 else cols
-            aux.append(Aux("weight_zero_point", (zp,), "the zero point of asymmetric quantization (packed on rows)"))
+            aux.append(
+                Aux("weight_zero_point", (zp,), "the zero point of asymmetric quantization (packed on rows)")
+            )
         return aux
     if f == "ct-float":
         aux = [Aux("weight_scale", _scale_shapes(scheme, out, inn), "the FP8 weight scale")]
@@ -100,22 +115,30 @@ def expected_aux(scheme: Scheme, logical: tuple[int, ...]) -> list[Aux]:
         return aux
     if f == "ct-nvfp4":
         g = scheme.group_size or 16
-        aux = [Aux("weight_scale", ((out, cdiv(inn, g)),), f"the FP8 scale of each group of {g}", ("F8_E4M3",)),
-               Aux("weight_global_scale", ((1,),), "the per-tensor global scale")]
+        aux = [
+            Aux("weight_scale", ((out, cdiv(inn, g)),), f"the FP8 scale of each group of {g}", ("F8_E4M3",)),
+            Aux("weight_global_scale", ((1,),), "the per-tensor global scale"),
+        ]
         if scheme.input_global:
             aux.append(Aux("input_global_scale", ((1,),), "the activation global scale"))
         return aux
     if f == "modelopt-fp8":
-        return [Aux("weight_scale", SCALAR + ((out, 1),), "the FP8 weight scale"),
-                Aux("input_scale", SCALAR, "the static activation scale")]
+        return [
+            Aux("weight_scale", SCALAR + ((out, 1),), "the FP8 weight scale"),
+            Aux("input_scale", SCALAR, "the static activation scale"),
+        ]
     if f == "modelopt-nvfp4":
         g = scheme.group_size or 16
-        return [Aux("weight_scale", ((out, cdiv(inn, g)),), f"the FP8 scale of each group of {g}", ("F8_E4M3",)),
-                Aux("weight_scale_2", SCALAR, "the per-tensor second-level scale"),
-                Aux("input_scale", SCALAR, "the static activation scale")]
+        return [
+            Aux("weight_scale", ((out, cdiv(inn, g)),), f"the FP8 scale of each group of {g}", ("F8_E4M3",)),
+            Aux("weight_scale_2", SCALAR, "the per-tensor second-level scale"),
+            Aux("input_scale", SCALAR, "the static activation scale"),
+        ]
     g = scheme.group_size or 64
-    return [Aux("scales", ((out, cdiv(inn, g)),), f"the scale of each group of {g}"),
-            Aux("biases", ((out, cdiv(inn, g)),), f"the offset of each group of {g}")]
+    return [
+        Aux("scales", ((out, cdiv(inn, g)),), f"the scale of each group of {g}"),
+        Aux("biases", ((out, cdiv(inn, g)),), f"the offset of each group of {g}"),
+    ]
 
 
 def stored_main_shape(scheme: Scheme, logical: tuple[int, ...]) -> tuple[int, ...]:

@@ -3,6 +3,7 @@
 The markdown is what `push --accept-table` puts in README.md: τ with its interval, the acceptance rate,
 the pair and the settings, so a reader can reproduce the figure; the chart is an inline SVG (the Hub and
 GitHub render an <img> with a data URI; the page embeds the SVG itself)."""
+
 from __future__ import annotations
 
 import base64
@@ -21,12 +22,16 @@ def chart_svg(rates: list[float]) -> str:
     for j, r in enumerate(rates):
         h = max(0.0, min(1.0, r)) * HEIGHT
         x = BAR_GAP + j * (BAR_W + BAR_GAP)
-        bars.append(f'<rect x="{x}" y="{HEIGHT - h:.1f}" width="{BAR_W}" height="{h:.1f}" fill="#4c78a8">'
-                    f'<title>position {j + 1}: {r:.2f}</title></rect>'
-                    f'<text x="{x + BAR_W / 2}" y="{HEIGHT + 12}" font-size="9" text-anchor="middle">{j + 1}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT + 16}" '
-            f'role="img" aria-label="acceptance per draft position">'
-            f'<line x1="0" y1="{HEIGHT}" x2="{width}" y2="{HEIGHT}" stroke="#999"/>{"".join(bars)}</svg>')
+        bars.append(
+            f'<rect x="{x}" y="{HEIGHT - h:.1f}" width="{BAR_W}" height="{h:.1f}" fill="#4c78a8">'
+            f"<title>position {j + 1}: {r:.2f}</title></rect>"
+            f'<text x="{x + BAR_W / 2}" y="{HEIGHT + 12}" font-size="9" text-anchor="middle">{j + 1}</text>'
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT + 16}" '
+        f'role="img" aria-label="acceptance per draft position">'
+        f'<line x1="0" y1="{HEIGHT}" x2="{width}" y2="{HEIGHT}" stroke="#999"/>{"".join(bars)}</svg>'
+    )
 
 
 def _cell(v: Any) -> str:
@@ -69,11 +74,14 @@ def markdown(r: Any) -> str:
 def page(r: Any) -> str:
     t = r.tau
     esc = html.escape
-    return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>accept: " + esc(r.drafter) +
-            "</title></head><body>"
-            f"<h1>{esc(r.drafter)} drafting for {esc(r.target)}</h1>"
-            f"<p><strong>Verdict: {esc(verdict(r))}</strong></p>"
-            f"<p>τ {t.mean:.3f} (95% CI {t.low:.3f} – {t.high:.3f}), acceptance rate {r.acceptance_rate:.3f}, "
-            f"blocks of {r.block_size}, {len(r.prompts)} prompts</p>"
-            f"<figure>{chart_svg(r.per_position)}<figcaption>acceptance per draft position</figcaption></figure>"
-            "</body></html>\n")
+    return (
+        '<!doctype html><html><head><meta charset="utf-8"><title>accept: '
+        + esc(r.drafter)
+        + "</title></head><body>"
+        f"<h1>{esc(r.drafter)} drafting for {esc(r.target)}</h1>"
+        f"<p><strong>Verdict: {esc(verdict(r))}</strong></p>"
+        f"<p>τ {t.mean:.3f} (95% CI {t.low:.3f} – {t.high:.3f}), acceptance rate {r.acceptance_rate:.3f}, "
+        f"blocks of {r.block_size}, {len(r.prompts)} prompts</p>"
+        f"<figure>{chart_svg(r.per_position)}<figcaption>acceptance per draft position</figcaption></figure>"
+        "</body></html>\n"
+    )

@@ -1,4 +1,5 @@
 """The audit table as Markdown (for a model card or README), a self-contained HTML page, and rich text."""
+
 from __future__ import annotations
 
 import html
@@ -12,9 +13,15 @@ from .safe import printable
 if TYPE_CHECKING:
     from ..audit.run import AuditResult
 
-_VERDICT_MARK = {"loads": "✅ loads", "degraded": "⚠️ degraded", "fails": "❌ fails",
-                 "needs-conversion": "🔁 needs-conversion", "unsupported": "— unsupported",
-                 "not-validated": "◌ not-validated", "unverified": "? unverified"}
+_VERDICT_MARK = {
+    "loads": "✅ loads",
+    "degraded": "⚠️ degraded",
+    "fails": "❌ fails",
+    "needs-conversion": "🔁 needs-conversion",
+    "unsupported": "— unsupported",
+    "not-validated": "◌ not-validated",
+    "unverified": "? unverified",
+}
 
 
 def _short(sha: str | None) -> str:
@@ -24,14 +31,18 @@ def _short(sha: str | None) -> str:
 def _counts(row: Row) -> str:
     if not row.readable:
         return "unreadable"
-    return f"{row.counts.get('error', 0)} E / {row.counts.get('warning', 0)} W / {row.counts.get('info', 0)} I"
+    return (
+        f"{row.counts.get('error', 0)} E / {row.counts.get('warning', 0)} W / {row.counts.get('info', 0)} I"
+    )
 
 
 def summary_line(result: AuditResult) -> str:
     s = result.summary()
     per = ", ".join(f"{c}: {n}/{s['drafters']}" for c, n in s["loads"].items())
-    return (f"{s['clean']}/{s['drafters']} drafters load cleanly; {s['drafters'] - s['readable']} unreadable"
-            + (f"; loads per engine: {per}" if per else ""))
+    return (
+        f"{s['clean']}/{s['drafters']} drafters load cleanly; {s['drafters'] - s['readable']} unreadable"
+        + (f"; loads per engine: {per}" if per else "")
+    )
 
 
 def _md_cell(text: str) -> str:
@@ -45,10 +56,15 @@ def to_markdown(result: AuditResult) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in result.rows:
         verdicts = r.verdicts()
-        cells = [r.repo + (f"/{r.subfolder}" if r.subfolder else ""), _short(r.revision), r.dialect or "",
-                 r.version or "", r.target or "",
-                 _counts(r) if r.readable else f"unreadable: {r.error.get('message', '') if r.error else ''}",
-                 *[_VERDICT_MARK.get(verdicts.get(c, ""), verdicts.get(c, "")) for c in cols]]
+        cells = [
+            r.repo + (f"/{r.subfolder}" if r.subfolder else ""),
+            _short(r.revision),
+            r.dialect or "",
+            r.version or "",
+            r.target or "",
+            _counts(r) if r.readable else f"unreadable: {r.error.get('message', '') if r.error else ''}",
+            *[_VERDICT_MARK.get(verdicts.get(c, ""), verdicts.get(c, "")) for c in cols],
+        ]
         lines.append("| " + " | ".join(_md_cell(str(c)) for c in cells) + " |")
     return "\n".join(lines) + f"\n\n{summary_line(result)}\n"
 
@@ -63,8 +79,11 @@ def newest_columns(result: AuditResult) -> list[str]:
 
 
 def _name(r: Row) -> str:
-    return r.repo + (f"/{r.subfolder}" if r.subfolder and not r.repo.endswith(r.subfolder) else "") + \
-        (f"@{r.revision[:7]}" if r.revision else "")
+    return (
+        r.repo
+        + (f"/{r.subfolder}" if r.subfolder and not r.repo.endswith(r.subfolder) else "")
+        + (f"@{r.revision[:7]}" if r.revision else "")
+    )
 
 
 _ORDER = ("loads", "degraded", "needs-conversion", "fails", "not-validated", "unverified", "unsupported")
@@ -83,19 +102,25 @@ def drafter_line(r: Row, cols: list[str], engines_of: dict[str, str]) -> str:
         if c in v:
             groups.setdefault(v[c], []).append(engines_of[c])
     loads = groups.pop("loads", [])
-    rest = ", ".join(f"{len(groups[k])} {k}" for k in sorted(groups, key=lambda x: (
-        _ORDER.index(x) if x in _ORDER else len(_ORDER), x)))
+    rest = ", ".join(
+        f"{len(groups[k])} {k}"
+        for k in sorted(groups, key=lambda x: (_ORDER.index(x) if x in _ORDER else len(_ORDER), x))
+    )
     said = (f"loads in {', '.join(loads)}" if loads else "loads in no engine") + (f"; {rest}" if rest else "")
     n = r.counts
-    return (f"{_name(r)} ({r.dialect or '?'} {r.version or 'not DFlash'}, {n.get('error', 0)}E "
-            f"{n.get('warning', 0)}W): {said}")
+    return (
+        f"{_name(r)} ({r.dialect or '?'} {r.version or 'not DFlash'}, {n.get('error', 0)}E "
+        f"{n.get('warning', 0)}W): {said}"
+    )
 
 
 def totals_line(result: AuditResult) -> str:
     s = result.summary()
     per = ", ".join(f"{str(e)} {s['loads'].get(c, 0)}" for c, e in _engine_names(result).items())
-    return (f"{s['clean']} of {s['drafters']} drafters load cleanly, {s['drafters'] - s['readable']} unreadable"
-            + (f"; loads per engine (newest release): {per}" if per else ""))
+    return (
+        f"{s['clean']} of {s['drafters']} drafters load cleanly, {s['drafters'] - s['readable']} unreadable"
+        + (f"; loads per engine (newest release): {per}" if per else "")
+    )
 
 
 def _engine_names(result: AuditResult) -> dict[str, str]:
@@ -109,6 +134,7 @@ def text_lines(result: AuditResult, width: int, verbose: bool = False) -> list[s
     Names and messages come from drafters and the Hub: each is one escaped line before it is wrapped."""
     from .fit import wrap
     from .safe import one_line
+
     cols = newest_columns(result)
     engines_of = {column(e): str(e.get("engine")) for r in result.rows for e in r.engines}
     lines = wrap(totals_line(result), width, hanging="  ")
@@ -116,10 +142,19 @@ def text_lines(result: AuditResult, width: int, verbose: bool = False) -> list[s
         lines += wrap(one_line(drafter_line(r, cols, engines_of)), width, indent="  ", hanging="      ")
         if verbose:
             every = "; ".join(f"{c}: {x}" for c, x in r.verdicts().items())
-            lines += wrap(f"every release: {every}", width, indent="      ", hanging="        ") if every else []
-            lines += [ln for f in r.findings for ln in wrap(one_line(f"{f.get('code')} {f.get('severity')}: "
-                                                                     f"{f.get('message')}"), width, indent="      ",
-                                                            hanging="        ")]
+            lines += (
+                wrap(f"every release: {every}", width, indent="      ", hanging="        ") if every else []
+            )
+            lines += [
+                ln
+                for f in r.findings
+                for ln in wrap(
+                    one_line(f"{f.get('code')} {f.get('severity')}: {f.get('message')}"),
+                    width,
+                    indent="      ",
+                    hanging="        ",
+                )
+            ]
     return lines
 
 
@@ -216,13 +251,14 @@ _INLINE = re.compile(
     r"|\[(?P<text>[^\]\n]+)\]\((?P<href>[^)\s]+)\)"
     r"|(?P<url>https?://[^\s<>()`]*[^\s<>()`.,;:!?'\"])"
     r"|\*\*(?=\S)(?P<strong>.+?)(?<=\S)\*\*"
-    r"|(?<![\w*])\*(?=[^\s*])(?P<em>[^*]+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=[^\s_])(?P<em_>[^_]+?)(?<=[^\s_])_(?!\w)")
+    r"|(?<![\w*])\*(?=[^\s*])(?P<em>[^*]+?)(?<=[^\s*])\*(?![\w*])|(?<!\w)_(?=[^\s_])(?P<em_>[^_]+?)(?<=[^\s_])_(?!\w)"
+)
 _WEB = re.compile(r"https?://", re.I)
 
 
 def _link(inner: str, href: str) -> str:
     """`inner` (HTML already) as a link to `href`: only web addresses become links."""
-    if not _WEB.match(href):        # javascript:, data:, relative: shown as text, never followed
+    if not _WEB.match(href):  # javascript:, data:, relative: shown as text, never followed
         return f"{inner} ({_e(href)})"
     return f'<a href="{_e(href)}" rel="noopener noreferrer">{inner}</a>'
 
@@ -233,7 +269,7 @@ def _m(text: Any) -> str:
     s = printable("" if text is None else str(text))
     out, at = [], 0
     for m in _INLINE.finditer(s):
-        out.append(html.escape(s[at:m.start()]))
+        out.append(html.escape(s[at : m.start()]))
         at = m.end()
         g = m.groupdict()
         if g["code"] is not None:
@@ -252,17 +288,29 @@ def _m(text: Any) -> str:
 def _details(n: int, r: Row) -> str:
     parts = [f'<details id="row-{n}"><summary><code>{_e(r.repo)}</code> {_e(_counts(r))}</summary>']
     if r.error:
-        parts.append(f'<p class="unreadable">{_m(r.error.get("message"))}'
-                     + (f"<br>hint: {_m(r.error.get('hint'))}" if r.error.get("hint") else "") + "</p>")
+        parts.append(
+            f'<p class="unreadable">{_m(r.error.get("message"))}'
+            + (f"<br>hint: {_m(r.error.get('hint'))}" if r.error.get("hint") else "")
+            + "</p>"
+        )
     if r.findings:
-        parts.append("<ul>" + "".join(
-            f"<li><b>{_e(f.get('code'))}</b> {_e(f.get('severity'))}: {_m(f.get('message'))}</li>"
-            for f in r.findings) + "</ul>")
+        parts.append(
+            "<ul>"
+            + "".join(
+                f"<li><b>{_e(f.get('code'))}</b> {_e(f.get('severity'))}: {_m(f.get('message'))}</li>"
+                for f in r.findings
+            )
+            + "</ul>"
+        )
     for m, e in enumerate(r.engines):
-        reasons = "".join(f"<li><b>{_e(x.get('code'))}</b> {_m(x.get('message'))}</li>" for x in e.get("reasons", ()))
+        reasons = "".join(
+            f"<li><b>{_e(x.get('code'))}</b> {_m(x.get('message'))}</li>" for x in e.get("reasons", ())
+        )
         serve = f"<pre>{_e(e.get('serve'))}</pre>" if e.get("serve") else ""
-        parts.append(f'<div id="row-{n}-e{m}"><b>{_e(column(e))}</b>: {_e(e.get("verdict"))}'
-                     f"<ul>{reasons}</ul>{serve}</div>")
+        parts.append(
+            f'<div id="row-{n}-e{m}"><b>{_e(column(e))}</b>: {_e(e.get("verdict"))}'
+            f"<ul>{reasons}</ul>{serve}</div>"
+        )
     return "".join(parts) + "</details>"
 
 
@@ -291,7 +339,7 @@ def _head(groups: dict[str, list[tuple[str, str]]]) -> str:
 
 def to_html(result: AuditResult) -> str:
     groups = _groups(result)
-    cols = [c for v in groups.values() for c, _ in v]      # the body's cells in the header's order
+    cols = [c for v in groups.values() for c, _ in v]  # the body's cells in the header's order
     head = _head(groups)
     body, details = [], []
     verdict_names: list[str] = []
@@ -299,12 +347,19 @@ def to_html(result: AuditResult) -> str:
         v = r.verdicts()
         index = {column(e): m for m, e in enumerate(r.engines)}
         verdict_names += [x for x in v.values() if x not in verdict_names]
-        cells = [f'<td><a href="#row-{n}">{_e(r.repo)}</a></td>', f"<td><code>{_e(_short(r.revision))}</code></td>",
-                 f"<td>{_e(r.dialect)}</td>", f"<td>{_e(r.version)}</td>", f"<td>{_e(r.target)}</td>"]
+        cells = [
+            f'<td><a href="#row-{n}">{_e(r.repo)}</a></td>',
+            f"<td><code>{_e(_short(r.revision))}</code></td>",
+            f"<td>{_e(r.dialect)}</td>",
+            f"<td>{_e(r.version)}</td>",
+            f"<td>{_e(r.target)}</td>",
+        ]
         if r.readable:
             cells += [f"<td>{r.counts.get('error', 0)}</td>", f"<td>{r.counts.get('warning', 0)}</td>"]
         else:
-            cells.append(f'<td colspan="2" class="unreadable" data-sort="-1">{_m((r.error or {}).get("message"))}</td>')
+            cells.append(
+                f'<td colspan="2" class="unreadable" data-sort="-1">{_m((r.error or {}).get("message"))}</td>'
+            )
         errors = r.counts.get("error", 0) if r.readable else 0
         for c in cols:
             verdict = v.get(c, "")
@@ -313,10 +368,19 @@ def to_html(result: AuditResult) -> str:
             title = f' title="verify found {errors} error(s)"' if flag else ""
             cells.append(f'<td class="v {_e(verdict)}{flag}"{title}>{link}</td>')
         search = " ".join(str(x) for x in (r.repo, r.dialect, r.version, r.target) if x).lower()
-        body.append(f"<tr data-verdicts='{_e(json.dumps(v))}' data-search=\"{_e(search)}\" data-details=\"row-{n}\">"
-                    + "".join(cells) + "</tr>")
+        body.append(
+            f'<tr data-verdicts=\'{_e(json.dumps(v))}\' data-search="{_e(search)}" data-details="row-{n}">'
+            + "".join(cells)
+            + "</tr>"
+        )
         details.append(_details(n, r))
-    return (_PAGE.replace("__SUMMARY__", _e(summary_line(result)))
-            .replace("__ENGINE_OPTIONS__", "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in cols))
-            .replace("__VERDICT_OPTIONS__", "".join(f'<option value="{_e(x)}">{_e(x)}</option>' for x in verdict_names))
-            .replace("__HEAD__", head).replace("__ROWS__", "\n".join(body)).replace("__DETAILS__", "\n".join(details)))
+    return (
+        _PAGE.replace("__SUMMARY__", _e(summary_line(result)))
+        .replace("__ENGINE_OPTIONS__", "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in cols))
+        .replace(
+            "__VERDICT_OPTIONS__", "".join(f'<option value="{_e(x)}">{_e(x)}</option>' for x in verdict_names)
+        )
+        .replace("__HEAD__", head)
+        .replace("__ROWS__", "\n".join(body))
+        .replace("__DETAILS__", "\n".join(details))
+    )

@@ -4,9 +4,11 @@ keys engines may fill by default (the checkpoint's value next to the one the eng
 Each fact is shown once: a value every engine shares is one row ("every engine"), and where engines
 differ each value is a row naming the engines that use it. `--verbose` adds where each value comes from.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -25,9 +27,11 @@ def who(titles: Sequence[str], all_titles: Sequence[str]) -> str:
 
 def _causality(views: Sequence[Mapping[str, Any]], layers: Sequence[Mapping[str, Any]], out: Console) -> None:
     """Engines that run every layer alike share a column (most engines agree, so usually one)."""
+
     def mode(v: Mapping[str, Any], row: Mapping[str, Any]) -> str:
         c = row["causal"].get(v["engine"])
         return "-" if c is None else "causal" if c else "bidirectional"
+
     groups: dict[tuple[str, ...], list[str]] = {}
     for v in views:
         groups.setdefault(tuple(mode(v, row) for row in layers), []).append(v["title"])
@@ -38,8 +42,11 @@ def _causality(views: Sequence[Mapping[str, Any]], layers: Sequence[Mapping[str,
     for names in groups.values():
         t.add_column(value(who(names, titles)), overflow="fold")
     for n, row in enumerate(layers):
-        t.add_row(str(row["index"]), value(str(row.get("type_text") or row["type"])),
-                  *[modes[n] for modes in groups])
+        t.add_row(
+            str(row["index"]),
+            value(str(row.get("type_text") or row["type"])),
+            *[modes[n] for modes in groups],
+        )
     out.print(t)
 
 
@@ -66,9 +73,12 @@ def _defaults(views: Sequence[Mapping[str, Any]], out: Console, verbose: bool) -
             shown = value(str(d["engine"]))
             diverges = d["filled"] or d["checkpoint"] != d["engine"]
             names = [v["title"] for v in group]
-            t.add_row(value(k) if n == 0 else "", _shown(d["checkpoint"]) if n == 0 else "",
-                      f"[yellow]{shown}[/]" if diverges else shown,
-                      value(who(names, titles) if len(rows) > 1 or len(titles) == 1 else EVERY))
+            t.add_row(
+                value(k) if n == 0 else "",
+                _shown(d["checkpoint"]) if n == 0 else "",
+                f"[yellow]{shown}[/]" if diverges else shown,
+                value(who(names, titles) if len(rows) > 1 or len(titles) == 1 else EVERY),
+            )
         by_source: dict[str, list[str]] = {}
         for v in views:
             if k in v["defaults"]:
@@ -81,8 +91,6 @@ def _defaults(views: Sequence[Mapping[str, Any]], out: Console, verbose: bool) -
             for line in wrap(one_line(entry), out.width, indent="  ", hanging="      "):
                 out.print(Text(line), soft_wrap=True)
 
-from .safe_markup import value
-
 
 def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
     """inspect: every layer's causality under each engine that can run the drafter, then the keys the
@@ -90,8 +98,11 @@ def render_engine_tables(summary: Mapping[str, Any], out: Console) -> None:
     views = summary.get("engines") or []
     layers = summary.get("layers")
     if views:
-        for line in wrap("engines that run it (newest release of each): " + ", ".join(one_line(v["title"]) for v in views),
-                         out.width, hanging="  "):
+        for line in wrap(
+            "engines that run it (newest release of each): " + ", ".join(one_line(v["title"]) for v in views),
+            out.width,
+            hanging="  ",
+        ):
             out.print(Text(line), soft_wrap=True)
     if layers and views:
         _causality(views, layers, out)

@@ -4,12 +4,13 @@ shell commands broken at their options, and engine citations taken out of a mess
 Off a terminal the width is $COLUMNS when set, else 100: a report piped into a file or a CI log reads
 the same as on a standard terminal, and a test sets the width it checks.
 """
+
 from __future__ import annotations
 
 import os
 import re
 import textwrap
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 DEFAULT_WIDTH = 100
 MIN_WIDTH = 40
@@ -24,8 +25,14 @@ def columns(env: Mapping[str, str] | None = None) -> int:
 def wrap(text: str, width: int, *, indent: str = "", hanging: str = "") -> list[str]:
     """`text` as lines of at most `width` columns: the first led by `indent`, the rest by `hanging`. Words
     longer than a line (a path, a citation) are folded, never cut."""
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hanging or indent,
-                         break_long_words=True, break_on_hyphens=False) or [indent.rstrip()]
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=hanging or indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [indent.rstrip()]
 
 
 # a shell word: runs of unquoted text and quoted strings, kept whole
@@ -63,8 +70,8 @@ def command_lines(command: str, width: int, indent: str) -> list[str]:
     allow, each the shell joins to the next ending in ` \\`, continuations indented two more; an option
     stays with its value where both fit."""
     hang = indent + "  "
-    room = width - 2                      # the ` \\` that may follow
-    lines: list[tuple[str, bool]] = []    # (text, continues inside one quoted word)
+    room = width - 2  # the ` \\` that may follow
+    lines: list[tuple[str, bool]] = []  # (text, continues inside one quoted word)
     for unit in _units(command):
         if lines and len(lines[-1][0]) + 1 + len(unit) <= room:
             lines[-1] = (lines[-1][0] + " " + unit, lines[-1][1])
@@ -73,17 +80,21 @@ def command_lines(command: str, width: int, indent: str) -> list[str]:
         else:
             opt, _, value = unit.partition(" ") if unit.startswith("-") else ("", "", unit)
             if opt and len(lines[-1][0]) + 1 + len(opt) <= room:
-                lines[-1] = (lines[-1][0] + " " + opt, lines[-1][1])   # the option ends the line
+                lines[-1] = (lines[-1][0] + " " + opt, lines[-1][1])  # the option ends the line
             elif opt:
                 lines.append((hang + opt, False))
             pieces = [value] if len(hang + value) <= room else _split_json(value, room - len(hang) - 2)
             lines.append((hang + pieces[0], False))
             lines += [(hang + "  " + p, True) for p in pieces[1:]]
-    return [text + (" \\" if n + 1 < len(lines) and not lines[n + 1][1] else "")
-            for n, (text, _) in enumerate(lines)]
+    return [
+        text + (" \\" if n + 1 < len(lines) and not lines[n + 1][1] else "")
+        for n, (text, _) in enumerate(lines)
+    ]
 
 
-_CITE = re.compile(r"[\w.-]+==[\w.+-]+(?:\.\.[\w.+-]+)?:\S+ (?:has|lacks) `|[\w-]+/[\w.-]+#\d+|docs/contract\.md#[\w-]+|docs/engines\.md")
+_CITE = re.compile(
+    r"[\w.-]+==[\w.+-]+(?:\.\.[\w.+-]+)?:\S+ (?:has|lacks) `|[\w-]+/[\w.-]+#\d+|docs/contract\.md#[\w-]+|docs/engines\.md"
+)
 
 
 def _groups(text: str) -> Iterable[tuple[int, int]]:

@@ -6,9 +6,11 @@ message; also : and , in property values. Every line written goes through the sa
 closing verdict line included, and none may start with `::`: a directory or Hub subfolder named
 `x\n::error ...` or `::stop-commands::...` must print, not run. Control characters show as escapes.
 """
+
 from __future__ import annotations
 
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 from ..findings import Verdict
 from .locate import locate_all, refusal
@@ -27,7 +29,7 @@ def plain_line(s: str) -> str:
     line = escape_data(s).replace("##[", "##%5B")
     stripped = line.lstrip()
     if stripped.startswith("::"):
-        line = line[:len(line) - len(stripped)] + "%3A" + stripped[1:]
+        line = line[: len(line) - len(stripped)] + "%3A" + stripped[1:]
     return line
 
 
@@ -42,8 +44,16 @@ def annotation(level: str, message: str, **props: Any) -> str:
 
 def _annotations(report: Any, stream: IO[str]) -> None:
     for f, loc in locate_all(report):
-        stream.write(annotation(COMMAND[f.severity or "info"], f.message, file=loc.uri, line=loc.line,
-                                title=f"{f.code} {f.name}") + "\n")
+        stream.write(
+            annotation(
+                COMMAND[f.severity or "info"],
+                f.message,
+                file=loc.uri,
+                line=loc.line,
+                title=f"{f.code} {f.name}",
+            )
+            + "\n"
+        )
 
 
 def render(report: Verdict, stream: IO[str]) -> None:
@@ -53,8 +63,13 @@ def render(report: Verdict, stream: IO[str]) -> None:
     # the verdict the exit code gives, and only that (an audit fails on a drafter no engine loads without
     # an error finding; compat without --engine passes while some engine loads it)
     verdict = "FAILED" if report.failed() else "passed"
-    stream.write(plain_line(f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} "
-                            f"warning(s), {counts['info']} info") + "\n")
+    stream.write(
+        plain_line(
+            f"{report.subject}: {verdict}: {counts['error']} error(s), {counts['warning']} "
+            f"warning(s), {counts['info']} info"
+        )
+        + "\n"
+    )
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
@@ -64,4 +79,6 @@ def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str])
     text = str(error.get("message", ""))
     if error.get("hint"):
         text += f" (hint: {error['hint']})"
-    stream.write(annotation("error", text, file=error.get("path"), title=f"dflash2-ckpt: {error.get('type')}") + "\n")
+    stream.write(
+        annotation("error", text, file=error.get("path"), title=f"dflash2-ckpt: {error.get('type')}") + "\n"
+    )

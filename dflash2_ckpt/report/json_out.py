@@ -1,8 +1,10 @@
 """`--format json`: exactly one JSON document on stdout, whatever happened (an error too)."""
+
 from __future__ import annotations
 
 import json
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 
 def dumps(report: Any) -> str:
@@ -15,6 +17,6 @@ def render(report: Any, stream: IO[str]) -> None:
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:
     doc: dict[str, Any] = {"error": dict(error)}
-    if error.get("exit_code") == 1:      # the run worked and said no (a refused conversion)
+    if error.get("exit_code") == 1:  # the run worked and said no (a refused conversion)
         doc["refused"] = True
     stream.write(json.dumps(doc, indent=2, default=str) + "\n")

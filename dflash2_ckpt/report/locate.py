@@ -3,13 +3,15 @@
 SARIF and GitHub annotations point at a file and line. A finding with a field path ("dflash_config.
 block_size") is placed on the line where that key is written in config.json; others on their file.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..findings import Finding
 
@@ -50,7 +52,7 @@ def key_span(text: str, keys: Iterable[str]) -> tuple[int, int] | None:
                 if name == key:
                     pos = (start, end)
                     break
-                _, i = _DECODER.raw_decode(text, i)     # skip this value whole
+                _, i = _DECODER.raw_decode(text, i)  # skip this value whole
     except (ValueError, IndexError):
         return pos
     return pos
@@ -79,21 +81,21 @@ def key_region(text: str, field: str) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Location:
-    uri: str            # a relative path where the subject is under the working directory
+    uri: str  # a relative path where the subject is under the working directory
     line: int | None
-    column: int | None = None       # where the key starts on `line`, and the column after it (UTF-16, 1-based)
+    column: int | None = None  # where the key starts on `line`, and the column after it (UTF-16, 1-based)
     end_column: int | None = None
 
 
 def _local_dir(subject: str) -> Path | None:
     p = Path(subject)
-    if p.is_file():         # a GGUF drafter is one file: its findings sit on it
+    if p.is_file():  # a GGUF drafter is one file: its findings sit on it
         return p.parent
     return p if p.is_dir() else None
 
 
 def _uri(root: Path | None, file: str, subject: str = "") -> str:
-    if root is None:        # a Hub repo (org/name[/subfolder]): the file inside it, so drafters stay apart
+    if root is None:  # a Hub repo (org/name[/subfolder]): the file inside it, so drafters stay apart
         return f"{subject.rstrip('/')}/{file}" if subject else file
     full = (root / file).absolute()
     try:
@@ -114,7 +116,11 @@ def locate_all(report: Any) -> list[tuple[Finding, Location]]:
 def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Location]]:
     root = _local_dir(subject)
     config_text: str | None = None
-    if root is not None and (root / "config.json").is_file() and (root / "config.json").stat().st_size < _MAX_CONFIG:
+    if (
+        root is not None
+        and (root / "config.json").is_file()
+        and (root / "config.json").stat().st_size < _MAX_CONFIG
+    ):
         try:
             config_text = (root / "config.json").read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -123,15 +129,17 @@ def locate(subject: str, findings: Iterable[Finding]) -> list[tuple[Finding, Loc
     default = Path(subject).name if Path(subject).is_file() else "config.json"
     for f in findings:
         file = f.file or default
-        region = key_region(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
+        region = (
+            key_region(config_text, f.field) if (f.field and file == "config.json" and config_text) else None
+        )
         out.append((f, Location(_uri(root, file, subject), *(region or (None,)))))
     return out
-
 
 
 @dataclass(frozen=True)
 class Refusal:
     """An error document that carries findings (a refused conversion), seen as a report of them."""
+
     subject: str
     findings: tuple[Finding, ...]
 
@@ -140,6 +148,17 @@ def refusal(error: Mapping[str, Any]) -> Refusal | None:
     found = error.get("findings")
     if not found:
         return None
-    return Refusal(str(error.get("path") or ""), tuple(
-        Finding(f["code"], f["message"], field=f.get("field"), tensor=f.get("tensor"), file=f.get("file"),
-                severity=f.get("severity")) for f in found))
+    return Refusal(
+        str(error.get("path") or ""),
+        tuple(
+            Finding(
+                f["code"],
+                f["message"],
+                field=f.get("field"),
+                tensor=f.get("tensor"),
+                file=f.get("file"),
+                severity=f.get("severity"),
+            )
+            for f in found
+        ),
+    )

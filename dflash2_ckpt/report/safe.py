@@ -5,16 +5,19 @@ ESC sequences clear or retitle the terminal, a carriage return overwrites what w
 bidirectional overrides reorder it. Every human-facing format shows such characters as visible
 escapes (`\\x1b`, `\\u202e`) instead.
 """
+
 from __future__ import annotations
 
 import re
 
 # C0 except tab and newline, DEL, C1, the bidirectional / zero-width controls (Trojan Source), and lone
 # surrogates (JSON's "\\ud800": no encoding can write them, so a stream raises on them)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff"
-                      "\ud800-\udfff]")
-_CONTROL_NL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069"
-                         "\ufeff\ud800-\udfff]")
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+_CONTROL_NL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
 
 
 def _esc(m: re.Match[str]) -> str:

@@ -6,12 +6,13 @@ docs/codes.md as released with this version; each result sits on config.json at 
 notification, no results. A finding `verify --fix` repairs by editing a config carries `fixes`: the
 rewritten file as one replacement (tensor renames rewrite a binary header and are left to --fix itself).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import IO, Any, Mapping
-
+from collections.abc import Mapping
+from typing import IO, Any
 from urllib.parse import quote
 
 from ..codes import REGISTRY, family_of, help_uri
@@ -24,14 +25,23 @@ FINGERPRINT = "dflash2Finding/v1"
 
 
 def _rule(c: Any) -> dict[str, Any]:
-    full = (f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {family_of(c.code)[1]} family "
-            f"(DF{c.code[2]}xx); `dflash2-ckpt codes` lists every code.")
-    return {"id": c.code, "name": c.name, "shortDescription": {"text": c.summary},
-            "fullDescription": {"text": full}, "helpUri": help_uri(c.code),
-            "help": {"text": f"{full} What breaks: {c.breaks} Fix: {c.fix}",
-                     "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}.\n\n**What breaks:** {c.breaks}"
-                                 f"\n\n**Fix:** {c.fix}\n\nSee [{c.code} in the finding codes]({help_uri(c.code)})."},
-            "defaultConfiguration": {"level": LEVEL[c.severity]}}
+    full = (
+        f"{c.summary}. {c.code} ({c.name}) is a {c.severity} in the {family_of(c.code)[1]} family "
+        f"(DF{c.code[2]}xx); `dflash2-ckpt codes` lists every code."
+    )
+    return {
+        "id": c.code,
+        "name": c.name,
+        "shortDescription": {"text": c.summary},
+        "fullDescription": {"text": full},
+        "helpUri": help_uri(c.code),
+        "help": {
+            "text": f"{full} What breaks: {c.breaks} Fix: {c.fix}",
+            "markdown": f"**{c.code} {c.name}** ({c.severity}): {c.summary}.\n\n**What breaks:** {c.breaks}"
+            f"\n\n**Fix:** {c.fix}\n\nSee [{c.code} in the finding codes]({help_uri(c.code)}).",
+        },
+        "defaultConfiguration": {"level": LEVEL[c.severity]},
+    }
 
 
 def fingerprint(f: Any, uri: str) -> str:
@@ -43,6 +53,7 @@ def fingerprint(f: Any, uri: str) -> str:
 
 def _version() -> str:
     from ..version import package_version
+
     return package_version()
 
 
@@ -53,8 +64,11 @@ def _log(results: list[dict[str, Any]], invocation: dict[str, Any]) -> dict[str,
     for r in results:
         r["ruleIndex"] = index[r["ruleId"]]
     driver = {"name": "dflash2-ckpt", "version": _version(), "rules": [_rule(REGISTRY[c]) for c in used]}
-    return {"$schema": SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}]}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "invocations": [invocation], "results": results}],
+    }
 
 
 def _region(loc: Location) -> dict[str, Any]:
@@ -71,13 +85,24 @@ def _fixes(f: Any, uri: str) -> list[dict[str, Any]]:
     if fix is None or not fix.changes:
         return []
     base = uri.rpartition("/")[0]
-    changes = [{"artifactLocation": {"uri": quote(f"{base}/{name}" if base else name, safe="/")},
-                "replacements": [{"deletedRegion": {"charOffset": 0, "charLength": len(old)},
-                                  "insertedContent": {"text": new}}]}
-               for name, old, new in fix.changes]
-    return [{"description": {"text": f"{fix.description} ({fix.applicability}: dflash2-ckpt verify --fix"
-                                     f"{'' if fix.applicability == 'safe' else ' --unsafe-fixes'})"},
-             "artifactChanges": changes}]
+    changes = [
+        {
+            "artifactLocation": {"uri": quote(f"{base}/{name}" if base else name, safe="/")},
+            "replacements": [
+                {"deletedRegion": {"charOffset": 0, "charLength": len(old)}, "insertedContent": {"text": new}}
+            ],
+        }
+        for name, old, new in fix.changes
+    ]
+    return [
+        {
+            "description": {
+                "text": f"{fix.description} ({fix.applicability}: dflash2-ckpt verify --fix"
+                f"{'' if fix.applicability == 'safe' else ' --unsafe-fixes'})"
+            },
+            "artifactChanges": changes,
+        }
+    ]
 
 
 def _results(report: Any) -> list[dict[str, Any]]:
@@ -85,10 +110,15 @@ def _results(report: Any) -> list[dict[str, Any]]:
     for f, loc in locate_all(report):
         region = _region(loc)
         result: dict[str, Any] = {
-            "ruleId": f.code, "ruleIndex": -1, "level": LEVEL[f.severity or "info"],
+            "ruleId": f.code,
+            "ruleIndex": -1,
+            "level": LEVEL[f.severity or "info"],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}],
-            "partialFingerprints": {FINGERPRINT: fingerprint(f, loc.uri)}}
+            "locations": [
+                {"physicalLocation": {"artifactLocation": {"uri": quote(loc.uri, safe="/")}, **region}}
+            ],
+            "partialFingerprints": {FINGERPRINT: fingerprint(f, loc.uri)},
+        }
         fixes = _fixes(f, loc.uri)
         if fixes:
             result["fixes"] = fixes
@@ -105,10 +135,15 @@ def document(report: Verdict) -> dict[str, Any]:
     the findings give (1 when the report fails)."""
     code = 1 if report.failed() else 0
     skipped = tuple(getattr(report, "unreadable", ()))
-    invocation: dict[str, Any] = {"executionSuccessful": not skipped, "exitCode": code,
-                                  "properties": {"subject": str(report.subject)}}
+    invocation: dict[str, Any] = {
+        "executionSuccessful": not skipped,
+        "exitCode": code,
+        "properties": {"subject": str(report.subject)},
+    }
     if skipped:
-        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": s}} for s in skipped]
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": s}} for s in skipped
+        ]
     return _log(_results(report), invocation)
 
 
@@ -121,7 +156,9 @@ def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str])
     if error.get("hint"):
         text += f" (hint: {error['hint']})"
     note = {"level": "error", "message": {"text": text}, "properties": {"error": dict(error)}}
-    refused = refusal(error)      # the run worked and said no: its findings are results
-    doc = _log(_results(refused) if refused else [],
-               {"executionSuccessful": error.get("exit_code") == 1, "toolExecutionNotifications": [note]})
+    refused = refusal(error)  # the run worked and said no: its findings are results
+    doc = _log(
+        _results(refused) if refused else [],
+        {"executionSuccessful": error.get("exit_code") == 1, "toolExecutionNotifications": [note]},
+    )
     stream.write(json.dumps(doc, indent=2, default=str) + "\n")

@@ -1,5 +1,6 @@
 """`--statistics`: how many findings of each code a report holds, most frequent first (as text lines or
 one JSON list), in place of the findings themselves."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,10 @@ from ..codes import REGISTRY
 def counts(report: Any) -> list[dict[str, Any]]:
     """One row per code found: code, name, severity (the code's, or the finding's own), count."""
     found = Counter((f.code, f.severity or REGISTRY[f.code].severity) for f in report.findings)
-    return [{"code": code, "name": REGISTRY[code].name, "severity": severity, "count": n}
-            for (code, severity), n in sorted(found.items(), key=lambda item: (-item[1], item[0]))]
+    return [
+        {"code": code, "name": REGISTRY[code].name, "severity": severity, "count": n}
+        for (code, severity), n in sorted(found.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
 def render(report: Any, fmt: str, stream: IO[str] | None = None) -> None:

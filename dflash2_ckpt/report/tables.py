@@ -3,16 +3,18 @@
 A report kind has them when it is listed in TABLES; the rest get a usage error, since a findings list
 has no honest table form here (use json, sarif or github for those).
 """
+
 from __future__ import annotations
 
-from typing import IO, Any, Callable
+from collections.abc import Callable
+from typing import IO, Any
 
 from ..errors import UsageError
 from . import accept_tables, audit
 
 TABLES: dict[str, dict[str, Callable[[Any], str]]] = {
     "audit": {"markdown": audit.to_markdown, "html": audit.to_html},
-    "accept": {"markdown": accept_tables.markdown, "html": accept_tables.page},   # a card's τ table
+    "accept": {"markdown": accept_tables.markdown, "html": accept_tables.page},  # a card's τ table
 }
 
 
@@ -20,8 +22,10 @@ def _table(report: Any, fmt: str) -> str:
     kind = getattr(report, "kind", "this")
     fn = TABLES.get(kind, {}).get(fmt)
     if fn is None:
-        raise UsageError(f"--format {fmt} is for table reports (audit, accept); {kind} "
-                         "reports render as text, json, sarif or github")
+        raise UsageError(
+            f"--format {fmt} is for table reports (audit, accept); {kind} "
+            "reports render as text, json, sarif or github"
+        )
     return fn(report)
 
 

@@ -1,8 +1,10 @@
 """`--format text`: rich tables for people. One layout per report kind, looked up by the kind's name."""
+
 from __future__ import annotations
 
 import importlib
-from typing import IO, Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,15 +22,25 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 TextRenderer = Callable[[Any, Console], None]
 _LAYOUTS: dict[str, TextRenderer] = {}
 # kinds whose layout lives in a module of its own, imported the first time a report of the kind renders
-KIND_MODULES = {"convert": "text_convert", "smoke": "text_smoke", "compat": "text_compat", "convert-gguf": "text_gguf",
-                "diff": "text_diff", "audit": "text_audit", "accept": "text_accept", "config": "text_config"}
+KIND_MODULES = {
+    "convert": "text_convert",
+    "smoke": "text_smoke",
+    "compat": "text_compat",
+    "convert-gguf": "text_gguf",
+    "diff": "text_diff",
+    "audit": "text_audit",
+    "accept": "text_accept",
+    "config": "text_config",
+}
 
 
 def text_renderer(kind: str) -> Callable[[TextRenderer], TextRenderer]:
     """Register the text layout of a report kind (the generic one serves kinds without)."""
+
     def register(fn: TextRenderer) -> TextRenderer:
         _LAYOUTS[kind] = fn
         return fn
+
     return register
 
 
@@ -40,15 +52,20 @@ class SafeConsole(Console):
     verbose: bool = False
 
     def _render_buffer(self, buffer: Any) -> str:
-        return guard_lines(super()._render_buffer(
-            s if s.control else Segment(printable(s.text), s.style, s.control) for s in buffer))
+        return guard_lines(
+            super()._render_buffer(
+                s if s.control else Segment(printable(s.text), s.style, s.control) for s in buffer
+            )
+        )
 
 
 def console(stream: IO[str], *, verbose: bool = False) -> Console:
     tty = stream.isatty() if hasattr(stream, "isatty") else False
     # emoji off: a `:name:` in a tensor name or message is text, not a picture (and rich's emoji table
     # stays unloaded); off a terminal the width is $COLUMNS or 100 (report/fit.py)
-    out = SafeConsole(file=stream, highlight=False, soft_wrap=True, width=None if tty else columns(), emoji=False)
+    out = SafeConsole(
+        file=stream, highlight=False, soft_wrap=True, width=None if tty else columns(), emoji=False
+    )
     out.verbose = verbose
     return out
 
@@ -78,8 +95,12 @@ def render_findings(report: Any, out: Console) -> None:
     for f in report.findings:
         where = f.field or f.tensor or f.file or ""
         # names and values come from the checkpoint: a tensor called "[/x]" must print, not parse as markup
-        table.add_row(f.code + fix_marker(f), f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]",
-                      value(where), value(f.message))
+        table.add_row(
+            f.code + fix_marker(f),
+            f"[{_STYLE[f.severity or 'info']}]{f.severity}[/]",
+            value(where),
+            value(f.message),
+        )
     out.print(table)
     if any(f.fix is not None for f in report.findings):
         for line in wrap(FIX_LEGEND, out.width, hanging="    "):
@@ -105,10 +126,12 @@ def headline(report: Any, files: bool) -> str:
     """subject: dialect, version (or what else it is), tensors [in N files], bytes read."""
     s = report.summary
     where = f" in {len(s.get('files', []))} file(s)" if files else ""
-    return (f"{one_line(str(report.subject))}: {one_line(s.get('dialect') or '?')} dialect, "
-            f"{one_line(str(s.get('version') or s.get('other_drafter') or 'not DFlash'))}, "
-            f"{one_line(s['family']['label']) + ', ' if s.get('family') else ''}"
-            f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read")
+    return (
+        f"{one_line(str(report.subject))}: {one_line(s.get('dialect') or '?')} dialect, "
+        f"{one_line(str(s.get('version') or s.get('other_drafter') or 'not DFlash'))}, "
+        f"{one_line(s['family']['label']) + ', ' if s.get('family') else ''}"
+        f"{s.get('tensor_count', 0)} tensors{where}, {report.bytes_read:,} bytes read"
+    )
 
 
 def print_headline(text: str, out: Console) -> None:
@@ -133,13 +156,18 @@ def render_summary(report: Any, out: Console) -> None:
         out.print(t)
     render_engine_tables(s, out)
     types = s.get("tensor_types")
-    if types:   # GGUF: the storage type of every tensor
+    if types:  # GGUF: the storage type of every tensor
         t = Table(title="tensor types (GGUF)")
         for col in ("tensor", "HF name", "type", "shape", "bytes"):
             t.add_column(col, justify="right" if col == "bytes" else "left")
         for row in types:
-            t.add_row(value(row["tensor"]), value(row["hf"] or "-"), value(row["type"]), value(row["shape"]),
-                      f"{row['bytes']:,} B")
+            t.add_row(
+                value(row["tensor"]),
+                value(row["hf"] or "-"),
+                value(row["type"]),
+                value(row["shape"]),
+                f"{row['bytes']:,} B",
+            )
         out.print(t)
     comp = s.get("bytes_by_component")
     if comp:
@@ -152,9 +180,11 @@ def render_summary(report: Any, out: Console) -> None:
     q = s.get("quantization")
     if q:
         labels = ", ".join(sorted(set(q["modules"].values()))) or "-"
-        out.print(f"quantized: {len(q['modules'])} module(s), {value(labels)} ({value(q['library'])}); "
-                  f"{q['stored_bytes']:,} B stored for {q['logical_bytes']:,} B bf16-equivalent, "
-                  f"ratio {q['compression_ratio']}")
+        out.print(
+            f"quantized: {len(q['modules'])} module(s), {value(labels)} ({value(q['library'])}); "
+            f"{q['stored_bytes']:,} B stored for {q['logical_bytes']:,} B bf16-equivalent, "
+            f"ratio {q['compression_ratio']}"
+        )
     if report.findings:
         render_findings(report, out)
 
@@ -187,7 +217,7 @@ def render_check(result: Any, out: Console) -> None:
     render_verify(result.verify, out)
     if result.smoke is None:
         return
-    smoke_layout = layout(result.smoke.kind)      # report/text_smoke.py, loaded on first use
+    smoke_layout = layout(result.smoke.kind)  # report/text_smoke.py, loaded on first use
     assert smoke_layout is not None
     smoke_layout(result.smoke, out)
 
@@ -196,6 +226,7 @@ def render_check(result: Any, out: Console) -> None:
 def render_hook(run: Any, out: Console) -> None:
     """A hook run on a console the caller holds; the CLI writes the same lines without rich (text_hook.py)."""
     from .text_hook import concise_lines
+
     for line in concise_lines(run):
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
@@ -212,12 +243,13 @@ def render_push(result: Any, out: Console) -> None:
         out.print(f"created {value(result.repo)}")
     if result.uploaded:
         plan = getattr(result, "plan", None)
-        if plan is not None:        # every file named: what went up, what went away, what stayed
+        if plan is not None:  # every file named: what went up, what went away, what stayed
             for verb, paths in (("uploaded", plan.upload), ("deleted", plan.delete), ("kept", plan.kept)):
                 for p in paths:
                     out.print(f"{verb:<9} {value(p)}", highlight=False)
-            out.print(f"{len(plan.upload)} uploaded, {len(plan.delete)} deleted, "
-                      f"{len(plan.kept)} kept on the Hub")
+            out.print(
+                f"{len(plan.upload)} uploaded, {len(plan.delete)} deleted, {len(plan.kept)} kept on the Hub"
+            )
         out.print(f"uploaded: {value(str(result.pr_url or result.commit_url))}")
         for name in getattr(result, "excluded", ()):
             out.print(f"left out: {value(name)} (a pickle file; --include-pickles uploads it)")
@@ -232,8 +264,12 @@ def _render_plan(result: Any, out: Console) -> None:
     elif result.card_diff is not None:
         out.print("README.md: same as on the Hub")
     plan = result.plan
-    for verb, paths in (("upload", plan.upload), ("delete", plan.delete), ("unchanged", plan.unchanged),
-                        ("keep", plan.kept)):
+    for verb, paths in (
+        ("upload", plan.upload),
+        ("delete", plan.delete),
+        ("unchanged", plan.unchanged),
+        ("keep", plan.kept),
+    ):
         for p in paths:
             out.print(f"{verb:<9} {value(p)}", highlight=False)
     for name in getattr(result, "excluded", ()):
@@ -242,8 +278,10 @@ def _render_plan(result: Any, out: Console) -> None:
         out.print(f"not checked: {value(what)}", highlight=False)
     create = f"would create {value(result.repo)}; " if result.created else ""
     offline = "; nothing was compared with the Hub" if getattr(result, "unchecked", ()) else ""
-    out.print(f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
-              f"{len(plan.unchanged)} unchanged, {len(plan.kept)} kept; nothing was uploaded{offline}")
+    out.print(
+        f"dry run: {create}{len(plan.upload)} to upload, {len(plan.delete)} to delete, "
+        f"{len(plan.unchanged)} unchanged, {len(plan.kept)} kept; nothing was uploaded{offline}"
+    )
 
 
 def render_error(error: Mapping[str, Any], stream: IO[str], err_stream: IO[str]) -> None:

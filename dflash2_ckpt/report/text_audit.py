@@ -1,6 +1,7 @@
 """Text layout of an audit: the totals first, then one entry per drafter (which engines load it, and how
 the others judge it), each within the terminal's width; `--verbose` adds every release and the findings.
 The full table is the markdown and html formats'."""
+
 from __future__ import annotations
 
 from typing import Any

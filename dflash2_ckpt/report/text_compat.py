@@ -2,9 +2,11 @@
 (its newest checked release: the verdict, and the serve command where it loads), then the findings behind
 each verdict that is not `loads`, one each. `--verbose` adds every release with its citations (json and
 sarif always carry everything)."""
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -13,8 +15,15 @@ from .fit import command_lines, without_citations, wrap
 from .safe import one_line
 from .text import text_renderer
 
-VERDICT_STYLE = {"loads": "green", "degraded": "yellow", "fails": "bold red", "needs-conversion": "cyan",
-                 "unsupported": "dim", "not-validated": "magenta", "unverified": "magenta"}
+VERDICT_STYLE = {
+    "loads": "green",
+    "degraded": "yellow",
+    "fails": "bold red",
+    "needs-conversion": "cyan",
+    "unsupported": "dim",
+    "not-validated": "magenta",
+    "unverified": "magenta",
+}
 _SERVED = ("loads", "degraded")
 
 
@@ -29,10 +38,18 @@ def newest(verdicts: Sequence[Any]) -> list[Any]:
 def explained(v: Any) -> list[str]:
     """The reasons a person reads for a verdict: none for a clean `loads` (its notes are info), else each
     reason without its citations, less one that another reason already says in full."""
-    shown = [without_citations(one_line(f"{x.code} {x.message}")) for x in v.reasons
-             if x.severity != "info" or v.verdict != "loads"]
-    return [m for i, m in enumerate(shown)
-            if not any(i != j and m[6:] in other and (len(other) > len(m) or j < i) for j, other in enumerate(shown))]
+    shown = [
+        without_citations(one_line(f"{x.code} {x.message}"))
+        for x in v.reasons
+        if x.severity != "info" or v.verdict != "loads"
+    ]
+    return [
+        m
+        for i, m in enumerate(shown)
+        if not any(
+            i != j and m[6:] in other and (len(other) > len(m) or j < i) for j, other in enumerate(shown)
+        )
+    ]
 
 
 def headline(r: Any, shown: Sequence[Any]) -> str:
@@ -72,13 +89,16 @@ def checked_edges(verdicts: Any) -> str:
     """Each engine's checked edge, once: versions outside it are judged as the nearest checked release."""
     from ..engines.checked import engine_span
     from ..engines.registry import by_engine
+
     parts = []
     for engine, label in dict.fromkeys((v.profile.engine, v.profile.label) for v in verdicts):
         whole = engine_span(by_engine(engine))
         if whole is not None:
             parts.append(f"{label} {whole.first}" + (f"-{whole.last}" if whole.last != whole.first else ""))
-    return ("releases checked: " + ", ".join(parts) + ". A version outside is judged as the nearest checked "
-            "release; --engine NAME@VERSION says so (DF816)")
+    return (
+        "releases checked: " + ", ".join(parts) + ". A version outside is judged as the nearest checked "
+        "release; --engine NAME@VERSION says so (DF816)"
+    )
 
 
 @text_renderer("compat")
@@ -106,8 +126,9 @@ def render_compat(r: Any, out: Console) -> None:
         _history(r, out)
     elif not r.named and len(shown) < len(r.verdicts):
         more = len(r.verdicts) - len(shown)
-        for line in wrap(f"each engine's newest checked release; {more} older releases and the citations: "
-                         "--verbose", width):
+        for line in wrap(
+            f"each engine's newest checked release; {more} older releases and the citations: --verbose", width
+        ):
             _line(out, line, "dim")
     if not r.named:
         for line in wrap(checked_edges(r.verdicts), width, hanging="  "):
@@ -115,8 +136,13 @@ def render_compat(r: Any, out: Console) -> None:
     # the last line agrees with the exit code: FAILED only when compat exits 1
     scope = "every engine named" if r.named else "at least one engine"
     word = Text("FAILED", style="red") if r.failed() else Text("passed", style="green")
-    for i, line in enumerate(wrap(f": {sum(v.verdict == 'loads' for v in r.verdicts)} of {len(r.verdicts)} "
-                                  f"engine release(s) load it (passes when {scope} loads it)", width - 6)):
+    for i, line in enumerate(
+        wrap(
+            f": {sum(v.verdict == 'loads' for v in r.verdicts)} of {len(r.verdicts)} "
+            f"engine release(s) load it (passes when {scope} loads it)",
+            width - 6,
+        )
+    ):
         out.print((word + Text(line)) if i == 0 else Text("  " + line), soft_wrap=True)
 
 
@@ -125,11 +151,14 @@ def _history(r: Any, out: Console) -> None:
     included) and the serve command where it loads."""
     _line(out, "every checked release:", "bold")
     for v in r.verdicts:
-        out.print(Text(f"  {title(v)}  ") + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")),
-                  soft_wrap=True)
+        out.print(
+            Text(f"  {title(v)}  ") + Text(v.verdict, style=VERDICT_STYLE.get(v.verdict, "")), soft_wrap=True
+        )
         for x in v.reasons:
             if x.severity != "info" or v.verdict != "loads":
-                for line in wrap(one_line(f"{x.code} {x.message}"), out.width, indent="      ", hanging="        "):
+                for line in wrap(
+                    one_line(f"{x.code} {x.message}"), out.width, indent="      ", hanging="        "
+                ):
                     _line(out, line)
         if v.serve and v.verdict in _SERVED:
             for line in command_lines(v.serve, out.width, "      "):

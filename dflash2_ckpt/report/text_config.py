@@ -1,4 +1,5 @@
 """Text layout of `dflash2-ckpt config`: each setting, its value and where it came from."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Text layout of a conversion report: the config key diff, the tensor plan, what was written and checked."""
+
 from __future__ import annotations
 
 import json
@@ -17,13 +18,19 @@ from .text_meaning import render_meaning
 
 def _short(value: Any, width: int = 60) -> str:
     s = json.dumps(value, default=str)
-    return s if len(s) <= width else s[:width - 3] + "..."
+    return s if len(s) <= width else s[: width - 3] + "..."
 
 
 def _level_move(c: Any) -> bool:
     tl = "transformer_layer_config."
-    return c.action == "moved" and bool(c.src and c.dst) and (
-        (c.src.startswith(tl) and c.dst == c.src[len(tl):]) or (c.dst.startswith(tl) and c.src == c.dst[len(tl):]))
+    return (
+        c.action == "moved"
+        and bool(c.src and c.dst)
+        and (
+            (c.src.startswith(tl) and c.dst == c.src[len(tl) :])
+            or (c.dst.startswith(tl) and c.src == c.dst[len(tl) :])
+        )
+    )
 
 
 def _say(text: str, console: Console) -> None:
@@ -42,8 +49,11 @@ def _key(src: str, dst: str) -> str:
 @text_renderer("convert")
 def render_convert(r: Any, console: Console) -> None:
     head = "plan (dry run, nothing written)" if r.dry_run else "converted"
-    for line in wrap(one_line(f"{head}: {r.src} ({r.from_dialect} {r.version}) -> {r.dst} ({r.to})"), console.width,
-                     hanging="  "):
+    for line in wrap(
+        one_line(f"{head}: {r.src} ({r.from_dialect} {r.version}) -> {r.dst} ({r.to})"),
+        console.width,
+        hanging="  ",
+    ):
         console.print(Text(line, style="bold"), soft_wrap=True)
     table = Table(title="config keys", show_header=True, header_style="bold")
     # one key column, `from` over `-> to`: the names get the width two columns would split
@@ -54,9 +64,15 @@ def render_convert(r: Any, console: Console) -> None:
     level = [c for c in r.config_changes if _level_move(c)]
     if level:
         keys = ", ".join((c.dst or "").split(".")[-1] for c in level)
-        src, dst = ("transformer_layer_config.*", "*") if r.to == "nested" else ("*", "transformer_layer_config.*")
-        table.add_row("moved", _key(src, dst), value(f"{len(level)} keys: {keys}"),
-                      "the transformer config changes level")
+        src, dst = (
+            ("transformer_layer_config.*", "*") if r.to == "nested" else ("*", "transformer_layer_config.*")
+        )
+        table.add_row(
+            "moved",
+            _key(src, dst),
+            value(f"{len(level)} keys: {keys}"),
+            "the transformer config changes level",
+        )
     for c in r.config_changes:
         if _level_move(c):
             continue
@@ -73,9 +89,12 @@ def render_convert(r: Any, console: Console) -> None:
         console.print(tt)
     render_meaning(r.extra.get("meaning"), console)
     c = r.counts()
-    would = "would be " if r.dry_run else ""      # a dry run says what a real run would do, never that it did
-    _say(f"tensors: {c['copy']} {would}copied bit for bit, {c['rename']} {would}renamed, {c['drop']} "
-         f"{would}dropped; {r.bytes_copied:,} B {would}written, {r.bytes_dropped:,} B {would}dropped", console)
+    would = "would be " if r.dry_run else ""  # a dry run says what a real run would do, never that it did
+    _say(
+        f"tensors: {c['copy']} {would}copied bit for bit, {c['rename']} {would}renamed, {c['drop']} "
+        f"{would}dropped; {r.bytes_copied:,} B {would}written, {r.bytes_dropped:,} B {would}dropped",
+        console,
+    )
     for name, n, size in r.shards:
         console.print(f"  {'would write ' if r.dry_run else ''}{value(name)}: {n} tensors, {size:,} B")
     for f in r.files_copied:
@@ -87,6 +106,8 @@ def render_convert(r: Any, console: Console) -> None:
     if r.dry_run and r.extra.get("dst_exists"):
         console.print(f"[yellow]{value(r.dst)} exists; a real run needs --force[/]")
     if r.written:
-        console.print(f"[green]verified[/]: {r.tensors_verified} tensors written and checked against the "
-                      f"plan; verify: {sum(f.severity == 'error' for f in r.verify_findings)} error(s) "
-                      f"({r.seconds:.2f} s)")
+        console.print(
+            f"[green]verified[/]: {r.tensors_verified} tensors written and checked against the "
+            f"plan; verify: {sum(f.severity == 'error' for f in r.verify_findings)} error(s) "
+            f"({r.seconds:.2f} s)"
+        )

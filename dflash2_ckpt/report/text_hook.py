@@ -4,20 +4,21 @@ pre-commit shows hook output as is, editors and terminals turn `path:line:col` i
 finds one finding per line; the findings table stays for `verify` on a terminal. A finding without a
 line (a tensor, a shard) sits at 1:1 of its file; a warning or info says so at the end. Each failing directory ends with one verdict line.
 """
+
 from __future__ import annotations
 
 from typing import IO, Any
 
+from ..findings import fix_marker
 from .locate import locate
 from .safe import guard_lines, one_line
-from ..findings import fix_marker
 
 
 def concise_lines(run: Any) -> list[str]:
     lines = []
     for n, part in enumerate(run.parts):
         for f, loc in locate(str(part.subject), part.findings):
-            message = one_line(" ".join(f.message.split()))           # one finding, one line
+            message = one_line(" ".join(f.message.split()))  # one finding, one line
             note = "" if f.severity == "error" else f" ({f.severity})"
             lines.append(f"{one_line(loc.uri)}:{loc.line or 1}:1: {f.code}{fix_marker(f)} {message}{note}")
         if run.part_failed(n):

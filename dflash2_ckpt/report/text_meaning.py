@@ -1,9 +1,11 @@
 """Text layout of a conversion's meaning check (engines/meaning.py): one row per engine that reads the source
 or the output, what it would build differently, and whether that is a change or a repair."""
+
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -31,9 +33,11 @@ def render_meaning(doc: Mapping[str, Any] | None, console: Console) -> None:
         status = row["status"]
         if status == "reads neither":
             continue
-        diffs = "; ".join(f"{c['field']}: {_value(c['source'])} -> {_value(c['output'])}"
-                          + (" (repaired: what the source means)" if c["kind"] == "repaired" else "")
-                          for c in row["changes"])
+        diffs = "; ".join(
+            f"{c['field']}: {_value(c['source'])} -> {_value(c['output'])}"
+            + (" (repaired: what the source means)" if c["kind"] == "repaired" else "")
+            for c in row["changes"]
+        )
         style = _STYLE.get(status)
         table.add_row(value(row["engine"]), f"[{style}]{status}[/]" if style else status, value(diffs))
     console.print(table)

@@ -1,15 +1,17 @@
 """The text layout shared by the reports of a run (smoke, accept): a title line, indented facts, the
 findings one entry each, and the result; every line wrapped to the console's width under its own indent.
 A report kind gives only its own facts (report/text_smoke.py, report/text_accept.py)."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from .safe import one_line
 from .fit import wrap
+from .safe import one_line
 from .text import text_renderer
 
 
@@ -21,9 +23,11 @@ def threads_line(r: Any, extra: str = "") -> list[str]:
 
 def finding_lines(findings: Iterable[Any]) -> list[str]:
     """One entry per finding: severity, code, name, the tensor where it has one, the message."""
-    return [f"  {f.severity:<7} {f.code} {f.name}"
-            f"{f' [{one_line(f.tensor)}]' if getattr(f, 'tensor', None) else ''}: {one_line(f.message)}"
-            for f in findings]
+    return [
+        f"  {f.severity:<7} {f.code} {f.name}"
+        f"{f' [{one_line(f.tensor)}]' if getattr(f, 'tensor', None) else ''}: {one_line(f.message)}"
+        for f in findings
+    ]
 
 
 def closing_lines(r: Any) -> list[str]:
@@ -34,7 +38,7 @@ def print_lines(lines: Sequence[str], out: Console) -> None:
     """Each line within the console's width, its continuation four columns under its own indent; text,
     never markup (labels and messages come from checkpoints and prompts)."""
     for line in lines:
-        lead = line[:len(line) - len(line.lstrip(" "))]
+        lead = line[: len(line) - len(line.lstrip(" "))]
         for part in wrap(line.strip(), out.width, indent=lead, hanging=lead + "    "):
             out.print(Text(part), soft_wrap=True)
 

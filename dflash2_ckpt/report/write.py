@@ -8,15 +8,17 @@ all are complete are they renamed into place: a failure leaves every destination
 device or named pipe (/dev/stdout, /dev/null, a FIFO) is a stream, written in place; a block device or
 socket is refused.
 """
+
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import IO, Callable, Collection, Iterable
+from typing import IO
 
-from ..sources.safe_write import Inputs, check, new_file_mode, replace, temp_beside
 from ..sources.names import is_checkpoint_file
+from ..sources.safe_write import Inputs, check, new_file_mode, replace, temp_beside
 
 FOLLOW_HINT = "write to another path, or pass --output-follow-symlinks to write to the link's target"
 
@@ -41,20 +43,30 @@ def files_read(paths: Iterable[str]) -> set[tuple[int, int]]:
                 st = os.stat(c)
                 out.add((st.st_dev, st.st_ino))
         except (OSError, ValueError):
-            continue            # unreadable: nothing of it is read, nothing to protect
+            continue  # unreadable: nothing of it is read, nothing to protect
     return out
 
 
-def destination(path: str, *, follow_symlinks: bool = False, reading: Collection[tuple[int, int]] = (),
-                inputs: Inputs = Inputs()) -> Path:
+def destination(
+    path: str,
+    *,
+    follow_symlinks: bool = False,
+    reading: Collection[tuple[int, int]] = (),
+    inputs: Inputs = Inputs(),
+) -> Path:
     """The file to write for the report path `path`, or UnsafeOutputError saying why not (the one write
     guard, sources/safe_write.py: no link, no hard-linked file, no file this command reads, nothing that
     exists under the `inputs` directories: the target, the reference)."""
     p = Path(path)
     if _stream(p):
-        return p            # /dev/stdout, /dev/null, a named pipe: written as a stream, nothing replaced
-    return check(p, reading=Inputs(frozenset(reading)) | inputs, follow_symlinks=follow_symlinks,
-                 hint="write the report to another file", link_hint=FOLLOW_HINT)
+        return p  # /dev/stdout, /dev/null, a named pipe: written as a stream, nothing replaced
+    return check(
+        p,
+        reading=Inputs(frozenset(reading)) | inputs,
+        follow_symlinks=follow_symlinks,
+        hint="write the report to another file",
+        link_hint=FOLLOW_HINT,
+    )
 
 
 def write_files(items: Iterable[tuple[Path, Callable[[IO[str]], object]]]) -> None:

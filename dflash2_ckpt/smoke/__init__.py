@@ -3,6 +3,7 @@
 Importing this package is free; torch and triton load only when `run_smoke` runs, so the
 header-level toolkit never pays for them.
 """
+
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .opening import tensor_files, open_for_smoke, require_smoke_deps
+from .opening import open_for_smoke, require_smoke_deps, tensor_files
 from .report import SmokeReport
 
 __all__ = ["SmokeReport", "require_smoke_deps", "run_smoke", "draft", "load_drafter", "open_for_smoke"]
@@ -20,12 +21,14 @@ EMITS: frozenset[str] = frozenset({"DF716"})
 def draft(checkpoint: Any, hidden_states: Any, anchors: Any, **options: Any) -> Any:
     """Draft one block per request and return every stage (smoke.drafting.DraftResult); torch loads here."""
     from .drafting import draft as _draft
+
     return _draft(checkpoint, hidden_states, anchors, **options)
 
 
 def load_drafter(checkpoint: Any, **options: Any) -> Any:
     """Load a drafter once for repeated drafting (smoke.drafting.Drafter); torch loads here."""
     from .drafting import load_drafter as _load
+
     return _load(checkpoint, **options)
 
 
@@ -34,17 +37,24 @@ def _first_layers(ckpt: Any, layers: int | None) -> tuple[Any, dict[str, Any], l
     import re
 
     from ..findings import Finding
+
     spec, tensors = ckpt.spec, dict(ckpt.tensors)
     if layers is None or layers >= spec.num_hidden_layers:
         return spec, tensors, []
     if layers < 1:
         raise ConfigError("--layers must be at least 1")
     spec = spec.with_(num_hidden_layers=layers, layer_types=tuple(spec.layer_types[:layers]))
-    kept = {n: t for n, t in tensors.items()
-            if not (m := re.match(r"^(?:model\.)?layers\.(\d+)\.", n)) or int(m.group(1)) < layers}
-    note = Finding("DF716", f"the smoke ran the first {layers} of {ckpt.spec.num_hidden_layers} draft layers "
-                   "(--layers): the later layers' tensors were neither loaded nor checked",
-                   details={"layers": layers, "of": ckpt.spec.num_hidden_layers})
+    kept = {
+        n: t
+        for n, t in tensors.items()
+        if not (m := re.match(r"^(?:model\.)?layers\.(\d+)\.", n)) or int(m.group(1)) < layers
+    }
+    note = Finding(
+        "DF716",
+        f"the smoke ran the first {layers} of {ckpt.spec.num_hidden_layers} draft layers "
+        "(--layers): the later layers' tensors were neither loaded nor checked",
+        details={"layers": layers, "of": ckpt.spec.num_hidden_layers},
+    )
     return spec, kept, [note]
 
 
@@ -57,10 +67,20 @@ def _target_dir(target: Any) -> Path | None:
     return Path(local).parent if local is not None else None
 
 
-def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
-              hidden_states: str | os.PathLike[str] | None = None, block_size: int | None = None,
-              seed: int = 0, device: str | None = None, requests: int = 2, layers: int | None = None,
-              max_memory: int | None = None, threads: int | None = None, progress: Any = None) -> SmokeReport:
+def run_smoke(
+    path_or_checkpoint: Any,
+    *,
+    target: Any = None,
+    hidden_states: str | os.PathLike[str] | None = None,
+    block_size: int | None = None,
+    seed: int = 0,
+    device: str | None = None,
+    requests: int = 2,
+    layers: int | None = None,
+    max_memory: int | None = None,
+    threads: int | None = None,
+    progress: Any = None,
+) -> SmokeReport:
     """Run the drafter once on smoke inputs and cross-check it (findings DF7xx).
 
     path_or_checkpoint: a checkpoint directory, a Source, or an opened Checkpoint. Before anything is
@@ -73,28 +93,44 @@ def run_smoke(path_or_checkpoint: Any, *, target: Any = None,
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
     ckpt = open_for_smoke(path_or_checkpoint)
+    from ..threads import apply as apply_threads
     from .budget import check_budget, estimate, gib, machine_budget, matmul_rate, runtime_bytes
     from .device import pick_device, prepare_triton
     from .runner import DEFAULT_BLOCK, smoke
-    from ..threads import apply as apply_threads
+
     chosen = apply_threads(threads)
 
     spec, tensors, notes = _first_layers(ckpt, layers)
     dev = pick_device(device)
     block = block_size or spec.block_size or DEFAULT_BLOCK
     carried = {"embed_tokens.weight", "lm_head.weight"} & set(tensors)
-    prepare_triton(dev)      # triton in the mode this device needs, resident before the footprint is measured
+    prepare_triton(dev)  # triton in the mode this device needs, resident before the footprint is measured
     rate = matmul_rate(dev)
-    est = estimate(spec, requests=requests, block=block, rate=rate, interpret=dev.type != "cuda",
-                   runtime=runtime_bytes(), tied_head=len(carried) == 1 and "embed_tokens.weight" in carried)
+    est = estimate(
+        spec,
+        requests=requests,
+        block=block,
+        rate=rate,
+        interpret=dev.type != "cuda",
+        runtime=runtime_bytes(),
+        tied_head=len(carried) == 1 and "embed_tokens.weight" in carried,
+    )
     budget = max_memory if max_memory is not None else machine_budget(dev.type)
     check_budget(est, budget, device_type=dev.type, layers=spec.num_hidden_layers, requests=requests)
-    if progress is not None:      # total 0: a note, not a stage
+    if progress is not None:  # total 0: a note, not a stage
         progress(f"estimated {gib(est.peak_bytes)}, ~{est.seconds:.0f} s; conv: {est.triton_conv}", 0, 0)
-    report = smoke(spec, tensor_files(ckpt, tensors), label=ckpt.source.label,
-                   target=_target_dir(target),
-                   hidden_states=Path(hidden_states) if hidden_states is not None else None,
-                   block_size=block_size, seed=seed, device=str(dev), requests=requests, progress=progress)
+    report = smoke(
+        spec,
+        tensor_files(ckpt, tensors),
+        label=ckpt.source.label,
+        target=_target_dir(target),
+        hidden_states=Path(hidden_states) if hidden_states is not None else None,
+        block_size=block_size,
+        seed=seed,
+        device=str(dev),
+        requests=requests,
+        progress=progress,
+    )
     report.findings[:0] = notes
     report.estimate = {**est.to_json(), "budget_bytes": budget}
     report.threads = chosen.to_json()

@@ -8,6 +8,7 @@ measured matmul rate, times the number of forward passes the checks make, plus r
 Everything here is arithmetic on the DraftSpec: nothing is allocated, so a refusal costs nothing.
 Torch-free except the rate probe, which the caller may skip (rate=...).
 """
+
 from __future__ import annotations
 
 import os
@@ -19,11 +20,13 @@ from ..errors import BudgetError
 from ..formats.spec import DraftSpec
 
 F32 = 4
-CPU_FRACTION = 0.5        # of physical RAM: leaves room for the OS, the page cache and the caller
-GPU_FRACTION = 0.9        # of the device's memory
-READ_BYTES_PER_S = 1e9    # reading + widening the weights to float32, a conservative local figure
-SELECTOR_CONTEXTS = 512   # smoke.influence.CONTEXTS (not imported: that module needs torch)
-RUNTIME_BYTES = 512 << 20  # torch, triton (interpreted on a CPU), numpy, gguf and the package (measured: 250-450 MiB)
+CPU_FRACTION = 0.5  # of physical RAM: leaves room for the OS, the page cache and the caller
+GPU_FRACTION = 0.9  # of the device's memory
+READ_BYTES_PER_S = 1e9  # reading + widening the weights to float32, a conservative local figure
+SELECTOR_CONTEXTS = 512  # smoke.influence.CONTEXTS (not imported: that module needs torch)
+RUNTIME_BYTES = (
+    512 << 20
+)  # torch, triton (interpreted on a CPU), numpy, gguf and the package (measured: 250-450 MiB)
 # Above what the process holds once torch and triton are imported: the allocator's arenas and the Triton
 # interpreter's temporaries. With the resident size measured (runtime_bytes), the estimate follows the
 # installation at hand instead of a figure from another machine.
@@ -39,6 +42,8 @@ def runtime_bytes() -> int:
     except (OSError, ValueError, IndexError):
         return RUNTIME_BYTES
     return resident_pages * os.sysconf("SC_PAGE_SIZE") + WORKING_MARGIN
+
+
 # The Triton conv under TRITON_INTERPRET=1 (CPU) costs per program loop trip, not per FLOP: trips =
 # calls x blocks x (hidden / 128)^2 with the interpreter's 128-wide tiles. Fitted on the 2-core development
 # VM (H 512 / 1024, 2 / 4 layers: 1.4-3.9 s), about 3.3 ms a trip plus 0.55 s. On a CPU the smoke runs it
@@ -50,14 +55,20 @@ INTERPRET_TRIP_S, INTERPRET_FIXED_S = 3.3e-3, 0.55
 class Estimate:
     peak_bytes: int
     seconds: float
-    parts: dict[str, int]          # bytes by what holds them
+    parts: dict[str, int]  # bytes by what holds them
     forwards: int
     flops: float
-    triton_conv: str = "every layer"     # or the sample the interpreter runs on a CPU
+    triton_conv: str = "every layer"  # or the sample the interpreter runs on a CPU
 
     def to_json(self) -> dict[str, Any]:
-        return {"peak_bytes": self.peak_bytes, "seconds": round(self.seconds, 1), "parts": dict(self.parts),
-                "forward_passes": self.forwards, "flops": self.flops, "triton_conv": self.triton_conv}
+        return {
+            "peak_bytes": self.peak_bytes,
+            "seconds": round(self.seconds, 1),
+            "parts": dict(self.parts),
+            "forward_passes": self.forwards,
+            "flops": self.flops,
+            "triton_conv": self.triton_conv,
+        }
 
 
 def gib(n: float) -> str:
@@ -84,8 +95,17 @@ def selector_params(spec: DraftSpec) -> int:
     return 2 * spec.vocab_size * r + r * spec.hidden_size
 
 
-def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int = 3, tied_head: bool = False,
-             rate: float = 50e9, interpret: bool = False, runtime: int = RUNTIME_BYTES) -> Estimate:
+def estimate(
+    spec: DraftSpec,
+    *,
+    requests: int,
+    block: int,
+    context_blocks: int = 3,
+    tied_head: bool = False,
+    rate: float = 50e9,
+    interpret: bool = False,
+    runtime: int = RUNTIME_BYTES,
+) -> Estimate:
     """rate: sustained float32 matmul FLOP/s of the device (measure with matmul_rate()); interpret: the
     Triton kernels run in the interpreter (no GPU); runtime: the process's own footprint (runtime_bytes())."""
     h, v = spec.hidden_size, spec.vocab_size
@@ -106,13 +126,17 @@ def estimate(spec: DraftSpec, *, requests: int, block: int, context_blocks: int 
     # the forward, candidates, rerun; for v2 the ablation's 2 per layer + 3, and on a GPU the Triton forward
     forwards = 3 + (2 * spec.num_hidden_layers + 3 + (0 if interpret else 1) if spec.version == "v2" else 0)
     flops = forwards * (2.0 * trunk_params(spec) * tokens + 2.0 * requests * n * v * h)
-    stored = (trunk_params(spec) + selector_params(spec)) * 2      # BF16 on disk, typically
-    seconds = flops / rate + stored / READ_BYTES_PER_S + parts["embedding and head (float32)"] / READ_BYTES_PER_S
+    stored = (trunk_params(spec) + selector_params(spec)) * 2  # BF16 on disk, typically
+    seconds = (
+        flops / rate + stored / READ_BYTES_PER_S + parts["embedding and head (float32)"] / READ_BYTES_PER_S
+    )
     what = "every layer (compiled)"
     if interpret and spec.version == "v2":
-        trips = 4 * max(spec.hidden_size / 128, 1) ** 2          # layer 0's four calls, one block
+        trips = 4 * max(spec.hidden_size / 128, 1) ** 2  # layer 0's four calls, one block
         seconds += INTERPRET_FIXED_S + INTERPRET_TRIP_S * trips
-        what = "torch in every layer; Triton (interpreted) on a sample: layer 0, both convs and sides, one block"
+        what = (
+            "torch in every layer; Triton (interpreted) on a sample: layer 0, both convs and sides, one block"
+        )
     return Estimate(sum(parts.values()), seconds, parts, forwards, flops, what)
 
 
@@ -120,10 +144,11 @@ def machine_budget(device_type: str) -> int:
     """The default --max-memory: a safe fraction of the memory of the device the smoke runs on."""
     if device_type == "cuda":
         import torch
+
         return int(torch.cuda.mem_get_info()[1] * GPU_FRACTION)
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):   # not POSIX: no default cap we can justify
+    except (ValueError, OSError, AttributeError):  # not POSIX: no default cap we can justify
         return 1 << 62
     return int(total * CPU_FRACTION)
 
@@ -131,6 +156,7 @@ def machine_budget(device_type: str) -> int:
 def matmul_rate(device: Any) -> float:
     """Sustained float32 matmul FLOP/s of `device`, from a ~10 ms probe."""
     import torch
+
     a = torch.randn(512, 512, device=device)
     torch.mm(a, a)
     t0, reps = time.perf_counter(), 4
@@ -155,4 +181,5 @@ def check_budget(est: Estimate, budget: int, *, device_type: str, layers: int, r
     raise BudgetError(
         f"the smoke would need about {gib(est.peak_bytes)} ({biggest[0]}: {gib(biggest[1])}) and about "
         f"{est.seconds:.0f} s, over the {gib(budget)} budget; nothing was loaded",
-        hint="; ".join(w for w in ways if w))
+        hint="; ".join(w for w in ways if w),
+    )

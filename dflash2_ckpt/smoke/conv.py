@@ -3,6 +3,7 @@
 Rows are stacked blocks of length B; the tap offset never crosses a block boundary, so a row's
 position inside its block is its index modulo B.
 """
+
 from __future__ import annotations
 
 import torch
@@ -16,8 +17,9 @@ def conv_delta(h: torch.Tensor, proj: torch.Tensor, side: int, taps: int) -> tor
     return delta[:, side]
 
 
-def grouped_dynamic_conv(y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, proj: torch.Tensor,
-                         side: int, block: int) -> torch.Tensor:
+def grouped_dynamic_conv(
+    y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, proj: torch.Tensor, side: int, block: int
+) -> torch.Tensor:
     """conv_side(y)[i, c] = Σ_t [i ≥ t] (base[side, t, c] + δ[i, t, c // gs]) · y[i − t, c].
 
     y, h: [M, H] with M a multiple of `block`; base [2, T, H]; proj [2·T·G, H].
@@ -26,9 +28,9 @@ def grouped_dynamic_conv(y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, p
     taps = base.shape[1]
     if m % block:
         raise ValueError(f"{m} rows are not whole blocks of {block}")
-    delta = conv_delta(h, proj, side, taps)                       # [M, T, G]
+    delta = conv_delta(h, proj, side, taps)  # [M, T, G]
     gs = hidden // delta.shape[-1]
-    coef = base[side].unsqueeze(0) + delta.repeat_interleave(gs, dim=-1)   # [M, T, H]
+    coef = base[side].unsqueeze(0) + delta.repeat_interleave(gs, dim=-1)  # [M, T, H]
     yb = y.view(m // block, block, hidden)
     cb = coef.view(m // block, block, taps, hidden)
     out = torch.zeros_like(yb)
@@ -38,8 +40,9 @@ def grouped_dynamic_conv(y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, p
     return out.view(m, hidden)
 
 
-def identity_conv_weights(taps: int, hidden: int, groups: int, *, like: torch.Tensor
-                          ) -> tuple[torch.Tensor, torch.Tensor]:
+def identity_conv_weights(
+    taps: int, hidden: int, groups: int, *, like: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(base, proj) of a convolution that is exactly the identity: tap 0 = 1, other taps 0, W = 0."""
     base = torch.zeros(2, taps, hidden, dtype=like.dtype, device=like.device)
     base[:, 0, :] = 1.0

@@ -5,6 +5,7 @@ i.e. at `import triton`. So on a machine without CUDA the interpreter switch mus
 triton is first imported; if someone imported it earlier in compiled mode, the kernels cannot run
 on the CPU and we say so instead of failing inside a launch.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,10 @@ def pick_device(requested: str | None) -> torch.device:
     if requested:
         dev = torch.device(requested)
         if dev.type == "cuda" and not torch.cuda.is_available():
-            raise MissingDependencyError(f"device {requested!r} requested but CUDA is not available",
-                                         hint="drop --device to run on the CPU under TRITON_INTERPRET=1")
+            raise MissingDependencyError(
+                f"device {requested!r} requested but CUDA is not available",
+                hint="drop --device to run on the CPU under TRITON_INTERPRET=1",
+            )
         return dev
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -32,13 +35,15 @@ def prepare_triton(device: torch.device) -> str:
     try:
         import triton  # noqa: F401
     except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise MissingDependencyError(f"the smoke forward needs triton ({e})",
-                                     hint="pip install 'dflash2-ckpt[smoke]'") from None
+        raise MissingDependencyError(
+            f"the smoke forward needs triton ({e})", hint="pip install 'dflash2-ckpt[smoke]'"
+        ) from None
     interpret = interpreting()
     if device.type != "cuda" and not interpret:
         raise MissingDependencyError(
             "Triton was imported in compiled mode before the smoke ran, so its kernels cannot run on the CPU",
-            hint="set TRITON_INTERPRET=1 before importing triton, or run on a CUDA device")
+            hint="set TRITON_INTERPRET=1 before importing triton, or run on a CUDA device",
+        )
     return "interpret" if interpret else "compiled"
 
 

@@ -5,6 +5,7 @@ Order of preference for each: a copy carried by the checkpoint, the target given
 seeded random matrix of the right shape — which proves the drafter's own tensors run, but not what
 it drafts, so the report says so.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,7 @@ EMITS: frozenset[str] = frozenset({"DF711"})
 class Borrowed:
     embed: torch.Tensor
     head: torch.Tensor
-    source: dict[str, str]                      # {"embed_tokens": ..., "lm_head": ...}
+    source: dict[str, str]  # {"embed_tokens": ..., "lm_head": ...}
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -69,8 +70,11 @@ def _tied(root: Path) -> bool:
 def read_target(root: Path, device: torch.device) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """(embed, head) read from a target model directory; the head falls back to the embed when tied."""
     if not root.is_dir():
-        raise SourceError("the target is not a directory", path=str(root),
-                          hint="give --target the local directory of the target model")
+        raise SourceError(
+            "the target is not a directory",
+            path=str(root),
+            hint="give --target the local directory of the target model",
+        )
     names = _target_names(root)
     got: dict[str, torch.Tensor | None] = {}
     for key, suffix in (("embed", "embed_tokens.weight"), ("head", "lm_head.weight")):
@@ -85,8 +89,9 @@ def read_target(root: Path, device: torch.device) -> tuple[torch.Tensor | None, 
     return got["embed"], got["head"]
 
 
-def borrow(spec: DraftSpec, carried: dict[str, torch.Tensor], target: Path | None, seed: int,
-           device: torch.device) -> Borrowed:
+def borrow(
+    spec: DraftSpec, carried: dict[str, torch.Tensor], target: Path | None, seed: int, device: torch.device
+) -> Borrowed:
     """Embedding and head for the smoke, with the source of each."""
     want = (spec.vocab_size, spec.hidden_size)
     findings: list[Finding] = []
@@ -96,15 +101,25 @@ def borrow(spec: DraftSpec, carried: dict[str, torch.Tensor], target: Path | Non
     picked: dict[str, torch.Tensor] = {}
     source: dict[str, str] = {}
     gen = torch.Generator().manual_seed(seed ^ 0x5EED)
-    for key, copy, from_target, scale in (("embed_tokens", carried.get("embed_tokens.weight"), t_embed, 1.0),
-                                          ("lm_head", carried.get("lm_head.weight"), t_head, spec.hidden_size ** -0.5)):
+    for key, copy, from_target, scale in (
+        ("embed_tokens", carried.get("embed_tokens.weight"), t_embed, 1.0),
+        ("lm_head", carried.get("lm_head.weight"), t_head, spec.hidden_size**-0.5),
+    ):
         for label, tensor in (("checkpoint", copy), ("target", from_target)):
             if tensor is None:
                 continue
             if tuple(tensor.shape) != want:
-                findings.append(does_not_fit(f"{key}.weight", f"from the {label}", list(tensor.shape),
-                                             "the drafter needs [vocab_size, hidden_size] =", list(want),
-                                             "it was not used", source=label))
+                findings.append(
+                    does_not_fit(
+                        f"{key}.weight",
+                        f"from the {label}",
+                        list(tensor.shape),
+                        "the drafter needs [vocab_size, hidden_size] =",
+                        list(want),
+                        "it was not used",
+                        source=label,
+                    )
+                )
                 continue
             picked[key], source[key] = tensor, label
             break
@@ -113,8 +128,13 @@ def borrow(spec: DraftSpec, carried: dict[str, torch.Tensor], target: Path | Non
             source[key] = "random"
     randoms = [k for k, v in source.items() if v == "random"]
     if randoms:
-        findings.append(Finding(
-            "DF711", f"no target {' / '.join(randoms)} available (not in the checkpoint, no usable --target): "
-            "drafted with a seeded random one, so the tokens prove the tensors run, not what they draft; "
-            "pass --target DIR for real tokens", details={"random": randoms, "seed": seed}))
+        findings.append(
+            Finding(
+                "DF711",
+                f"no target {' / '.join(randoms)} available (not in the checkpoint, no usable --target): "
+                "drafted with a seeded random one, so the tokens prove the tensors run, not what they draft; "
+                "pass --target DIR for real tokens",
+                details={"random": randoms, "seed": seed},
+            )
+        )
     return Borrowed(picked["embed_tokens"], picked["lm_head"], source, findings)

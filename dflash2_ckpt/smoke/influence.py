@@ -7,9 +7,10 @@ slots whose drafted token differs from the independent per-slot argmax; the conv
 ablation itself. Both as info (DF714 / DF715): a small fraction is a property of the weights, not a
 defect.
 """
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import torch
 
@@ -37,8 +38,16 @@ def selector_inert_reason(pred: torch.Tensor, succ: torch.Tensor, proj: torch.Te
     return None
 
 
-def selector_influence(ids: torch.Tensor, u: torch.Tensor, z: torch.Tensor, pred: torch.Tensor,
-                       succ: torch.Tensor, vocab: int, seed: int, contexts: int = CONTEXTS) -> float:
+def selector_influence(
+    ids: torch.Tensor,
+    u: torch.Tensor,
+    z: torch.Tensor,
+    pred: torch.Tensor,
+    succ: torch.Tensor,
+    vocab: int,
+    seed: int,
+    contexts: int = CONTEXTS,
+) -> float:
     """Fraction of slots where the walk's token differs from the independent argmax, over `contexts` sampled
     contexts: each slot's (candidates, scores, projection) drawn from the smoke's own slots, anchors drawn
     from the whole vocabulary."""
@@ -54,21 +63,37 @@ def selector_influence(ids: torch.Tensor, u: torch.Tensor, z: torch.Tensor, pred
 
 
 def selector_finding(fraction: float, contexts: int, slots: int) -> list[Finding]:
-    return [Finding("DF714", f"the candidate selector changed {fraction:.1%} of drafted slots against the "
-                    f"independent per-slot argmax, over {contexts} sampled contexts ({contexts * slots} slots)",
-                    tensor="candidate_selector",
-                    details={"slots_changed": fraction, "contexts": contexts, "slots": contexts * slots})]
+    return [
+        Finding(
+            "DF714",
+            f"the candidate selector changed {fraction:.1%} of drafted slots against the "
+            f"independent per-slot argmax, over {contexts} sampled contexts ({contexts * slots} slots)",
+            tensor="candidate_selector",
+            details={"slots_changed": fraction, "contexts": contexts, "slots": contexts * slots},
+        )
+    ]
 
 
-def conv_finding(convs: Mapping[str, Mapping[str, float | bool]], all_slots: float, slots: int) -> list[Finding]:
+def conv_finding(
+    convs: Mapping[str, Mapping[str, float | bool]], all_slots: float, slots: int
+) -> list[Finding]:
     live = {k: v for k, v in convs.items() if not v["identity_init"]}
     if not live:
         return []
     rel = [float(v["relative_change"]) for v in live.values()]
     changed = [float(v["slots_changed"]) for v in live.values()]
-    return [Finding("DF715", f"removing one trained conv moves the final hidden state by {min(rel):.2g}-"
-                    f"{max(rel):.2g} (relative) and changes {min(changed):.0%}-{max(changed):.0%} of the {slots} "
-                    f"smoke slots; removing all {len(convs)} changes {all_slots:.0%}",
-                    details={"modules": len(live), "relative_change": [min(rel), max(rel)],
-                             "slots_changed": [min(changed), max(changed)], "all_convs_slots_changed": all_slots,
-                             "slots": slots})]
+    return [
+        Finding(
+            "DF715",
+            f"removing one trained conv moves the final hidden state by {min(rel):.2g}-"
+            f"{max(rel):.2g} (relative) and changes {min(changed):.0%}-{max(changed):.0%} of the {slots} "
+            f"smoke slots; removing all {len(convs)} changes {all_slots:.0%}",
+            details={
+                "modules": len(live),
+                "relative_change": [min(rel), max(rel)],
+                "slots_changed": [min(changed), max(changed)],
+                "all_convs_slots_changed": all_slots,
+                "slots": slots,
+            },
+        )
+    ]

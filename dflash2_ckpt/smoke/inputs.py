@@ -4,6 +4,7 @@ By default seeded random hidden states; or real ones from a safetensors file hol
 `hidden_states` [n_ctx, n_t·H_t] or [requests, n_ctx, n_t·H_t] (taps concatenated in
 target_layer_ids order) and optionally `anchor_ids` [requests].
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,11 +22,11 @@ CONTEXT_BLOCKS = 3
 
 @dataclass
 class SmokeInputs:
-    hidden: torch.Tensor        # [Q, n_ctx, n_t·H_t] float32
-    anchors: torch.Tensor       # [Q] token ids
-    seeds: torch.Tensor         # [Q] per-request sampling seeds
+    hidden: torch.Tensor  # [Q, n_ctx, n_t·H_t] float32
+    anchors: torch.Tensor  # [Q] token ids
+    seeds: torch.Tensor  # [Q] per-request sampling seeds
     block_size: int
-    source: str                 # "random" or the file name
+    source: str  # "random" or the file name
 
     @property
     def requests(self) -> int:
@@ -44,25 +45,39 @@ def _from_file(path: Path, width: int) -> tuple[torch.Tensor, torch.Tensor | Non
             keys = list(f.keys())
             name = "hidden_states" if "hidden_states" in keys else (keys[0] if len(keys) == 1 else None)
             if name is None:
-                raise SourceError(f"no `hidden_states` tensor among {keys}", path=str(path),
-                                  hint="name the tensor hidden_states")
+                raise SourceError(
+                    f"no `hidden_states` tensor among {keys}",
+                    path=str(path),
+                    hint="name the tensor hidden_states",
+                )
             hidden = f.get_tensor(name).to(torch.float32)
             anchors = f.get_tensor("anchor_ids").long().view(-1) if "anchor_ids" in keys else None
-    except (OSError, RuntimeError, ValueError) as e:   # safetensors raises these on a bad file
+    except (OSError, RuntimeError, ValueError) as e:  # safetensors raises these on a bad file
         raise SourceError(f"cannot read hidden states: {e}", path=str(path)) from None
     if hidden.dim() == 2:
         hidden = hidden.unsqueeze(0)
     if hidden.dim() != 3 or hidden.shape[-1] != width or hidden.shape[1] < 1:
-        raise SourceError(f"hidden states are {list(hidden.shape)}; the drafter's fc needs "
-                          f"[n_ctx, {width}] or [requests, n_ctx, {width}]", path=str(path),
-                          hint="concatenate the target taps in target_layer_ids order")
+        raise SourceError(
+            f"hidden states are {list(hidden.shape)}; the drafter's fc needs "
+            f"[n_ctx, {width}] or [requests, n_ctx, {width}]",
+            path=str(path),
+            hint="concatenate the target taps in target_layer_ids order",
+        )
     if anchors is not None and anchors.numel() != hidden.shape[0]:
-        raise SourceError(f"anchor_ids has {anchors.numel()} entries for {hidden.shape[0]} requests", path=str(path))
+        raise SourceError(
+            f"anchor_ids has {anchors.numel()} entries for {hidden.shape[0]} requests", path=str(path)
+        )
     return hidden, anchors
 
 
-def make_inputs(spec: DraftSpec, *, block_size: int, seed: int, hidden_states: Path | None = None,
-                requests: int = DEFAULT_REQUESTS) -> SmokeInputs:
+def make_inputs(
+    spec: DraftSpec,
+    *,
+    block_size: int,
+    seed: int,
+    hidden_states: Path | None = None,
+    requests: int = DEFAULT_REQUESTS,
+) -> SmokeInputs:
     gen = torch.Generator().manual_seed(seed)
     width = spec.fc_in_features
     anchors = None

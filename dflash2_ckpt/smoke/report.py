@@ -1,5 +1,6 @@
 """SmokeReport: what the smoke forward found, drafted and measured. Torch-free, so it renders anywhere
 (report/text_smoke.py lays it out as text)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,17 +13,17 @@ from ..findings import Finding, Verdict
 class SmokeReport(Verdict):
     checkpoint: str
     version: str
-    device: str                                  # "cuda:0", "cpu"
-    triton_mode: str                             # "compiled" or "interpret" (TRITON_INTERPRET=1)
-    embedding_source: dict[str, str]             # {"embed_tokens": checkpoint|target|random, "lm_head": ...}
+    device: str  # "cuda:0", "cpu"
+    triton_mode: str  # "compiled" or "interpret" (TRITON_INTERPRET=1)
+    embedding_source: dict[str, str]  # {"embed_tokens": checkpoint|target|random, "lm_head": ...}
     inputs: dict[str, Any] = field(default_factory=dict)
-    paths: list[dict[str, Any]] = field(default_factory=list)   # one per smoke input
-    ablation: dict[str, Any] = field(default_factory=dict)      # what each v2 module changes when removed
-    timings: dict[str, float] = field(default_factory=dict)     # seconds per stage
+    paths: list[dict[str, Any]] = field(default_factory=list)  # one per smoke input
+    ablation: dict[str, Any] = field(default_factory=dict)  # what each v2 module changes when removed
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     findings: list[Finding] = field(default_factory=list)
     stages_run: list[str] = field(default_factory=list)
-    estimate: dict[str, Any] = field(default_factory=dict)      # memory / time estimated before the run
-    threads: dict[str, Any] = field(default_factory=dict)       # the torch thread choice (dflash2_ckpt.threads)
+    estimate: dict[str, Any] = field(default_factory=dict)  # memory / time estimated before the run
+    threads: dict[str, Any] = field(default_factory=dict)  # the torch thread choice (dflash2_ckpt.threads)
     kind: ClassVar[str] = "smoke"
 
     @property

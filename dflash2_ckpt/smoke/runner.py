@@ -1,10 +1,11 @@
 """The smoke runner: load, draft, cross-check, and gather one SmokeReport."""
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
 
 import torch
 
@@ -12,8 +13,8 @@ from ..errors import ConfigError
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 from . import checks, influence
-from .device import pick_device, prepare_triton, sync
 from .conv import grouped_dynamic_conv
+from .device import pick_device, prepare_triton, sync
 from .drafter import CONV_MODULES, ConvFn, ForwardOptions, KeptContext, RefDrafter
 from .embedding import borrow
 from .inputs import make_inputs
@@ -30,15 +31,31 @@ _ROPE_MODELLED = (None, "default", "linear")
 
 # stages timed by a v2 smoke, for the progress callback's total (v1 runs the first four)
 # (forward_triton_conv on a GPU, conv_triton_sample on a CPU: one of the two runs)
-STAGES = ("load", "embedding", "forward", "candidates", "selector_scores", "walk_torch", "walk_triton",
-          "walk_triton_sampled", "rerun", "forward_triton_conv", "ablation")
+STAGES = (
+    "load",
+    "embedding",
+    "forward",
+    "candidates",
+    "selector_scores",
+    "walk_torch",
+    "walk_triton",
+    "walk_triton_sampled",
+    "rerun",
+    "forward_triton_conv",
+    "ablation",
+)
 CPU_STAGES = tuple("conv_triton_sample" if s == "forward_triton_conv" else s for s in STAGES)
 Progress = Callable[[str, int, int], None]
 
 
 class _Timer:
-    def __init__(self, device: torch.device, into: dict[str, float], progress: Progress | None = None,
-                 total: int = len(STAGES)) -> None:
+    def __init__(
+        self,
+        device: torch.device,
+        into: dict[str, float],
+        progress: Progress | None = None,
+        total: int = len(STAGES),
+    ) -> None:
         self.device, self.into, self.progress, self.total, self.done = device, into, progress, total, 0
 
     @contextmanager
@@ -64,7 +81,9 @@ def _buildable(spec: DraftSpec) -> None:
         if not spec.selector_rank or not spec.selector_top_k or spec.selector_top_k > spec.vocab_size:
             why.append("selector_rank / selector_top_k are missing or top-K exceeds vocab_size")
     if why:
-        raise ConfigError("the drafter cannot be built: " + "; ".join(why), hint="run `dflash2-ckpt verify` for details")
+        raise ConfigError(
+            "the drafter cannot be built: " + "; ".join(why), hint="run `dflash2-ckpt verify` for details"
+        )
 
 
 def assumptions(spec: DraftSpec, block_size: int | None) -> tuple[int, int, list[Finding]]:
@@ -73,26 +92,54 @@ def assumptions(spec: DraftSpec, block_size: int | None) -> tuple[int, int, list
     block = block_size or spec.block_size
     if not block:
         block = DEFAULT_BLOCK
-        found.append(Finding("DF712", f"no block_size in the config and none given: drafted blocks of {block}",
-                             field="block_size", details={"block_size": block}))
+        found.append(
+            Finding(
+                "DF712",
+                f"no block_size in the config and none given: drafted blocks of {block}",
+                field="block_size",
+                details={"block_size": block},
+            )
+        )
     mask = spec.mask_token_id
     if mask is None or not 0 <= mask < spec.vocab_size:
         mask = spec.vocab_size - 1
-        found.append(Finding("DF712", f"mask_token_id {spec.mask_token_id} cannot be embedded: used {mask} for the "
-                             "smoke only", field="mask_token_id", details={"used": mask}))
+        found.append(
+            Finding(
+                "DF712",
+                f"mask_token_id {spec.mask_token_id} cannot be embedded: used {mask} for the smoke only",
+                field="mask_token_id",
+                details={"used": mask},
+            )
+        )
     rope = dict(spec.rope_scaling or {})
     kind = rope.get("rope_type", rope.get("type"))
     if kind not in _ROPE_MODELLED:
-        found.append(Finding("DF712", f"RoPE type {kind!r} is not modelled by the smoke: default RoPE used, "
-                             "so positions are approximate", field="rope_scaling", details={"rope_type": kind}))
+        found.append(
+            Finding(
+                "DF712",
+                f"RoPE type {kind!r} is not modelled by the smoke: default RoPE used, "
+                "so positions are approximate",
+                field="rope_scaling",
+                details={"rope_type": kind},
+            )
+        )
     return int(block), int(mask), found
 
 
 class BoundDraft:
     """One smoke input set bound to the drafter, so checks can re-run pieces with a module removed."""
 
-    def __init__(self, spec: DraftSpec, drafter: RefDrafter, params: Mapping[str, torch.Tensor],
-                 head: torch.Tensor, hidden: torch.Tensor, anchors: torch.Tensor, block: int, mask_id: int) -> None:
+    def __init__(
+        self,
+        spec: DraftSpec,
+        drafter: RefDrafter,
+        params: Mapping[str, torch.Tensor],
+        head: torch.Tensor,
+        hidden: torch.Tensor,
+        anchors: torch.Tensor,
+        block: int,
+        mask_id: int,
+    ) -> None:
         self.spec, self.drafter, self.params, self.head = spec, drafter, params, head
         self.hidden, self.anchors, self.block, self.mask_id = hidden, anchors, block, mask_id
         self.v2 = spec.version == "v2"
@@ -100,7 +147,7 @@ class BoundDraft:
         self.stages: dict[str, torch.Tensor] = {}
         self.ids = self.u = torch.empty(0)
         self.d2t: torch.Tensor | None = None
-        self.kept: KeptContext | None = None       # the context kept between decoding steps (accept)
+        self.kept: KeptContext | None = None  # the context kept between decoding steps (accept)
 
     @property
     def n_ctx(self) -> int:
@@ -113,16 +160,26 @@ class BoundDraft:
         return g
 
     def candidates(self, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        ids, u = candidates(g, self.head, self.k, self.spec.output_multiplier, self.spec.final_logit_softcapping)
-        if self.d2t is not None:       # a reduced vocabulary: draft id -> target id = id + d2t[id]
+        ids, u = candidates(
+            g, self.head, self.k, self.spec.output_multiplier, self.spec.final_logit_softcapping
+        )
+        if self.d2t is not None:  # a reduced vocabulary: draft id -> target id = id + d2t[id]
             ids = ids + self.d2t[ids]
         return ids, u
 
-    def selector(self, g: torch.Tensor, ids: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def selector(
+        self, g: torch.Tensor, ids: torch.Tensor, u: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         p = self.params
         z = g @ p["candidate_selector.hidden_projection.weight"].t()
-        return z, edge_scores(u, ids, z, p["candidate_selector.predecessor_codebook"],
-                              p["candidate_selector.successor_codebook"], self.anchors)
+        return z, edge_scores(
+            u,
+            ids,
+            z,
+            p["candidate_selector.predecessor_codebook"],
+            p["candidate_selector.successor_codebook"],
+            self.anchors,
+        )
 
     def greedy_path(self, g: torch.Tensor) -> torch.Tensor:
         ids, u = self.candidates(g)
@@ -131,9 +188,19 @@ class BoundDraft:
         return walk(self.selector(g, ids, u)[1], ids).tokens
 
 
-def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Path | None = None,
-          hidden_states: Path | None = None, block_size: int | None = None, seed: int = 0,
-          device: str | None = None, requests: int = 2, progress: Progress | None = None) -> SmokeReport:
+def smoke(
+    spec: DraftSpec,
+    files: Mapping[str, Path],
+    *,
+    label: str,
+    target: Path | None = None,
+    hidden_states: Path | None = None,
+    block_size: int | None = None,
+    seed: int = 0,
+    device: str | None = None,
+    requests: int = 2,
+    progress: Progress | None = None,
+) -> SmokeReport:
     """Run the smoke forward on a parsed spec and its tensor files (tensor name -> safetensors file)."""
     dev = pick_device(device)
     mode = prepare_triton(dev)
@@ -148,19 +215,39 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
         borrowed = borrow(spec, weights.borrowed, target, seed, dev)
     findings += borrowed.findings
     inputs = make_inputs(spec, block_size=block, seed=seed, hidden_states=hidden_states, requests=requests)
-    report = SmokeReport(label, spec.version, str(dev), mode, borrowed.source, findings=findings,
-                         timings=timings,
-                         inputs={"requests": inputs.requests, "context_len": inputs.context_len,
-                                 "block_size": block, "hidden_states": inputs.source, "seed": seed,
-                                 "mask_token_id": mask_id})
+    report = SmokeReport(
+        label,
+        spec.version,
+        str(dev),
+        mode,
+        borrowed.source,
+        findings=findings,
+        timings=timings,
+        inputs={
+            "requests": inputs.requests,
+            "context_len": inputs.context_len,
+            "block_size": block,
+            "hidden_states": inputs.source,
+            "seed": seed,
+            "mask_token_id": mask_id,
+        },
+    )
     if not weights.complete or any(f.code == "DF713" for f in borrowed.findings):
-        return report   # the findings say which parameter could not be filled; nothing to run
+        return report  # the findings say which parameter could not be filled; nothing to run
 
     drafter = RefDrafter(spec, weights.params, borrowed.embed)
     anchors = inputs.anchors.to(dev)
-    own_head = weights.params.get("lm_head.weight")     # a reduced vocabulary scores with its own head
-    d = BoundDraft(spec, drafter, weights.params, borrowed.head if own_head is None else own_head,
-               inputs.hidden.to(dev), anchors, block, mask_id)
+    own_head = weights.params.get("lm_head.weight")  # a reduced vocabulary scores with its own head
+    d = BoundDraft(
+        spec,
+        drafter,
+        weights.params,
+        borrowed.head if own_head is None else own_head,
+        inputs.hidden.to(dev),
+        anchors,
+        block,
+        mask_id,
+    )
     if own_head is not None:
         d.d2t = weights.maps.get("d2t")
         report.embedding_source["lm_head"] = "checkpoint (the drafter's own, reduced vocabulary)"
@@ -182,8 +269,10 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
         report.findings += checks.nonfinite(stages) + checks.in_vocab("greedy path", greedy, spec.vocab_size)
         report.findings += checks.deterministic("greedy path", greedy, again)
         report.stages_run.append("rerun")
-        report.paths = [{"input": i, "anchor": int(anchors[i]), "greedy": greedy[i].tolist()}
-                        for i in range(inputs.requests)]
+        report.paths = [
+            {"input": i, "anchor": int(anchors[i]), "greedy": greedy[i].tolist()}
+            for i in range(inputs.requests)
+        ]
         return report
 
     d.ids, d.u = ids, u
@@ -194,20 +283,28 @@ def smoke(spec: DraftSpec, files: Mapping[str, Path], *, label: str, target: Pat
     if any(f.code == "DF703" for f in report.findings):
         return report
     tok, tok_s, seeds = _walks(report, d, timer, inputs.seeds.to(dev), inputs.context_len, z, scores)
-    if sample is None:           # a GPU: the whole forward again with the Triton conv in every layer
+    if sample is None:  # a GPU: the whole forward again with the Triton conv in every layer
         with timer("forward_triton_conv"):
             g_tr = d.forward(conv=triton_conv_fn())
         report.findings += checks.kernel_match("grouped dynamic conv (whole forward)", g, g_tr)
-    else:                        # the interpreter: the Triton conv on the sample the torch forward recorded
+    else:  # the interpreter: the Triton conv on the sample the torch forward recorded
         with timer("conv_triton_sample"):
             report.findings += sample.check(triton_conv_fn())
         report.inputs["triton_conv"] = sample.describe()
     with timer("ablation"):
         _ablate(report, d, g, tok, scores, u, z, seed)
     report.stages_run += ["selector", "walk_torch", "walk_triton", "conv_triton", "rerun", "ablation"]
-    report.paths = [{"input": i, "anchor": int(anchors[i]), "greedy": tok[i].tolist(),
-                     "sampled": tok_s[i].tolist(), "temperature": TEMPERATURE, "seed": int(seeds[i])}
-                    for i in range(inputs.requests)]
+    report.paths = [
+        {
+            "input": i,
+            "anchor": int(anchors[i]),
+            "greedy": tok[i].tolist(),
+            "sampled": tok_s[i].tolist(),
+            "temperature": TEMPERATURE,
+            "seed": int(seeds[i]),
+        }
+        for i in range(inputs.requests)
+    ]
     return report
 
 
@@ -225,8 +322,9 @@ class _ConvSample:
         self.side_of: list[int] = []
         self.block = 0
 
-    def __call__(self, y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, proj: torch.Tensor, side: int,
-                 block: int) -> torch.Tensor:
+    def __call__(
+        self, y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, proj: torch.Tensor, side: int, block: int
+    ) -> torch.Tensor:
         out = grouped_dynamic_conv(y, h, base, proj, side, block)
         if len(self.calls) < self.CALLS:
             self.calls.append((y[:block].clone(), h[:block].clone(), base, proj, out[:block].clone()))
@@ -239,27 +337,39 @@ class _ConvSample:
         names = ("attention_conv", "attention_conv", "mlp_conv", "mlp_conv")
         for (y, h, base, proj, ref), side, name in zip(self.calls, self.side_of, names):
             got = conv(y, h, base, proj, side, self.block)
-            found += checks.kernel_match(f"grouped dynamic conv (layers.0.{name} side {side}, one block)", ref, got)
+            found += checks.kernel_match(
+                f"grouped dynamic conv (layers.0.{name} side {side}, one block)", ref, got
+            )
         return found
 
     def describe(self) -> str:
-        return (f"sample: layers.0 attention_conv and mlp_conv, both sides, one block of {self.block} rows "
-                "(the torch conv ran every layer)")
+        return (
+            f"sample: layers.0 attention_conv and mlp_conv, both sides, one block of {self.block} rows "
+            "(the torch conv ran every layer)"
+        )
 
 
 def triton_conv_fn() -> ConvFn:
-    from .triton_conv import triton_grouped_dynamic_conv   # only once the Triton mode is set
+    from .triton_conv import triton_grouped_dynamic_conv  # only once the Triton mode is set
+
     return triton_grouped_dynamic_conv
 
 
-def _walks(report: SmokeReport, d: BoundDraft, timer: _Timer, seeds: torch.Tensor, n_ctx: int, z: torch.Tensor,
-           scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _walks(
+    report: SmokeReport,
+    d: BoundDraft,
+    timer: _Timer,
+    seeds: torch.Tensor,
+    n_ctx: int,
+    z: torch.Tensor,
+    scores: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Torch vs Triton walks, greedy and sampled, then a same-seed rerun of the whole draft."""
     from .triton_walk import triton_walk
 
     p, ids, u, anchors = d.params, d.ids, d.u, d.anchors
     a_cb, b_cb = p["candidate_selector.predecessor_codebook"], p["candidate_selector.successor_codebook"]
-    positions = torch.full_like(anchors, n_ctx + 1)          # absolute position of slot 0 (block row 1)
+    positions = torch.full_like(anchors, n_ctx + 1)  # absolute position of slot 0 (block row 1)
     sample = dict(temperature=TEMPERATURE, seeds=seeds, positions=positions)
     with timer("walk_torch"):
         ref = walk(scores, ids)
@@ -271,10 +381,16 @@ def _walks(report: SmokeReport, d: BoundDraft, timer: _Timer, seeds: torch.Tenso
     assert q is not None and ref_s.q is not None
     slot_pos = positions.view(-1, 1) + torch.arange(ids.shape[1], device=ids.device)
     keys = scores / TEMPERATURE + gumbel_noise(seeds.view(-1, 1, 1), slot_pos.unsqueeze(-1), ids).unsqueeze(2)
-    report.findings += checks.walk_match("greedy walk", ref.tokens, tok, first_divergence_gap(scores, ref, picks),
-                                         float(scores.abs().max()))
-    report.findings += checks.walk_match("sampled walk", ref_s.tokens, tok_s,
-                                         first_divergence_gap(keys, ref_s, picks_s), float(keys.abs().max()))
+    report.findings += checks.walk_match(
+        "greedy walk", ref.tokens, tok, first_divergence_gap(scores, ref, picks), float(scores.abs().max())
+    )
+    report.findings += checks.walk_match(
+        "sampled walk",
+        ref_s.tokens,
+        tok_s,
+        first_divergence_gap(keys, ref_s, picks_s),
+        float(keys.abs().max()),
+    )
     report.findings += checks.kernel_match("sampled proposal q", ref_s.q, q) + checks.q_normalised(q)
     report.findings += checks.in_vocab("greedy path", tok, d.spec.vocab_size)
     report.findings += checks.in_vocab("sampled path", tok_s, d.spec.vocab_size)
@@ -289,8 +405,16 @@ def _walks(report: SmokeReport, d: BoundDraft, timer: _Timer, seeds: torch.Tenso
     return tok, tok_s, seeds
 
 
-def _ablate(report: SmokeReport, d: "BoundDraft", g: torch.Tensor, greedy: torch.Tensor,
-            scores: torch.Tensor, u: torch.Tensor, z: torch.Tensor, seed: int) -> None:
+def _ablate(
+    report: SmokeReport,
+    d: BoundDraft,
+    g: torch.Tensor,
+    greedy: torch.Tensor,
+    scores: torch.Tensor,
+    u: torch.Tensor,
+    z: torch.Tensor,
+    seed: int,
+) -> None:
     """Remove each v2 module in turn and measure what changes (DF705-DF707)."""
     from .conv import is_identity
 
@@ -319,6 +443,10 @@ def _ablate(report: SmokeReport, d: "BoundDraft", g: torch.Tensor, greedy: torch
     if reason is None:
         sampled = influence.selector_influence(d.ids, u, z, a_cb, b_cb, spec.vocab_size, seed)
         report.findings += influence.selector_finding(sampled, influence.CONTEXTS, greedy.shape[1])
-    report.ablation = {"conv": convs, "all_convs_slots_changed": all_slots,
-                       "selector_slots_changed": sel_slots, "selector_sampled_slots_changed": sampled,
-                       "selector_sampled_contexts": influence.CONTEXTS if sampled is not None else 0}
+    report.ablation = {
+        "conv": convs,
+        "all_convs_slots_changed": all_slots,
+        "selector_slots_changed": sel_slots,
+        "selector_sampled_slots_changed": sampled,
+        "selector_sampled_contexts": influence.CONTEXTS if sampled is not None else 0,
+    }

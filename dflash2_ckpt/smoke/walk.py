@@ -5,6 +5,7 @@ Shapes: Q requests, N = B − 1 slots, K candidates, R selector rank, V vocabula
 The Gumbel noise is a counter-based hash of (seed, position, candidate token id) so the Triton
 kernel and this reference draw bit-identical noise without sharing a generator.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,9 @@ import torch
 _MASK32 = 0xFFFFFFFF
 
 
-def candidates(g: torch.Tensor, head: torch.Tensor, k: int, multiplier: float = 1.0,
-               softcap: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def candidates(
+    g: torch.Tensor, head: torch.Tensor, k: int, multiplier: float = 1.0, softcap: float | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(ids [Q, N, K], u [Q, N, K]): top-K of the target head over the full vocabulary, then the
     output multiplier, then the softcap — in that order."""
     logits = g @ head.t()
@@ -26,8 +28,14 @@ def candidates(g: torch.Tensor, head: torch.Tensor, k: int, multiplier: float = 
     return ids, u
 
 
-def edge_scores(u: torch.Tensor, ids: torch.Tensor, z: torch.Tensor, pred_cb: torch.Tensor,
-                succ_cb: torch.Tensor, anchor: torch.Tensor) -> torch.Tensor:
+def edge_scores(
+    u: torch.Tensor,
+    ids: torch.Tensor,
+    z: torch.Tensor,
+    pred_cb: torch.Tensor,
+    succ_cb: torch.Tensor,
+    anchor: torch.Tensor,
+) -> torch.Tensor:
     """S[q, j, p, c] = u[q, j, c] + Σ_r A[pred(j, p), r] · z[q, j, r] · Bc[ids[q, j, c], r]; [Q, N, K, K].
 
     pred(0, p) is the anchor for every p; pred(j, p) = ids[q, j − 1, p] for j ≥ 1.
@@ -36,8 +44,8 @@ def edge_scores(u: torch.Tensor, ids: torch.Tensor, z: torch.Tensor, pred_cb: to
     preds = torch.empty_like(ids)
     preds[:, 0, :] = anchor.view(q_, 1)
     preds[:, 1:, :] = ids[:, :-1, :]
-    a = pred_cb[preds] * z.unsqueeze(2)               # [Q, N, K(p), R]
-    b = succ_cb[ids]                                  # [Q, N, K(c), R]
+    a = pred_cb[preds] * z.unsqueeze(2)  # [Q, N, K(p), R]
+    b = succ_cb[ids]  # [Q, N, K(c), R]
     return u.unsqueeze(2) + torch.einsum("qjpr,qjcr->qjpc", a, b)
 
 
@@ -61,19 +69,25 @@ def mix32(x: torch.Tensor) -> torch.Tensor:
 def gumbel_noise(seed: torch.Tensor, position: torch.Tensor, token: torch.Tensor) -> torch.Tensor:
     """Gumbel(0, 1) noise keyed by request seed, absolute position and candidate token id (broadcast)."""
     h = mix32(token.long() ^ mix32(position.long() ^ mix32(seed.long())))
-    uni = ((h >> 8).to(torch.float32) + 0.5) * (1.0 / 16777216.0)   # 24 bits, strictly inside (0, 1)
+    uni = ((h >> 8).to(torch.float32) + 0.5) * (1.0 / 16777216.0)  # 24 bits, strictly inside (0, 1)
     return -torch.log(-torch.log(uni))
 
 
 @dataclass
 class WalkResult:
-    tokens: torch.Tensor          # [Q, N] drafted token ids
-    picks: torch.Tensor           # [Q, N] chosen candidate index per slot
-    q: torch.Tensor | None        # [Q, N, K] proposal distribution (sampled walks only)
+    tokens: torch.Tensor  # [Q, N] drafted token ids
+    picks: torch.Tensor  # [Q, N] chosen candidate index per slot
+    q: torch.Tensor | None  # [Q, N, K] proposal distribution (sampled walks only)
 
 
-def walk(scores: torch.Tensor, ids: torch.Tensor, *, temperature: float = 0.0,
-         seeds: torch.Tensor | None = None, positions: torch.Tensor | None = None) -> WalkResult:
+def walk(
+    scores: torch.Tensor,
+    ids: torch.Tensor,
+    *,
+    temperature: float = 0.0,
+    seeds: torch.Tensor | None = None,
+    positions: torch.Tensor | None = None,
+) -> WalkResult:
     """k_0 = pick(S[0, 0, :]), k_j = pick(S[j, k_{j−1}, :]).
 
     Greedy (temperature 0): argmax, ties to the lowest index. Sampled: Gumbel-max over
@@ -86,7 +100,7 @@ def walk(scores: torch.Tensor, ids: torch.Tensor, *, temperature: float = 0.0,
     picks = torch.empty(q_, n, dtype=torch.long, device=ids.device)
     probs = torch.empty(q_, n, k, dtype=scores.dtype, device=scores.device) if temperature > 0 else None
     for j in range(n):
-        s = scores[rows, j, prev]                                     # [Q, K]
+        s = scores[rows, j, prev]  # [Q, K]
         if temperature > 0:
             assert seeds is not None and positions is not None and probs is not None
             logits = s / temperature
@@ -95,13 +109,15 @@ def walk(scores: torch.Tensor, ids: torch.Tensor, *, temperature: float = 0.0,
             key = logits + noise
         else:
             key = s
-        prev = torch.argmax(key, dim=-1)                              # first maximum on ties
+        prev = torch.argmax(key, dim=-1)  # first maximum on ties
         picks[:, j] = prev
         tokens[:, j] = ids[rows, j, prev]
     return WalkResult(tokens, picks, probs)
 
 
-def first_divergence_gap(scores: torch.Tensor, a: WalkResult, b_picks: torch.Tensor) -> tuple[int, int, float] | None:
+def first_divergence_gap(
+    scores: torch.Tensor, a: WalkResult, b_picks: torch.Tensor
+) -> tuple[int, int, float] | None:
     """Where two walks over the same scores first part ways: (request, slot, score gap under walk a).
 
     A gap near zero means a tie broken differently by float rounding, not a wrong kernel.

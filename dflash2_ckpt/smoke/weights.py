@@ -5,19 +5,20 @@ parameter must be filled; a tensor that lands nowhere is what a loader would sil
 v2-as-v1 failure), a parameter that stays empty is what it would leave uninitialised. Both are
 findings, never a silent skip. Data is read with safetensors `safe_open` (never pickle).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 import torch
 from safetensors import safe_open
 
+from ..checkpoint.layout import draft_vocab, expected_tensors, role_for
 from ..findings import Finding
 from ..formats.spec import DraftSpec
-from ..checkpoint.layout import draft_vocab, expected_tensors, role_for
 
 EMITS: frozenset[str] = frozenset({"DF701", "DF702", "DF713"})
 
@@ -60,18 +61,31 @@ def destination(name: str, spec: DraftSpec | None = None) -> tuple[str, str | No
     return "param", r.canonical
 
 
-def does_not_fit(name: str, found: str, shape: list[int], needs: str, expected: list[int], outcome: str,
-                 file: str | None = None, **details: object) -> Finding:
+def does_not_fit(
+    name: str,
+    found: str,
+    shape: list[int],
+    needs: str,
+    expected: list[int],
+    outcome: str,
+    file: str | None = None,
+    **details: object,
+) -> Finding:
     """DF713: a tensor that cannot fill the slot of its name (a drafter parameter or a borrowed table)."""
-    return Finding("DF713", f"{name} is {found} {shape} but {needs} {expected}; {outcome}", tensor=name,
-                   file=file, details={"shape": shape, "expected": expected, **details})
+    return Finding(
+        "DF713",
+        f"{name} is {found} {shape} but {needs} {expected}; {outcome}",
+        tensor=name,
+        file=file,
+        details={"shape": shape, "expected": expected, **details},
+    )
 
 
 @dataclass
 class LoadedWeights:
     params: dict[str, torch.Tensor] = field(default_factory=dict)
-    borrowed: dict[str, torch.Tensor] = field(default_factory=dict)   # embed_tokens / lm_head copies
-    maps: dict[str, torch.Tensor] = field(default_factory=dict)       # d2t / t2d of a reduced vocabulary
+    borrowed: dict[str, torch.Tensor] = field(default_factory=dict)  # embed_tokens / lm_head copies
+    maps: dict[str, torch.Tensor] = field(default_factory=dict)  # d2t / t2d of a reduced vocabulary
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -106,29 +120,55 @@ def load_weights(spec: DraftSpec, files: Mapping[str, Path], device: torch.devic
                 if where == "ignored":
                     continue
                 if target is None or target not in shapes:
-                    out.findings.append(Finding(
-                        "DF701", f"{name} {list(shape)} is not a parameter of this {spec.version} drafter: "
-                        "a loader would drop it without a word; remove it or fix the config that omits its module",
-                        tensor=name, file=path.name, details={"shape": list(shape), "dtype": dtype}))
+                    out.findings.append(
+                        Finding(
+                            "DF701",
+                            f"{name} {list(shape)} is not a parameter of this {spec.version} drafter: "
+                            "a loader would drop it without a word; remove it or fix the config that omits its module",
+                            tensor=name,
+                            file=path.name,
+                            details={"shape": list(shape), "dtype": dtype},
+                        )
+                    )
                     continue
                 if target in filled_by:
-                    out.findings.append(Finding(
-                        "DF701", f"{name} fills {target}, which {filled_by[target]} already filled; "
-                        "one of the two is dropped — keep only one", tensor=name, file=path.name,
-                        details={"parameter": target, "first": filled_by[target]}))
+                    out.findings.append(
+                        Finding(
+                            "DF701",
+                            f"{name} fills {target}, which {filled_by[target]} already filled; "
+                            "one of the two is dropped — keep only one",
+                            tensor=name,
+                            file=path.name,
+                            details={"parameter": target, "first": filled_by[target]},
+                        )
+                    )
                     continue
                 if shape != shapes[target] or not dtype.startswith(("F", "BF")):
-                    out.findings.append(does_not_fit(name, dtype, list(shape), "the parameter needs a float tensor",
-                                                     list(shapes[target]), "the forward cannot run",
-                                                     file=path.name, dtype=dtype))
+                    out.findings.append(
+                        does_not_fit(
+                            name,
+                            dtype,
+                            list(shape),
+                            "the parameter needs a float tensor",
+                            list(shapes[target]),
+                            "the forward cannot run",
+                            file=path.name,
+                            dtype=dtype,
+                        )
+                    )
                     filled_by[target] = name
                     continue
                 filled_by[target] = name
                 out.params[target] = f.get_tensor(name).to(device=device, dtype=torch.float32)
     for target in shapes:
         if target not in filled_by:
-            out.findings.append(Finding(
-                "DF702", f"parameter {target} {list(shapes[target])} is filled by no tensor: an engine leaves "
-                "it uninitialised (or refuses to load); export the checkpoint again with it",
-                tensor=target, details={"shape": list(shapes[target])}))
+            out.findings.append(
+                Finding(
+                    "DF702",
+                    f"parameter {target} {list(shapes[target])} is filled by no tensor: an engine leaves "
+                    "it uninitialised (or refuses to load); export the checkpoint again with it",
+                    tensor=target,
+                    details={"shape": list(shapes[target])},
+                )
+            )
     return out

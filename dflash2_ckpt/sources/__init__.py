@@ -6,6 +6,7 @@ repo id or Hub URL; a drafter in a subfolder is found by `checkpoint.discover`).
 concern: `hub_ref` (ids and URLs), `hub_transport` (HTTP with bounded retries), `hub_cache` (the
 local Hub cache), `hub_errors` (typed errors with the next step), `hub` (the HubSource).
 """
+
 from .local import MAX_JSON_BYTES, LocalSource, Source, SourceBase, read_small
 
 __all__ = ["Source", "SourceBase", "LocalSource", "read_small", "MAX_JSON_BYTES"]

@@ -1,13 +1,15 @@
 """One tensor as a dense float32 array, from safetensors or GGUF bytes (quantized GGUF types dequantized
 by the gguf package). Used by convert for type changes and by `diff` to compare either side.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from gguf import GGMLQuantizationType
 from gguf.quants import dequantize
+
+from gguf import GGMLQuantizationType
 
 from ..errors import ConversionError
 from .gguf_header import GGUFHeader, GGUFTensor
@@ -26,12 +28,16 @@ def to_float32(raw: bytes, dtype: str, shape: tuple[int, ...]) -> np.ndarray[Any
         qtype = GGMLQuantizationType[dtype]
     except KeyError:
         raise ConversionError(f"cannot read a {dtype} tensor as floating point") from None
-    rows = np.frombuffer(raw, dtype=np.uint8).reshape(*shape[:-1], -1) if shape else np.frombuffer(raw, np.uint8)
+    rows = (
+        np.frombuffer(raw, dtype=np.uint8).reshape(*shape[:-1], -1) if shape else np.frombuffer(raw, np.uint8)
+    )
     try:
         return np.asarray(dequantize(rows, qtype), dtype=np.float32).reshape(shape)
     except (NotImplementedError, ValueError) as e:
-        raise ConversionError(f"the gguf package cannot dequantize {dtype}: {e}",
-                              hint="requantize the file to Q8_0 or a K-quant with llama-quantize first") from None
+        raise ConversionError(
+            f"the gguf package cannot dequantize {dtype}: {e}",
+            hint="requantize the file to Q8_0 or a K-quant with llama-quantize first",
+        ) from None
 
 
 def from_float32(a: np.ndarray[Any, Any], dtype: str) -> bytes:
@@ -46,6 +52,7 @@ def from_float32(a: np.ndarray[Any, Any], dtype: str) -> bytes:
     if dtype in _FLOATS:
         return a.astype(_FLOATS[dtype]).tobytes()
     from gguf.quants import quantize
+
     return bytes(np.asarray(quantize(a, GGMLQuantizationType[dtype])).tobytes())
 
 

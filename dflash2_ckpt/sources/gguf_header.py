@@ -13,15 +13,18 @@ type's block size, the alignment, the other tensors and the file's end. A header
 HeaderError with the byte offset, never a traceback. Long arrays (the tokenizer's) are stepped over with
 their lengths validated and decoded only if a caller reads them (LazyArray).
 """
+
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from gguf.constants import GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC
 
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType
-from gguf.constants import GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC
 
 from ..errors import HeaderError
 
@@ -30,20 +33,29 @@ MAX_HEADER_BYTES = 128 << 20
 MAX_TENSORS = 1 << 16
 MAX_KV = 1 << 16
 MAX_STRING = 16 << 20
-MAX_ARRAY = 1 << 21            # elements in one array (vocabularies: up to ~262k tokens, ~500k merges)
-MAX_ARRAY_TOTAL = 1 << 23      # elements in all arrays together
-MAX_DIMS = 4                   # GGML_MAX_DIMS
+MAX_ARRAY = 1 << 21  # elements in one array (vocabularies: up to ~262k tokens, ~500k merges)
+MAX_ARRAY_TOTAL = 1 << 23  # elements in all arrays together
+MAX_DIMS = 4  # GGML_MAX_DIMS
 FIRST_CHUNK = 16 << 10
-MAX_CHUNK = 2 << 20          # bounds what a Range read may fetch past the header
-LAZY_MIN = 1024                # arrays longer than this are stepped over, their values read on first use
+MAX_CHUNK = 2 << 20  # bounds what a Range read may fetch past the header
+LAZY_MIN = 1024  # arrays longer than this are stepped over, their values read on first use
 
 _SCALARS: dict[GGUFValueType, str] = {
-    GGUFValueType.UINT8: "<B", GGUFValueType.INT8: "<b", GGUFValueType.UINT16: "<H", GGUFValueType.INT16: "<h",
-    GGUFValueType.UINT32: "<I", GGUFValueType.INT32: "<i", GGUFValueType.FLOAT32: "<f", GGUFValueType.BOOL: "<?",
-    GGUFValueType.UINT64: "<Q", GGUFValueType.INT64: "<q", GGUFValueType.FLOAT64: "<d",
+    GGUFValueType.UINT8: "<B",
+    GGUFValueType.INT8: "<b",
+    GGUFValueType.UINT16: "<H",
+    GGUFValueType.INT16: "<h",
+    GGUFValueType.UINT32: "<I",
+    GGUFValueType.INT32: "<i",
+    GGUFValueType.FLOAT32: "<f",
+    GGUFValueType.BOOL: "<?",
+    GGUFValueType.UINT64: "<Q",
+    GGUFValueType.INT64: "<q",
+    GGUFValueType.FLOAT64: "<d",
 }
-_INT_TYPES = frozenset(t for t in _SCALARS if t not in (GGUFValueType.FLOAT32, GGUFValueType.FLOAT64,
-                                                           GGUFValueType.BOOL))
+_INT_TYPES = frozenset(
+    t for t in _SCALARS if t not in (GGUFValueType.FLOAT32, GGUFValueType.FLOAT64, GGUFValueType.BOOL)
+)
 
 
 class LazyArray(Sequence[Any]):
@@ -53,8 +65,9 @@ class LazyArray(Sequence[Any]):
     from the same bytes read again through the same fetch. Checks that only need the length (how many
     tokens) never pay for decoding hundreds of thousands of strings."""
 
-    def __init__(self, fetch: Callable[[int, int], bytes], start: int, end: int, n: int, sub: GGUFValueType,
-                 key: str) -> None:
+    def __init__(
+        self, fetch: Callable[[int, int], bytes], start: int, end: int, n: int, sub: GGUFValueType, key: str
+    ) -> None:
         self._fetch, self.start, self.end, self._n, self.sub, self._key = fetch, start, end, n, sub, key
         self._values: list[Any] | None = None
 
@@ -68,8 +81,9 @@ class LazyArray(Sequence[Any]):
         while len(raw) < self.end - begin:
             got = self._fetch(begin + len(raw), self.end - begin - len(raw))
             if not got:
-                raise HeaderError(f"array {self._key}: the file changed since its header was read",
-                                  offset=self.start)
+                raise HeaderError(
+                    f"array {self._key}: the file changed since its header was read", offset=self.start
+                )
             raw += got
         if struct.unpack_from("<Q", raw)[0] != self._n:
             raise HeaderError(f"array {self._key}: the file changed since its header was read", offset=begin)
@@ -103,7 +117,7 @@ def _decode_array(raw: memoryview, n: int, sub: GGUFValueType) -> list[Any]:
     out, pos, unpack = [], 0, struct.Struct("<Q").unpack_from
     for _ in range(n):
         (ln,) = unpack(raw, pos)
-        out.append(bytes(raw[pos + 8:pos + 8 + ln]).decode("utf-8", errors="surrogateescape"))
+        out.append(bytes(raw[pos + 8 : pos + 8 + ln]).decode("utf-8", errors="surrogateescape"))
         pos += 8 + ln
     return out
 
@@ -111,17 +125,17 @@ def _decode_array(raw: memoryview, n: int, sub: GGUFValueType) -> list[Any]:
 @dataclass(frozen=True)
 class KV:
     type: GGUFValueType
-    value: Any                              # int / float / bool / str; for ARRAY a list, or a LazyArray
-    sub_type: GGUFValueType | None = None   # element type of an ARRAY
+    value: Any  # int / float / bool / str; for ARRAY a list, or a LazyArray
+    sub_type: GGUFValueType | None = None  # element type of an ARRAY
 
 
 @dataclass(frozen=True)
 class GGUFTensor:
     name: str
-    ne: tuple[int, ...]       # ggml order: ne[0] is the contiguous dimension
+    ne: tuple[int, ...]  # ggml order: ne[0] is the contiguous dimension
     ggml_type: int
-    offset: int               # relative to the data section
-    begin: int                # absolute byte range in the file
+    offset: int  # relative to the data section
+    begin: int  # absolute byte range in the file
     end: int
 
     @property
@@ -147,11 +161,11 @@ class GGUFHeader:
     file: str
     version: int
     kv: Mapping[str, KV]
-    tensors: tuple[GGUFTensor, ...]     # in header order
+    tensors: tuple[GGUFTensor, ...]  # in header order
     alignment: int
     data_start: int
     file_size: int
-    header_bytes: int                   # bytes of the header proper (before the data padding)
+    header_bytes: int  # bytes of the header proper (before the data padding)
 
     def get(self, key: str, default: Any = None) -> Any:
         kv = self.kv.get(key)
@@ -172,7 +186,9 @@ def tensor_nbytes(ggml_type: int, ne: tuple[int, ...]) -> int:
 class _Reader:
     """A cursor over the header bytes, fetched through `fetch(start, length)` in growing chunks."""
 
-    def __init__(self, fetch: Callable[[int, int], bytes], file_size: int, file: str, lazy: bool = True) -> None:
+    def __init__(
+        self, fetch: Callable[[int, int], bytes], file_size: int, file: str, lazy: bool = True
+    ) -> None:
         self.fetch, self.size, self.file, self.lazy = fetch, file_size, file, lazy
         self.buf = bytearray()
         self.pos = 0
@@ -185,8 +201,10 @@ class _Reader:
     def need(self, n: int) -> None:
         end = self.pos + n
         if end > self.size:
-            raise self.err(f"the header runs past the end of the {self.size}-byte file (needs byte {end})",
-                           hint="the file is truncated or not GGUF; download it again")
+            raise self.err(
+                f"the header runs past the end of the {self.size}-byte file (needs byte {end})",
+                hint="the file is truncated or not GGUF; download it again",
+            )
         if end > MAX_HEADER_BYTES:
             raise self.err(f"the header would exceed {MAX_HEADER_BYTES} bytes", hint="not a sane GGUF header")
         while len(self.buf) < end:
@@ -194,13 +212,15 @@ class _Reader:
             want = min(want, self.size - len(self.buf), MAX_HEADER_BYTES - len(self.buf))
             got = self.fetch(len(self.buf), want)
             if not got:
-                raise self.err(f"reading byte {len(self.buf)} returned nothing; the file changed or is truncated")
+                raise self.err(
+                    f"reading byte {len(self.buf)} returned nothing; the file changed or is truncated"
+                )
             self.buf += got
             self.chunk = min(self.chunk * 2, MAX_CHUNK)
 
     def take(self, n: int) -> bytes:
         self.need(n)
-        out = bytes(self.buf[self.pos:self.pos + n])
+        out = bytes(self.buf[self.pos : self.pos + n])
         self.pos += n
         return out
 
@@ -224,7 +244,9 @@ class _Reader:
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
             if strict:
-                raise self.err(f"{what}: not UTF-8 (byte {at + 8 + e.start})", offset=at + 8 + e.start) from None
+                raise self.err(
+                    f"{what}: not UTF-8 (byte {at + 8 + e.start})", offset=at + 8 + e.start
+                ) from None
             return raw.decode("utf-8", errors="surrogateescape")
 
     def vtype(self, what: str) -> GGUFValueType:
@@ -244,8 +266,10 @@ class _Reader:
         at = self.pos
         n = self.u64()
         if n > MAX_ARRAY or self.array_total + n > MAX_ARRAY_TOTAL:
-            raise self.err(f"array {key}: {n} elements exceed the cap ({MAX_ARRAY} per array, "
-                           f"{MAX_ARRAY_TOTAL} in all)", offset=at)
+            raise self.err(
+                f"array {key}: {n} elements exceed the cap ({MAX_ARRAY} per array, {MAX_ARRAY_TOTAL} in all)",
+                offset=at,
+            )
         self.array_total += n
         if sub == GGUFValueType.ARRAY:
             raise self.err(f"array {key}: nested arrays are not used by any GGUF writer", offset=at)
@@ -254,7 +278,7 @@ class _Reader:
             fmt = _SCALARS[sub]
             width = struct.calcsize(fmt)
             if lazy:
-                self.need(width * n)          # bounded: need() checks the file size and the cap first
+                self.need(width * n)  # bounded: need() checks the file size and the cap first
                 self.pos += width * n
                 return KV(t, LazyArray(self.fetch, self.pos - width * n, self.pos, n, sub, key), sub)
             raw = self.take(width * n)
@@ -278,7 +302,9 @@ class _Reader:
                     ln = unpack(buf, pos)[0]
                     if ln > cap:
                         self.pos = pos
-                        raise self.err(f"array {key}[{i}]: string length {ln} exceeds the {MAX_STRING}-byte cap")
+                        raise self.err(
+                            f"array {key}[{i}]: string length {ln} exceeds the {MAX_STRING}-byte cap"
+                        )
                     pos += 8 + ln
                 else:
                     i = n
@@ -287,7 +313,7 @@ class _Reader:
                 self.need(8)
             self.pos = pos
         self.pos = pos
-        if pos > len(buf):                  # the last string's bytes are not fetched yet
+        if pos > len(buf):  # the last string's bytes are not fetched yet
             start, self.pos = self.pos, len(buf)
             self.need(start - len(buf))
             self.pos = start
@@ -312,14 +338,15 @@ class _Reader:
                 self.pos = pos
                 self.need(8 + ln)
                 have = len(buf)
-            out.append(buf[pos + 8:end].decode("utf-8", errors="surrogateescape"))
+            out.append(buf[pos + 8 : end].decode("utf-8", errors="surrogateescape"))
             pos = end
         self.pos = pos
         return out
 
 
-def parse_gguf_header(fetch: Callable[[int, int], bytes], file_size: int, file: str = "", *,
-                      lazy: bool = True) -> GGUFHeader:
+def parse_gguf_header(
+    fetch: Callable[[int, int], bytes], file_size: int, file: str = "", *, lazy: bool = True
+) -> GGUFHeader:
     """Read and validate a GGUF header through `fetch(start, length)`; raises HeaderError. Arrays of more
     than LAZY_MIN elements come back as LazyArray unless lazy=False."""
     r = _Reader(fetch, file_size, file, lazy)
@@ -329,8 +356,11 @@ def parse_gguf_header(fetch: Callable[[int, int], bytes], file_size: int, file: 
     version = r.u32()
     if version not in (2, 3):
         swapped = struct.unpack("<I", struct.pack(">I", version))[0]
-        why = "a big-endian GGUF, which llama.cpp on x86 / ARM does not load" if swapped in (2, 3) \
+        why = (
+            "a big-endian GGUF, which llama.cpp on x86 / ARM does not load"
+            if swapped in (2, 3)
             else f"unsupported GGUF version {version}"
+        )
         raise r.err(why, offset=4, hint="re-export the file as little-endian GGUF v3")
     n_tensors, n_kv = r.u64(), r.u64()
     if n_tensors > MAX_TENSORS or n_kv > MAX_KV:
@@ -348,8 +378,16 @@ def parse_gguf_header(fetch: Callable[[int, int], bytes], file_size: int, file: 
     header_bytes = r.pos
     alignment = _alignment(r, kv)
     data_start = -(-header_bytes // alignment) * alignment
-    return GGUFHeader(file, version, kv, _place(r, infos, data_start, alignment), alignment, data_start,
-                      file_size, header_bytes)
+    return GGUFHeader(
+        file,
+        version,
+        kv,
+        _place(r, infos, data_start, alignment),
+        alignment,
+        data_start,
+        file_size,
+        header_bytes,
+    )
 
 
 def _tensor_info(r: _Reader) -> tuple[str, tuple[int, ...], int, int, int]:
@@ -373,14 +411,20 @@ def _alignment(r: _Reader, kv: Mapping[str, KV]) -> int:
     a = kv.get("general.alignment")
     if a is None:
         return GGUF_DEFAULT_ALIGNMENT
-    if a.type not in _INT_TYPES or not isinstance(a.value, int) or a.value <= 0 or a.value & (a.value - 1) \
-            or a.value > 1 << 20:
+    if (
+        a.type not in _INT_TYPES
+        or not isinstance(a.value, int)
+        or a.value <= 0
+        or a.value & (a.value - 1)
+        or a.value > 1 << 20
+    ):
         raise r.err(f"general.alignment = {a.value!r} is not a positive power of two", offset=0)
     return int(a.value)
 
 
-def _place(r: _Reader, infos: list[tuple[str, tuple[int, ...], int, int, int]], data_start: int,
-           alignment: int) -> tuple[GGUFTensor, ...]:
+def _place(
+    r: _Reader, infos: list[tuple[str, tuple[int, ...], int, int, int]], data_start: int, alignment: int
+) -> tuple[GGUFTensor, ...]:
     out, seen = [], set()
     for name, ne, ggml_type, offset, at in infos:
         if name in seen:
@@ -396,14 +440,21 @@ def _place(r: _Reader, infos: list[tuple[str, tuple[int, ...], int, int, int]], 
             raise r.err(f"tensor {name}: data offset {offset} is not aligned to {alignment}", offset=at)
         begin = data_start + offset
         if begin + nbytes > r.size:
-            raise r.err(f"tensor {name}: its {nbytes} bytes at {begin} run past the end of the "
-                        f"{r.size}-byte file", offset=at, hint="the file is truncated; download it again")
+            raise r.err(
+                f"tensor {name}: its {nbytes} bytes at {begin} run past the end of the {r.size}-byte file",
+                offset=at,
+                hint="the file is truncated; download it again",
+            )
         out.append(GGUFTensor(name, ne, ggml_type, offset, begin, begin + nbytes))
     ordered = sorted(out, key=lambda t: (t.begin, t.end))
     for a, b in zip(ordered, ordered[1:]):
         if b.begin < a.end:
-            raise HeaderError(f"tensors {a.name} and {b.name} overlap (bytes {b.begin}..{a.end})", path=r.file,
-                              offset=b.begin, hint="the file was written wrongly; re-export it")
+            raise HeaderError(
+                f"tensors {a.name} and {b.name} overlap (bytes {b.begin}..{a.end})",
+                path=r.file,
+                offset=b.begin,
+                hint="the file was written wrongly; re-export it",
+            )
     return tuple(out)
 
 
@@ -416,4 +467,5 @@ def read_gguf_header(source: Any, name: str, *, lazy: bool = True) -> tuple[GGUF
         data: bytes = source.read_range(name, start, length)
         read[0] += len(data)
         return data
+
     return parse_gguf_header(fetch, size, name, lazy=lazy), read[0]

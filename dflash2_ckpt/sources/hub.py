@@ -6,6 +6,7 @@ safetensors header by HTTP Range, all through hub_transport (huggingface_hub's r
 bounded). A file already in the local Hub cache is read from disk; offline, the snapshot comes from
 the cache alone (hub_cache). All the checks then run unchanged, exactly as on a local directory.
 """
+
 from __future__ import annotations
 
 import copy
@@ -16,7 +17,6 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import SourceError
-from ..findings import Finding
 from .hub_cache import AmbiguousCommit, cached_file, cached_snapshot, download
 from .hub_errors import Where, ambiguous_commit, bad_answer, from_exception, offline_not_cached
 from .hub_ref import RepoRef, parse_repo_ref
@@ -49,6 +49,7 @@ def hub_settings() -> dict[str, Any]:
     set later in the process (a test, a notebook) is honoured the same way as one set before.
     """
     from huggingface_hub import constants
+
     home = os.environ.get("HF_HOME")
     cache = os.environ.get("HF_HUB_CACHE") or (os.path.join(home, "hub") if home else constants.HF_HUB_CACHE)
     return {
@@ -61,23 +62,33 @@ def hub_settings() -> dict[str, Any]:
 class HubSource(SourceBase):
     """One folder of one Hub model repo at one commit. Implements the Source protocol."""
 
-    def __init__(self, repo_id: str, *, revision: str | None = None, subfolder: str | None = None,
-                 token: str | None = None, endpoint: str | None = None, cache_dir: str | None = None,
-                 offline: bool | None = None, policy: RetryPolicy | None = None, config_only: bool = False) -> None:
+    def __init__(
+        self,
+        repo_id: str,
+        *,
+        revision: str | None = None,
+        subfolder: str | None = None,
+        token: str | None = None,
+        endpoint: str | None = None,
+        cache_dir: str | None = None,
+        offline: bool | None = None,
+        policy: RetryPolicy | None = None,
+        config_only: bool = False,
+    ) -> None:
         s = hub_settings()
         self.repo_id: str = repo_id
         self.revision = revision or "main"
-        self.token = token or None          # None: huggingface_hub finds HF_TOKEN or the stored login
+        self.token = token or None  # None: huggingface_hub finds HF_TOKEN or the stored login
         self.endpoint = (endpoint or s["endpoint"]).rstrip("/")
         self.cache_dir = cache_dir or s["cache_dir"]
         self.offline = s["offline"] if offline is None else offline
         self._typed_revision = revision
         self.sha: str = ""
-        self.bytes_fetched = 0              # file bytes received over HTTP by this source
-        self.repo_files: list[str] = []     # every file of the repo at sha (for hints and subfolder search)
+        self.bytes_fetched = 0  # file bytes received over HTTP by this source
+        self.repo_files: list[str] = []  # every file of the repo at sha (for hints and subfolder search)
         self._repo_sizes: dict[str, int | None] = {}
-        self._snapshot: dict[str, Path] = {}     # offline: every cached file of the snapshot
-        self.file: str | None = None        # one file of the folder to check (org/name/drafter.gguf)
+        self._snapshot: dict[str, Path] = {}  # offline: every cached file of the snapshot
+        self.file: str | None = None  # one file of the folder to check (org/name/drafter.gguf)
         if subfolder and subfolder.strip("/").endswith(".gguf"):
             folder, _, self.file = subfolder.strip("/").rpartition("/")
             subfolder = folder or None
@@ -105,7 +116,7 @@ class HubSource(SourceBase):
         self._whole: dict[str, bytes] = {}  # small JSON files read whole
         prefix = f"{self.subfolder}/" if self.subfolder else ""
         for path, size in self._repo_sizes.items():
-            rel = path[len(prefix):]
+            rel = path[len(prefix) :]
             if path.startswith(prefix) and rel and "/" not in rel and not rel.startswith("."):
                 self._sizes[rel] = size
                 if path in self._snapshot:
@@ -131,8 +142,11 @@ class HubSource(SourceBase):
         siblings = info.get("siblings") or []
         if not isinstance(siblings, list):
             raise bad_answer(self.where, "model info lists its files as something other than a list")
-        self._repo_sizes = {s["rfilename"]: _size(self, s["rfilename"], s.get("size")) for s in siblings
-                            if isinstance(s, dict) and isinstance(s.get("rfilename"), str)}
+        self._repo_sizes = {
+            s["rfilename"]: _size(self, s["rfilename"], s.get("size"))
+            for s in siblings
+            if isinstance(s, dict) and isinstance(s.get("rfilename"), str)
+        }
         self.repo_files = sorted(self._repo_sizes)
 
     def _resolve_offline(self, config_only: bool) -> None:
@@ -150,21 +164,35 @@ class HubSource(SourceBase):
     def require_checkpoint(self) -> None:
         """Refuse, with the next step, a folder that holds no safetensors checkpoint to check."""
         names = list(self._sizes)
-        gguf = self.file is not None or any(n.endswith(".gguf") for n in names)   # a GGUF drafter needs no config
+        gguf = self.file is not None or any(
+            n.endswith(".gguf") for n in names
+        )  # a GGUF drafter needs no config
         if self.offline and "config.json" not in names and not gguf:
             raise offline_not_cached(self.where, [self._path("config.json")])
         if not gguf and not any(n.endswith(".safetensors") for n in names) and INDEX not in names:
             if self.offline:
                 raise offline_not_cached(self.where, [self._path("*.safetensors")])
             where = f"{self.repo_id}/{self.subfolder}" if self.subfolder else self.repo_id
-            folders = sorted({f.rsplit("/", 1)[0] for f in self.repo_files
-                              if "/" in f and f.endswith(("config.json", ".safetensors"))})
+            folders = sorted(
+                {
+                    f.rsplit("/", 1)[0]
+                    for f in self.repo_files
+                    if "/" in f and f.endswith(("config.json", ".safetensors"))
+                }
+            )
             other = [n for n in names if n.endswith((".bin", ".pt", ".pth", ".gguf", ".ckpt"))]
-            hint = (f"the drafter may be in a subfolder: --subfolder {folders[0]}" if folders else
-                    f"found {', '.join(other[:3])}; publish safetensors" if other else
-                    "is this the right repo? A drafter repo holds config.json and model*.safetensors")
-            raise SourceError(f"not a safetensors checkpoint: no .safetensors files in {where} at "
-                              f"{self.sha[:12]}", path=self.label, hint=hint)
+            hint = (
+                f"the drafter may be in a subfolder: --subfolder {folders[0]}"
+                if folders
+                else f"found {', '.join(other[:3])}; publish safetensors"
+                if other
+                else "is this the right repo? A drafter repo holds config.json and model*.safetensors"
+            )
+            raise SourceError(
+                f"not a safetensors checkpoint: no .safetensors files in {where} at {self.sha[:12]}",
+                path=self.label,
+                hint=hint,
+            )
         if self.offline and INDEX in self._cached:
             try:
                 shards = set(json.loads(self._cached[INDEX].read_bytes()).get("weight_map", {}).values())
@@ -182,7 +210,7 @@ class HubSource(SourceBase):
         if name not in self._sizes:
             raise SourceError(f"{name} is not in {self.label} at commit {self.sha[:12]}", path=self.label)
         size = self._sizes[name]
-        if size is None:                    # the listing had no sizes: ask for this file's metadata
+        if size is None:  # the listing had no sizes: ask for this file's metadata
             size = self._head(name)
             self._sizes[name] = size
         return size
@@ -198,24 +226,24 @@ class HubSource(SourceBase):
         if self.offline:
             raise offline_not_cached(self.where, [self._path(name)])
         if name.endswith(".json") and size <= MAX_JSON_BYTES:
-            if name not in self._whole:     # config and index: whole, once
+            if name not in self._whole:  # config and index: whole, once
                 self._whole[name] = self._get(name, 0, size)
-            return self._whole[name][start:start + length]
+            return self._whole[name][start : start + length]
         if not length:
             return b""
         head = self._heads.get(name, b"")
         if start + length <= len(head):
-            return head[start:start + length]
+            return head[start : start + length]
         if start == 0:
             # the header reader asks for 8 bytes, then the header: one request for both saves a round
             # trip (two, with the CDN redirect) at the cost of a few KiB
             head = self._get(name, 0, min(size, max(length, _READAHEAD)))
             self._heads[name] = head
             return head[:length]
-        if head and start <= len(head):       # a header longer than the readahead: fetch the rest
+        if head and start <= len(head):  # a header longer than the readahead: fetch the rest
             head += self._get(name, len(head), start + length - len(head))
             self._heads[name] = head
-            return head[start:start + length]
+            return head[start : start + length]
         return self._get(name, start, length)
 
     def local_path(self, name: str) -> Path | None:
@@ -232,12 +260,20 @@ class HubSource(SourceBase):
         return hit
 
     def report_extra(self) -> dict[str, Any]:
-        return {"source": "hub", "repo_id": self.repo_id, "revision": self.revision, "commit_sha": self.sha,
-                "subfolder": self.subfolder, "offline": self.offline, "bytes_fetched": self.bytes_fetched}
+        return {
+            "source": "hub",
+            "repo_id": self.repo_id,
+            "revision": self.revision,
+            "commit_sha": self.sha,
+            "subfolder": self.subfolder,
+            "offline": self.offline,
+            "bytes_fetched": self.bytes_fetched,
+        }
 
     # -- transfers ----------------------------------------------------------------------------------------
     def _url(self, name: str) -> str:
         from huggingface_hub import hf_hub_url
+
         return hf_hub_url(self.repo_id, self._path(name), revision=self.sha, endpoint=self.endpoint)
 
     def _get(self, name: str, start: int, length: int) -> bytes:
@@ -249,10 +285,16 @@ class HubSource(SourceBase):
 
     def _head(self, name: str) -> int:
         from huggingface_hub import get_hf_file_metadata
+
         try:
             with quiet_hub_logs():
-                meta = get_hf_file_metadata(self._url(name), token=self.token, endpoint=self.endpoint,
-                                            timeout=self.transport.policy.timeout, retry_on_errors=True)
+                meta = get_hf_file_metadata(
+                    self._url(name),
+                    token=self.token,
+                    endpoint=self.endpoint,
+                    timeout=self.transport.policy.timeout,
+                    retry_on_errors=True,
+                )
         except Exception as e:  # noqa: BLE001 - every failure becomes one typed error with a hint
             raise from_exception(e, self.where) from None
         if meta.size is None:
@@ -265,11 +307,19 @@ class HubSource(SourceBase):
         if local is not None:
             return local
         from .hub_client import bounded_hub_calls
+
         try:
-            with bounded_hub_calls(self.where, self.transport.policy):     # the library's download too
-                path = download(self.repo_id, self._path(name), revision=self.revision, sha=self.sha,
-                                cache_dir=self.cache_dir, token=self.token, endpoint=self.endpoint,
-                                offline=self.offline)
+            with bounded_hub_calls(self.where, self.transport.policy):  # the library's download too
+                path = download(
+                    self.repo_id,
+                    self._path(name),
+                    revision=self.revision,
+                    sha=self.sha,
+                    cache_dir=self.cache_dir,
+                    token=self.token,
+                    endpoint=self.endpoint,
+                    offline=self.offline,
+                )
         except Exception as e:  # noqa: BLE001
             raise from_exception(e, self.where) from None
         size = self._sizes.get(name)

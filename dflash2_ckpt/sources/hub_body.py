@@ -5,11 +5,13 @@ and it inflates gzip without limit, so a 1 MB answer can become 1 GiB. Here the 
 chunk by chunk, the clock is checked after each, and gzip / deflate are inflated with a bound on
 what each step may produce, so neither the compressed nor the inflated size passes the cap.
 """
+
 from __future__ import annotations
 
 import time
 import zlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 # what the API calls are sent as Accept-Encoding: the encodings inflated here
 ACCEPT = "gzip, deflate, identity"

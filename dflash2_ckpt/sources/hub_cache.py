@@ -9,6 +9,7 @@ huggingface_hub finds a commit only by its full 40-hex name; a shorter hex revis
 git and the Hub's web pages abbreviate it) that names no branch or tag is matched against the cached commits
 (`scan_cache_dir`, so the whole-cache scan is paid only then): one match is that commit, several are refused.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,12 +33,17 @@ def cached_commits(repo_id: str, cache_dir: str) -> list[str]:
     """Every commit of the repo the cache holds a snapshot of (whichever refs point at it)."""
     from huggingface_hub import scan_cache_dir
     from huggingface_hub.errors import CacheNotFound
+
     try:
         info = scan_cache_dir(cache_dir)
     except (CacheNotFound, OSError, ValueError):
         return []
-    return sorted(rev.commit_hash for repo in info.repos if repo.repo_id == repo_id and repo.repo_type == "model"
-                  for rev in repo.revisions)
+    return sorted(
+        rev.commit_hash
+        for repo in info.repos
+        if repo.repo_id == repo_id and repo.repo_type == "model"
+        for rev in repo.revisions
+    )
 
 
 def expand_commit(repo_id: str, revision: str, cache_dir: str) -> str | None:
@@ -55,12 +61,16 @@ def cached_snapshot(repo_id: str, revision: str, cache_dir: str) -> tuple[str, d
     prefix of a cached sha) names. Raises AmbiguousCommit for a prefix several cached commits share."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
+
     from .hub_transport import quiet_hub_logs
+
     try:
         with quiet_hub_logs():
-            folder = Path(snapshot_download(repo_id, revision=revision, cache_dir=cache_dir, local_files_only=True))
+            folder = Path(
+                snapshot_download(repo_id, revision=revision, cache_dir=cache_dir, local_files_only=True)
+            )
     except (LocalEntryNotFoundError, OSError, ValueError):
-        full = expand_commit(repo_id, revision, cache_dir)     # a branch or tag of that name came first
+        full = expand_commit(repo_id, revision, cache_dir)  # a branch or tag of that name came first
         return None if full is None else cached_snapshot(repo_id, full, cache_dir)
     # the snapshot folder is named by the commit it holds (huggingface_hub's documented return value)
     files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
@@ -70,9 +80,10 @@ def cached_snapshot(repo_id: str, revision: str, cache_dir: str) -> tuple[str, d
 def cached_file(repo_id: str, filename: str, cache_dir: str, sha: str) -> Path | None:
     """The cached copy of `filename` at commit `sha`, or None."""
     from huggingface_hub import try_to_load_from_cache
+
     try:
         hit = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir, revision=sha)
-    except ValueError:              # a file name the cache cannot hold
+    except ValueError:  # a file name the cache cannot hold
         return None
     return Path(hit) if isinstance(hit, str) else None
 
@@ -86,24 +97,54 @@ def _quiet_tqdm() -> Any:
             kwargs.pop("name", None)
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
+
     return _Silent
 
 
-def download(repo_id: str, filename: str, *, revision: str, sha: str, cache_dir: str, token: str | None,
-             endpoint: str, offline: bool) -> Path:
+def download(
+    repo_id: str,
+    filename: str,
+    *,
+    revision: str,
+    sha: str,
+    cache_dir: str,
+    token: str | None,
+    endpoint: str,
+    offline: bool,
+) -> Path:
     """Fetch one whole file into the cache and return the copy at commit `sha`.
 
     Asked for by branch, so that huggingface_hub records branch -> commit for a later offline run;
     if the branch moved since `sha` was resolved, the file is fetched again at `sha` itself.
     """
     from huggingface_hub import hf_hub_download
+
     from .hub_transport import quiet_hub_logs
+
     bars = None if sys.stderr.isatty() else _quiet_tqdm()
     with quiet_hub_logs():
-        path = hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir, token=token,
-                               endpoint=endpoint, local_files_only=offline, tqdm_class=bars)
+        path = hf_hub_download(
+            repo_id,
+            filename,
+            revision=revision,
+            cache_dir=cache_dir,
+            token=token,
+            endpoint=endpoint,
+            local_files_only=offline,
+            tqdm_class=bars,
+        )
         pinned = cached_file(repo_id, filename, cache_dir, sha) if sha else Path(path)
         if pinned is None:
-            pinned = Path(hf_hub_download(repo_id, filename, revision=sha, cache_dir=cache_dir, token=token,
-                                          endpoint=endpoint, local_files_only=offline, tqdm_class=bars))
+            pinned = Path(
+                hf_hub_download(
+                    repo_id,
+                    filename,
+                    revision=sha,
+                    cache_dir=cache_dir,
+                    token=token,
+                    endpoint=endpoint,
+                    local_files_only=offline,
+                    tqdm_class=bars,
+                )
+            )
     return pinned

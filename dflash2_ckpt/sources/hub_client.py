@@ -14,12 +14,14 @@ Inside `bounded_hub_calls`, the client's transport
   endpoint.
 The library's default client comes back when the block ends.
 """
+
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from .hub_errors import Where, unreachable
 from .hub_transport import RetryPolicy
@@ -51,13 +53,17 @@ def _transport(policy: RetryPolicy, where: Where, clock: _Clock) -> Any:
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
             quiet = clock.asking()
             if quiet > policy.deadline:
-                raise unreachable(where, f"no answer from the Hub for {quiet:.0f} s (last: {request.method} "
-                                         f"{request.url.path}); DFLASH2_CKPT_HUB_DEADLINE is "
-                                         f"{policy.deadline:g} s")
+                raise unreachable(
+                    where,
+                    f"no answer from the Hub for {quiet:.0f} s (last: {request.method} "
+                    f"{request.url.path}); DFLASH2_CKPT_HUB_DEADLINE is "
+                    f"{policy.deadline:g} s",
+                )
             asked = request.extensions.get("timeout") or {}
-            request.extensions["timeout"] = {k: min(v, policy.timeout) if v is not None else policy.timeout
-                                             for k, v in {"connect": None, "read": None, "write": None,
-                                                          "pool": None, **asked}.items()}
+            request.extensions["timeout"] = {
+                k: min(v, policy.timeout) if v is not None else policy.timeout
+                for k, v in {"connect": None, "read": None, "write": None, "pool": None, **asked}.items()
+            }
             response = super().handle_request(request)
             clock.answered()
             return response
@@ -70,13 +76,19 @@ def bounded_hub_calls(where: Where, policy: RetryPolicy | None = None) -> Iterat
     """huggingface_hub calls made inside run under `policy` (module doc)."""
     import httpx2
     from huggingface_hub.utils import _http
+
     p = policy or RetryPolicy.from_env()
     clock = _Clock()
     before = _http._GLOBAL_CLIENT_FACTORY
 
     def factory() -> httpx2.Client:
-        return httpx2.Client(event_hooks={"request": [_http.hf_request_event_hook]}, follow_redirects=True,
-                             timeout=p.timeout, transport=_transport(p, where, clock))
+        return httpx2.Client(
+            event_hooks={"request": [_http.hf_request_event_hook]},
+            follow_redirects=True,
+            timeout=p.timeout,
+            transport=_transport(p, where, clock),
+        )
+
     _http.set_client_factory(factory)
     try:
         yield

@@ -1,4 +1,5 @@
 """What a user may type for a Hub repo: `[hf://]org/name[@revision][/subfolder]` or a Hub web URL."""
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,11 @@ class RepoRef:
     def one_revision(self, option: str | None, path: str) -> str | None:
         """The revision of `org/name@rev` or of `--revision`; SourceError when both are given and differ."""
         if self.revision and option and self.revision != option:
-            raise SourceError(f"two revisions given: @{self.revision} and --revision {option}", path=path,
-                              hint="give the revision once")
+            raise SourceError(
+                f"two revisions given: @{self.revision} and --revision {option}",
+                path=path,
+                hint="give the revision once",
+            )
         return self.revision or option
 
 
@@ -48,7 +52,7 @@ def parse_repo_ref(text: str, endpoint: str | None = None) -> RepoRef | None:
     """
     if text.startswith(("https://", "http://")):
         return parse_hub_url(text, endpoint)
-    s = text[len("hf://"):] if text.startswith("hf://") else text
+    s = text[len("hf://") :] if text.startswith("hf://") else text
     parts = s.split("/")
     if len(parts) < 2:
         return None
@@ -80,7 +84,7 @@ def parse_hub_url(url: str, endpoint: str | None = None) -> RepoRef | None:
         return None
     parts = [unquote(p) for p in u.path.split("/")[1:]]
     if parts and parts[-1] == "":
-        parts = parts[:-1]                  # a trailing slash
+        parts = parts[:-1]  # a trailing slash
     if len(parts) < 2:
         return None
     repo_id = _repo_id(parts[0], parts[1])
@@ -93,12 +97,12 @@ def parse_hub_url(url: str, endpoint: str | None = None) -> RepoRef | None:
     if kind not in ("tree", "blob", "resolve") or not rest:
         return None
     revision, rest = rest[0], rest[1:]
-    if revision == "refs" and len(rest) >= 2:      # an unencoded refs/pr/N
+    if revision == "refs" and len(rest) >= 2:  # an unencoded refs/pr/N
         revision, rest = "/".join(["refs", *rest[:2]]), rest[2:]
     if kind != "tree":
         if not rest:
             return None
-        rest = rest[:-1]                    # the file itself: its folder is what is checked
+        rest = rest[:-1]  # the file itself: its folder is what is checked
     ok, sub = _clean(rest)
     if not ok or not revision:
         return None

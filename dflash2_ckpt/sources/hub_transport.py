@@ -12,6 +12,7 @@ Three cases it leaves open are closed here, around it:
 The library's retry warnings are kept off the terminal while this runs (the outcome is reported as
 one typed error instead), unless HF_HUB_VERBOSITY or DFLASH2_CKPT_DEBUG asks for them.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,43 +20,58 @@ import logging
 import os
 import time
 import zlib
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import HubError
 from .hub_body import ACCEPT, BodyTooLarge, DeadlinePassed, UnknownEncoding, deadline_chunks, read_capped
-from .hub_errors import (Where, bad_answer, connection_errors, from_exception, offline_not_cached, status_error,
-                         unreachable)
+from .hub_errors import (
+    Where,
+    bad_answer,
+    connection_errors,
+    from_exception,
+    offline_not_cached,
+    status_error,
+    unreachable,
+)
 
-_RETRY_STATUS = (408, 500, 502, 503, 504)     # 429 is handled here, with the deadline
-MAX_API_BYTES = 64 * 1024 * 1024               # an API answer (model info), compressed or inflated: local configs' cap
-MAX_JSON_DEPTH = 512                           # nesting of an API answer; model info is a few levels deep
+_RETRY_STATUS = (408, 500, 502, 503, 504)  # 429 is handled here, with the deadline
+MAX_API_BYTES = 64 * 1024 * 1024  # an API answer (model info), compressed or inflated: local configs' cap
+MAX_JSON_DEPTH = 512  # nesting of an API answer; model info is a few levels deep
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    max_retries: int = 4        # per request, for 5xx / 408 / timeouts / resets / short bodies / 429
-    base_wait: float = 0.5      # s before the first retry, doubled each time ...
-    max_wait: float = 4.0       # ... up to this
-    connect_retries: int = 1    # refused / no DNS: offline is almost certain
-    timeout: float = 10.0       # s per connect and per read
-    deadline: float = 60.0      # s for one read, waits included (a long Retry-After is not waited for)
+    max_retries: int = 4  # per request, for 5xx / 408 / timeouts / resets / short bodies / 429
+    base_wait: float = 0.5  # s before the first retry, doubled each time ...
+    max_wait: float = 4.0  # ... up to this
+    connect_retries: int = 1  # refused / no DNS: offline is almost certain
+    timeout: float = 10.0  # s per connect and per read
+    deadline: float = 60.0  # s for one read, waits included (a long Retry-After is not waited for)
 
     @classmethod
     def from_env(cls) -> RetryPolicy:
         """DFLASH2_CKPT_HUB_RETRIES / _BACKOFF / _TIMEOUT / _DEADLINE override the defaults (tests, slow links)."""
+
         def num(name: str, default: float) -> float:
             raw = os.environ.get(f"DFLASH2_CKPT_HUB_{name}")
             try:
                 return float(raw) if raw not in (None, "") else default
             except ValueError:
                 return default
+
         d = cls()
         base = num("BACKOFF", d.base_wait)
-        return cls(max_retries=int(num("RETRIES", d.max_retries)), base_wait=base, max_wait=base * 8,
-                   connect_retries=d.connect_retries, timeout=num("TIMEOUT", d.timeout),
-                   deadline=num("DEADLINE", d.deadline))
+        return cls(
+            max_retries=int(num("RETRIES", d.max_retries)),
+            base_wait=base,
+            max_wait=base * 8,
+            connect_retries=d.connect_retries,
+            timeout=num("TIMEOUT", d.timeout),
+            deadline=num("DEADLINE", d.deadline),
+        )
 
     def wait(self, attempt: int) -> float:
         return float(min(self.max_wait, self.base_wait * 2 ** max(0, attempt - 1)))
@@ -65,7 +81,11 @@ class RetryPolicy:
 def quiet_hub_logs() -> Iterator[None]:
     """Keep huggingface_hub's per-retry warnings off stderr while a request runs."""
     logger = logging.getLogger("huggingface_hub")
-    if os.environ.get("HF_HUB_VERBOSITY") or os.environ.get("DFLASH2_CKPT_DEBUG") or logger.level > logging.WARNING:
+    if (
+        os.environ.get("HF_HUB_VERBOSITY")
+        or os.environ.get("DFLASH2_CKPT_DEBUG")
+        or logger.level > logging.WARNING
+    ):
         yield
         return
     before = logger.level
@@ -78,6 +98,7 @@ def quiet_hub_logs() -> Iterator[None]:
 
 def _retry_after(headers: Any) -> float | None:
     from huggingface_hub.utils import parse_ratelimit_headers  # type: ignore[attr-defined]  # lazily re-exported
+
     info = parse_ratelimit_headers(headers)
     if info is not None and info.remaining == 0:
         return float(info.reset_in_seconds)
@@ -92,20 +113,28 @@ class HubTransport:
         self.where = where
         self.token = token
         self.policy = policy or RetryPolicy.from_env()
-        self.attempts = 0           # requests sent, retries included (for reports and tests)
+        self.attempts = 0  # requests sent, retries included (for reports and tests)
 
     def _headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazily re-exported
+
         h = dict(build_hf_headers(token=self.token))
         h.update(extra or {})
         return h
 
     @contextmanager
-    def open(self, url: str, *, headers: dict[str, str] | None = None, params: dict[str, Any] | None = None,
-             started: float | None = None) -> Iterator[Any]:
+    def open(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        params: dict[str, Any] | None = None,
+        started: float | None = None,
+    ) -> Iterator[Any]:
         """One GET whose response (status < 400) is streamed; retries as described in the module doc."""
         import httpx2
         from huggingface_hub.utils import http_stream_backoff  # type: ignore[attr-defined]  # lazily re-exported
+
         p, w = self.policy, self.where
         started = time.monotonic() if started is None else started
         connect_fails = limited = 0
@@ -113,12 +142,26 @@ class HubTransport:
             stack = ExitStack()
             try:
                 with quiet_hub_logs():
-                    r = stack.enter_context(http_stream_backoff(
-                        "GET", url, headers=self._headers(headers), params=params, timeout=p.timeout,
-                        max_retries=p.max_retries, base_wait_time=p.base_wait, max_wait_time=p.max_wait,
-                        retry_on_exceptions=(httpx2.TimeoutException, httpx2.ReadError, httpx2.WriteError,
-                                             httpx2.CloseError, httpx2.RemoteProtocolError),
-                        retry_on_status_codes=_RETRY_STATUS))
+                    r = stack.enter_context(
+                        http_stream_backoff(
+                            "GET",
+                            url,
+                            headers=self._headers(headers),
+                            params=params,
+                            timeout=p.timeout,
+                            max_retries=p.max_retries,
+                            base_wait_time=p.base_wait,
+                            max_wait_time=p.max_wait,
+                            retry_on_exceptions=(
+                                httpx2.TimeoutException,
+                                httpx2.ReadError,
+                                httpx2.WriteError,
+                                httpx2.CloseError,
+                                httpx2.RemoteProtocolError,
+                            ),
+                            retry_on_status_codes=_RETRY_STATUS,
+                        )
+                    )
             except httpx2.ConnectError as e:
                 self.attempts += 1
                 connect_fails += 1
@@ -147,12 +190,13 @@ class HubTransport:
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         """The JSON answer, read within MAX_API_BYTES (compressed and inflated) and the deadline."""
         import httpx2
+
         p, started, broken = self.policy, time.monotonic(), 0
         while True:
             with self.open(url, params=params, started=started, headers={"Accept-Encoding": ACCEPT}) as r:
                 try:
                     body = read_capped(r, MAX_API_BYTES, started, p.deadline)
-                except (httpx2.TransportError, OSError) as e:   # broke off mid-body: ask again
+                except (httpx2.TransportError, OSError) as e:  # broke off mid-body: ask again
                     body, why = None, e
                 except DeadlinePassed as e:
                     raise unreachable(self.where, str(e), self.attempts) from None
@@ -181,6 +225,7 @@ class HubTransport:
         accumulates the body bytes received.
         """
         import httpx2
+
         p, out = self.policy, bytearray()
         started, short = time.monotonic(), 0
         while len(out) < length:
@@ -200,18 +245,25 @@ class HubTransport:
                         if len(out) >= length:
                             break
                 except DeadlinePassed as e:
-                    raise unreachable(self.where, f"reading {length:,} bytes at {start:,}: {e}", self.attempts) from None
+                    raise unreachable(
+                        self.where, f"reading {length:,} bytes at {start:,}: {e}", self.attempts
+                    ) from None
                 except (httpx2.TransportError, OSError) as e:
                     # the body broke off: caught here, inside the response, so that the library's
                     # retry generator is closed normally rather than handed the error mid-stream
                     broke = e
-            why = (f"{type(broke).__name__}: {broke}" if broke is not None else
-                   f"the Hub sent {len(out) - before} of {length - before} bytes asked for")
+            why = (
+                f"{type(broke).__name__}: {broke}"
+                if broke is not None
+                else f"the Hub sent {len(out) - before} of {length - before} bytes asked for"
+            )
             if len(out) >= length:
                 break
             short += 1
             if short > p.max_retries or time.monotonic() - started > p.deadline:
-                raise unreachable(self.where, f"short read at byte {start + len(out)}: {why}", short) from None
+                raise unreachable(
+                    self.where, f"short read at byte {start + len(out)}: {why}", short
+                ) from None
             time.sleep(p.wait(short))
         return bytes(out[:length])
 
@@ -233,6 +285,7 @@ def _depth(doc: Any) -> int:
 
 def _raise_for_status(r: Any, w: Where) -> None:
     from huggingface_hub.utils import hf_raise_for_status  # type: ignore[attr-defined]  # lazily re-exported
+
     try:
         hf_raise_for_status(r)
     except Exception as e:  # noqa: BLE001
@@ -242,6 +295,7 @@ def _raise_for_status(r: Any, w: Where) -> None:
 
 def _mapped(e: BaseException, w: Where, attempts: int) -> HubError:
     from huggingface_hub import errors as he
+
     if isinstance(e, he.OfflineModeIsEnabled):
         return offline_not_cached(w, [])
     if isinstance(e, he.HfHubHTTPError) and getattr(e, "response", None) is not None:

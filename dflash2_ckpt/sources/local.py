@@ -3,6 +3,7 @@
 Everything downstream (config parsing, header reading, checks) talks to a Source, so a local path
 and a repo id with the same content produce the same report.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,31 +19,33 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 class Source(Protocol):
     """Everything callers use of a source; SourceBase gives the members a kind may not have."""
-    label: str                      # what the user typed, for messages
+
+    label: str  # what the user typed, for messages
 
     @property
-    def notes(self) -> tuple[Finding, ...]: ...     # how the folder was chosen (checkpoint.discover)
+    def notes(self) -> tuple[Finding, ...]: ...  # how the folder was chosen (checkpoint.discover)
     @property
-    def file(self) -> str | None: ...       # the one file named, when a path to one file was given (a .gguf)
+    def file(self) -> str | None: ...  # the one file named, when a path to one file was given (a .gguf)
     @property
-    def root(self) -> Path | None: ...      # the directory on disk (local sources)
+    def root(self) -> Path | None: ...  # the directory on disk (local sources)
     @property
-    def repo_id(self) -> str | None: ...    # Hub sources: the repo, the commit it resolved to, the subfolder
+    def repo_id(self) -> str | None: ...  # Hub sources: the repo, the commit it resolved to, the subfolder
     @property
     def sha(self) -> str | None: ...
     @property
     def subfolder(self) -> str | None: ...
 
-    def list_files(self) -> list[str]: ...          # relative POSIX paths, sorted
+    def list_files(self) -> list[str]: ...  # relative POSIX paths, sorted
     def file_size(self, name: str) -> int: ...
     def read_range(self, name: str, start: int, length: int) -> bytes: ...
-    def local_path(self, name: str) -> Path | None: ...   # a real file on disk, when there is one
-    def download(self, name: str) -> Path | None: ...     # fetch a remote file to disk (None: cannot)
-    def report_extra(self) -> dict[str, Any]: ...         # what a report adds about the source
+    def local_path(self, name: str) -> Path | None: ...  # a real file on disk, when there is one
+    def download(self, name: str) -> Path | None: ...  # fetch a remote file to disk (None: cannot)
+    def report_extra(self) -> dict[str, Any]: ...  # what a report adds about the source
 
 
 class SourceBase:
     """Defaults for the Source members that only some kinds of source fill."""
+
     notes: tuple[Finding, ...] = ()
     file: str | None = None
     root: Path | None = None
@@ -62,13 +65,16 @@ class LocalSource(SourceBase):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         p = Path(path)
-        self.file: str | None = None        # the file named, when a path to one file was given (a .gguf)
+        self.file: str | None = None  # the file named, when a path to one file was given (a .gguf)
         if p.is_file():
             self.file = p.name
             p = p.parent
         if not p.exists():
-            raise SourceError("no such file or directory", path=str(path),
-                              hint="give a checkpoint directory or a Hub repo id (org/name)")
+            raise SourceError(
+                "no such file or directory",
+                path=str(path),
+                hint="give a checkpoint directory or a Hub repo id (org/name)",
+            )
         if not p.is_dir():
             raise SourceError("not a directory", path=str(path))
         if not os.access(p, os.R_OK | os.X_OK):
@@ -88,18 +94,29 @@ class LocalSource(SourceBase):
     def resolve(self, name: str) -> Path:
         """The real path of `name`, refused when it would leave the checkpoint directory."""
         # a NUL byte makes the OS calls raise ValueError, not OSError: refuse it with the rest
-        if (not name or "\x00" in name or os.path.isabs(name) or name.startswith(("/", "\\"))
-                or ".." in Path(name).parts):
-            raise UnsafePathError(f"file name {name!r} is absolute or climbs out of the checkpoint",
-                              path=self.label, hint="shard names must be plain file names inside the checkpoint")
+        if (
+            not name
+            or "\x00" in name
+            or os.path.isabs(name)
+            or name.startswith(("/", "\\"))
+            or ".." in Path(name).parts
+        ):
+            raise UnsafePathError(
+                f"file name {name!r} is absolute or climbs out of the checkpoint",
+                path=self.label,
+                hint="shard names must be plain file names inside the checkpoint",
+            )
         p = self.root / name
         try:
             real = p.resolve(strict=False)
         except (OSError, RuntimeError, ValueError) as e:
             raise SourceError(f"cannot resolve {name!r}: {e}", path=self.label) from None
         if real != self.root and self.root not in real.parents and not self._cached_blob(real):
-            raise UnsafePathError(f"{name!r} is a link that leaves the checkpoint directory (to {real})",
-                              path=self.label, hint="copy the file into the checkpoint instead of linking it")
+            raise UnsafePathError(
+                f"{name!r} is a link that leaves the checkpoint directory (to {real})",
+                path=self.label,
+                hint="copy the file into the checkpoint instead of linking it",
+            )
         return real
 
     def _cached_blob(self, real: Path) -> bool:
@@ -146,6 +163,8 @@ def read_small(source: Source, name: str) -> bytes:
     """Whole content of a small JSON file through any source, with the size cap."""
     size = source.file_size(name)
     if size > MAX_JSON_BYTES:
-        raise SourceError(f"{name} is {size} bytes; a config or index over {MAX_JSON_BYTES} bytes is refused",
-                          path=source.label)
+        raise SourceError(
+            f"{name} is {size} bytes; a config or index over {MAX_JSON_BYTES} bytes is refused",
+            path=source.label,
+        )
     return source.read_range(name, 0, size)

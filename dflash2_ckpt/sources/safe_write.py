@@ -9,20 +9,31 @@ O_CREAT|O_EXCL|O_NOFOLLOW under a random private name (a planted `.NAME.tmp` lin
 reused), made durable, then renamed over the destination; the destination is checked again just before
 the rename, so a link planted meanwhile is refused too.
 """
+
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterable
+from typing import IO
 
 from ..errors import UnsafeOutputError
 
-__all__ = ["Inputs", "inputs", "check", "temp_beside", "replace", "write_bytes", "write_text", "write_with",
-           "TEMP_TAG"]
+__all__ = [
+    "Inputs",
+    "inputs",
+    "check",
+    "temp_beside",
+    "replace",
+    "write_bytes",
+    "write_text",
+    "write_with",
+    "TEMP_TAG",
+]
 
-TEMP_TAG = ".dflash2-ckpt-"      # in every temporary file's name: `.NAME.dflash2-ckpt-RANDOM.SUFFIX`
+TEMP_TAG = ".dflash2-ckpt-"  # in every temporary file's name: `.NAME.dflash2-ckpt-RANDOM.SUFFIX`
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -31,8 +42,9 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 class Inputs:
     """What a run reads, so that nothing it writes lands on it: file identities, and directories whose
     existing files (at any depth) are never overwritten."""
-    files: frozenset[tuple[int, int]] = frozenset()      # (device, inode)
-    dirs: tuple[Path, ...] = field(default=())            # real paths
+
+    files: frozenset[tuple[int, int]] = frozenset()  # (device, inode)
+    dirs: tuple[Path, ...] = field(default=())  # real paths
 
     def holds(self, p: Path) -> str | None:
         """Why `p` (an existing or planned destination) is an input, or None."""
@@ -51,7 +63,7 @@ class Inputs:
                 return f"is a file inside {d}, a directory this command reads"
         return None
 
-    def __or__(self, other: "Inputs") -> "Inputs":
+    def __or__(self, other: Inputs) -> Inputs:
         return Inputs(self.files | other.files, self.dirs + other.dirs)
 
 
@@ -80,8 +92,14 @@ def _refuse(path: str | os.PathLike[str], why: str, hint: str) -> UnsafeOutputEr
     return UnsafeOutputError(f"{why}; nothing was written there", path=str(path), hint=hint)
 
 
-def check(path: str | os.PathLike[str], *, reading: Inputs = Inputs(), follow_symlinks: bool = False,
-          hint: str = "write to another path", link_hint: str | None = None) -> Path:
+def check(
+    path: str | os.PathLike[str],
+    *,
+    reading: Inputs = Inputs(),
+    follow_symlinks: bool = False,
+    hint: str = "write to another path",
+    link_hint: str | None = None,
+) -> Path:
     """The file to write for `path`, or UnsafeOutputError saying why not (`link_hint`: the next step for
     a symbolic link, where it differs). With `follow_symlinks`, a link is resolved (the user asked to
     write to its target) and the target is judged."""
@@ -94,8 +112,11 @@ def check(path: str | os.PathLike[str], *, reading: Inputs = Inputs(), follow_sy
         for link in links:
             if link.is_symlink():
                 what = "is" if link == p else f"has a folder, {link}, that is"
-                raise _refuse(path, f"{what} a symbolic link (to {os.readlink(link)}); a file is not written "
-                              "through it", link_hint or hint)
+                raise _refuse(
+                    path,
+                    f"{what} a symbolic link (to {os.readlink(link)}); a file is not written through it",
+                    link_hint or hint,
+                )
     try:
         st = os.lstat(p)
     except FileNotFoundError:
@@ -108,8 +129,12 @@ def check(path: str | os.PathLike[str], *, reading: Inputs = Inputs(), follow_sy
         if not stat.S_ISREG(st.st_mode):
             raise _refuse(path, "is not a regular file (a device or socket)", hint)
         if st.st_nlink > 1:
-            raise _refuse(path, f"is a hard-linked file ({st.st_nlink} names share its content); writing "
-                          "would change the other names too", hint + ", or copy the file first")
+            raise _refuse(
+                path,
+                f"is a hard-linked file ({st.st_nlink} names share its content); writing "
+                "would change the other names too",
+                hint + ", or copy the file first",
+            )
     why = reading.holds(p)
     if why:
         raise _refuse(path, f"{why}; it would be overwritten", hint)
@@ -145,8 +170,14 @@ def new_file_mode(dest: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_with(dest: str | os.PathLike[str], fill: Callable[[IO[bytes]], object], *,
-               reading: Inputs = Inputs(), checked: bool = False, durable: bool = True) -> Path:
+def write_with(
+    dest: str | os.PathLike[str],
+    fill: Callable[[IO[bytes]], object],
+    *,
+    reading: Inputs = Inputs(),
+    checked: bool = False,
+    durable: bool = True,
+) -> Path:
     """`fill` writes the content into a private temporary file beside `dest`, which then replaces `dest`
     atomically. On any failure the temporary file goes and `dest` is as it was."""
     p = Path(dest) if checked else check(dest, reading=reading)
@@ -169,11 +200,13 @@ def write_with(dest: str | os.PathLike[str], fill: Callable[[IO[bytes]], object]
     return p
 
 
-def write_bytes(dest: str | os.PathLike[str], data: bytes, *, reading: Inputs = Inputs(),
-                durable: bool = True) -> Path:
+def write_bytes(
+    dest: str | os.PathLike[str], data: bytes, *, reading: Inputs = Inputs(), durable: bool = True
+) -> Path:
     return write_with(dest, lambda fh: fh.write(data), reading=reading, durable=durable)
 
 
-def write_text(dest: str | os.PathLike[str], text: str, *, reading: Inputs = Inputs(),
-               durable: bool = True) -> Path:
+def write_text(
+    dest: str | os.PathLike[str], text: str, *, reading: Inputs = Inputs(), durable: bool = True
+) -> Path:
     return write_bytes(dest, text.encode("utf-8"), reading=reading, durable=durable)

@@ -7,6 +7,7 @@ is longer than any run of backticks in it: markdown, HTML and autolinks are all 
 same for a table cell (GFM splits cells at `|` even inside code spans). A fenced block (`md_block`) gets a
 fence longer than any in its text. (The card is written by a use case, below report/: hence its own module.)
 """
+
 from __future__ import annotations
 
 import re

@@ -9,6 +9,7 @@ typed error. Only then does huggingface_hub's ModelCard (which calls yaml.safe_l
 The front matter push writes is emitted by yaml.safe_dump: a value with a newline, `---` or `<script>`
 is quoted YAML, never a second block or markup.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,10 +17,10 @@ from typing import Any
 
 import yaml
 
-MAX_CARD_BYTES = 8 << 20            # a README.md read from disk or the Hub
-MAX_FRONT_MATTER = 1 << 20          # its YAML block (real cards: a few KB, model-index results included)
-MAX_DEPTH = 64                      # nesting levels (model-index is about six deep)
-ALIAS_BUDGET = 10_000               # nodes that aliases may repeat, all together
+MAX_CARD_BYTES = 8 << 20  # a README.md read from disk or the Hub
+MAX_FRONT_MATTER = 1 << 20  # its YAML block (real cards: a few KB, model-index results included)
+MAX_DEPTH = 64  # nesting levels (model-index is about six deep)
+ALIAS_BUDGET = 10_000  # nodes that aliases may repeat, all together
 # huggingface_hub's own (repocard.REGEX_YAML_BLOCK): the block the Hub reads as metadata
 BLOCK = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)((?:\r\n|\r|\n)---[ \t]*(\r\n|\n|$))")
 
@@ -73,14 +74,17 @@ class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no 
             if node is not None:
                 self._repeated += _sizes(node, self._memo)
                 if self._repeated > ALIAS_BUDGET:
-                    raise CardYamlError(f"its aliases repeat more than {ALIAS_BUDGET:,} nodes (an alias "
-                                        "bomb?)", event.start_mark.line + 1)
+                    raise CardYamlError(
+                        f"its aliases repeat more than {ALIAS_BUDGET:,} nodes (an alias bomb?)",
+                        event.start_mark.line + 1,
+                    )
             return super().compose_node(parent, index)
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise CardYamlError(f"it nests deeper than {MAX_DEPTH} levels",
-                                    self.peek_event().start_mark.line + 1)
+                raise CardYamlError(
+                    f"it nests deeper than {MAX_DEPTH} levels", self.peek_event().start_mark.line + 1
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1

@@ -2,14 +2,17 @@
 
 Header-level like verify: reads config.json and safetensors headers, never tensor data, never torch.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import Any, ClassVar
 
 from ..checkpoint import Checkpoint, open_checkpoint
+from ..checkpoint.drafter import drafter_of
 from ..checkpoint.target import TargetConfig, read_target
 from ..checks.context import CheckContext, CheckOptions
 from ..checks.pairing import borrow_target_vocab
@@ -20,10 +23,10 @@ from ..engines.checked import edge_finding
 from ..engines.judge import EngineVerdict, judge
 from ..errors import SourceError
 from ..findings import Finding, Verdict
-from ..checkpoint.drafter import drafter_of
 from ..sources import Source
 
 EMITS: frozenset[str] = frozenset({"DF851"})
+
 
 @dataclass(frozen=True)
 class CompatReport(Verdict):
@@ -31,9 +34,13 @@ class CompatReport(Verdict):
     dialect: str | None
     version: str | None
     verdicts: tuple[EngineVerdict, ...]
-    named: bool                      # the engines were named (--engine): every one must load
-    family: dict[str, Any] | None = None    # the DFlash family beside plain DFlash / DFlash2 (formats/families.py)
-    kind: ClassVar[str] = "compat"   # a report kind (dflash2_ckpt.report): text layout in report/text_engines.py
+    named: bool  # the engines were named (--engine): every one must load
+    family: dict[str, Any] | None = (
+        None  # the DFlash family beside plain DFlash / DFlash2 (formats/families.py)
+    )
+    kind: ClassVar[str] = (
+        "compat"  # a report kind (dflash2_ckpt.report): text layout in report/text_engines.py
+    )
 
     @property
     def subject(self) -> str:
@@ -48,8 +55,9 @@ class CompatReport(Verdict):
         reasons = tuple(r for v in self.verdicts for r in v.reasons)
         if self.named or self.failed():
             return reasons
-        return tuple(dataclasses.replace(r, severity="warning") if r.severity == "error" else r
-                     for r in reasons)
+        return tuple(
+            dataclasses.replace(r, severity="warning") if r.severity == "error" else r for r in reasons
+        )
 
     def failed(self, strict: bool = False) -> bool:
         """Named engines: any that does not load. Otherwise: none loads it."""
@@ -57,8 +65,13 @@ class CompatReport(Verdict):
         return not all(loads) if self.named else not any(loads)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "dialect": self.dialect, "version": self.version, "family": self.family,
-                "engines": [v.to_json() for v in self.verdicts]}
+        return {
+            "path": self.path,
+            "dialect": self.dialect,
+            "version": self.version,
+            "family": self.family,
+            "engines": [v.to_json() for v in self.verdicts],
+        }
 
 
 def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:
@@ -66,17 +79,23 @@ def checkpoint_errors(ckpt: Checkpoint) -> list[Finding]:
     return [f for f in run_checks(CheckContext(ckpt)) if f.severity == "error"]
 
 
-def verify_findings(ckpt: Checkpoint, pair: TargetConfig | None = None,
-                    profiles: tuple[Profile, ...] = ()) -> list[Finding]:
+def verify_findings(
+    ckpt: Checkpoint, pair: TargetConfig | None = None, profiles: tuple[Profile, ...] = ()
+) -> list[Finding]:
     """verify's header-level findings, with the pairing checks when the target's config is given: the one
     list both verify's and compat's verdicts come from."""
     borrow_target_vocab(ckpt, pair.config if pair is not None else None)
     return run_checks(CheckContext(ckpt, pair, CheckOptions(engines=profiles)))
 
 
-def engine_verdicts(ckpt: Checkpoint, profiles: Iterable[Profile], found: Iterable[Finding], *,
-                    target: str | None = None,
-                    quantized_modules: Mapping[str, str] | None = None) -> tuple[EngineVerdict, ...]:
+def engine_verdicts(
+    ckpt: Checkpoint,
+    profiles: Iterable[Profile],
+    found: Iterable[Finding],
+    *,
+    target: str | None = None,
+    quantized_modules: Mapping[str, str] | None = None,
+) -> tuple[EngineVerdict, ...]:
     """The verdict of each profile on a checkpoint whose verify findings are `found`: compat's rows and
     verify's per-engine lines, so that verify's errors and compat's verdicts cannot disagree. A target that
     could not be read (DF508) is no error of the drafter: the verdicts say the pairing was not checked."""
@@ -88,8 +107,12 @@ def engine_verdicts(ckpt: Checkpoint, profiles: Iterable[Profile], found: Iterab
     d = dataclasses.replace(d, unexpected=unexpected_names(found))
     out = tuple(judge(p, d, errors) for p in profiles)
     if unread:
-        note = Finding("DF851", f"the target was not read ({unread[0].message}): the pairing checks (DF5xx) "
-                       "did not run, so these verdicts do not cover the target", details={"target": target})
+        note = Finding(
+            "DF851",
+            f"the target was not read ({unread[0].message}): the pairing checks (DF5xx) "
+            "did not run, so these verdicts do not cover the target",
+            details={"target": target},
+        )
         out = tuple(dataclasses.replace(v, reasons=v.reasons + (note,)) for v in out)
     return out
 
@@ -103,10 +126,15 @@ def _read(pair: str | os.PathLike[str] | Source) -> TargetConfig:
         return TargetConfig(str(pair), None, e.message)
 
 
-def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Iterable[str | EngineRef] = (),
-           target: str | None = None, quantized_modules: Mapping[str, str] | None = None,
-           findings: Iterable[Finding] | None = None,
-           pair: str | os.PathLike[str] | Source | TargetConfig | None = None) -> CompatReport:
+def compat(
+    path: str | os.PathLike[str] | Source | Checkpoint,
+    *,
+    engines: Iterable[str | EngineRef] = (),
+    target: str | None = None,
+    quantized_modules: Mapping[str, str] | None = None,
+    findings: Iterable[Finding] | None = None,
+    pair: str | os.PathLike[str] | Source | TargetConfig | None = None,
+) -> CompatReport:
     """Raises SourceError when the checkpoint cannot be read, UnknownEngine for a name no profile covers.
     `findings`: the checkpoint's verify findings when the caller has them (else they are computed); an
     error an engine would hit makes that engine's verdict `fails` (DF813). `pair`: the target to run verify's
@@ -130,8 +158,14 @@ def compat(path: str | os.PathLike[str] | Source | Checkpoint, *, engines: Itera
     found = verify_findings(ckpt, paired, profiles if named else ()) if findings is None else list(findings)
     verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
     d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
-    return CompatReport(ckpt.label, d.dialect, d.version,
-                        tuple(at_edge(v, asked.get(v.profile)) for v in verdicts), bool(named), family_json(ckpt))
+    return CompatReport(
+        ckpt.label,
+        d.dialect,
+        d.version,
+        tuple(at_edge(v, asked.get(v.profile)) for v in verdicts),
+        bool(named),
+        family_json(ckpt),
+    )
 
 
 def at_edge(v: EngineVerdict, ref: EngineRef | str | None) -> EngineVerdict:
@@ -148,4 +182,9 @@ def family_json(ckpt: Checkpoint) -> dict[str, Any] | None:
     fam = ckpt.detection.family if ckpt.detection is not None else None
     if fam is None:
         return None
-    return {"name": fam.name, "label": fam.label, "architecture": fam.architecture, "evidence": list(fam.evidence)}
+    return {
+        "name": fam.name,
+        "label": fam.label,
+        "architecture": fam.architecture,
+        "evidence": list(fam.evidence),
+    }

@@ -8,15 +8,17 @@ rewritten, behind a journal of the old header). A rename whose header would grow
 `dflash2-ckpt convert` command to run. No tensor byte is ever changed. Every write goes through the
 write guard (sources/safe_write.py).
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
 import struct
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
 
 from ..checkpoint import CONFIG, INDEX, Checkpoint
 from ..engines.causality import intended
@@ -31,6 +33,7 @@ Applicability = Literal["safe", "unsafe"]
 @dataclass(frozen=True)
 class Edit:
     """What one finding's fix changes: config keys (dotted path -> value) and tensor renames."""
+
     applicability: Applicability
     description: str
     config: tuple[tuple[str, Any], ...] = ()
@@ -43,8 +46,11 @@ Fixer = Callable[[Finding, Checkpoint], "Edit | None"]
 def _rewritable(ckpt: Checkpoint, dialect: str = "nested") -> bool:
     """A config of `dialect` whose JSON reads one way: with a duplicated key (DF117) engines disagree on
     which value counts, and writing the file again would silently pick one."""
-    return ckpt.spec is not None and ckpt.spec.dialect == dialect and \
-        not any(f.code == "DF117" for f in ckpt.config_findings)
+    return (
+        ckpt.spec is not None
+        and ckpt.spec.dialect == dialect
+        and not any(f.code == "DF117" for f in ckpt.config_findings)
+    )
 
 
 def _causality(f: Finding, ckpt: Checkpoint) -> Edit | None:
@@ -58,8 +64,11 @@ def _causality(f: Finding, ckpt: Checkpoint) -> Edit | None:
         return None
     v = want.pop()
     word = str(v).lower()
-    return Edit("safe", f"set is_causal: {word} and dflash_config.causal: {word}",
-                config=(("is_causal", v), ("dflash_config.causal", v)))
+    return Edit(
+        "safe",
+        f"set is_causal: {word} and dflash_config.causal: {word}",
+        config=(("is_causal", v), ("dflash_config.causal", v)),
+    )
 
 
 def _unstated(f: Finding, ckpt: Checkpoint) -> Edit | None:
@@ -67,8 +76,11 @@ def _unstated(f: Finding, ckpt: Checkpoint) -> Edit | None:
     drafter was trained."""
     if not _rewritable(ckpt):
         return None
-    return Edit("unsafe", "set is_causal: false and dflash_config.causal: false (DFlash2's training default)",
-                config=(("is_causal", False), ("dflash_config.causal", False)))
+    return Edit(
+        "unsafe",
+        "set is_causal: false and dflash_config.causal: false (DFlash2's training default)",
+        config=(("is_causal", False), ("dflash_config.causal", False)),
+    )
 
 
 def _borrowed_vocab(f: Finding, ckpt: Checkpoint) -> Edit | None:
@@ -78,7 +90,11 @@ def _borrowed_vocab(f: Finding, ckpt: Checkpoint) -> Edit | None:
     spec = ckpt.spec
     if spec is None or spec.vocab_from != "target" or not _rewritable(ckpt, "assistant"):
         return None
-    return Edit("unsafe", f"set vocab_size: {spec.vocab_size} (the target's)", config=(("vocab_size", spec.vocab_size),))
+    return Edit(
+        "unsafe",
+        f"set vocab_size: {spec.vocab_size} (the target's)",
+        config=(("vocab_size", spec.vocab_size),),
+    )
 
 
 def _rename(f: Finding, ckpt: Checkpoint) -> Edit | None:
@@ -98,12 +114,21 @@ def _tap_shift(f: Finding, ckpt: Checkpoint) -> Edit | None:
     key). Unsafe: exllamav3 found the +1 shift better on some published checkpoints of the same trainer."""
     if not _rewritable(ckpt):
         return None
-    return Edit("unsafe", "set dflash_config.tap_shift: 0 (exllamav3 then taps what vLLM taps)",
-                config=(("dflash_config.tap_shift", 0),))
+    return Edit(
+        "unsafe",
+        "set dflash_config.tap_shift: 0 (exllamav3 then taps what vLLM taps)",
+        config=(("dflash_config.tap_shift", 0),),
+    )
 
 
-FIXERS: dict[str, Fixer] = {"DF404": _tap_shift, "DF120": _borrowed_vocab, "DF401": _causality, "DF403": _unstated, "DF202": _rename,
-                             "DF206": _rename}
+FIXERS: dict[str, Fixer] = {
+    "DF404": _tap_shift,
+    "DF120": _borrowed_vocab,
+    "DF401": _causality,
+    "DF403": _unstated,
+    "DF202": _rename,
+    "DF206": _rename,
+}
 
 
 def edit_for(f: Finding, ckpt: Checkpoint | None) -> Edit | None:
@@ -123,15 +148,18 @@ def annotate(findings: Iterable[Finding], ckpt: Checkpoint | None) -> tuple[Find
     return tuple(out)
 
 
-def _text_changes(f: Finding, e: "Edit", ckpt: Checkpoint) -> tuple[tuple[str, str, str], ...]:
+def _text_changes(f: Finding, e: Edit, ckpt: Checkpoint) -> tuple[tuple[str, str, str], ...]:
     """The config edit of this one finding as whole-file text (SARIF `fixes`); none for renames, which
     rewrite a binary header, or off a local directory."""
     if not e.config or e.renames or not isinstance(getattr(ckpt.source, "root", None), Path):
         return ()
     p = plan([f], ckpt, unsafe=True)
     try:
-        return tuple((name, old.decode("utf-8"), new.decode("utf-8")) for name, (old, new) in sorted(p.files.items())
-                     if name.endswith(".json"))
+        return tuple(
+            (name, old.decode("utf-8"), new.decode("utf-8"))
+            for name, (old, new) in sorted(p.files.items())
+            if name.endswith(".json")
+        )
     except UnicodeDecodeError:
         return ()
 
@@ -139,14 +167,16 @@ def _text_changes(f: Finding, e: "Edit", ckpt: Checkpoint) -> tuple[tuple[str, s
 @dataclass
 class Plan:
     """Every applicable edit of one checkpoint, merged: new file bytes by file name."""
+
     root: Path
-    files: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)     # name -> (old, new)
+    files: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)  # name -> (old, new)
     applied: list[Finding] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
 
     def diff(self) -> str:
         """A unified diff per changed file (a safetensors file: its header JSON, one tensor a line)."""
-        import difflib      # only --diff pays for it; verify imports this module for the fix markers
+        import difflib  # only --diff pays for it; verify imports this module for the fix markers
+
         out: list[str] = []
         for name, (old, new) in sorted(self.files.items()):
             label = name + (" (header)" if name.endswith(".safetensors") else "")
@@ -158,16 +188,18 @@ class Plan:
 def _text(name: str, data: bytes) -> list[str]:
     if name.endswith(".safetensors"):
         n = struct.unpack("<Q", data[:8])[0]
-        obj = json.loads(data[8:8 + n])
+        obj = json.loads(data[8 : 8 + n])
         return [_encode({k: v}).decode("utf-8")[1:-1] + "\n" for k, v in obj.items()]
     return data.decode("utf-8", "backslashreplace").splitlines(keepends=True)
 
 
 def _root(ckpt: Checkpoint) -> Path:
-    root = getattr(ckpt.source, "root", None)      # a local directory's; None for a Hub repository
+    root = getattr(ckpt.source, "root", None)  # a local directory's; None for a Hub repository
     if not isinstance(root, Path):
-        raise UsageError(f"{ckpt.label}: --fix and --diff change files on disk; download the repository "
-                         "and run them on the local copy")
+        raise UsageError(
+            f"{ckpt.label}: --fix and --diff change files on disk; download the repository "
+            "and run them on the local copy"
+        )
     return root
 
 
@@ -205,23 +237,24 @@ def plan(findings: Iterable[Finding], ckpt: Checkpoint, *, unsafe: bool = False)
         if e is None or (e.applicability == "unsafe" and not unsafe):
             continue
         if any(config_edits.get(k, v) != v for k, v in e.config):
-            continue        # two findings want different values: neither is mechanical
+            continue  # two findings want different values: neither is mechanical
         if any(new in renames.values() for _, new in e.renames):
-            continue        # two tensors would take one name
+            continue  # two tensors would take one name
         config_edits.update(e.config)
         renames.update(e.renames)
         out.applied.append(f)
     if config_edits:
         old = (root / CONFIG).read_bytes()
-        cfg, _ = load_config(old)      # the reader verify used (a BOM, duplicate keys, no NaN)
+        cfg, _ = load_config(old)  # the reader verify used (a BOM, duplicate keys, no NaN)
         if cfg is None:
             out.refused.append(f"{CONFIG}: changed since it was verified and no longer parses")
             out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
         else:
             new = _edit_text(old, config_edits)
             if new is None:
-                out.refused.append(f"{CONFIG}: its text cannot be edited in place without changing other "
-                                   "values")
+                out.refused.append(
+                    f"{CONFIG}: its text cannot be edited in place without changing other values"
+                )
                 out.applied = [f for f in out.applied if not (edit := edit_for(f, ckpt)) or not edit.config]
             else:
                 out.files[CONFIG] = (old, new)
@@ -235,7 +268,8 @@ def _edit_text(old: bytes, edits: dict[str, Any]) -> bytes | None:
     its exact text, so `1e999`, `-0.0` or `1e-400` survive; None when the result would not read back, with
     the same reader verify uses, as the old values plus the edits."""
     from .json_edit import JsonEditError, set_keys
-    try:        # a byte order mark goes (JSON forbids it; strict readers refuse it), as verify read past it
+
+    try:  # a byte order mark goes (JSON forbids it; strict readers refuse it), as verify read past it
         new = set_keys(old.decode("utf-8-sig"), edits).encode("utf-8")
     except (UnicodeError, JsonEditError, RecursionError):
         return None
@@ -275,8 +309,10 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
         new_header = {names.get(k, k): v for k, v in header.items()}
         text = _encode(new_header, separators=(",", ":"))
         if len(text) > n:
-            out.refused.append(f"{name}: the renamed header is {len(text) - n} bytes longer, so every data offset "
-                               f"would move; run `dflash2-ckpt convert {out.root} --to {to} -o OUT` to write a renamed copy")
+            out.refused.append(
+                f"{name}: the renamed header is {len(text) - n} bytes longer, so every data offset "
+                f"would move; run `dflash2-ckpt convert {out.root} --to {to} -o OUT` to write a renamed copy"
+            )
             continue
         out.files[name] = (prefix + raw, prefix + text + b" " * (n - len(text)))
         done.update(names)
@@ -288,7 +324,7 @@ def _plan_renames(ckpt: Checkpoint, renames: dict[str, str], out: Plan) -> None:
         if index is not None and isinstance(wm, dict):
             index["weight_map"] = {(renames[k] if k in done else k): v for k, v in wm.items()}
             after = _json_bytes(index)
-            if load_config(after, file=INDEX)[0] is None:      # a number JSON cannot write back (1e999)
+            if load_config(after, file=INDEX)[0] is None:  # a number JSON cannot write back (1e999)
                 out.refused.append(f"{INDEX}: it holds a value that would not be written back as it reads")
             else:
                 out.files[INDEX] = (before, after)
@@ -303,9 +339,15 @@ def apply(p: Plan, reading: Inputs = Inputs()) -> list[str]:
     --fix to restore (clean_stale). Every destination is judged before anything is written. Returns what
     was cleaned up from earlier runs."""
     cleaned = clean_stale(p.root)
-    root = Path(os.path.abspath(p.root))        # its folders are the user's choice: only the files are judged
-    dests = {name: check(root / name, reading=reading, hint="--fix does not write through links; copy the "
-                         "checkpoint to plain files first") for name in p.files}
+    root = Path(os.path.abspath(p.root))  # its folders are the user's choice: only the files are judged
+    dests = {
+        name: check(
+            root / name,
+            reading=reading,
+            hint="--fix does not write through links; copy the checkpoint to plain files first",
+        )
+        for name in p.files
+    }
     for name, (old, new) in sorted(p.files.items()):
         if name.endswith(".safetensors"):
             if len(old) != len(new):
@@ -334,13 +376,16 @@ def _rewrite_header(dest: Path, old: bytes, new: bytes, reading: Inputs) -> None
         shard = os.open(dest, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
         try:
             if os.pread(shard, len(old), 0) != old:
-                raise UsageError(f"{dest.name} changed since it was verified; nothing was written",
-                                 path=str(dest), hint="run --fix again")
+                raise UsageError(
+                    f"{dest.name} changed since it was verified; nothing was written",
+                    path=str(dest),
+                    hint="run --fix again",
+                )
             try:
                 _pwrite_all(shard, new)
             except BaseException:
                 keep_journal = True
-                _pwrite_all(shard, old)         # the old header back; if this fails too, the journal stays
+                _pwrite_all(shard, old)  # the old header back; if this fails too, the journal stays
                 keep_journal = False
                 raise
         finally:
@@ -361,8 +406,10 @@ def _pwrite_all(fd: int, data: bytes) -> None:
 
 
 # .NAME.XXXXXXXX.fix (an older --fix's whole-file copy) and .NAME.dflash2-ckpt-HEX.fix / .header.fix
-_STALE = re.compile(r"^\.(?P<name>.+?)\.(?:[a-z0-9_]{8}|" + re.escape(TEMP_TAG[1:]) + r"[0-9a-f]{12})"
-                    r"(?P<journal>" + re.escape(JOURNAL) + r"|\.fix)$")
+_STALE = re.compile(
+    r"^\.(?P<name>.+?)\.(?:[a-z0-9_]{8}|" + re.escape(TEMP_TAG[1:]) + r"[0-9a-f]{12})"
+    r"(?P<journal>" + re.escape(JOURNAL) + r"|\.fix)$"
+)
 
 
 def clean_stale(root: Path) -> list[str]:
@@ -380,16 +427,22 @@ def clean_stale(root: Path) -> list[str]:
             continue
         size = entry.stat().st_size
         shard = root / m.group("name")
-        if (m.group("journal") == JOURNAL and shard.is_file() and not shard.is_symlink() and size >= 8
-                and shard.stat().st_nlink == 1):
+        if (
+            m.group("journal") == JOURNAL
+            and shard.is_file()
+            and not shard.is_symlink()
+            and size >= 8
+            and shard.stat().st_nlink == 1
+        ):
             saved = entry.read_bytes()
             fd = os.open(shard, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
             try:
                 if os.pread(fd, 8, 0) == saved[:8] and len(saved) == 8 + struct.unpack("<Q", saved[:8])[0]:
                     os.pwrite(fd, saved, 0)
                     os.fsync(fd)
-                    out.append(f"restored the header of {shard.name} from {entry.name}, left by an "
-                               "interrupted --fix")
+                    out.append(
+                        f"restored the header of {shard.name} from {entry.name}, left by an interrupted --fix"
+                    )
             finally:
                 os.close(fd)
         entry.unlink()

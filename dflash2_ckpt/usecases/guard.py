@@ -1,17 +1,20 @@
 """The loader guard for runtime authors: refuse a checkpoint of the other DFlash version before any tensor is read."""
+
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Mapping
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from ..checkpoint import open_checkpoint
+from ..checkpoint.layout import v2_bytes
 from ..errors import ConfigError, VersionMismatchError
 from ..formats.detect import detect, detect_tensors
-from ..checkpoint.layout import v2_bytes
 
 
-def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
-                    expected: Literal["v1", "v2"]) -> Literal["v1", "v2"]:
+def require_version(
+    path_or_config: str | os.PathLike[str] | Mapping[str, Any], expected: Literal["v1", "v2"]
+) -> Literal["v1", "v2"]:
     """Return the version when it is `expected`; raise VersionMismatchError otherwise.
 
     Given a config dict, decides from the config (architecture, discriminator and v2 keys). Given a
@@ -38,7 +41,8 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
             "config contradicts itself: architecture and fields name different DFlash versions",
             expected=expected,
             found="/".join(sorted(claims)),  # type: ignore[arg-type]
-            path=label)
+            path=label,
+        )
     found = det.version
     dropped = 0
     if tensors:
@@ -47,15 +51,29 @@ def require_version(path_or_config: str | os.PathLike[str] | Mapping[str, Any],
             dropped = v2_bytes(tensors.values())
             raise VersionMismatchError(
                 f"the config says {found} but the tensors are {stored}"
-                + (f": a v1 loader would drop {dropped:,} bytes of conv / selector weights" if dropped else ""),
-                expected=expected, found=stored, dropped_bytes=dropped, path=label)
+                + (
+                    f": a v1 loader would drop {dropped:,} bytes of conv / selector weights"
+                    if dropped
+                    else ""
+                ),
+                expected=expected,
+                found=stored,
+                dropped_bytes=dropped,
+                path=label,
+            )
         dropped = v2_bytes(tensors.values())
     if found != expected:
         msg = f"this is a DFlash {found} checkpoint, the loader expects {expected}"
         if found == "v2" and expected == "v1":
-            msg += (f"; loading it as v1 silently drops the conv and selector"
-                    f"{f' ({dropped:,} bytes)' if dropped else ''}")
-        raise VersionMismatchError(msg, expected=expected,
-                                   found=found,  # type: ignore[arg-type]
-                                   dropped_bytes=dropped, path=label)
+            msg += (
+                f"; loading it as v1 silently drops the conv and selector"
+                f"{f' ({dropped:,} bytes)' if dropped else ''}"
+            )
+        raise VersionMismatchError(
+            msg,
+            expected=expected,
+            found=found,  # type: ignore[arg-type]
+            dropped_bytes=dropped,
+            path=label,
+        )
     return found

@@ -4,13 +4,15 @@ pre-commit passes the changed files that match a hook's pattern, possibly many p
 config, an index, a dozen shards); each directory is checked once. Neither level imports torch, so
 the hooks stay light; the smoke hook shells out to `dflash2-ckpt smoke`, which needs the [smoke] extra.
 """
+
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Literal
+from typing import Any, ClassVar, Literal
 
 from ..checkpoint import CONFIG, INDEX
 from ..findings import Verdict
@@ -74,18 +76,21 @@ def not_a_drafter(d: Path) -> str | None:
         return None
     cfg, _ = load_config(raw)
     if cfg is None:
-        return None                 # unreadable JSON is a finding (DF100), not a reason to skip
+        return None  # unreadable JSON is a finding (DF100), not a reason to skip
     det = detect(cfg)
     if det.version is not None or det.other is not None:
         return None
     archs = cfg.get("architectures")
     what = ", ".join(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else None
-    return f"not a drafter config ({what or cfg.get('model_type') or 'no DFlash architecture or keys'}); skipped"
+    return (
+        f"not a drafter config ({what or cfg.get('model_type') or 'no DFlash architecture or keys'}); skipped"
+    )
 
 
 @dataclass(frozen=True)
 class Options:
     """How one checkpoint directory is judged (the project's settings resolved for it)."""
+
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     target: str | None = None
@@ -93,8 +98,9 @@ class Options:
     engines: tuple[str, ...] = ()
 
 
-def check_dirs(dirs: Iterable[Path], level: Level,
-               options: Callable[[Path], Options] = lambda d: Options()) -> list[tuple[Path, Report]]:
+def check_dirs(
+    dirs: Iterable[Path], level: Level, options: Callable[[Path], Options] = lambda d: Options()
+) -> list[tuple[Path, Report]]:
     """One Report per drafter directory, judged by `options(DIR)`. At config level the file checks (DF6xx)
     are off: no weights are looked at. Directories whose config.json is no drafter's are left to `skipped`."""
     out = []
@@ -103,10 +109,17 @@ def check_dirs(dirs: Iterable[Path], level: Level,
             continue
         o = options(d)
         if level == "config":
-            report = verify(ConfigOnlySource(d), target=o.target, select=o.select, ignore=[*o.ignore, "DF6"],
-                            engines=o.engines)
+            report = verify(
+                ConfigOnlySource(d),
+                target=o.target,
+                select=o.select,
+                ignore=[*o.ignore, "DF6"],
+                engines=o.engines,
+            )
         else:
-            report = verify(LocalSource(d), target=o.target, select=o.select, ignore=o.ignore, engines=o.engines)
+            report = verify(
+                LocalSource(d), target=o.target, select=o.select, ignore=o.ignore, engines=o.engines
+            )
         out.append((d, report))
     return out
 
@@ -114,11 +127,12 @@ def check_dirs(dirs: Iterable[Path], level: Level,
 @dataclass(frozen=True)
 class HookRun(Verdict):
     """One hook run: a verify report per checkpoint directory (its `parts`, rendered one by one)."""
+
     level: Level
     strict: bool
     parts: tuple[Report, ...]
-    skipped: tuple[tuple[str, str], ...] = ()      # (directory, why): configs that are no drafter's
-    stricts: tuple[bool, ...] = ()                  # per part: its own settings' strict
+    skipped: tuple[tuple[str, str], ...] = ()  # (directory, why): configs that are no drafter's
+    stricts: tuple[bool, ...] = ()  # per part: its own settings' strict
     kind: ClassVar[str] = "hook"
 
     @property
@@ -141,14 +155,25 @@ class HookRun(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         stricts = [self.part_strict(n) for n in range(len(self.parts))]
-        return {"level": self.level, "strict": bool(stricts) and all(stricts), "passed": not self.failed(),
-                "checked": [{**p.to_json(), "strict": s} for p, s in zip(self.parts, stricts)],
-                "skipped": [{"path": d, "reason": why} for d, why in self.skipped]}
+        return {
+            "level": self.level,
+            "strict": bool(stricts) and all(stricts),
+            "passed": not self.failed(),
+            "checked": [{**p.to_json(), "strict": s} for p, s in zip(self.parts, stricts)],
+            "skipped": [{"path": d, "reason": why} for d, why in self.skipped],
+        }
 
 
-def run_hook(files: Iterable[str | os.PathLike[str]], level: Level, *, strict: bool = False,
-             select: Iterable[str] = (), ignore: Iterable[str] = (), target: str | None = None,
-             options: Callable[[Path], Options] | None = None) -> HookRun:
+def run_hook(
+    files: Iterable[str | os.PathLike[str]],
+    level: Level,
+    *,
+    strict: bool = False,
+    select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    target: str | None = None,
+    options: Callable[[Path], Options] | None = None,
+) -> HookRun:
     """What `dflash2-ckpt hook config|verify FILES` runs: each checkpoint directory of FILES checked once,
     by `options(DIR)` (the project's settings for it), else by the same select / ignore / target for all."""
     dirs = checkpoint_dirs(files)
@@ -156,12 +181,15 @@ def run_hook(files: Iterable[str | os.PathLike[str]], level: Level, *, strict: b
     same = Options(tuple(select), tuple(ignore), target, strict)
     each = {d: (options(d) if options else same) for d in dirs}
     found = check_dirs(dirs, level, each.__getitem__)
-    return HookRun(level, strict, tuple(r for _, r in found), skipped, tuple(each[d].strict for d, _ in found))
+    return HookRun(
+        level, strict, tuple(r for _, r in found), skipped, tuple(each[d].strict for d, _ in found)
+    )
 
 
 def run_smoke_hook(dirs: Iterable[Path], extra_args: Iterable[str] = ()) -> int:
     """`dflash2-ckpt smoke DIR` per directory, in a child process (torch stays out of this one); worst exit code."""
-    import subprocess               # only the smoke hook starts processes
+    import subprocess  # only the smoke hook starts processes
+
     worst = 0
     for d in dirs:
         rc = subprocess.call([sys.executable, "-m", "dflash2_ckpt", "smoke", str(d), *extra_args])

@@ -5,6 +5,7 @@
 document is scanned once for the text span of each value; a changed key's value span is replaced, a
 missing key is inserted before its object's closing brace. Untouched values keep their exact text.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,9 @@ class JsonEditError(ValueError):
 class _Node:
     start: int
     end: int
-    members: dict[str, tuple["_Node", int]] | None = None     # key -> (value, key start); objects only
-    last_end: int = -1                                          # end of the last member's value (objects)
-    children: list["_Node"] = field(default_factory=list)
+    members: dict[str, tuple[_Node, int]] | None = None  # key -> (value, key start); objects only
+    last_end: int = -1  # end of the last member's value (objects)
+    children: list[_Node] = field(default_factory=list)
 
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -112,11 +113,11 @@ def _indent_of(text: str, node: _Node) -> tuple[str, str]:
         line = text.rfind("\n", node.start, key_at)
         if line < 0:
             return "", ""
-        inner = text[line + 1:key_at]
+        inner = text[line + 1 : key_at]
     else:
         inner = None
     close = text.rfind("\n", node.start, node.end - 1)
-    outer = text[close + 1:node.end - 1] if close >= 0 else ""
+    outer = text[close + 1 : node.end - 1] if close >= 0 else ""
     if inner is None:
         inner = outer + "  " if close >= 0 else ""
     return inner, outer
@@ -129,14 +130,14 @@ def _dumps(value: Any, indent: str) -> str:
 
 def _insert(text: str, node: _Node, key: str, value: Any) -> str:
     inner, outer = _indent_of(text, node)
-    sep = ("\n" + inner) if inner or "\n" in text[node.start:node.end] else " "
+    sep = ("\n" + inner) if inner or "\n" in text[node.start : node.end] else " "
     member = f"{json.dumps(key, ensure_ascii=False)}: {_dumps(value, inner)}"
     if node.members:
         at = node.last_end
         return text[:at] + "," + sep + member + text[at:]
     at = node.end - 1
     tail = ("\n" + outer) if inner else ""
-    return text[:node.start + 1] + (sep if inner else "") + member + tail + text[at:]
+    return text[: node.start + 1] + (sep if inner else "") + member + tail + text[at:]
 
 
 def set_keys(text: str, edits: dict[str, Any]) -> str:
@@ -144,7 +145,7 @@ def set_keys(text: str, edits: dict[str, Any]) -> str:
     JsonEditError when `text` is not one JSON object or a parent on a path is not an object."""
     for dotted, value in edits.items():
         root = _value(text, 0, 0)
-        if root.members is None or text[_ws(text, root.end):].strip():
+        if root.members is None or text[_ws(text, root.end) :].strip():
             raise JsonEditError("not one JSON object")
         *parents, key = dotted.split(".")
         node = root
@@ -153,7 +154,7 @@ def set_keys(text: str, edits: dict[str, Any]) -> str:
             assert node.members is not None
             found = node.members.get(p)
             if found is None:
-                missing = parents[parents.index(p):]
+                missing = parents[parents.index(p) :]
                 break
             if found[0].members is None:
                 raise JsonEditError(f"{p} is not an object")
@@ -165,7 +166,7 @@ def set_keys(text: str, edits: dict[str, Any]) -> str:
         if key in node.members:
             child, _ = node.members[key]
             indent = _indent_of(text, node)[0]
-            text = text[:child.start] + _dumps(value, indent) + text[child.end:]
+            text = text[: child.start] + _dumps(value, indent) + text[child.end :]
         else:
             text = _insert(text, node, key, value)
     return text

@@ -14,12 +14,14 @@ contradicts the config (DF620, error: the Hub would list the drafter under the w
 missing is added (DF621, info). An accept τ table (`accept --format markdown`) can be put in the card
 between markers, so a later push replaces it instead of adding a second one.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..findings import Finding
 from ..formats.keys import TOKENIZER_KEY
@@ -33,31 +35,41 @@ VERSION_TAGS = {"v2": "dflash2", "v1": "dflash-v1"}
 BEGIN, END = "<!-- dflash2-ckpt:accept -->", "<!-- /dflash2-ckpt:accept -->"
 SERVE_BEGIN, SERVE_END = "<!-- dflash2-ckpt:serve -->", "<!-- /dflash2-ckpt:serve -->"
 RELATION = "adapter"
-LIBRARIES = ("transformers", "speculators")     # compat engines that are Hub libraries, preferred first
+LIBRARIES = ("transformers", "speculators")  # compat engines that are Hub libraries, preferred first
 
 
 @dataclass(frozen=True)
 class CardPlan:
-    text: str                       # the README.md to upload
-    metadata: dict[str, Any]        # its front matter
+    text: str  # the README.md to upload
+    metadata: dict[str, Any]  # its front matter
     findings: tuple[Finding, ...]
-    changed: bool                   # differs from the README.md on disk (or there was none)
+    changed: bool  # differs from the README.md on disk (or there was none)
 
 
 @dataclass(frozen=True)
 class Serving:
     """compat's answer for the card: the engines that load the drafter and their serve commands."""
-    loads: tuple[str, ...]                      # engine names whose newest verdict is `loads`
-    commands: tuple[tuple[str, str], ...]       # (engine with versions, serve command)
+
+    loads: tuple[str, ...]  # engine names whose newest verdict is `loads`
+    commands: tuple[tuple[str, str], ...]  # (engine with versions, serve command)
 
 
-def expected_metadata(config: Mapping[str, Any] | None, version: str | None, dialect: str | None,
-                      target: str | None = None, loads: Iterable[str] = (),
-                      license: str | None = None) -> dict[str, Any]:
+def expected_metadata(
+    config: Mapping[str, Any] | None,
+    version: str | None,
+    dialect: str | None,
+    target: str | None = None,
+    loads: Iterable[str] = (),
+    license: str | None = None,
+) -> dict[str, Any]:
     """The front matter the config calls for (base_model only when the config or --target names one,
     library_name only for a library in `loads`, license only when known)."""
-    tags = ["dflash", *([VERSION_TAGS[version]] if version in VERSION_TAGS else []), "speculative-decoding",
-            "draft-model"]
+    tags = [
+        "dflash",
+        *([VERSION_TAGS[version]] if version in VERSION_TAGS else []),
+        "speculative-decoding",
+        "draft-model",
+    ]
     out: dict[str, Any] = {"tags": tags, "pipeline_tag": PIPELINE_TAG}
     library = next((lib for lib in LIBRARIES if lib in set(loads)), None)
     if library:
@@ -75,15 +87,17 @@ def serving(directory: str | Path, repo_id: str | None, target: str | None) -> S
     """compat on the checkpoint (header-level); each engine's serve command names the drafter by its Hub
     id (`repo_id`), as a reader of the card would use it, and the target as the card's base_model."""
     import dataclasses
+
     from ..checkpoint import open_checkpoint
     from ..checkpoint.drafter import drafter_of
     from .compat import compat
+
     ckpt = open_checkpoint(directory)
     report = compat(ckpt, target=target)
     d = dataclasses.replace(drafter_of(ckpt, target=target), path=repo_id or ckpt.label)
     block = d.spec.block_size if d.spec is not None else None
     newest: dict[str, Any] = {}
-    for v in report.verdicts:                   # profiles run oldest to newest per engine
+    for v in report.verdicts:  # profiles run oldest to newest per engine
         newest[v.profile.engine] = v
     loads = tuple(e for e, v in newest.items() if v.verdict == "loads")
     commands = []
@@ -95,25 +109,43 @@ def serving(directory: str | Path, repo_id: str | None, target: str | None) -> S
     return Serving(loads, tuple(commands))
 
 
-def body(name: str, version: str | None, dialect: str | None, base: str | None, serve: Serving,
-         tool_version: str, tokenizer: str | None = None) -> str:
+def body(
+    name: str,
+    version: str | None,
+    dialect: str | None,
+    base: str | None,
+    serve: Serving,
+    tool_version: str,
+    tokenizer: str | None = None,
+) -> str:
     """The card's text for a drafter that has none: what it is, how to serve it, what checked it, and the
     digest of the target tokenizer it was converted against (checkpoint/tokenizer.py), when recorded. Every
     value from the config or the folder is shown inert (report/safe_markdown.py): a base model is a link
     only when it is a Hub repo id, and a tokenizer record only when it is a digest."""
     from ..checkpoint.tokenizer import recorded
+
     what = f"DFlash{'2' if version == 'v2' else ''} ({version or 'unknown version'}, {dialect or 'unknown'} dialect)"
-    target = ((f"[{base}](https://huggingface.co/{base})" if is_repo_id(base) else md_value(base)) if base
-              else "its target model")
+    target = (
+        (f"[{base}](https://huggingface.co/{base})" if is_repo_id(base) else md_value(base))
+        if base
+        else "its target model"
+    )
     tokenizer = recorded(tokenizer)
     title = name if is_repo_id(name) else md_value(name)
-    return (f"# {title}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of "
-            "tokens "
-            "that the target verifies in one forward, so it runs together with the target, never alone, and "
-            "the output is the target's own.\n\n" + serve_block(serve) +
-            f"\n\nChecked with dflash2-ckpt {tool_version} (`dflash2-ckpt verify` passed before upload).\n"
-            + (f"\nTarget tokenizer: `sha256:{tokenizer}` (dflash2-ckpt tokenizer fingerprint v1; `dflash2-ckpt "
-               "verify DRAFTER --target TARGET` compares it with your target's).\n" if tokenizer else ""))
+    return (
+        f"# {title}\n\nA {what} speculative-decoding draft model for {target}. It proposes blocks of "
+        "tokens "
+        "that the target verifies in one forward, so it runs together with the target, never alone, and "
+        "the output is the target's own.\n\n"
+        + serve_block(serve)
+        + f"\n\nChecked with dflash2-ckpt {tool_version} (`dflash2-ckpt verify` passed before upload).\n"
+        + (
+            f"\nTarget tokenizer: `sha256:{tokenizer}` (dflash2-ckpt tokenizer fingerprint v1; `dflash2-ckpt "
+            "verify DRAFTER --target TARGET` compares it with your target's).\n"
+            if tokenizer
+            else ""
+        )
+    )
 
 
 def serve_block(serve: Serving) -> str:
@@ -122,8 +154,10 @@ def serve_block(serve: Serving) -> str:
         for engine, cmd in serve.commands:
             lines += [f"{engine}:", "", md_block(cmd, "bash"), ""]
     else:
-        lines += ["No engine serve command is known to load this drafter as it is "
-                  "(see `dflash2-ckpt compat`).", ""]
+        lines += [
+            "No engine serve command is known to load this drafter as it is (see `dflash2-ckpt compat`).",
+            "",
+        ]
     return "\n".join(lines) + SERVE_END
 
 
@@ -146,13 +180,22 @@ def _as_list(v: Any) -> list[str]:
     return [str(x) for x in v] if isinstance(v, (list, tuple)) else ([str(v)] if v else [])
 
 
-def plan_card(directory: str | Path, version: str | None, dialect: str | None, *, target: str | None = None,
-              accept_table: str | None = None, repo_id: str | None = None,
-              license: Callable[[str], str | None] | None = None) -> CardPlan:
+def plan_card(
+    directory: str | Path,
+    version: str | None,
+    dialect: str | None,
+    *,
+    target: str | None = None,
+    accept_table: str | None = None,
+    repo_id: str | None = None,
+    license: Callable[[str], str | None] | None = None,
+) -> CardPlan:
     """Read DIRECTORY/README.md (if any), judge its front matter against the config, and complete it.
     `license(base_model)`: the target's license when it can be found (push reads the target's card)."""
     from huggingface_hub import ModelCard, ModelCardData
+
     from ..version import package_version
+
     root = Path(directory)
     try:
         config = json.loads((root / "config.json").read_text(encoding="utf-8"))
@@ -165,38 +208,74 @@ def plan_card(directory: str | Path, version: str | None, dialect: str | None, *
     try:
         original = read_card(path)
         if original is not None:
-            front_matter(original)     # bounded (card_yaml.py) before ModelCard's yaml.safe_load sees it
-    except CardYamlError as e:         # refuses the push (DF645 is an error); the card is left as it is
+            front_matter(original)  # bounded (card_yaml.py) before ModelCard's yaml.safe_load sees it
+    except CardYamlError as e:  # refuses the push (DF645 is an error); the card is left as it is
         return CardPlan("", {}, (unreadable(e),), False)
     if original is not None and original.lstrip().startswith("---"):
         card = ModelCard(original, ignore_metadata_errors=True)
     else:
         name = repo_id.split("/")[-1] if repo_id else root.resolve().name
         recorded = (cfg or {}).get(TOKENIZER_KEY)
-        text = original if original is not None else body(name, version, dialect, base_model, serve,
-                                                          package_version(),
-                                                          recorded if isinstance(recorded, str) else None)
+        text = (
+            original
+            if original is not None
+            else body(
+                name,
+                version,
+                dialect,
+                base_model,
+                serve,
+                package_version(),
+                recorded if isinstance(recorded, str) else None,
+            )
+        )
         card = ModelCard(f"---\n{ModelCardData().to_yaml()}\n---\n{text}")
     known = getattr(card.data, "license", None)
-    want = expected_metadata(cfg, version, dialect, target, serve.loads,
-                             None if known or not base_model or license is None else license(base_model))
-    data: Any = card.data                  # ModelCardData: attributes per metadata key
+    want = expected_metadata(
+        cfg,
+        version,
+        dialect,
+        target,
+        serve.loads,
+        None if known or not base_model or license is None else license(base_model),
+    )
+    data: Any = card.data  # ModelCardData: attributes per metadata key
     findings: list[Finding] = []
     base, have = want.get("base_model"), _as_list(getattr(data, "base_model", None))
     if base and have and base not in have:
-        findings.append(Finding("DF620", f"{CARD} says base_model {', '.join(have)} but config.json drafts for "
-                                f"{base}; set base_model: {base} in the card's front matter", file=CARD,
-                                field="base_model"))
+        findings.append(
+            Finding(
+                "DF620",
+                f"{CARD} says base_model {', '.join(have)} but config.json drafts for "
+                f"{base}; set base_model: {base} in the card's front matter",
+                file=CARD,
+                field="base_model",
+            )
+        )
     tags = _as_list(getattr(data, "tags", None))
     other = {t for v, t in VERSION_TAGS.items() if v != version and version in VERSION_TAGS}
     if other & set(tags):
-        findings.append(Finding("DF620", f"{CARD} is tagged {', '.join(sorted(other & set(tags)))} but the "
-                                f"drafter is DFlash {version}; remove the tag", file=CARD, field="tags"))
+        findings.append(
+            Finding(
+                "DF620",
+                f"{CARD} is tagged {', '.join(sorted(other & set(tags)))} but the "
+                f"drafter is DFlash {version}; remove the tag",
+                file=CARD,
+                field="tags",
+            )
+        )
     library = getattr(data, "library_name", None)
     if library in LIBRARIES and library not in serve.loads:
-        findings.append(Finding("DF622", f"{CARD} says library_name: {library} but compat finds that {library} does "
-                                "not load this drafter; remove library_name (push writes one only for a library "
-                                "that loads it)", file=CARD, field="library_name"))
+        findings.append(
+            Finding(
+                "DF622",
+                f"{CARD} says library_name: {library} but compat finds that {library} does "
+                "not load this drafter; remove library_name (push writes one only for a library "
+                "that loads it)",
+                file=CARD,
+                field="library_name",
+            )
+        )
     added = []
     if base and not have:
         data.base_model = base
@@ -233,9 +312,13 @@ def read_card(path: Path) -> str | None:
 
 def unreadable(e: CardYamlError) -> Finding:
     where = f" at line {e.line}" if e.line else ""
-    return Finding("DF645", f"{CARD}'s front matter cannot be read{where}: {e.why}; fix the YAML between the "
-                   "`---` lines (no anchors or aliases needed), then push again", file=CARD,
-                   details={"line": e.line} if e.line else {})
+    return Finding(
+        "DF645",
+        f"{CARD}'s front matter cannot be read{where}: {e.why}; fix the YAML between the "
+        "`---` lines (no anchors or aliases needed), then push again",
+        file=CARD,
+        details={"line": e.line} if e.line else {},
+    )
 
 
 def card_text(card: Any) -> str:
@@ -255,5 +338,5 @@ def with_block(text: str, block: str, begin: str, end_marker: str) -> str:
     """`block` (which starts with `begin` and ends with `end_marker`) replaces the card's, else is appended."""
     start, end = text.find(begin), text.find(end_marker)
     if start != -1 and end > start:
-        return text[:start] + block + text[end + len(end_marker):]
+        return text[:start] + block + text[end + len(end_marker) :]
     return text.rstrip("\n") + "\n\n" + block + "\n"

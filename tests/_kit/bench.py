@@ -1,5 +1,6 @@
 """Load a bench/ script as a module (the benches are scripts, not a package): tests reuse their failure
 makers rather than writing their own."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,9 +1,11 @@
 """Drive the CLI in-process (click's CliRunner keeps stdout and stderr apart). Every test drives the CLI
 through these: an exception is never caught into an exit code, so a traceback fails the test."""
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import click
 from click.testing import CliRunner, Result
@@ -11,8 +13,13 @@ from click.testing import CliRunner, Result
 from dflash2_ckpt.cli import main
 
 
-def invoke_cli(command: click.Command, argv: Iterable[str], *, env: dict[str, str] | None = None,
-               prog_name: str | None = None) -> Result:
+def invoke_cli(
+    command: click.Command,
+    argv: Iterable[str],
+    *,
+    env: dict[str, str] | None = None,
+    prog_name: str | None = None,
+) -> Result:
     """One command (the whole CLI `main`, or one subcommand) on an argument list."""
     return CliRunner(env=env).invoke(command, list(argv), catch_exceptions=False, prog_name=prog_name)
 

@@ -5,6 +5,7 @@ level. The declarations are read from the source with `ast`, not by importing th
 asking never imports torch (the smoke modules) on the header-level path, and a module another
 branch adds is found without a list to keep up to date.
 """
+
 from __future__ import annotations
 
 import ast
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import dflash2_ckpt
 
-PACKAGE = Path(dflash2_ckpt.__file__).resolve().parent     # the package whose modules declare EMITS
+PACKAGE = Path(dflash2_ckpt.__file__).resolve().parent  # the package whose modules declare EMITS
 
 
 def _emits(tree: ast.Module) -> frozenset[str] | None:
@@ -29,8 +30,13 @@ def _emits(tree: ast.Module) -> frozenset[str] | None:
         if not (isinstance(target, ast.Name) and target.id == "EMITS"):
             continue
         # frozenset({...string literals...}): anything computed would hide a code from this registry
-        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "frozenset"
-                and len(value.args) <= 1 and not value.keywords):
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "frozenset"
+            and len(value.args) <= 1
+            and not value.keywords
+        ):
             try:
                 return frozenset(ast.literal_eval(value.args[0])) if value.args else frozenset()
             except ValueError:

@@ -1,5 +1,6 @@
 """Which of the package's extras are installed, read from pyproject.toml: a test that needs one skips,
 naming it and what is missing, where only `pip install -e ".[test]"` ran."""
+
 from __future__ import annotations
 
 import re

@@ -21,6 +21,7 @@ Retry-After), 503, a connection reset before any answer, an answer cut off after
 on any request; "short" on a Range read), a 206 that honestly sends less than the Range asked for
 ("partial"), or no answer at all until the server stops ("stall").
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,26 +39,26 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 Content = Path | bytes
-LISTING_PAGE = 100          # repos per page of GET /api/models
+LISTING_PAGE = 100  # repos per page of GET /api/models
 
 
 @dataclass
 class Repo:
-    commits: dict[str, dict[str, Content]] = field(default_factory=dict)   # sha -> path -> content
-    refs: dict[str, str] = field(default_factory=dict)                     # branch / tag / refs/pr/N -> sha
-    gated: bool = False         # files need a granted token; model info stays public (as on the Hub)
-    private: bool = False       # everything needs a granted token
+    commits: dict[str, dict[str, Content]] = field(default_factory=dict)  # sha -> path -> content
+    refs: dict[str, str] = field(default_factory=dict)  # branch / tag / refs/pr/N -> sha
+    gated: bool = False  # files need a granted token; model info stays public (as on the Hub)
+    private: bool = False  # everything needs a granted token
     granted: set[str] = field(default_factory=set)
     tags: set[str] = field(default_factory=set)
-    vanish_after_info: bool = False   # deleted right after its model info is served (gone mid-run)
+    vanish_after_info: bool = False  # deleted right after its model info is served (gone mid-run)
 
 
 @dataclass
 class Fault:
-    kind: str                   # "429", "503", "reset", "short", "partial", "stall"; hostile: "trickle", "gzip-bomb",
+    kind: str  # "429", "503", "reset", "short", "partial", "stall"; hostile: "trickle", "gzip-bomb",
     #                             "oversized", "deep-json"
-    contains: str = ""          # only requests whose path contains this
-    times: int = 1              # how many matching requests fail
+    contains: str = ""  # only requests whose path contains this
+    times: int = 1  # how many matching requests fail
     retry_after: str | None = None
 
 
@@ -66,7 +67,7 @@ class Logged:
     method: str
     path: str
     status: int
-    sent: int                   # body bytes sent
+    sent: int  # body bytes sent
     range: str | None
 
 
@@ -77,6 +78,7 @@ def gzip_bomb() -> bytes:
     """gzip of `{"pad": "` and 256 MiB of spaces (made once, about 260 KiB: a ratio of 1000)."""
     if not _BOMB:
         import zlib
+
         z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
         out = [z.compress(b'{"pad": "')]
         block = b" " * (16 << 20)
@@ -110,6 +112,7 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         import sys
+
         if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             self.dropped += 1
             return
@@ -119,25 +122,26 @@ class _Server(ThreadingHTTPServer):
 class FakeHub:
     def __init__(self, tokens: set[str] | None = None) -> None:
         self.repos: dict[str, Repo] = {}
-        self.tokens = tokens or set()       # tokens the server knows at all
+        self.tokens = tokens or set()  # tokens the server knows at all
         self.log: list[Logged] = []
         self.commit_requests: list[dict[str, Any]] = []
-        self.down = False                   # answer nothing useful (simulates an outage) when set
-        self.latency = 0.0                  # seconds each answer waits, as a network round trip would
+        self.down = False  # answer nothing useful (simulates an outage) when set
+        self.latency = 0.0  # seconds each answer waits, as a network round trip would
         self.faults: list[Fault] = []
-        self.created: list[dict[str, Any]] = []     # POST /api/repos/create bodies
-        self.validated: list[str] = []              # README.md contents sent to /api/validate-yaml
-        self.deleted: list[str] = []                # paths commits deleted (deletedFile operations)
-        self.trickle_s = 3.0                # seconds between the bytes of a "trickle" answer
-        self.stopping = threading.Event()   # ends a trickle when the server shuts down
-        self.sizes: dict[str, Any] = {}     # path -> the size model info lists instead of the real one
+        self.created: list[dict[str, Any]] = []  # POST /api/repos/create bodies
+        self.validated: list[str] = []  # README.md contents sent to /api/validate-yaml
+        self.deleted: list[str] = []  # paths commits deleted (deletedFile operations)
+        self.trickle_s = 3.0  # seconds between the bytes of a "trickle" answer
+        self.stopping = threading.Event()  # ends a trickle when the server shuts down
+        self.sizes: dict[str, Any] = {}  # path -> the size model info lists instead of the real one
         self._lock = threading.Lock()
         self._n = 0
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def __enter__(self) -> FakeHub:
         self._thread.start()
@@ -154,14 +158,26 @@ class FakeHub:
             self._n += 1
             return hashlib.sha1(f"{seed}:{self._n}".encode()).hexdigest()
 
-    def add_commit(self, repo_id: str, files: dict[str, Content] | Path, *, ref: str = "main",
-                   prefix: str = "", deleted: list[str] | None = None, **flags: Any) -> str:
+    def add_commit(
+        self,
+        repo_id: str,
+        files: dict[str, Content] | Path,
+        *,
+        ref: str = "main",
+        prefix: str = "",
+        deleted: list[str] | None = None,
+        **flags: Any,
+    ) -> str:
         """Add a commit holding `files` (or every file under a directory, at `prefix`) and point `ref` at it."""
         repo = self.repos.setdefault(repo_id, Repo())
         for k, v in flags.items():
             setattr(repo, k, v)
         if isinstance(files, Path):
-            files = {f"{prefix}{p.relative_to(files).as_posix()}": p for p in sorted(files.rglob("*")) if p.is_file()}
+            files = {
+                f"{prefix}{p.relative_to(files).as_posix()}": p
+                for p in sorted(files.rglob("*"))
+                if p.is_file()
+            }
         base = dict(repo.commits.get(repo.refs.get(ref, ""), {}))
         base.update(files)
         for path in deleted or ():
@@ -205,12 +221,17 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, *args: Any) -> None:   # keep test output clean
+        def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
 
         # -- plumbing ------------------------------------------------------------------------------------
-        def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                  length: int | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            body: bytes = b"",
+            headers: dict[str, str] | None = None,
+            length: int | None = None,
+        ) -> None:
             sent = len(body) if self.command != "HEAD" and body else 0
             # logged before anything goes out (end_headers already flushes a bodiless answer such as a
             # redirect): a client that has read the whole answer finds it in the log; logged later, a
@@ -226,8 +247,9 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def _logged(self, status: int, sent: int) -> int:
             with hub._lock:
-                hub.log.append(Logged(self.command, urlsplit(self.path).path, status, sent,
-                                      self.headers.get("Range")))
+                hub.log.append(
+                    Logged(self.command, urlsplit(self.path).path, status, sent, self.headers.get("Range"))
+                )
                 return len(hub.log) - 1
 
         def _resent(self, at: int, sent: int) -> None:
@@ -238,9 +260,13 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                     hub.log[at] = replace(hub.log[at], sent=sent)
 
         def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-            self._send(status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})})
+            self._send(
+                status, json.dumps(obj).encode(), {"Content-Type": "application/json", **(headers or {})}
+            )
 
-        def _error(self, status: int, code: str | None, message: str, headers: dict[str, str] | None = None) -> None:
+        def _error(
+            self, status: int, code: str | None, message: str, headers: dict[str, str] | None = None
+        ) -> None:
             h = {"X-Error-Message": message, **(headers or {})}
             if code:
                 h["X-Error-Code"] = code
@@ -255,7 +281,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             return self.rfile.read(n) if n else b""
 
         def _fail(self, fault: Fault) -> None:
-            if fault.kind in ("reset", "cut"):   # RST before any byte, or after a promise of 4 KiB and 16 B
+            if fault.kind in ("reset", "cut"):  # RST before any byte, or after a promise of 4 KiB and 16 B
                 sent = 0
                 if fault.kind == "cut":
                     self.send_response(200)
@@ -269,7 +295,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.close_connection = True
                 self.connection.close()
-            elif fault.kind == "trickle":       # a 4 KiB promise, then one byte every hub.trickle_s
+            elif fault.kind == "trickle":  # a 4 KiB promise, then one byte every hub.trickle_s
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", "4096")
@@ -282,18 +308,18 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                         sent += 1
                         hub.stopping.wait(hub.trickle_s)
                 except OSError:
-                    pass                        # the client gave up: what a deadline is for
+                    pass  # the client gave up: what a deadline is for
                 self._logged(200, sent)
                 self.close_connection = True
-            elif fault.kind == "stall":         # the request is read, and nothing is answered until shutdown
+            elif fault.kind == "stall":  # the request is read, and nothing is answered until shutdown
                 if self.command == "POST":
                     self._body()
                 hub.stopping.wait()
                 self._logged(0, 0)
                 self.close_connection = True
-            elif fault.kind == "gzip-bomb":     # 260 KiB of gzip that inflates to 256 MiB
+            elif fault.kind == "gzip-bomb":  # 260 KiB of gzip that inflates to 256 MiB
                 self._send(200, gzip_bomb(), {"Content-Type": "application/json", "Content-Encoding": "gzip"})
-            elif fault.kind == "oversized":     # valid JSON of 80 MB, streamed in pieces
+            elif fault.kind == "oversized":  # valid JSON of 80 MB, streamed in pieces
                 pad = 80 << 20
                 head, tail = b'{"id": "big", "pad": "', b'"}'
                 self.send_response(200)
@@ -313,8 +339,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             elif fault.kind == "deep-json":
                 self._send(200, b"[" * 200_000 + b"]" * 200_000, {"Content-Type": "application/json"})
             elif fault.kind == "429":
-                self._error(429, None, "Too Many Requests",
-                            {"Retry-After": fault.retry_after} if fault.retry_after is not None else None)
+                self._error(
+                    429,
+                    None,
+                    "Too Many Requests",
+                    {"Retry-After": fault.retry_after} if fault.retry_after is not None else None,
+                )
             else:
                 self._send(503, b"Service Unavailable")
 
@@ -334,13 +364,15 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             if hub.down:
                 self._send(503, b"down")
                 return
-            fault = hub.take_fault(urlsplit(self.path).path, ("429", "503", "reset", "cut", "trickle", "gzip-bomb",
-                                                              "oversized", "deep-json", "stall"))
+            fault = hub.take_fault(
+                urlsplit(self.path).path,
+                ("429", "503", "reset", "cut", "trickle", "gzip-bomb", "oversized", "deep-json", "stall"),
+            )
             if fault is not None:
                 self._fail(fault)
                 return
             url = urlsplit(self.path)
-            parts = [unquote(p) for p in url.path.split("/")[1:]]    # unquote per segment: revs hold "/"
+            parts = [unquote(p) for p in url.path.split("/")[1:]]  # unquote per segment: revs hold "/"
             token = self._token()
             if token is not None and token not in hub.tokens:
                 self._error(401, None, "Invalid credentials in Authorization header")
@@ -368,8 +400,11 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self._error(401 if token is None else 404, "RepoNotFound", "Repository not found")
                 return None
             if files and repo.gated and token not in repo.granted:
-                self._error(401 if token is None else 403, "GatedRepo",
-                            f"Access to model {repo_id} is restricted and you are not in the authorized list.")
+                self._error(
+                    401 if token is None else 403,
+                    "GatedRepo",
+                    f"Access to model {repo_id} is restricted and you are not in the authorized list.",
+                )
                 return None
             return repo
 
@@ -391,12 +426,22 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             limit = int(query.get("limit", ["0"])[0]) or None
             rows = []
             for repo_id, repo in sorted(hub.repos.items()):
-                if (repo.private and token not in repo.granted) or search not in repo_id.lower() \
-                        or (author and not repo_id.startswith(author + "/")) or not tags <= repo.tags:
+                if (
+                    (repo.private and token not in repo.granted)
+                    or search not in repo_id.lower()
+                    or (author and not repo_id.startswith(author + "/"))
+                    or not tags <= repo.tags
+                ):
                     continue
                 sha = repo.refs.get("main")
-                row: dict[str, Any] = {"id": repo_id, "modelId": repo_id, "sha": sha, "tags": sorted(repo.tags),
-                                       "private": repo.private, "gated": "auto" if repo.gated else False}
+                row: dict[str, Any] = {
+                    "id": repo_id,
+                    "modelId": repo_id,
+                    "sha": sha,
+                    "tags": sorted(repo.tags),
+                    "private": repo.private,
+                    "gated": "auto" if repo.gated else False,
+                }
                 if with_config and sha is not None:
                     cfg = repo.commits[sha].get("config.json")
                     try:
@@ -405,7 +450,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                         pass
                 rows.append(row)
             rows = rows[:limit] if limit else rows
-            page = rows[start:start + LISTING_PAGE]
+            page = rows[start : start + LISTING_PAGE]
             headers = {}
             if start + LISTING_PAGE < len(rows):
                 q = {k: v[0] for k, v in query.items()}
@@ -422,25 +467,48 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 if sha is None:
                     return
                 blobs = query.get("blobs", ["false"])[0].lower() == "true"
-                sib = [{"rfilename": p, **({"size": hub.sizes.get(p, _size(c))} if blobs else {})}
-                       for p, c in sorted(repo.commits[sha].items())]
-                self._json(200, {"id": repo_id, "modelId": repo_id, "sha": sha, "private": repo.private,
-                                 "gated": "auto" if repo.gated else False, "siblings": sib})
+                sib = [
+                    {"rfilename": p, **({"size": hub.sizes.get(p, _size(c))} if blobs else {})}
+                    for p, c in sorted(repo.commits[sha].items())
+                ]
+                self._json(
+                    200,
+                    {
+                        "id": repo_id,
+                        "modelId": repo_id,
+                        "sha": sha,
+                        "private": repo.private,
+                        "gated": "auto" if repo.gated else False,
+                        "siblings": sib,
+                    },
+                )
                 if repo.vanish_after_info:
                     with hub._lock:
                         hub.repos.pop(repo_id, None)
             elif self.command == "POST" and rest and rest[0] == "preupload":
                 files = json.loads(self._body() or b"{}").get("files", [])
-                self._json(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
-                                            "oid": None} for f in files]})
+                self._json(
+                    200,
+                    {
+                        "files": [
+                            {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False, "oid": None}
+                            for f in files
+                        ]
+                    },
+                )
             elif self.command == "GET" and rest and rest[0] == "tree" and len(rest) >= 2:
                 sha = self._sha(repo, unquote(rest[1]))
                 if sha is None:
                     return
                 under = "/".join(rest[2:])
-                self._json(200, [{"type": "file", "path": p, "size": _size(c), "oid": _git_oid(c)}
-                                 for p, c in sorted(repo.commits[sha].items())
-                                 if not under or p.startswith(under.rstrip("/") + "/")])
+                self._json(
+                    200,
+                    [
+                        {"type": "file", "path": p, "size": _size(c), "oid": _git_oid(c)}
+                        for p, c in sorted(repo.commits[sha].items())
+                        if not under or p.startswith(under.rstrip("/") + "/")
+                    ],
+                )
             elif rest and rest[0] == "discussions":
                 self._discussion(repo_id, repo, rest[1:], token)
             elif self.command == "POST" and rest and rest[0] == "commit":
@@ -452,7 +520,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             """POST /api/validate-yaml, which upload_folder calls for a README.md: 400 with the errors when
             the front matter is not a YAML mapping."""
             import yaml
-            from huggingface_hub.repocard import REGEX_YAML_BLOCK     # the block as the Hub finds it
+            from huggingface_hub.repocard import REGEX_YAML_BLOCK  # the block as the Hub finds it
+
             hub.validated.append(content)
             m = REGEX_YAML_BLOCK.search(content)
             block = m.group(2) if m else ""
@@ -460,21 +529,31 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 ok = isinstance(yaml.safe_load(block) or {}, dict)
             except yaml.YAMLError:
                 ok = False
-            self._json(200 if ok else 400, {"errors": [] if ok else [{"message": "invalid metadata"}],
-                                            "warnings": []})
+            self._json(
+                200 if ok else 400,
+                {"errors": [] if ok else [{"message": "invalid metadata"}], "warnings": []},
+            )
 
         def _create(self, body: dict[str, Any], token: str | None) -> None:
             """POST /api/repos/create {name, organization, visibility}: a new repo with one commit, as the Hub
             makes it (.gitattributes on main); 409 when it exists, 401 without a token."""
-            repo_id = f"{body.get('organization')}/{body.get('name')}" if body.get("organization") else body.get("name")
+            repo_id = (
+                f"{body.get('organization')}/{body.get('name')}"
+                if body.get("organization")
+                else body.get("name")
+            )
             hub.created.append({"repo": repo_id, **body})
             if token is None:
                 self._error(401, None, "You must be authenticated to create a repo")
             elif repo_id in hub.repos:
                 self._error(409, None, "You already created this model repo")
             else:
-                hub.add_commit(str(repo_id), {".gitattributes": b"*.safetensors filter=lfs\n"},
-                               private=body.get("visibility") == "private", granted={token})
+                hub.add_commit(
+                    str(repo_id),
+                    {".gitattributes": b"*.safetensors filter=lfs\n"},
+                    private=body.get("visibility") == "private",
+                    granted={token},
+                )
                 self._json(200, {"url": f"{hub.url}/{repo_id}", "name": repo_id})
 
         def _discussion(self, repo_id: str, repo: Repo, rest: list[str], token: str | None) -> None:
@@ -488,14 +567,27 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 repo.refs[f"refs/pr/{num}"] = repo.refs["main"]
                 self._json(200, {"num": num})
             elif self.command == "GET" and len(rest) == 1 and f"refs/pr/{rest[0]}" in repo.refs:
-                self._json(200, {"title": "PR", "num": int(rest[0]), "author": {"name": "tester"},
-                                 "createdAt": "2024-01-01T00:00:00.000Z", "status": "open",
-                                 "repo": {"name": repo_id, "type": "model"}, "isPullRequest": True,
-                                 "events": [], "changes": {"base": "refs/heads/main"}, "filesWithConflicts": []})
+                self._json(
+                    200,
+                    {
+                        "title": "PR",
+                        "num": int(rest[0]),
+                        "author": {"name": "tester"},
+                        "createdAt": "2024-01-01T00:00:00.000Z",
+                        "status": "open",
+                        "repo": {"name": repo_id, "type": "model"},
+                        "isPullRequest": True,
+                        "events": [],
+                        "changes": {"base": "refs/heads/main"},
+                        "filesWithConflicts": [],
+                    },
+                )
             else:
                 self._error(404, None, "no such discussion")
 
-        def _commit(self, repo_id: str, repo: Repo, rev: str, query: dict[str, list[str]], token: str | None) -> None:
+        def _commit(
+            self, repo_id: str, repo: Repo, rev: str, query: dict[str, list[str]], token: str | None
+        ) -> None:
             lines = [json.loads(line) for line in self._body().splitlines() if line.strip()]
             hub.commit_requests.append({"repo": repo_id, "revision": rev, "lines": lines, "query": query})
             if token is None or (repo.granted and token not in repo.granted):
@@ -504,20 +596,30 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             sha = self._sha(repo, rev)
             if sha is None:
                 return
-            files = {ln["value"]["path"]: base64.b64decode(ln["value"]["content"])
-                     for ln in lines if ln.get("key") == "file"}
+            files = {
+                ln["value"]["path"]: base64.b64decode(ln["value"]["content"])
+                for ln in lines
+                if ln.get("key") == "file"
+            }
             deleted = [ln["value"]["path"] for ln in lines if ln.get("key") == "deletedFile"]
             hub.deleted.extend(deleted)
             pr = query.get("create_pr", ["0"])[0] in ("1", "true", "True")
             ref = f"refs/pr/{sum(r.startswith('refs/pr/') for r in repo.refs) + 1}" if pr else rev
             repo.refs.setdefault(ref, sha)
             new = hub.add_commit(repo_id, files, ref=ref, deleted=deleted)
-            self._json(200, {"commitUrl": f"{hub.url}/{repo_id}/commit/{new}", "commitOid": new,
-                             "pullRequestUrl": f"{hub.url}/{repo_id}/discussions/{ref.rsplit('/', 1)[-1]}"
-                             if pr else None})
+            self._json(
+                200,
+                {
+                    "commitUrl": f"{hub.url}/{repo_id}/commit/{new}",
+                    "commitOid": new,
+                    "pullRequestUrl": f"{hub.url}/{repo_id}/discussions/{ref.rsplit('/', 1)[-1]}"
+                    if pr
+                    else None,
+                },
+            )
 
         def _file(self, repo_id: str, rev: str, path: str, token: str | None, cdn: bool) -> None:
-            repo = self._repo(repo_id, token, files=not cdn)   # the CDN url itself is the credential
+            repo = self._repo(repo_id, token, files=not cdn)  # the CDN url itself is the credential
             if repo is None:
                 return
             sha = self._sha(repo, rev)
@@ -530,8 +632,16 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             size, etag = _size(content), _etag(path, content)
             base = {"X-Repo-Commit": sha, "ETag": f'"{etag}"', "Accept-Ranges": "bytes"}
             if not cdn and path.endswith(".safetensors"):
-                self._send(302, b"", {**base, "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{quote(path)}",
-                                      "X-Linked-Size": str(size), "X-Linked-Etag": f'"{etag}"'})
+                self._send(
+                    302,
+                    b"",
+                    {
+                        **base,
+                        "Location": f"{hub.url}/cdn/{repo_id}/{sha}/{quote(path)}",
+                        "X-Linked-Size": str(size),
+                        "X-Linked-Etag": f'"{etag}"',
+                    },
+                )
                 return
             start, end = 0, size - 1
             rng = self.headers.get("Range")
@@ -549,14 +659,14 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             partial = bool(rng) and self.command == "GET"
             cut = hub.take_fault(urlsplit(self.path).path, ("short", "partial")) if partial else None
             if cut is not None and cut.kind == "partial" and n > 1:
-                end, n = start + n // 2 - 1, n // 2      # a legal 206 that sends less than asked
+                end, n = start + n // 2 - 1, n // 2  # a legal 206 that sends less than asked
             if cut is not None and cut.kind == "short" and n > 1:
                 self.send_response(206)
                 for k, v in {**base, "Content-Range": f"bytes {start}-{end}/{size}"}.items():
                     self.send_header(k, v)
                 self.send_header("Content-Length", str(n))
                 self.end_headers()
-                sent = self._stream(content, start, n // 2)     # then the connection drops
+                sent = self._stream(content, start, n // 2)  # then the connection drops
                 self._logged(206, sent)
                 self.wfile.flush()
                 self.close_connection = True
@@ -578,8 +688,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def _stream(self, content: Content, start: int, n: int) -> int:
             if isinstance(content, bytes):
-                self.wfile.write(content[start:start + n])
-                return len(content[start:start + n])
+                self.wfile.write(content[start : start + n])
+                return len(content[start : start + n])
             sent = 0
             with open(content, "rb") as f:
                 f.seek(start)
@@ -589,7 +699,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                         break
                     try:
                         self.wfile.write(chunk)
-                    except (BrokenPipeError, ConnectionResetError):   # the client stopped reading: fine
+                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading: fine
                         break
                     sent += len(chunk)
             return sent

@@ -5,19 +5,20 @@ huggingface_hub reads HF_ENDPOINT / HF_HOME at import time, and it may already b
 time a fixture runs, so both the environment and the constants module are patched; dflash2_ckpt.hub
 reads the environment again at call time, so either alone would do for it, but not for the client.
 """
+
 from __future__ import annotations
 
 import json
 import shutil
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from dflash2_ckpt.dev.synth import materialise, read_tensor_list
-
 from _kit.fakehub import FakeHub
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "fixtures" / "real" if (ROOT / "fixtures" / "real").is_dir() else Path("/work/shared/real")
@@ -49,8 +50,16 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def point_client_at(monkeypatch: pytest.MonkeyPatch, endpoint: str, home: Path) -> None:
     from huggingface_hub import constants
     from huggingface_hub.utils import _http
-    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE",
-                "HUGGINGFACE_HUB_CACHE", "HF_OIDC_RESOURCE"):
+
+    for var in (
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "HF_OIDC_RESOURCE",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", endpoint)
     monkeypatch.setenv("HF_HOME", str(home))
@@ -59,14 +68,16 @@ def point_client_at(monkeypatch: pytest.MonkeyPatch, endpoint: str, home: Path) 
     monkeypatch.setenv("DFLASH2_CKPT_HUB_BACKOFF", "0.01")
     monkeypatch.setenv("DFLASH2_CKPT_HUB_TIMEOUT", "5")
     monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+    )
     monkeypatch.setattr(constants, "HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(home / "hub"))
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(home / "token"))
     monkeypatch.setattr(constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"))
     monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(home / ".agent_harnesses.json"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    _http.close_session()       # no pooled connection to a previous test's server
+    _http.close_session()  # no pooled connection to a previous test's server
 
 
 @pytest.fixture
@@ -75,24 +86,29 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
         point_client_at(monkeypatch, server.url, tmp_path / "hf-home")
         yield server
     from huggingface_hub.utils import _http
+
     _http.close_session()
 
 
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     from huggingface_hub import constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
 
 
 def _real(stem: str) -> tuple[dict[str, Any], list[Any]]:
-    return (json.loads((REAL / f"{stem}.config.json").read_text()),
-            read_tensor_list(REAL / f"{stem}.tensors.tsv"))
+    return (
+        json.loads((REAL / f"{stem}.config.json").read_text()),
+        read_tensor_list(REAL / f"{stem}.tensors.tsv"),
+    )
 
 
 def _seeded(name: str, nbytes: int) -> bytes:
     # deterministic, non-zero weights so the Hub copy and the local copy are provably the same bytes
     import hashlib
+
     out = bytearray()
     i = 0
     while len(out) < nbytes:
@@ -110,11 +126,12 @@ def ckpts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "tiny": materialise(root / "tiny", cfg, ts, data=_seeded),
         "tiny-sharded": materialise(root / "tiny-sharded", cfg, ts, shards=2, data=_seeded),
     }
-    broken = materialise(root / "tiny-broken", cfg, [t for t in ts if not t[0].startswith("layers.1.mlp.up")],
-                         data=_seeded)
+    broken = materialise(
+        root / "tiny-broken", cfg, [t for t in ts if not t[0].startswith("layers.1.mlp.up")], data=_seeded
+    )
     out["tiny-broken"] = broken
     cfg27, ts27 = _real("z-lab_Qwen3.8-27B-DFlash2")
-    out["27b"] = materialise(root / "27b", cfg27, ts27)         # sparse: real header, 3.8 GB hole
+    out["27b"] = materialise(root / "27b", cfg27, ts27)  # sparse: real header, 3.8 GB hole
     for name in ("nested-v2", "flat-v2", "nested-v1", "flat-v1"):
         if (FIXTURES / "good" / name / "config.json").is_file():
             out[name] = FIXTURES / "good" / name
@@ -134,5 +151,5 @@ def layout(tmp: Path, ckpts: dict[str, Path], drafters: list[str], *, root_draft
     for sub in drafters:
         shutil.copytree(ckpts["tiny"], d / sub)
     (d / "docs").mkdir()
-    (d / "docs" / "config.json").write_text(json.dumps({"model_type": "something-else"}))   # not a drafter
+    (d / "docs" / "config.json").write_text(json.dumps({"model_type": "something-else"}))  # not a drafter
     return d

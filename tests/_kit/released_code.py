@@ -4,6 +4,7 @@
 they mention (helpers, constants, decorators), and runs only those in a namespace the caller seeds with the
 few outside names they need (typing names, a stub enum): nothing that wants torch or a GPU is imported.
 """
+
 from __future__ import annotations
 
 import ast
@@ -25,8 +26,13 @@ from dflash2_ckpt.engines.wheels import find_wheel, read_member, wheel_dir
 
 BASE_ENV: dict[str, Any] = {
     **{n: getattr(typing, n) for n in ("Any", "List", "Optional", "Tuple", "Dict", "Union", "Iterable")},
-    "Sequence": Sequence, "Mapping": Mapping, "Integral": Integral, "dataclass": dataclasses.dataclass,
-    "field": dataclasses.field, "inspect": inspect, "Literal": typing.Literal,
+    "Sequence": Sequence,
+    "Mapping": Mapping,
+    "Integral": Integral,
+    "dataclass": dataclasses.dataclass,
+    "field": dataclasses.field,
+    "inspect": inspect,
+    "Literal": typing.Literal,
 }
 
 
@@ -43,8 +49,9 @@ def _defined(node: ast.stmt) -> list[str]:
     return []
 
 
-def extract(source: str, names: Sequence[str], env: Mapping[str, Any] | None = None,
-            filename: str = "<wheel>") -> dict[str, Any]:
+def extract(
+    source: str, names: Sequence[str], env: Mapping[str, Any] | None = None, filename: str = "<wheel>"
+) -> dict[str, Any]:
     tree = ast.parse(source)
     defs: dict[str, ast.stmt] = {}
     for node in tree.body:
@@ -74,7 +81,9 @@ def extract(source: str, names: Sequence[str], env: Mapping[str, Any] | None = N
 def released_source(dist: str, version: str, path: str) -> str:
     wheel = find_wheel(dist, version)
     if wheel is None:
-        pytest.skip(f"{dist}=={version} not downloaded: pip download --no-deps -d {wheel_dir()} {dist}=={version}")
+        pytest.skip(
+            f"{dist}=={version} not downloaded: pip download --no-deps -d {wheel_dir()} {dist}=={version}"
+        )
     text = read_member(wheel, path)
     assert text is not None, f"{wheel.name} has no {path}"
     return text
@@ -83,7 +92,7 @@ def released_source(dist: str, version: str, path: str) -> str:
 class HFConfig(SimpleNamespace):
     """What an engine receives for a config.json: its keys as attributes (absent keys are absent)."""
 
-    def get_text_config(self) -> "HFConfig":
+    def get_text_config(self) -> HFConfig:
         return self
 
 
@@ -94,7 +103,8 @@ def hf_config(cfg: Mapping[str, Any]) -> HFConfig:
 def configs() -> list[tuple[str, dict[str, Any]]]:
     """Every readable config.json under fixtures/ (real ones included) and ../shared/real/."""
     import json
-    root = Path(__file__).resolve().parents[2]      # tests/_kit/ -> the repository root
+
+    root = Path(__file__).resolve().parents[2]  # tests/_kit/ -> the repository root
     paths = sorted(root.glob("fixtures/**/config.json")) + sorted(root.glob("fixtures/real/*.config.json"))
     shared = root.parent / "shared" / "real"
     if shared.is_dir():

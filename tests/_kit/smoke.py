@@ -1,5 +1,6 @@
 """The smoke forward stood in for (no torch): a SmokeReport as run_smoke returns one, and a smoke package
 whose run_smoke records what it was given."""
+
 from __future__ import annotations
 
 import sys
@@ -13,8 +14,14 @@ from dflash2_ckpt.smoke.report import SmokeReport
 
 
 def smoke_report(*findings: Finding, checkpoint: str = "drafter") -> SmokeReport:
-    return SmokeReport(checkpoint, "v2", "cpu", "interpret", {"embed_tokens": "random", "lm_head": "random"},
-                       findings=list(findings))
+    return SmokeReport(
+        checkpoint,
+        "v2",
+        "cpu",
+        "interpret",
+        {"embed_tokens": "random", "lm_head": "random"},
+        findings=list(findings),
+    )
 
 
 def stand_in_smoke(monkeypatch: pytest.MonkeyPatch, *findings: Finding) -> dict[str, Any]:
@@ -24,7 +31,8 @@ def stand_in_smoke(monkeypatch: pytest.MonkeyPatch, *findings: Finding) -> dict[
     def run_smoke(source: Any, target: Any = None) -> SmokeReport:
         seen.update(source=source, target=target)
         return smoke_report(*findings)
+
     fake = types.ModuleType("dflash2_ckpt.smoke")
-    fake.run_smoke = run_smoke      # type: ignore[attr-defined]
+    fake.run_smoke = run_smoke  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "dflash2_ckpt.smoke", fake)
     return seen

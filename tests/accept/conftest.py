@@ -1,4 +1,5 @@
 """The accept tests need torch, triton and transformers; without them the directory is skipped, not failed."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -9,4 +10,4 @@ if any(importlib.util.find_spec(m) is None for m in ("torch", "triton", "transfo
 else:
     import torch
 
-    torch.set_num_threads(1)     # Triton's mode: tests/conftest.py
+    torch.set_num_threads(1)  # Triton's mode: tests/conftest.py

@@ -6,6 +6,7 @@ The bundled pairs draft less as their outputs outgrow the rows they were trained
 tokens, 2.38 at 256; recall: 8.00 and 2.39; bench/RESULTS.md), which a threshold on the whole output's τ read
 as "not drafting". DF751 judges the first 32 new tokens of every output, the steps a 32-token run makes.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,13 +29,25 @@ from dflash2_ckpt.smoke.drafting import load_drafter
 
 PAIRS = Path(__file__).resolve().parents[2] / "fixtures" / "pairs"
 LENGTHS = (32, 256)
-pytestmark = pytest.mark.skipif(not all((PAIRS / p / "drafter" / "model.safetensors").is_file()
-                                        for p in ("tiny", "recall")), reason="pairs not built")
+pytestmark = pytest.mark.skipif(
+    not all((PAIRS / p / "drafter" / "model.safetensors").is_file() for p in ("tiny", "recall")),
+    reason="pairs not built",
+)
 
 
 def _accept(drafter: Path, pair: str, length: int) -> tuple[int, Any]:
-    return run_json("accept", str(drafter), "--target", str(PAIRS / pair / "target"),
-                    "--max-new-tokens", str(length), "--device", "cpu", "--threads", "1")
+    return run_json(
+        "accept",
+        str(drafter),
+        "--target",
+        str(PAIRS / pair / "target"),
+        "--max-new-tokens",
+        str(length),
+        "--device",
+        "cpu",
+        "--threads",
+        "1",
+    )
 
 
 def _codes(doc: Any) -> set[str]:
@@ -55,8 +68,11 @@ def _random_fc(src: Path, dst: Path) -> Path:
 def _as_v1(src: Path, dst: Path) -> Path:
     """The v2 drafter with its conv and selector tensors and keys gone: what a v1 loader keeps of it."""
     shutil.copytree(src, dst)
-    t = {k: v for k, v in load_file(src / "model.safetensors").items()
-         if not k.startswith("candidate_selector.") and "_conv." not in k}
+    t = {
+        k: v
+        for k, v in load_file(src / "model.safetensors").items()
+        if not k.startswith("candidate_selector.") and "_conv." not in k
+    }
     save_file(t, dst / "model.safetensors", metadata={"format": "pt"})
     cfg = json.loads((src / "config.json").read_text())
     cfg["architectures"] = ["DFlashDraftModel"]
@@ -82,8 +98,9 @@ def runs() -> dict[tuple[str, str, int], tuple[int, Any]]:
     return {}
 
 
-def _run(runs: dict[tuple[str, str, int], tuple[int, Any]], drafter: Path, pair: str, variant: str,
-         length: int) -> tuple[int, Any]:
+def _run(
+    runs: dict[tuple[str, str, int], tuple[int, Any]], drafter: Path, pair: str, variant: str, length: int
+) -> tuple[int, Any]:
     key = (pair, variant, length)
     if key not in runs:
         runs[key] = _accept(drafter, pair, length)
@@ -106,9 +123,9 @@ def test_the_long_run_is_judged_on_the_short_runs_steps(runs):
         _, short = _run(runs, PAIRS / pair / "drafter", pair, "trained", 32)
         _, long = _run(runs, PAIRS / pair / "drafter", pair, "trained", 256)
         for s, lg in zip(short["prompts"], long["prompts"]):
-            assert lg["accepted_per_step"][:len(s["accepted_per_step"])] == s["accepted_per_step"]
+            assert lg["accepted_per_step"][: len(s["accepted_per_step"])] == s["accepted_per_step"]
         assert long["tau_opening"]["mean"] == short["tau"]["mean"]
-        assert long["tau"]["mean"] < checks.NOT_DRAFTING     # what the whole output's τ called broken
+        assert long["tau"]["mean"] < checks.NOT_DRAFTING  # what the whole output's τ called broken
 
 
 @pytest.mark.parametrize("length", LENGTHS)
@@ -119,7 +136,7 @@ def test_a_silent_failure_fails_at_every_length(variant, length, runs, tmp_path_
     code, doc = _run(runs, drafter, "recall", variant, length)
     assert code == 1 and "DF751" in _codes(doc), doc
     assert doc["tau_opening"]["mean"] < checks.NOT_DRAFTING
-    assert all(p["lossless"] for p in doc["prompts"])        # greedy verification keeps the failure silent
+    assert all(p["lossless"] for p in doc["prompts"])  # greedy verification keeps the failure silent
 
 
 @pytest.mark.parametrize("length", LENGTHS)
@@ -128,7 +145,9 @@ def test_taps_read_one_layer_early_fail_at_every_length(length):
     target is shifted after loading, as bench/accept_failures.py does."""
     pair = PAIRS / "recall"
     drafter = load_drafter(pair / "drafter", target=pair / "target", device="cpu")
-    r = dflash2_ckpt.accept(drafter, load("accept_failures")._taps_down_target(pair, drafter), max_new_tokens=length, device="cpu")
+    r = dflash2_ckpt.accept(
+        drafter, load("accept_failures")._taps_down_target(pair, drafter), max_new_tokens=length, device="cpu"
+    )
     assert r.tau_opening is not None and r.tau_opening.mean < checks.NOT_DRAFTING
     assert "DF751" in {f.code for f in r.findings} and not r.passed
 
@@ -136,16 +155,18 @@ def test_taps_read_one_layer_early_fail_at_every_length(length):
 @given(st.lists(st.integers(0, 7), max_size=40), st.integers(1, 300))
 def test_the_opening_is_the_steps_a_run_that_long_makes(accepted, tokens):
     head = checks.opening(accepted, tokens)
-    assert accepted[:len(head)] == head
+    assert accepted[: len(head)] == head
     committed = [1 + sum(a + 1 for a in head[:i]) for i in range(len(head) + 1)]
-    assert all(c < tokens for c in committed[:-1])            # every kept step starts inside the opening
-    assert len(head) == len(accepted) or committed[-1] >= tokens   # the next one would start past it
+    assert all(c < tokens for c in committed[:-1])  # every kept step starts inside the opening
+    assert len(head) == len(accepted) or committed[-1] >= tokens  # the next one would start past it
 
 
 def _readme_accept() -> list[str]:
     """The accept command the README's quick start gives (the last command of its install line)."""
     readme = (PAIRS.parents[1] / "README.md").read_text()
-    [line] = [ln for ln in readme.splitlines() if ln.startswith("pip install") and "dflash2-ckpt accept" in ln]
+    [line] = [
+        ln for ln in readme.splitlines() if ln.startswith("pip install") and "dflash2-ckpt accept" in ln
+    ]
     return shlex.split(line.split("&& dflash2-ckpt ")[-1])
 
 

@@ -7,23 +7,24 @@ chain the drafter computes slot after slot, and a drafter trained bidirectionall
 causal mask. Seed s draws one recall and three rule prompts (and the fc noise); bench/accept_failures.py
 runs the same over 16 seeds (bench/RESULTS.md).
 """
+
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
-import torch
 
 import dflash2_ckpt
+from _kit.bench import load
 from dflash2_ckpt.accept.checks import NOT_DRAFTING
 from dflash2_ckpt.smoke.drafting import load_drafter
-from _kit.bench import load
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIR = ROOT / "fixtures" / "pairs" / "recall"
 SEEDS = range(16)
-pytestmark = pytest.mark.skipif(not (PAIR / "drafter" / "model.safetensors").is_file(), reason="recall pair not built")
+pytestmark = pytest.mark.skipif(
+    not (PAIR / "drafter" / "model.safetensors").is_file(), reason="recall pair not built"
+)
 
 
 BENCH = load("accept_failures")
@@ -68,6 +69,6 @@ def test_each_silent_failure_costs_tau_on_every_seed(variant, drafter, prompts, 
     [breaks] = [f for name, _, f in BENCH.VARIANTS if name == variant]
     broken = breaks(drafter, 0)
     target = BENCH.TARGETS[variant](PAIR, drafter) if variant in BENCH.TARGETS else PAIR / "target"
-    seeds = list(SEEDS)[:4]                  # the bench covers 16; four keep the suite short
+    seeds = list(SEEDS)[:4]  # the bench covers 16; four keep the suite short
     taus = {s: _tau(broken, prompts[s], target) for s in seeds}
     assert all(taus[s] <= trained[s] - COST[variant] for s in seeds), (taus, trained)

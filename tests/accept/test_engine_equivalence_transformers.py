@@ -7,6 +7,7 @@ runs: the assistant source runs there, each of its conversions is refused with e
 and what a conversion must keep is checked where both run, in the reference loop (the same accepted drafts
 at every step), and against transformers' own τ for the source.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,10 +28,22 @@ def converted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from flat to nested)."""
     root = tmp_path_factory.mktemp("tf-equivalence")
     out: dict[str, Path] = {}
-    for name, src, to in (("nested", SOURCE, "nested"), ("flat", SOURCE, "flat"), ("flat-nested", None, "nested")):
+    for name, src, to in (
+        ("nested", SOURCE, "nested"),
+        ("flat", SOURCE, "flat"),
+        ("flat-nested", None, "nested"),
+    ):
         dst = root / name
-        code, doc = run_json("convert", str(out["flat"] if src is None else src), "-o", str(dst), "--to", to,
-                             "--target", str(TARGET))
+        code, doc = run_json(
+            "convert",
+            str(out["flat"] if src is None else src),
+            "-o",
+            str(dst),
+            "--to",
+            to,
+            "--target",
+            str(TARGET),
+        )
         assert code == 0, doc
         out[name] = dst
     return out
@@ -59,15 +72,20 @@ def reference_source() -> dict:
 
 
 @pytest.mark.parametrize("name", ["nested", "flat", "flat-nested"])
-def test_each_conversion_drafts_what_the_source_drafts_in_transformers(name, converted, engine_source,
-                                                                      reference_source):
+def test_each_conversion_drafts_what_the_source_drafts_in_transformers(
+    name, converted, engine_source, reference_source
+):
     """The reference loop on the conversion takes the same accepted drafts at every step as on the source, and
     counted as transformers counts (tau_reference_committed) its τ is transformers' τ on the source."""
     src = reference_source
     code, conv = run_json("accept", str(converted[name]), *OPTS)
     assert code == 0, conv
-    assert [p["accepted_per_step"] for p in conv["prompts"]] == [p["accepted_per_step"] for p in src["prompts"]]
+    assert [p["accepted_per_step"] for p in conv["prompts"]] == [
+        p["accepted_per_step"] for p in src["prompts"]
+    ]
     assert conv["tau"] == src["tau"]
     committed = sum(p["generated"] - 1 for p in conv["prompts"]) / sum(p["steps"] for p in conv["prompts"])
-    assert committed == pytest.approx(engine_source["engine_details"]["parity"]["tau_reference_committed"], abs=1e-4)
+    assert committed == pytest.approx(
+        engine_source["engine_details"]["parity"]["tau_reference_committed"], abs=1e-4
+    )
     assert committed == pytest.approx(engine_source["tau"]["mean"], rel=0.05)

@@ -7,6 +7,7 @@ a prompt cropped to max_new_tokens): ratio 1.00, the same number of verification
 same accepted count in every step but each prompt's last. Here 3 prompts x 32 tokens; the stated
 agreement: ratio within 0.95 ... 1.05 and equal steps.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -17,16 +18,28 @@ from pathlib import Path
 import pytest
 import torch
 
+from _kit.cli import invoke_cli
 from dflash2_ckpt.accept.engine_transformers import StepCounter
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.engines import released as r
-from _kit.cli import invoke_cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PAIR = FIXTURES / "pairs" / "tiny"
 V1, V2, TARGET = PAIR / "drafter-v1", PAIR / "drafter", PAIR / "target"
-ARGS = ["--target", str(TARGET), "--engine", "transformers", "--max-new-tokens", "32", "--limit", "3",
-        "--device", "cpu", "--format", "json"]
+ARGS = [
+    "--target",
+    str(TARGET),
+    "--engine",
+    "transformers",
+    "--max-new-tokens",
+    "32",
+    "--limit",
+    "3",
+    "--device",
+    "cpu",
+    "--format",
+    "json",
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +54,7 @@ def test_transformers_agrees_with_the_reference_loop_on_the_v1_pair(run: dict) -
     assert run["passed"] and all(p["lossless"] for p in run["prompts"]) and len(run["prompts"]) == 3
     par = run["engine_details"]["parity"]
     assert 0.95 <= par["ratio"] <= 1.05, par
-    assert par["tau_reference"] >= par["tau_reference_committed"]     # the loop counts its last step whole
+    assert par["tau_reference"] >= par["tau_reference_committed"]  # the loop counts its last step whole
     assert par["tau_engine"] == pytest.approx(run["tau"]["mean"], abs=1e-4) and par["tau_engine"] > 3.0
     # one verification step per target forward after the prefill, in both loops; the same accepted count in
     # each step but a prompt's last (transformers crops that one at max_new_tokens before counting)
@@ -57,7 +70,7 @@ def test_the_count_is_the_tokens_transformers_committed(run: dict) -> None:
         assert sum(a + 1 for a in p["accepted_per_step"]) == p["generated"] - 1, p
         assert p["steps"] == len(p["accepted_per_step"]) and p["generated"] <= 32
     fw = run["target_forwards"]
-    assert fw["speculative"] == sum(p["steps"] for p in run["prompts"]) + 3       # + one prefill each
+    assert fw["speculative"] == sum(p["steps"] for p in run["prompts"]) + 3  # + one prefill each
     assert len(run["acceptance_per_position"]) == 7 and run["block_size"] == 8
 
 
@@ -73,7 +86,7 @@ def test_dflash2_drafter_is_refused_with_what_transformers_lacks() -> None:
     assert res.exit_code == 2, res.output
     err = json.loads(res.stdout)["error"]
     assert "DFlash2" in err["message"] and "no conv and no candidate selector" in err["message"]
-    assert str(r.TF_NO_SELECTOR) in err["message"]                 # cited to the released file
+    assert str(r.TF_NO_SELECTOR) in err["message"]  # cited to the released file
     assert err["path"] == str(V2)
 
 
@@ -88,6 +101,7 @@ def test_nested_v1_drafter_is_refused_naming_the_assistant_dialect() -> None:
 
 def test_taps_the_target_lacks_are_a_clear_error(tmp_path: Path) -> None:
     import shutil
+
     bad = tmp_path / "drafter"
     shutil.copytree(V1, bad)
     cfg = json.loads((bad / "config.json").read_text())
@@ -105,7 +119,7 @@ def test_reference_only_options_are_refused() -> None:
 
 def test_step_counter_skips_the_prompt_and_the_prefill() -> None:
     c = StepCounter()
-    for n in (5, 1, 4, 8, 2):                  # prompt, prefill token, then three verification steps
+    for n in (5, 1, 4, 8, 2):  # prompt, prefill token, then three verification steps
         c.put(torch.zeros(1, n, dtype=torch.long) if n > 1 else torch.zeros(1, dtype=torch.long))
     c.end()
     assert c.accepted() == [3, 7, 1]

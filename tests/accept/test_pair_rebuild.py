@@ -3,6 +3,7 @@
 Takes two to five minutes of training, so it runs only with DFLASH2_SLOW=1:
     DFLASH2_SLOW=1 PYTHONPATH=. python -m pytest tests/accept/test_pair_rebuild.py
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -21,6 +22,12 @@ def test_pair_rebuilds_byte_identical(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.build(tmp_path / "tiny")
-    for rel in ("drafter/model.safetensors", "drafter/config.json", "target/model.safetensors",
-                "target/config.json", "target/tokenizer.json", "target/prompts.jsonl"):
+    for rel in (
+        "drafter/model.safetensors",
+        "drafter/config.json",
+        "target/model.safetensors",
+        "target/config.json",
+        "target/tokenizer.json",
+        "target/prompts.jsonl",
+    ):
         assert (tmp_path / "tiny" / rel).read_bytes() == (FIXTURES / "pairs" / "tiny" / rel).read_bytes(), rel

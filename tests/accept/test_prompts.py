@@ -1,4 +1,5 @@
 """Prompt files: {"prompt"} and {"messages"} lines, and clear errors for anything else."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,13 @@ def test_rows_and_errors(tmp_path):
     p = tmp_path / "p.jsonl"
     p.write_text('{"prompt": "ba"}\n\n{"messages": [{"role": "user", "content": "ko"}]}\n')
     assert [label for label, _ in read_jsonl(p)] == ["p.jsonl:1", "p.jsonl:3"]
-    for text, match in (("{", "line 1 is not JSON"), ('{"text": "x"}', "neither"), ("[1]", "neither"),
-                        ('{"messages": ["x"]}', "neither"), ("\n", "no prompt")):
+    for text, match in (
+        ("{", "line 1 is not JSON"),
+        ('{"text": "x"}', "neither"),
+        ("[1]", "neither"),
+        ('{"messages": ["x"]}', "neither"),
+        ("\n", "no prompt"),
+    ):
         p.write_text(text)
         with pytest.raises(ConfigError, match=match):
             read_jsonl(p)
@@ -27,6 +33,7 @@ def test_rows_and_errors(tmp_path):
 @pytest.mark.skipif(not (TARGET / "tokenizer.json").is_file(), reason="tiny pair not built")
 def test_encoding_with_and_without_chat_template(tmp_path):
     from transformers import AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(str(TARGET))
     p = tmp_path / "p.jsonl"
     p.write_text('{"prompt": "ba ko"}\n{"messages": [{"role": "user", "content": "ba ko"}]}\n')
@@ -37,6 +44,6 @@ def test_encoding_with_and_without_chat_template(tmp_path):
     tok.chat_template = None
     with pytest.raises(ConfigError, match="chat template"):
         load_prompts(tok, p, None)
-    assert all("messages" in r for r in BUILTIN)       # the built-in set is for chat models
+    assert all("messages" in r for r in BUILTIN)  # the built-in set is for chat models
     with pytest.raises(ConfigError, match="chat template"):
         load_prompts(tok, None, tmp_path)

@@ -1,4 +1,5 @@
 """Acceptance statistics: definitions and invariants (pure Python)."""
+
 from __future__ import annotations
 
 import math
@@ -25,10 +26,10 @@ def test_vllm_rate_and_per_position_agree_with_tau(accepted):
     tau = step_tau(accepted, B)
     assert 1.0 <= tau.low <= tau.mean <= tau.high <= B
     rate = acceptance_rate(accepted, B - 1)
-    assert math.isclose(rate, (tau.mean - 1) / (B - 1))          # vLLM's rate = (tau - 1) / (B - 1)
+    assert math.isclose(rate, (tau.mean - 1) / (B - 1))  # vLLM's rate = (tau - 1) / (B - 1)
     pos = per_position(accepted, B - 1)
-    assert all(a >= b for a, b in zip(pos, pos[1:]))             # draft j+1 is accepted only after draft j
-    assert math.isclose(sum(pos), tau.mean - 1)                  # E[accepted] = sum_j P(accepted >= j)
+    assert all(a >= b for a, b in zip(pos, pos[1:]))  # draft j+1 is accepted only after draft j
+    assert math.isclose(sum(pos), tau.mean - 1)  # E[accepted] = sum_j P(accepted >= j)
 
 
 def test_interval_narrows_with_more_steps():
@@ -60,5 +61,6 @@ def test_three_prompts_use_the_t_quantile_of_two_degrees_of_freedom():
 
 def test_many_samples_approach_the_normal_quantile():
     from dflash2_ckpt.accept.stats import t975
-    assert math.isclose(t975(1000), 1.962339, rel_tol=1e-5)       # Student's t, 1000 df
+
+    assert math.isclose(t975(1000), 1.962339, rel_tol=1e-5)  # Student's t, 1000 df
     assert math.isclose(t975(31), 2.039513, rel_tol=1e-5)

@@ -5,6 +5,7 @@ a test failure with its traceback. Allocation and hang bombs run the CLI in a
 child process with RLIMIT_AS (address space) and a timeout, so a regression that allocates the
 header length or opens a FIFO fails the test instead of taking the machine down or hanging CI.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,10 +15,10 @@ import resource
 import signal
 import subprocess
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from _kit.cli import invoke_cli
-
 from dflash2_ckpt.cli import main
 
 # The CLI with numpy imported peaks near 160 MiB of address space; 384 MiB leaves room for normal
@@ -34,8 +35,10 @@ class Hang(Exception):
 @contextlib.contextmanager
 def deadline(seconds: int) -> Iterator[None]:
     """Raise Hang in the main thread if the body runs longer than `seconds` (a hang must fail, not block CI)."""
+
     def fire(signum: int, frame: Any) -> None:
         raise Hang(f"case still running after {seconds}s")
+
     old = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -62,9 +65,13 @@ def run_limited(args: list[str], timeout: int = TIMEOUT_S) -> tuple[int, dict[st
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.pop("DFLASH2_CKPT_DEBUG", None)
     # `-c` rather than `-m dflash2_ckpt.cli`: running cli.py as __main__ imports it twice
-    proc = subprocess.run([sys.executable, "-c", "from dflash2_ckpt.cli import main; main()",
-                           *args, "--format", "json"],
-                          capture_output=True, timeout=timeout, preexec_fn=_limits, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from dflash2_ckpt.cli import main; main()", *args, "--format", "json"],
+        capture_output=True,
+        timeout=timeout,
+        preexec_fn=_limits,
+        env=env,
+    )
     err = proc.stderr.decode(errors="replace")
     assert "Traceback" not in err and "MemoryError" not in err, err
     out = proc.stdout.decode(errors="replace")

@@ -5,13 +5,15 @@ Every class is a function that writes its checkpoint (or file) under a directory
 path; nothing is committed as data. `python tests/adversarial/hostile.py OUTDIR` writes them all
 for manual poking, and bench/hostile_figures.py runs every class through every command it reaches.
 """
+
 from __future__ import annotations
 
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = ROOT / "fixtures" / "good"
@@ -54,6 +56,7 @@ def _mlx(value: Any) -> Callable[[Path], Path]:
     def build(tmp: Path) -> Path:
         d = copy(GOOD / "nested-v2", tmp / "ckpt")
         return edit_config(d, lambda c: c.update(quantization={"group_size": 64, "bits": 4, "fc": value}))
+
     return build
 
 
@@ -61,6 +64,7 @@ def _mlx_bits(value: Any) -> Callable[[Path], Path]:
     def build(tmp: Path) -> Path:
         d = copy(GOOD / "nested-v2", tmp / "ckpt")
         return edit_config(d, lambda c: c.update(quantization={"group_size": 64, "bits": value}))
+
     return build
 
 
@@ -75,8 +79,9 @@ def _many_regexes(n: int) -> Callable[[Path], Path]:
 # class -> builder: quantization configs an attacker controls (items 1, 10, 11)
 QUANT_CLASSES: dict[str, Callable[[Path], Path]] = {
     "redos-alternation": _ignore("re:([a-z_.0-9]|[a-z_.0-9]|[a-z_.0-9])*!"),
-    "redos-nested-plus": lambda tmp: quant(tmp, lambda q: q["config_groups"]["group_0"].update(
-        targets=["re:(a+)+$", "Linear"])),
+    "redos-nested-plus": lambda tmp: quant(
+        tmp, lambda q: q["config_groups"]["group_0"].update(targets=["re:(a+)+$", "Linear"])
+    ),
     "redos-lookahead-nested": _ignore("re:(?=l)([a-z_.0-9]|[a-z_.0-9])*!"),
     "redos-backref-nested": _ignore("re:(l)(\\1|[a-z_.0-9]|[a-z_.0-9])*!"),
     "pattern-too-long": _ignore("re:" + "a" * 5000),
@@ -93,25 +98,32 @@ QUANT_CLASSES: dict[str, Callable[[Path], Path]] = {
 
 def _many_taps(n: int) -> Callable[[Path], Path]:
     """A nested config whose target_layer_ids lists n taps (5M: a 44 MB config)."""
+
     def build(tmp: Path) -> Path:
         d = copy(GOOD / "nested-v2", tmp / "ckpt")
         return edit_config(d, lambda c: c["dflash_config"].update(target_layer_ids=list(range(n))))
+
     return build
 
 
 def _many_tensors(n: int) -> Callable[[Path], Path]:
     """The good config beside a model.safetensors whose header describes n one-element tensors."""
+
     def build(tmp: Path) -> Path:
         import struct
+
         d = copy(GOOD / "nested-v2", tmp / "ckpt")
-        parts = ",".join(f'"t{i}": {{"dtype": "F32", "shape": [1], "data_offsets": [{4 * i}, {4 * i + 4}]}}'
-                         for i in range(n))
+        parts = ",".join(
+            f'"t{i}": {{"dtype": "F32", "shape": [1], "data_offsets": [{4 * i}, {4 * i + 4}]}}'
+            for i in range(n)
+        )
         raw = ("{" + parts + "}").encode()
         raw += b" " * (-len(raw) % 8)
         with open(d / "model.safetensors", "wb") as f:
             f.write(struct.pack("<Q", len(raw)) + raw)
             f.truncate(8 + len(raw) + 4 * n)
         return d
+
     return build
 
 
@@ -142,6 +154,7 @@ def extra_tensor(tmp: Path, name: str) -> Path:
     """The good nested-v2 checkpoint with one more (unexpected) tensor whose name is hostile."""
     import numpy as np
     from safetensors.numpy import load_file, save_file
+
     d = copy(GOOD / "nested-v2", tmp / "ckpt")
     tensors = load_file(str(d / "model.safetensors"))
     tensors[name] = np.zeros((2,), dtype=np.float32)

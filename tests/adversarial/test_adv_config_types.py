@@ -3,6 +3,7 @@
 The keys come from the pydantic models themselves, so a key added to a dialect later is covered
 without editing this file.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from adv_corpus import GOOD
 from adv_harness import run_inprocess
+from pydantic import BaseModel
+
 from dflash2_ckpt.formats.common import TransformerFields
 from dflash2_ckpt.formats.flat import FlatV2Config
 from dflash2_ckpt.formats.nested import DFlashConfigV2, NestedV2Config
@@ -38,7 +39,7 @@ def _accepts_str(annotation: Any) -> bool:
         return True
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:
-        return True          # a string other than the literal's is a value error, not a type error
+        return True  # a string other than the literal's is a value error, not a type error
     if origin is typing.Union:
         return any(_accepts_str(a) for a in typing.get_args(annotation))
     return False
@@ -55,9 +56,11 @@ CASES = [("nested-v2", path, ann) for path, ann in NESTED] + [("flat-v2", path, 
 def test_every_key_of_both_dialects_is_covered() -> None:
     assert len(NESTED) > 30 and len(FLAT) > 30
     assert {"dflash_config.conv_kernel_size", "dflash_config.target_layer_ids", "num_target_layers"} <= {
-        p for p, _ in NESTED}
+        p for p, _ in NESTED
+    }
     assert {"aux_hidden_state_layer_ids", "selector_top_k", "transformer_layer_config.hidden_size"} <= {
-        p for p, _ in FLAT}
+        p for p, _ in FLAT
+    }
 
 
 @pytest.mark.parametrize("base,path,annotation", CASES, ids=[f"{b}:{p}" for b, p, _ in CASES])

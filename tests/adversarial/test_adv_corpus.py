@@ -1,12 +1,12 @@
 """Every case of the adversarial corpus: the documented finding, the documented exit code, no traceback,
 no hang, bounded memory, and never more than the headers read."""
+
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
 import pytest
-
 from adv_corpus import ALL, PICKLE_NAMES, Case
 from adv_harness import run_inprocess, run_limited
 
@@ -54,7 +54,9 @@ def test_pickles_are_never_unpickled(case: Case, tmp_path: Path) -> None:
 def test_the_marker_pickle_really_is_a_bomb(tmp_path: Path) -> None:
     # guards the guard: if loading this pickle did not create the marker, the test above proves nothing
     import pickle
+
     from adv_corpus import pickle_bomb
+
     marker = tmp_path / "marker"
     pickle.loads(pickle_bomb(marker)).close()
     assert marker.exists()

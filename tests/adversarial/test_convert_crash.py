@@ -3,6 +3,7 @@
 After every failure: the source's bytes are unchanged, DST is either absent or complete and clean,
 and the next run succeeds and leaves no staging behind. DFLASH2_CRASH_RUNS raises the number of kills.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,22 +17,25 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
-
 from adv_corpus import GOOD
-from dflash2_ckpt.convert import convert
-from dflash2_ckpt.formats.parse import to_spec
+
 from dflash2_ckpt.checkpoint.layout import expected_tensors
+from dflash2_ckpt.convert import convert
 from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.formats.parse import to_spec
 from dflash2_ckpt.usecases.verify import verify
 
 RUNS = int(os.environ.get("DFLASH2_CRASH_RUNS", "10"))
-CHILD = ("import sys; from dflash2_ckpt.convert import convert; print('ready', flush=True); "
-         "convert(sys.argv[1], sys.argv[2], to='flat', verifier_name='tiny/target', verifier_architectures=('Qwen3ForCausalLM',))")
+CHILD = (
+    "import sys; from dflash2_ckpt.convert import convert; print('ready', flush=True); "
+    "convert(sys.argv[1], sys.argv[2], to='flat', verifier_name='tiny/target', verifier_architectures=('Qwen3ForCausalLM',))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,14 +45,24 @@ def source() -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="dflash2-crash-"))
     os.chmod(root, 0o755)
     cfg = json.loads((GOOD / "nested-v2" / "config.json").read_text())
-    cfg.update(hidden_size=512, intermediate_size=1024, num_attention_heads=8, num_key_value_heads=4,
-               head_dim=64, vocab_size=2048)
+    cfg.update(
+        hidden_size=512,
+        intermediate_size=1024,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        head_dim=64,
+        vocab_size=2048,
+    )
     cfg["dflash_config"].update(mask_token_id=2047, selector_rank=64)
     spec, errors = to_spec(cfg)
     assert spec is not None, errors
     rng = np.random.default_rng(0)
-    src = materialise(root / "src", cfg, [(e.name, "F32", e.shape) for e in expected_tensors(spec)],
-                      data=lambda name, n: (0.02 * rng.standard_normal(n // 4)).astype("<f4").tobytes())
+    src = materialise(
+        root / "src",
+        cfg,
+        [(e.name, "F32", e.shape) for e in expected_tensors(spec)],
+        data=lambda name, n: (0.02 * rng.standard_normal(n // 4)).astype("<f4").tobytes(),
+    )
     for p in [src, *src.iterdir()]:
         os.chmod(p, 0o755 if p.is_dir() else 0o644)
     assert not verify(src).failed()
@@ -67,7 +81,9 @@ def leftovers(dst: Path) -> list[str]:
 def assert_complete_or_absent(dst: Path) -> None:
     if os.path.lexists(dst):
         report = verify(dst)
-        assert report.summary["dialect"] == "flat" and not report.failed(), [f.message for f in report.findings]
+        assert report.summary["dialect"] == "flat" and not report.failed(), [
+            f.message for f in report.findings
+        ]
 
 
 def next_run_succeeds(src: Path, dst: Path) -> None:
@@ -80,15 +96,27 @@ def next_run_succeeds(src: Path, dst: Path) -> None:
 
 def child(src: Path, dst: Path, preexec: Callable[[], None] | None = None) -> subprocess.Popen[str]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(src), str(dst)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, preexec_fn=preexec, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(src), str(dst)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec,
+        env=env,
+    )
 
 
 def test_sigkill_at_random_moments(source: Path, tmp_path: Path) -> None:
     before = digests(source)
     t0 = time.monotonic()
-    convert(source, tmp_path / "timing", to="flat", verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
-    full = time.monotonic() - t0          # the conversion itself, imports excluded
+    convert(
+        source,
+        tmp_path / "timing",
+        to="flat",
+        verifier_name="tiny/target",
+        verifier_architectures=("Qwen3ForCausalLM",),
+    )
+    full = time.monotonic() - t0  # the conversion itself, imports excluded
     rng = random.Random(1234)
     dst = tmp_path / "out"
     for i in range(RUNS):
@@ -96,7 +124,7 @@ def test_sigkill_at_random_moments(source: Path, tmp_path: Path) -> None:
         try:
             assert proc.stdout is not None
             ready = proc.stdout.readline().strip()
-            time.sleep(rng.uniform(0, 1.2 * full))     # anywhere in plan / stage / verify / install, or after
+            time.sleep(rng.uniform(0, 1.2 * full))  # anywhere in plan / stage / verify / install, or after
         finally:
             proc.send_signal(signal.SIGKILL)
             _, err = proc.communicate(timeout=60)
@@ -111,8 +139,9 @@ def test_disk_full_leaves_nothing(source: Path, tmp_path: Path) -> None:
     before = digests(source)
     dst = tmp_path / "out"
 
-    def small_disk() -> None:   # writes past 2 MB fail with EFBIG (Python ignores SIGXFSZ)
+    def small_disk() -> None:  # writes past 2 MB fail with EFBIG (Python ignores SIGXFSZ)
         resource.setrlimit(resource.RLIMIT_FSIZE, (2 * 1024 * 1024, 2 * 1024 * 1024))
+
     proc = child(source, dst, small_disk)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0 and "WriteError" in err, err[-2000:]
@@ -141,6 +170,7 @@ def _read_only(parent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         if inside(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
             raise PermissionError(13, "Permission denied", os.fspath(path))
         return real_open(path, flags, *a, **k)
+
     monkeypatch.setattr(os, "mkdir", mkdir)
     monkeypatch.setattr(os, "open", open_)
 
@@ -148,6 +178,7 @@ def _read_only(parent: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 # We run as root here, so the read-only parent is simulated by refusing mkdir/open inside it.
 def test_read_only_parent(source: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dflash2_ckpt.errors import Dflash2Error
+
     before = digests(source)
     parent = Path(tempfile.mkdtemp(prefix="dflash2-ro-"))
     dst = parent / "out"
@@ -155,7 +186,13 @@ def test_read_only_parent(source: Path, monkeypatch: pytest.MonkeyPatch) -> None
         with monkeypatch.context() as m:
             _read_only(parent, m)
             with pytest.raises(Dflash2Error):
-                convert(source, dst, to="flat", verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
+                convert(
+                    source,
+                    dst,
+                    to="flat",
+                    verifier_name="tiny/target",
+                    verifier_architectures=("Qwen3ForCausalLM",),
+                )
         assert not os.path.lexists(dst) and not leftovers(dst)
         assert digests(source) == before
         os.chmod(parent, 0o755)

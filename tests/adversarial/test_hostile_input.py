@@ -1,6 +1,7 @@
 """Issue 22, hostile input: patterns, names and sizes an attacker controls end cleanly and quickly,
 and nothing a checkpoint carries reaches a terminal or a CI log as a control sequence or a command.
 Each class is built by tests/adversarial/hostile.py."""
+
 from __future__ import annotations
 
 import json
@@ -8,18 +9,23 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
-import pytest
-
 import hostile
+import pytest
 from adv_harness import run_limited
+
 from _kit.cli import invoke_cli
 
 # every hostile class through every header-level command, in a child process under memory and time limits
 COMMANDS = ("verify", "inspect", "compat")
 EXPECT = {
-    "redos-lookahead-nested": "DF234", "redos-backref-nested": "DF234", "pattern-too-long": "DF234",
-    "regexes-too-many": "DF234", "ignore-exact-100k": "DF229", "num-bits-string": "DF229",
-    "mlx-bits-string": "DF229", "mlx-bits-string-override": "DF229",
+    "redos-lookahead-nested": "DF234",
+    "redos-backref-nested": "DF234",
+    "pattern-too-long": "DF234",
+    "regexes-too-many": "DF234",
+    "ignore-exact-100k": "DF229",
+    "num-bits-string": "DF229",
+    "mlx-bits-string": "DF229",
+    "mlx-bits-string-override": "DF229",
     # compressed-tensors reads "no" as False: asymmetric, so the zero points are missing
     "symmetric-string": "DF222",
 }
@@ -58,15 +64,16 @@ def test_a_pattern_not_evaluated_is_named_with_why(tmp_path: Path) -> None:
 
 def test_lookahead_patterns_without_nesting_still_match_like_the_library() -> None:
     from dflash2_ckpt.quant.config import ct_match
+
     assert ct_match("layers.0.mlp", "Linear", "re:(?!fc).*") is True
     assert ct_match("fc", "Linear", "re:(?!fc).*") is False
-    assert ct_match("fc", "Linear", "re:(a+)+$") is False          # RE2: no match, no hang
+    assert ct_match("fc", "Linear", "re:(a+)+$") is False  # RE2: no match, no hang
     assert ct_match("a" * 100_000, "Linear", "re:(a+)+$") is True
 
 
 def test_symmetric_no_is_asymmetric_as_the_library_reads_it(tmp_path: Path) -> None:
     ct = pytest.importorskip("compressed_tensors.quantization")
-    assert ct.QuantizationArgs(num_bits=4, symmetric="no").symmetric is False     # the library's own reading
+    assert ct.QuantizationArgs(num_bits=4, symmetric="no").symmetric is False  # the library's own reading
     d = hostile.QUANT_CLASSES["symmetric-string"](tmp_path)
     code, report, err = run_limited(["verify", str(d)], timeout=30)
     assert code == 1 and any("w4a16-asym" in f["message"] for f in report["findings"] if f["code"] == "DF222")
@@ -76,6 +83,7 @@ def test_diff_refuses_a_quantized_side_the_library_cannot_decompress(tmp_path: P
     pytest.importorskip("torch")
     d = hostile.QUANT_CLASSES["symmetric-string"](tmp_path)
     from dflash2_ckpt.cli import main
+
     res = invoke_cli(main, ["diff", str(d), "-r", str(hostile.GOOD / "nested-v2"), "--format", "json"])
     code, report = res.exit_code, json.loads(res.output)
     assert code == 3 and report["error"]["message"].startswith("cannot dequantize: DF222"), report
@@ -84,14 +92,21 @@ def test_diff_refuses_a_quantized_side_the_library_cannot_decompress(tmp_path: P
 
 # ---------------------------------------------------------------- sizes under the caps (item 11)
 
-SIZE_EXPECT = {"taps-5m": ("DF101", "entries"), "tensors-1m": ("DF603", "tensors"), "ignore-exact-1m": ("DF101", "entries")}
+SIZE_EXPECT = {
+    "taps-5m": ("DF101", "entries"),
+    "tensors-1m": ("DF603", "tensors"),
+    "ignore-exact-1m": ("DF101", "entries"),
+}
 
 
 @pytest.mark.parametrize("cid", sorted(hostile.SIZE_CLASSES))
-def test_huge_lists_under_the_byte_caps_are_refused_in_bounded_time_and_memory(cid: str, tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_huge_lists_under_the_byte_caps_are_refused_in_bounded_time_and_memory(
+    cid: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import time
+
     import adv_harness
+
     # the inputs are 30-60 MB; parsing them is allowed (memory proportional to the input), building
     # objects per entry (gigabytes) is not
     monkeypatch.setattr(adv_harness, "MEMORY_LIMIT", 1 << 30)
@@ -116,11 +131,13 @@ def _github_lines(out: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", [hostile.WORKFLOW_INJECTION, hostile.STOP_COMMANDS, "##[error]legacy"])
-def test_github_format_writes_no_command_a_directory_name_carries(name: str, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_github_format_writes_no_command_a_directory_name_carries(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dflash2_ckpt.cli import main
+
     hostile.named(tmp_path, name)
-    monkeypatch.chdir(tmp_path)             # the subject is the bare name: the verdict line starts with it
+    monkeypatch.chdir(tmp_path)  # the subject is the bare name: the verdict line starts with it
     res = invoke_cli(main, ["verify", name, "--format", "github"])
     lines = res.output.split("\n")
     # the runner takes a line as a command when it starts with `::` (after spaces), or holds `##[` anywhere
@@ -133,23 +150,31 @@ def test_github_format_writes_no_command_a_directory_name_carries(name: str, tmp
 
 def test_terminal_escapes_in_a_tensor_name_never_reach_the_output(tmp_path: Path) -> None:
     from dflash2_ckpt.cli import main
+
     d = hostile.extra_tensor(tmp_path, "evil" + hostile.TERMINAL_ESCAPES)
     for fmt in ("text", "github"):
         for cmd in ("verify", "inspect"):
             res = invoke_cli(main, [cmd, str(d), "--format", fmt])
-            assert "\x1b" not in res.output and "\x07" not in res.output and "\u202e" not in res.output, (cmd, fmt)
-            if cmd == "verify":            # the DF202 finding names the tensor, escapes shown
+            assert "\x1b" not in res.output and "\x07" not in res.output and "\u202e" not in res.output, (
+                cmd,
+                fmt,
+            )
+            if cmd == "verify":  # the DF202 finding names the tensor, escapes shown
                 assert "evil\\x1b[2J\\x1b]0;pwned" in res.output, (cmd, fmt, res.output[-300:])
 
 
 def test_sarif_uri_is_percent_encoded(tmp_path: Path) -> None:
     from dflash2_ckpt.cli import main
+
     d = hostile.named(tmp_path, "my drafter\nx")
-    (d / "extra.bin").write_bytes(b"not a pickle")       # a finding that sits on a file
+    (d / "extra.bin").write_bytes(b"not a pickle")  # a finding that sits on a file
     res = invoke_cli(main, ["verify", str(d), "--format", "sarif"])
     doc = json.loads(res.output)
-    uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]
-            for loc in r["locations"]]
+    uris = [
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in doc["runs"][0]["results"]
+        for loc in r["locations"]
+    ]
     assert uris
     for uri in uris:
         assert " " not in uri and "\n" not in uri, uri
@@ -158,6 +183,7 @@ def test_sarif_uri_is_percent_encoded(tmp_path: Path) -> None:
 
 def test_markdown_cells_survive_carriage_returns() -> None:
     from dflash2_ckpt.report.audit import _md_cell
+
     cell = _md_cell("a\rb\r\nc|d\x1b[2J")
     assert "\r" not in cell and "\n" not in cell and "\x1b" not in cell and "\\|" in cell
 
@@ -165,8 +191,11 @@ def test_markdown_cells_survive_carriage_returns() -> None:
 def test_audit_keeps_producing_rows_around_a_backtracking_pattern(tmp_path: Path) -> None:
     # before: one such drafter stalled the whole audit (no table after 150 s)
     import time
-    dirs = [str(hostile.QUANT_CLASSES[c](tmp_path / c)) for c in ("redos-alternation", "redos-lookahead-nested",
-                                                                   "redos-nested-plus")]
+
+    dirs = [
+        str(hostile.QUANT_CLASSES[c](tmp_path / c))
+        for c in ("redos-alternation", "redos-lookahead-nested", "redos-nested-plus")
+    ]
     good = str(hostile.GOOD / "nested-v2")
     t0 = time.monotonic()
     code, report, err = run_limited(["audit", good, *dirs, good], timeout=60)
@@ -180,6 +209,7 @@ def test_audit_keeps_producing_rows_around_a_backtracking_pattern(tmp_path: Path
 def test_the_library_reports_an_unevaluated_pattern_in_process(tmp_path: Path) -> None:
     # the child-process runs above prove the bound; this one is the library call a runtime author makes
     import dflash2_ckpt
+
     d = hostile.QUANT_CLASSES["redos-lookahead-nested"](tmp_path)
     report = dflash2_ckpt.verify(str(d))
     hit = [f for f in report.findings if f.code == "DF234"]
@@ -192,6 +222,7 @@ def test_diff_of_a_hostile_quantization_config_ends_in_a_typed_answer(cid: str, 
     errors: every class ends in a report or a typed error naming the finding, in-process (torch does not
     import under the child-process memory limit)."""
     from dflash2_ckpt.cli import main
+
     d = hostile.QUANT_CLASSES[cid](tmp_path)
     reference = Path(__file__).resolve().parents[2] / "fixtures" / "good" / "nested-v2"
     r = invoke_cli(main, ["diff", str(d), "--reference", str(reference), "--format", "json"])
@@ -199,6 +230,8 @@ def test_diff_of_a_hostile_quantization_config_ends_in_a_typed_answer(cid: str, 
     assert r.exit_code in (0, 1, 3), (cid, r.exit_code, doc)
     if r.exit_code == 3:
         assert doc["error"]["label"] != "internal error" and doc["error"]["type"] in (
-            "ConfigError", "SourceError"), (cid, doc["error"])
+            "ConfigError",
+            "SourceError",
+        ), (cid, doc["error"])
     if cid in EXPECT and EXPECT[cid] in ("DF234", "DF229", "DF222"):
         assert r.exit_code == 3 and EXPECT[cid] in doc["error"]["message"], (cid, doc)

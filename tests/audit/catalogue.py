@@ -1,17 +1,28 @@
 """A fake Hub catalogue of 50+ drafters: fixtures, real-shape layouts, broken ones, and hostile repos."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 from _kit.fakehub import FakeHub
-
 from conftest import FIXTURES, REAL, real_config
+from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 
-BROKEN = ["tensor-missing", "fc-wrong-shape", "v2-tensors-missing", "v2-tensors-under-v1", "mask-id-out-of-vocab",
-          "group-size-not-divisor", "header-truncated", "dspark-not-dflash", "no-weights", "weight-wrong-dtype", "shard-missing",
-          "index-disagrees"]
+BROKEN = [
+    "tensor-missing",
+    "fc-wrong-shape",
+    "v2-tensors-missing",
+    "v2-tensors-under-v1",
+    "mask-id-out-of-vocab",
+    "group-size-not-divisor",
+    "header-truncated",
+    "dspark-not-dflash",
+    "no-weights",
+    "weight-wrong-dtype",
+    "shard-missing",
+    "index-disagrees",
+]
 
 
 def build(hub: FakeHub, scratch: Path) -> dict[str, str]:

@@ -1,4 +1,5 @@
 """The token bucket behind --rate, on a simulated clock."""
+
 from __future__ import annotations
 
 from hypothesis import given
@@ -35,7 +36,7 @@ def test_n_requests_take_at_least_the_time_the_rate_allows(rate: float, burst: i
 def test_an_idle_bucket_refills_only_up_to_its_burst() -> None:
     clock = Clock()
     limiter = RateLimiter(10, 2, clock=clock, sleep=clock.sleep)
-    clock.now = 100.0                      # long idle
+    clock.now = 100.0  # long idle
     for _ in range(4):
         limiter.acquire()
-    assert abs(clock.now - (100.0 + 0.2)) < 1e-9     # two free, then two at 10/s
+    assert abs(clock.now - (100.0 + 0.2)) < 1e-9  # two free, then two at 10/s

@@ -1,31 +1,50 @@
 """The tensor-role table: one decision per name, and verify, convert and the smoke loader follow it."""
-from __future__ import annotations
 
-from pathlib import Path
+from __future__ import annotations
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import FIXTURES, REAL
 from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.checkpoint.layout import (
+    COMPONENTS,
+    ROLE_TABLE,
+    bytes_by_component,
+    expected_tensors,
+    role_of,
+)
 from dflash2_ckpt.checkpoint.quant import build_view
 from dflash2_ckpt.checks.quant import quant_findings
 from dflash2_ckpt.checks.tensors import check_tensors
 from dflash2_ckpt.convert.plan import tensor_fate
-from dflash2_ckpt.checkpoint.layout import COMPONENTS, ROLE_TABLE, bytes_by_component, expected_tensors, role_of
 from dflash2_ckpt.sources import LocalSource
 from dflash2_ckpt.sources.safetensors_header import TensorInfo
 
-from conftest import FIXTURES, REAL
-
 # names seen in the wild (docs/contract.md#the-flat-dialect, #names-seen-in-the-wild) that no fixture
 # file carries
-WILD = ["embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "model.lm_head.weight",
-        "verifier_lm_head.weight", "verifier_norm.weight", "t2d", "d2t", "d2t.weight",
-        "encoder.fc.weight", "encoder.output_norm_enc.weight", "model.fc.weight",
-        "model.layers.0.self_attn.q_proj.weight", "layers.0.mlp.up_proj.weight_scale", "fc.weight_packed",
-        "layers.0.mlp.down_proj.qweight", "model.layers.0.mlp.up_proj.weight_packed", "rotary_emb.inv_freq",
-        "something_else"]
+WILD = [
+    "embed_tokens.weight",
+    "lm_head.weight",
+    "model.embed_tokens.weight",
+    "model.lm_head.weight",
+    "verifier_lm_head.weight",
+    "verifier_norm.weight",
+    "t2d",
+    "d2t",
+    "d2t.weight",
+    "encoder.fc.weight",
+    "encoder.output_norm_enc.weight",
+    "model.fc.weight",
+    "model.layers.0.self_attn.q_proj.weight",
+    "layers.0.mlp.up_proj.weight_scale",
+    "fc.weight_packed",
+    "layers.0.mlp.down_proj.qweight",
+    "model.layers.0.mlp.up_proj.weight_packed",
+    "rotary_emb.inv_freq",
+    "something_else",
+]
 
 
 def _fixture_names() -> list[str]:
@@ -34,7 +53,7 @@ def _fixture_names() -> list[str]:
         ckpt_dir = path.parent
         try:
             names |= set(open_checkpoint(ckpt_dir).tensors)
-        except Exception:   # a fixture that cannot be opened at all has no names to agree on
+        except Exception:  # a fixture that cannot be opened at all has no names to agree on
             continue
     for tsv in REAL.glob("*.tensors.tsv"):
         for line in tsv.read_text().splitlines():
@@ -62,10 +81,10 @@ def _verify_codes(good, name: str) -> set[str]:
     tensors = dict(good.tensors)
     canonical = role_of(name).canonical
     shape = tensors[canonical].shape if canonical in tensors else (1,)
-    tensors.pop(canonical, None)     # an alias stands in for the part it names
+    tensors.pop(canonical, None)  # an alias stands in for the part it names
     tensors[name] = TensorInfo(name, "BF16", shape, 0, 2, "model.safetensors")
     good.tensors, saved = tensors, good.tensors
-    good.quant, saved_view = build_view(good), good.quant     # the view opening would have built for them
+    good.quant, saved_view = build_view(good), good.quant  # the view opening would have built for them
     try:
         found = check_tensors(good) + quant_findings(good)
     finally:
@@ -80,10 +99,14 @@ def test_verify_convert_and_smoke_agree_on_the_role(good, name: str) -> None:
 
     # verify
     codes = _verify_codes(good, name)
-    want = {"target-copy": {"DF207"}, "vocab-map": {"DF210"}, "quant-aux": {"DF227"}, "unknown": {"DF202"},
-            # a quantized module's alias: checks/quant.py reports its tensors without a config (DF227)
-            "alias": {"DF227"} if role_of(r.canonical).role == "quant-aux" else {r.rule.code}
-            }.get(r.role, set() if name in expected else {"DF202"})
+    want = {
+        "target-copy": {"DF207"},
+        "vocab-map": {"DF210"},
+        "quant-aux": {"DF227"},
+        "unknown": {"DF202"},
+        # a quantized module's alias: checks/quant.py reports its tensors without a config (DF227)
+        "alias": {"DF227"} if role_of(r.canonical).role == "quant-aux" else {r.rule.code},
+    }.get(r.role, set() if name in expected else {"DF202"})
     assert codes == want, (r.role, codes)
 
     # convert
@@ -98,6 +121,7 @@ def test_verify_convert_and_smoke_agree_on_the_role(good, name: str) -> None:
     # smoke
     pytest.importorskip("torch")
     from dflash2_ckpt.smoke.weights import destination
+
     where, param = destination(name)
     if r.role in ("trunk", "conv", "selector", "alias"):
         assert (where, param) == ("param", r.canonical)
@@ -111,6 +135,7 @@ def test_verifier_lm_head_is_one_thing_everywhere() -> None:
     """The disagreement that motivated the table: a copy of the target's head in all three."""
     pytest.importorskip("torch")
     from dflash2_ckpt.smoke.weights import destination
+
     assert role_of("verifier_lm_head.weight").role == "target-copy"
     assert tensor_fate("verifier_lm_head.weight")[0] is None
     assert destination("verifier_lm_head.weight") == ("borrowed", "lm_head.weight")
@@ -127,7 +152,7 @@ def test_role_of_is_total_and_components_are_known(name: str) -> None:
     assert r.component in COMPONENTS
     if r.canonical != name:
         assert r.role == "alias"
-    if r.role == "alias":   # an alias always names a drafter part, never another alias or a copy
+    if r.role == "alias":  # an alias always names a drafter part, never another alias or a copy
         assert role_of(r.canonical).role in ("trunk", "conv", "selector")
 
 

@@ -1,20 +1,20 @@
 """A drafter in a subfolder of a target repo (or directory): found when it is the only one, with DF612;
 several make the run stop with the candidates listed. Local directories and Hub repos alike."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+
 from _kit.cli import invoke_cli
-
-from dflash2_ckpt.cli import main
-from dflash2_ckpt.errors import AmbiguousSubfolderError
-from dflash2_ckpt.checkpoint.open_source import open_source
-from dflash2_ckpt.usecases.verify import verify
-
 from _kit.fakehub import FakeHub
 from _kit.hub_fixtures import layout
+from dflash2_ckpt.checkpoint.open_source import open_source
+from dflash2_ckpt.cli import main
+from dflash2_ckpt.errors import AmbiguousSubfolderError
+from dflash2_ckpt.usecases.verify import verify
 
 
 def sources(kind: str, d: Path, hub: FakeHub) -> str:
@@ -25,8 +25,9 @@ def sources(kind: str, d: Path, hub: FakeHub) -> str:
 
 
 @pytest.mark.parametrize("kind", ["local", "hub"])
-def test_the_one_drafter_subfolder_is_used_and_named(tmp_path: Path, ckpts: dict[str, Path], hub: FakeHub,
-                                                     kind: str) -> None:
+def test_the_one_drafter_subfolder_is_used_and_named(
+    tmp_path: Path, ckpts: dict[str, Path], hub: FakeHub, kind: str
+) -> None:
     d = layout(tmp_path, ckpts, ["dflash"])
     target = sources(kind, d, hub)
     report = verify(open_source(target))
@@ -42,8 +43,9 @@ def test_the_one_drafter_subfolder_is_used_and_named(tmp_path: Path, ckpts: dict
 
 
 @pytest.mark.parametrize("kind", ["local", "hub"])
-def test_several_drafter_subfolders_ask_which(tmp_path: Path, ckpts: dict[str, Path], hub: FakeHub,
-                                              kind: str) -> None:
+def test_several_drafter_subfolders_ask_which(
+    tmp_path: Path, ckpts: dict[str, Path], hub: FakeHub, kind: str
+) -> None:
     d = layout(tmp_path, ckpts, ["dflash-a", "variants/dflash-b"])
     target = sources(kind, d, hub)
     with pytest.raises(AmbiguousSubfolderError) as e:
@@ -56,8 +58,9 @@ def test_several_drafter_subfolders_ask_which(tmp_path: Path, ckpts: dict[str, P
 
 
 @pytest.mark.parametrize("kind", ["local", "hub"])
-def test_a_drafter_at_the_root_is_used_as_it_is(tmp_path: Path, ckpts: dict[str, Path], hub: FakeHub,
-                                                kind: str) -> None:
+def test_a_drafter_at_the_root_is_used_as_it_is(
+    tmp_path: Path, ckpts: dict[str, Path], hub: FakeHub, kind: str
+) -> None:
     d = layout(tmp_path, ckpts, ["dflash"], root_drafter=True)
     report = verify(open_source(sources(kind, d, hub)))
     assert "DF612" not in [f.code for f in report.findings]

@@ -1,21 +1,28 @@
 """The committed GGUF fixtures through the CLI: the clean drafter passes --strict with no finding, each
 broken file fails with the code fixtures/gguf/MANIFEST.json names."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
-from _kit.cli import invoke_cli, run_json
 
-from dflash2_ckpt.cli import main
+from _kit.cli import invoke_cli, run_json
 from _kit.gguf import FIXTURES
+from dflash2_ckpt.cli import main
 
 GGUF = FIXTURES / "gguf"
 MANIFEST = json.loads((GGUF / "MANIFEST.json").read_text())
 
 
 def test_clean_gguf_passes_strict() -> None:
-    code, report = run_json("verify", str(GGUF / "drafter-v2.gguf"), "--strict", "--target", str(FIXTURES / "targets" / "tiny-target"))
+    code, report = run_json(
+        "verify",
+        str(GGUF / "drafter-v2.gguf"),
+        "--strict",
+        "--target",
+        str(FIXTURES / "targets" / "tiny-target"),
+    )
     assert code == 0 and report["findings"] == [], report["findings"]
     assert report["summary"]["dialect"] == "gguf" and report["summary"]["version"] == "v2"
 

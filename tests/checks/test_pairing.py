@@ -1,14 +1,13 @@
 """--target: the drafter against its target model's config."""
+
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from dflash2_ckpt.usecases.verify import verify
-
 from conftest import FIXTURES
+from dflash2_ckpt.usecases.verify import verify
 
 DRAFT = FIXTURES / "good" / "nested-v2"
 TARGET = json.loads((FIXTURES / "targets" / "tiny-target" / "config.json").read_text())
@@ -24,23 +23,31 @@ def test_matching_target_has_no_findings() -> None:
     assert verify(DRAFT, target=FIXTURES / "targets" / "tiny-target").findings == ()
 
 
-@pytest.mark.parametrize("changes,code", [
-    ({"vocab_size": 128}, "DF501"),
-    ({"hidden_size": 48}, "DF502"),
-    ({"num_hidden_layers": 2}, "DF503"),
-    ({"num_hidden_layers": 6}, "DF504"),
-    ({"vocab_size": 32}, "DF505"),
-    ({"eos_token_id": [1, 63]}, "DF506"),
-    ({"pad_token_id": 63}, "DF506"),
-    ({"quantization_config": {"quant_method": "fp8"}}, "DF507"),
-])
+@pytest.mark.parametrize(
+    "changes,code",
+    [
+        ({"vocab_size": 128}, "DF501"),
+        ({"hidden_size": 48}, "DF502"),
+        ({"num_hidden_layers": 2}, "DF503"),
+        ({"num_hidden_layers": 6}, "DF504"),
+        ({"vocab_size": 32}, "DF505"),
+        ({"eos_token_id": [1, 63]}, "DF506"),
+        ({"pad_token_id": 63}, "DF506"),
+        ({"quantization_config": {"quant_method": "fp8"}}, "DF507"),
+    ],
+)
 def test_each_mismatch(tmp_path, changes, code) -> None:
     assert code in {f.code for f in with_target(tmp_path, **changes)}
 
 
-@pytest.mark.parametrize("q", [{"quant_method": "compressed-tensors", "ignore": ["lm_head"]},
-                               {"quant_method": "gptq", "lm_head": False},
-                               {"quant_method": "awq", "modules_to_not_convert": ["lm_head"]}])
+@pytest.mark.parametrize(
+    "q",
+    [
+        {"quant_method": "compressed-tensors", "ignore": ["lm_head"]},
+        {"quant_method": "gptq", "lm_head": False},
+        {"quant_method": "awq", "modules_to_not_convert": ["lm_head"]},
+    ],
+)
 def test_dense_head_with_quantized_body_is_fine(tmp_path, q) -> None:
     assert with_target(tmp_path, quantization_config=q) == []
 

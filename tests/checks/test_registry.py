@@ -1,4 +1,5 @@
 """The code registry against the modules that emit findings and the tests that produce them."""
+
 from __future__ import annotations
 
 import ast
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import dflash2_ckpt
-from dflash2_ckpt.codes import REGISTRY
 from _kit.emitters import _emits, declarations, emitter_of, emitters
+from dflash2_ckpt.codes import REGISTRY
 
 PACKAGE = Path(dflash2_ckpt.__file__).resolve().parent
 STABLE = sorted(c.code for c in REGISTRY.values() if c.status == "stable")
@@ -33,8 +34,14 @@ def _literal_codes(tree: ast.AST) -> set[str]:
     """Codes written as the first argument of Finding(...) in a module."""
     out = set()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Finding"
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Finding"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             out.add(node.args[0].value)
     return out
 
@@ -48,7 +55,9 @@ def test_every_module_that_builds_findings_declares_what_it_builds() -> None:
         rel = path.relative_to(PACKAGE.parent).with_suffix("")
         module = ".".join(p for p in rel.parts if p != "__init__")
         assert module in declared, f"{module} builds {sorted(codes)} but declares no EMITS"
-        assert codes <= declared[module], f"{module} builds {sorted(codes - declared[module])} it does not declare"
+        assert codes <= declared[module], (
+            f"{module} builds {sorted(codes - declared[module])} it does not declare"
+        )
 
 
 def test_emits_must_be_a_literal() -> None:
@@ -60,7 +69,7 @@ def test_emits_must_be_a_literal() -> None:
 
 def test_registry_rows_are_well_formed() -> None:
     for c in REGISTRY.values():
-        assert re.fullmatch(r"DF[1-9]\d\d", c.code)   # DF8xx engine compatibility
+        assert re.fullmatch(r"DF[1-9]\d\d", c.code)  # DF8xx engine compatibility
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", c.name)
     assert len({c.name for c in REGISTRY.values()}) == len(REGISTRY)
 
@@ -73,8 +82,8 @@ def test_every_registered_code_is_produced(produced_codes: set[str]) -> None:
 
 def test_the_recorder_counts_package_findings_only(request: pytest.FixtureRequest) -> None:
     from conftest import PRODUCED
-    from dflash2_ckpt.formats.config_findings import unknown_key
     from dflash2_ckpt.findings import Finding
+    from dflash2_ckpt.formats.config_findings import unknown_key
 
     produced = request.config.stash[PRODUCED]
     had = "DF116" in produced

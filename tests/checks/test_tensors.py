@@ -1,13 +1,13 @@
 """DF2xx on checkpoints built from the clean nested-v2 fixture with one thing changed."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import FIXTURES
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.dev.synth import materialise
 from dflash2_ckpt.usecases.verify import verify
-
-from conftest import FIXTURES
 
 GOOD = FIXTURES / "good" / "nested-v2"
 
@@ -53,7 +53,7 @@ def test_encoder_names_are_df208_and_count_as_the_part(tmp_path: Path) -> None:
     tensors = [(renamed.get(n, n), d, s) for n, d, s in tensors]
     found = _codes(materialise(tmp_path, cfg, tensors))
     assert sorted(f.tensor for f in found["DF208"]) == sorted(renamed.values())
-    assert "DF201" not in found    # the alias fills the part it names
+    assert "DF201" not in found  # the alias fills the part it names
 
 
 def test_copies_and_vocab_maps_are_reported_not_loaded(tmp_path: Path) -> None:

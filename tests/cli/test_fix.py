@@ -1,4 +1,5 @@
 """`verify --fix / --diff / --unsafe-fixes` and `hook ... --fix` on copies of the broken fixtures."""
+
 from __future__ import annotations
 
 import json
@@ -6,10 +7,9 @@ import shutil
 import struct
 from pathlib import Path
 
-from conftest import FIXTURES
-
 from _kit.cli import one_json, run, run_json
 from _kit.fakehub import FakeHub
+from conftest import FIXTURES
 
 
 def _copy(name: str, tmp_path: Path) -> Path:
@@ -22,7 +22,7 @@ def _split(path: Path) -> tuple[dict[str, object], bytes]:
     """The header JSON and the data bytes behind it."""
     raw = path.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
-    return json.loads(raw[8:8 + n]), raw[8 + n:]
+    return json.loads(raw[8 : 8 + n]), raw[8 + n :]
 
 
 def _codes(d: Path, *args: str) -> list[str]:
@@ -43,13 +43,16 @@ def _fixable(d: Path, code: str) -> int:
 def test_json_findings_say_whether_they_are_fixable() -> None:
     _, out, _ = run("verify", str(FIXTURES / "broken" / "codebook-weight-suffix"), "--format", "json")
     fixes = {f["code"]: f.get("fix") for f in one_json(out)["findings"]}
-    assert fixes["DF206"] == {"applicability": "safe", "description": "rename tensor candidate_selector."
-                              "successor_codebook.weight to candidate_selector.successor_codebook"}
+    assert fixes["DF206"] == {
+        "applicability": "safe",
+        "description": "rename tensor candidate_selector."
+        "successor_codebook.weight to candidate_selector.successor_codebook",
+    }
     _, out, _ = run("verify", str(FIXTURES / "broken" / "causality-unstated"), "--format", "json", "--strict")
     [f] = one_json(out)["findings"]
     assert f["code"] == "DF403" and f["fix"]["applicability"] == "unsafe"
     _, out, _ = run("verify", str(FIXTURES / "broken" / "fc-wrong-shape"), "--format", "json")
-    assert all("fix" not in f for f in one_json(out)["findings"])      # a wrong shape is no mechanical fix
+    assert all("fix" not in f for f in one_json(out)["findings"])  # a wrong shape is no mechanical fix
 
 
 def test_text_marks_fixable_findings() -> None:
@@ -94,10 +97,13 @@ def test_fix_renames_codebooks_in_the_header_only(tmp_path: Path) -> None:
     new = (d / "model.safetensors").read_bytes()
     new_header, new_data = _split(d / "model.safetensors")
     assert len(new) == len(raw) and new[:8] == raw[:8] and new_data == data
-    assert new_header["candidate_selector.successor_codebook"] == header["candidate_selector.successor_codebook.weight"]
+    assert (
+        new_header["candidate_selector.successor_codebook"]
+        == header["candidate_selector.successor_codebook.weight"]
+    )
     assert "candidate_selector.successor_codebook.weight" not in new_header
     assert "DF206" not in _codes(d)
-    assert not list(d.glob(".*.fix"))        # no temporary file left behind
+    assert not list(d.glob(".*.fix"))  # no temporary file left behind
 
 
 def test_fix_strips_the_model_prefix(tmp_path: Path) -> None:
@@ -137,7 +143,9 @@ def test_fix_and_diff_together_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_hook_fix_repairs_each_directory(tmp_path: Path) -> None:
     a, b = _copy("engines-split-causality", tmp_path), _copy("codebook-weight-suffix", tmp_path)
-    code, out, err = run("hook", "verify", str(a / "config.json"), str(b / "model.safetensors"), "--fix", "--strict")
+    code, out, err = run(
+        "hook", "verify", str(a / "config.json"), str(b / "model.safetensors"), "--fix", "--strict"
+    )
     assert code == 0, out
     assert f"{a}: fixed 4" in err and f"{b}: fixed 2" in err
     code, out, _ = run("hook", "config", str(a / "config.json"), "--diff")
@@ -146,9 +154,14 @@ def test_hook_fix_repairs_each_directory(tmp_path: Path) -> None:
 
 def test_fix_renames_across_shards_and_the_index(tmp_path: Path) -> None:
     from _kit.convert import build, layout_of, tensor_bytes
+
     cfg = json.loads((FIXTURES / "good" / "nested-v2" / "config.json").read_text())
-    d = build(tmp_path / "sharded", cfg, shards=2,
-              tensors=[("model." + name, dtype, shape) for name, dtype, shape in layout_of(cfg, "F32")])
+    d = build(
+        tmp_path / "sharded",
+        cfg,
+        shards=2,
+        tensors=[("model." + name, dtype, shape) for name, dtype, shape in layout_of(cfg, "F32")],
+    )
     before = tensor_bytes(d)
     code, out, err = run("verify", str(d), "--fix")
     assert code == 0, out + err
@@ -162,7 +175,11 @@ def test_fix_renames_across_shards_and_the_index(tmp_path: Path) -> None:
 
 def test_a_config_with_a_repeated_key_is_not_rewritten(tmp_path: Path) -> None:
     d = _copy("engines-split-causality", tmp_path)
-    text = (d / "config.json").read_text().replace('"hidden_act": "silu",', '"hidden_act": "silu", "hidden_act": "gelu",')
+    text = (
+        (d / "config.json")
+        .read_text()
+        .replace('"hidden_act": "silu",', '"hidden_act": "silu", "hidden_act": "gelu",')
+    )
     (d / "config.json").write_text(text)
     _, out, _ = run("verify", str(d), "--format", "json")
     found = one_json(out)["findings"]
@@ -179,7 +196,7 @@ def test_the_targets_vocab_size_is_an_unsafe_fix(tmp_path: Path) -> None:
     _, out, _ = run("verify", str(d), "--target", target, "--format", "json")
     [f] = [f for f in one_json(out)["findings"] if f["code"] == "DF120"]
     assert f["fix"] == {"applicability": "unsafe", "description": f"set vocab_size: {vocab} (the target's)"}
-    _, out, _ = run("verify", str(d), "--format", "json")      # without --target there is no value to write
+    _, out, _ = run("verify", str(d), "--format", "json")  # without --target there is no value to write
     assert all("fix" not in f for f in one_json(out)["findings"] if f["code"] == "DF120")
     code, _, _ = run("verify", str(d), "--target", target, "--fix", "--unsafe-fixes")
     assert code == 0 and json.loads((d / "config.json").read_text())["vocab_size"] == vocab
@@ -198,10 +215,10 @@ def test_a_config_with_a_byte_order_mark_is_fixed_as_verify_read_it(tmp_path: Pa
 def test_a_header_string_utf8_cannot_hold_is_kept_escaped(tmp_path: Path) -> None:
     d = _copy("tensor-model-prefix", tmp_path)
     header, data = _split(d / "model.safetensors")
-    text = json.dumps({"__metadata__": {"note": "\ud800 é"}, **header}).encode()     # ASCII, escapes kept
+    text = json.dumps({"__metadata__": {"note": "\ud800 é"}, **header}).encode()  # ASCII, escapes kept
     (d / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + data)
     code, out, err = run("verify", str(d), "--diff")
-    assert code == 1 and "+\"fc.weight\"" in out
+    assert code == 1 and '+"fc.weight"' in out
     n = _fixable(d, "DF202")
     code, _, err = run("verify", str(d), "--fix")
     assert code == 0 and f"fixed {n} finding" in err

@@ -1,5 +1,6 @@
 """Strings no encoder writes (lone surrogates: JSON's "\\ud800", a non-UTF-8 file name) in a config or a
 report: a finding, printed in every format, never a crash on the way out."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +15,6 @@ from hypothesis import strategies as st
 
 from _kit.cli import invoke
 from conftest import FIXTURES
-
 from dflash2_ckpt.report import FORMATS, render
 from dflash2_ckpt.usecases.verify import verify
 
@@ -29,7 +29,7 @@ def _drafter(tmp: Path, edit: str) -> Path:
         cfg["k\ud800"] = 1
     else:
         cfg["dflash_config"]["k\ud800"] = 1
-    (d / "config.json").write_text(json.dumps(cfg))        # the key as the escape "k\ud800", as JSON holds it
+    (d / "config.json").write_text(json.dumps(cfg))  # the key as the escape "k\ud800", as JSON holds it
     return d
 
 
@@ -49,8 +49,9 @@ def test_a_surrogate_key_is_df101_in_every_format(tmp_path: Path, where: str, fm
 
 
 # any text, lone surrogates included
-ANY_TEXT = st.lists(st.one_of(st.characters(categories=["Cs"]), st.characters()),
-                    max_size=12).map("".join)   # st.text never yields surrogates
+ANY_TEXT = st.lists(st.one_of(st.characters(categories=["Cs"]), st.characters()), max_size=12).map(
+    "".join
+)  # st.text never yields surrogates
 
 
 @settings(max_examples=60, deadline=None)

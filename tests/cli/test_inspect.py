@@ -1,4 +1,5 @@
 """`inspect`: an unreadable header is exit 3 with the reason; `passed` only for a DFlash drafter."""
+
 from __future__ import annotations
 
 import json
@@ -7,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from _kit.cli import one_json, run
 from conftest import FIXTURES
 
-from _kit.cli import one_json, run
 
-
-@pytest.mark.parametrize("name", ["header-truncated", "header-lies-about-length", "index-not-an-index",
-                                  "shard-missing"])
+@pytest.mark.parametrize(
+    "name", ["header-truncated", "header-lies-about-length", "index-not-an-index", "shard-missing"]
+)
 def test_unreadable_header_or_index_is_exit_3_with_the_reason(name: str) -> None:
     code, out, err = run("inspect", str(FIXTURES / "broken" / name))
     assert code == 3 and out == "" and "0 tensors" not in err and ("DF60" in err)

@@ -1,5 +1,6 @@
 """The one progress helper (cli/progress.py): a bar on a terminal, plain lines a log keeps off one (none for
 a machine format), labels escaped; audit and diff report through it."""
+
 from __future__ import annotations
 
 import io
@@ -45,7 +46,7 @@ def test_verify_scan_reports_each_tenth_of_the_tensors_it_reads() -> None:
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("scan: ")]
     assert lines and lines[-1].startswith("scan: 36/36 ") and len(lines) <= 11
     assert invoke("verify", good, "--scan", "--format", "json").stderr == ""
-    assert "scan:" not in invoke("verify", good).stderr                     # no scan, nothing to show
+    assert "scan:" not in invoke("verify", good).stderr  # no scan, nothing to show
 
 
 def test_convert_reports_each_shard_it_writes(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@ loads no command, `hook config` neither pydantic nor rich, a header verify of a 
 a dialect conversion what a header verify loads plus its own code, and none of them gguf, numpy, the Hub
 client or another command's report code. A GGUF file, and a config pydantic must judge, still load what
 they need. bench/bench_start.py has the timings."""
+
 from __future__ import annotations
 
 import json
@@ -15,18 +16,37 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "fixtures/good/nested-v2"
-HEAVY = ("pydantic", "rich", "gguf", "numpy", "huggingface_hub", "torch", "dflash2_ckpt.audit",
-         "dflash2_ckpt.accept.report", "dflash2_ckpt.report.sarif", "dflash2_ckpt.report.audit",
-         "dflash2_ckpt.sources.hub", "dflash2_ckpt.convert", "dflash2_ckpt.diff")
+HEAVY = (
+    "pydantic",
+    "rich",
+    "gguf",
+    "numpy",
+    "huggingface_hub",
+    "torch",
+    "dflash2_ckpt.audit",
+    "dflash2_ckpt.accept.report",
+    "dflash2_ckpt.report.sarif",
+    "dflash2_ckpt.report.audit",
+    "dflash2_ckpt.sources.hub",
+    "dflash2_ckpt.convert",
+    "dflash2_ckpt.diff",
+)
 
-_RUN = ("import json, runpy, sys\nsys.argv = ['dflash2-ckpt', *sys.argv[1:]]\ntry:\n"
-        "    runpy.run_module('dflash2_ckpt', run_name='__main__')\nexcept SystemExit as e:\n    code = e.code\n"
-        "sys.stderr.write('\\nMODULES ' + json.dumps([code, sorted(sys.modules)]) + '\\n')\n")
+_RUN = (
+    "import json, runpy, sys\nsys.argv = ['dflash2-ckpt', *sys.argv[1:]]\ntry:\n"
+    "    runpy.run_module('dflash2_ckpt', run_name='__main__')\nexcept SystemExit as e:\n    code = e.code\n"
+    "sys.stderr.write('\\nMODULES ' + json.dumps([code, sorted(sys.modules)]) + '\\n')\n"
+)
 
 
 def loaded(*args: str, cwd: Path = ROOT) -> tuple[int, set[str]]:
-    p = subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, text=True, cwd=cwd,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.run(
+        [sys.executable, "-c", _RUN, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     code, mods = json.loads(p.stderr.rsplit("MODULES ", 1)[1])
     return code, set(mods)
 
@@ -38,7 +58,9 @@ def heavy(mods: set[str]) -> list[str]:
 def test_version_loads_no_command() -> None:
     code, mods = loaded("--version")
     assert code == 0
-    assert heavy(mods) == [] and not any(m.startswith(("dflash2_ckpt.usecases", "dflash2_ckpt.checks")) for m in mods)
+    assert heavy(mods) == [] and not any(
+        m.startswith(("dflash2_ckpt.usecases", "dflash2_ckpt.checks")) for m in mods
+    )
 
 
 def test_hook_config_loads_neither_pydantic_nor_rich() -> None:
@@ -71,18 +93,39 @@ CONVERT_UNUSED = ("ctypes", "secrets", "hashlib", "socket", "shutil", "subproces
 @pytest.mark.parametrize("to", ["flat", "nested"])
 def test_dialect_convert_loads_what_a_header_verify_does_and_its_own_code(tmp_path: Path, to: str) -> None:
     src = GOOD if to == "flat" else "fixtures/good/flat-v2"
-    code, mods = loaded("convert", src, "-o", str(tmp_path / "out"), "--to", to, "--verifier-name", "bench/target",
-                        "--verifier-arch", "Qwen3ForCausalLM")
+    code, mods = loaded(
+        "convert",
+        src,
+        "-o",
+        str(tmp_path / "out"),
+        "--to",
+        to,
+        "--verifier-name",
+        "bench/target",
+        "--verifier-arch",
+        "Qwen3ForCausalLM",
+    )
     assert code == 0 and (tmp_path / "out" / "model.safetensors").is_file()
     _, verify_mods = loaded("verify", src)
-    assert heavy(mods - {"dflash2_ckpt.convert"}) == ["rich"]      # its table, as verify's
+    assert heavy(mods - {"dflash2_ckpt.convert"}) == ["rich"]  # its table, as verify's
     assert sorted(m for m in CONVERT_UNUSED if m in mods) == []
-    extra = {m for m in mods - verify_mods if not m.startswith(("dflash2_ckpt.convert", "dflash2_ckpt.cli.convert",
-                                                               "dflash2_ckpt.report.text_convert",
-                                                               # the meaning check and its table
-                                                               "dflash2_ckpt.engines.meaning",
-                                                               "dflash2_ckpt.report.text_meaning"))}
-    assert extra <= {"difflib", "heapq", "_heapq", "signal"}, sorted(extra)   # click's option suggestions; SIGTERM
+    extra = {
+        m
+        for m in mods - verify_mods
+        if not m.startswith(
+            (
+                "dflash2_ckpt.convert",
+                "dflash2_ckpt.cli.convert",
+                "dflash2_ckpt.report.text_convert",
+                # the meaning check and its table
+                "dflash2_ckpt.engines.meaning",
+                "dflash2_ckpt.report.text_meaning",
+            )
+        )
+    }
+    assert extra <= {"difflib", "heapq", "_heapq", "signal"}, sorted(
+        extra
+    )  # click's option suggestions; SIGTERM
 
 
 def test_what_a_bad_config_or_a_gguf_file_needs_still_loads(tmp_path: Path) -> None:
@@ -91,7 +134,7 @@ def test_what_a_bad_config_or_a_gguf_file_needs_still_loads(tmp_path: Path) -> N
     cfg = json.loads((ROOT / GOOD / "config.json").read_text())
     (bad / "config.json").write_text(json.dumps({**cfg, "hidden_size": "wide"}))
     code, mods = loaded("hook", "config", str(bad / "config.json"))
-    assert code == 1 and "pydantic" in mods           # pydantic writes the finding (DF101)
+    assert code == 1 and "pydantic" in mods  # pydantic writes the finding (DF101)
     ggufs = sorted((ROOT / "fixtures").rglob("*.gguf"))
     if not ggufs:
         pytest.skip("no GGUF fixture in this checkout")

@@ -1,19 +1,16 @@
 """The CLI contract: exit codes, JSON on stdout, selectors, schema staleness, README code table, no torch."""
+
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 
-from _kit.cli import invoke, invoke_cli
-
-from dflash2_ckpt.formats import schemas
-from dflash2_ckpt.cli import codes_table, main
-
-from conftest import FIXTURES, ROOT
-
-from _kit.cli import one_json, run
+from _kit.cli import invoke, invoke_cli, one_json, run
 from _kit.smoke import stand_in_smoke
+from conftest import FIXTURES, ROOT
+from dflash2_ckpt.cli import codes_table, main
+from dflash2_ckpt.formats import schemas
 
 GOOD = str(FIXTURES / "good" / "nested-v2")
 
@@ -70,8 +67,12 @@ def test_schema_check_detects_staleness(tmp_path) -> None:
 
 def test_schemas_validate_real_configs_with_plain_jsonschema() -> None:
     import jsonschema
-    for name, key in [("nested-v2", "z-lab_Qwen3.8-27B-DFlash2"), ("nested-v1", "z-lab_Qwen3-4B-DFlash-b16"),
-                      ("flat-v2", "speculators-0.9.0_tiny-dflash2")]:
+
+    for name, key in [
+        ("nested-v2", "z-lab_Qwen3.8-27B-DFlash2"),
+        ("nested-v1", "z-lab_Qwen3-4B-DFlash-b16"),
+        ("flat-v2", "speculators-0.9.0_tiny-dflash2"),
+    ]:
         schema = json.loads((ROOT / "schemas" / f"{name}.schema.json").read_text())
         jsonschema.validate(json.loads((FIXTURES / "real" / f"{key}.config.json").read_text()), schema)
     bad = json.loads((FIXTURES / "real" / "z-lab_Qwen3.8-27B-DFlash2.config.json").read_text())
@@ -86,8 +87,10 @@ def test_docs_list_every_code() -> None:
 
 
 def test_header_path_never_imports_torch() -> None:
-    code = ("import sys; from dflash2_ckpt.cli import main; from dflash2_ckpt.usecases.verify import verify; "
-            f"verify({GOOD!r}); assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys; from dflash2_ckpt.cli import main; from dflash2_ckpt.usecases.verify import verify; "
+        f"verify({GOOD!r}); assert 'torch' not in sys.modules and 'triton' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -117,6 +120,7 @@ def test_ctrl_c_exits_130(monkeypatch) -> None:
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(gate, "verify", interrupted)
     code, _, err = run("verify", GOOD)
     assert code == 130 and "interrupted" in err and "Traceback" not in err
@@ -127,6 +131,7 @@ def test_ctrl_c_under_json_prints_the_error_document(monkeypatch) -> None:
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(gate, "verify", interrupted)
     code, out, err = run("verify", GOOD, "--format", "json")
     doc = one_json(out)["error"]
@@ -140,12 +145,14 @@ def test_smoke_gets_the_opened_target_source(monkeypatch) -> None:
     """verify --smoke --target org/name opens the repo once and hands that Source to the smoke."""
     from dflash2_ckpt.cli import options
     from dflash2_ckpt.sources import LocalSource
+
     opened = LocalSource(FIXTURES / "targets" / "tiny-target")
     real_open = options.open_source
 
     def open_source(path, *args, require_weights=True, **kw):
         # the checkpoint opens as usual; the target "org/target" stands for a Hub repo opened config-only
         return opened if path == "org/target" and not require_weights else real_open(path, *args, **kw)
+
     monkeypatch.setattr(options, "open_source", open_source)
     seen = stand_in_smoke(monkeypatch)
     code, out, _ = run("verify", GOOD, "--smoke", "--target", "org/target", "--format", "json")
@@ -156,12 +163,14 @@ def test_smoke_runs_on_the_checkpoint_verify_opened(monkeypatch) -> None:
     """verify --smoke opens the checkpoint once: the smoke gets the Checkpoint verify opened."""
     import dflash2_ckpt.usecases.verify as verify_mod
     from dflash2_ckpt.checkpoint import Checkpoint
+
     opened = []
     real_open = verify_mod.open_checkpoint
 
     def counting_open(path):
         opened.append(real_open(path))
         return opened[-1]
+
     monkeypatch.setattr(verify_mod, "open_checkpoint", counting_open)
     seen = stand_in_smoke(monkeypatch)
     code, out, _ = run("verify", GOOD, "--smoke", "--format", "json")

@@ -13,8 +13,15 @@ def main(path: str) -> None:
     cfg = SpeculatorModelConfig.from_pretrained(path)
     model = SpeculatorModel.from_pretrained(path)
     verifier = cfg.speculators_config.verifier
-    print(json.dumps({"verifier": verifier.name_or_path, "architectures": list(verifier.architectures),
-                      "model": type(model).__name__}))
+    print(
+        json.dumps(
+            {
+                "verifier": verifier.name_or_path,
+                "architectures": list(verifier.architectures),
+                "model": type(model).__name__,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ kept F32 as llama.cpp's converter does, a whole --outtype cast) are recorded and
 
 Sources are written by torch's safetensors (save_file), as trainers write them, so byte identity is with
 the file a user has, not with our own writer's output."""
+
 from __future__ import annotations
 
 import json
@@ -10,13 +11,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from _kit.cli import invoke_cli
-from _kit.gguf import FIXTURES, header_of, rewrite, target_with_tokenizer
-from gguf import GGUFValueType
 from safetensors.torch import load_file, save_file
 
+from _kit.cli import invoke_cli
+from _kit.gguf import FIXTURES, header_of, rewrite, target_with_tokenizer
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.formats import gguf_names as N
+from gguf import GGUFValueType
 
 _TORCH = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32}
 _NAMES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
@@ -26,8 +27,11 @@ def _source(d: Path, dtype: str, vectors: str | None = None) -> Path:
     """nested-v2 in `dtype` (its vectors in `vectors` when given: a mixed checkpoint), written by torch."""
     d.mkdir(parents=True)
     t = load_file(FIXTURES / "good" / "nested-v2" / "model.safetensors")
-    save_file({k: v.to(_TORCH[vectors if vectors and v.dim() < 2 else dtype]) for k, v in t.items()},
-              d / "model.safetensors", metadata={"format": "pt"})
+    save_file(
+        {k: v.to(_TORCH[vectors if vectors and v.dim() < 2 else dtype]) for k, v in t.items()},
+        d / "model.safetensors",
+        metadata={"format": "pt"},
+    )
     cfg = json.loads((FIXTURES / "good" / "nested-v2" / "config.json").read_text())
     cfg["dtype"] = _NAMES[dtype]
     (d / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
@@ -36,9 +40,21 @@ def _source(d: Path, dtype: str, vectors: str | None = None) -> Path:
 
 def _round_trip(tmp: Path, src: Path, *extra: str) -> tuple[Path, Path, str]:
     g, back = tmp / "d.gguf", tmp / "back"
-    r = invoke_cli(main, ["convert", str(src), "-o", str(g), "--to", "gguf",
-                          "--target", str(target_with_tokenizer(tmp / "target", 64)), *extra])
-    assert r.exit_code in (0, 1), r.output           # 1: DF907, reported, not refused
+    r = invoke_cli(
+        main,
+        [
+            "convert",
+            str(src),
+            "-o",
+            str(g),
+            "--to",
+            "gguf",
+            "--target",
+            str(target_with_tokenizer(tmp / "target", 64)),
+            *extra,
+        ],
+    )
+    assert r.exit_code in (0, 1), r.output  # 1: DF907, reported, not refused
     assert g.exists(), r.output
     r = invoke_cli(main, ["convert", str(g), "-o", str(back), "--to", "nested"])
     assert back.exists(), r.output
@@ -78,8 +94,10 @@ def test_a_lossy_cast_comes_back_in_the_source_dtypes(tmp_path: Path) -> None:
     got = load_file(back / "model.safetensors")
     assert {k: v.dtype for k, v in got.items()} == {k: v.dtype for k, v in want.items()}
     assert 0 < len(cast) < len(want)
-    assert all(torch.equal(got[k], want[k].to(torch.bfloat16).to(torch.float32) if k in cast else want[k])
-               for k in want)
+    assert all(
+        torch.equal(got[k], want[k].to(torch.bfloat16).to(torch.float32) if k in cast else want[k])
+        for k in want
+    )
     assert "stored in their source dtype again" in out
 
 
@@ -95,7 +113,9 @@ def test_a_quantized_gguf_restores_what_it_holds_exactly(tmp_path: Path) -> None
             assert got[k].dtype == torch.float32
         else:
             assert types[k] == "F32" and got[k].dtype == torch.bfloat16 and torch.equal(got[k], v)
-    r = invoke_cli(main, ["convert", str(g), "-o", str(tmp_path / "again"), "--to", "nested", "--format", "json"])
+    r = invoke_cli(
+        main, ["convert", str(g), "-o", str(tmp_path / "again"), "--to", "nested", "--format", "json"]
+    )
     doc = json.loads(r.stdout)
     assert doc["restored_tensors"] == sum(t == "F32" for t in types.values()) > 0
     assert doc["dequantized_tensors"] == sum(t == "Q8_0" for t in types.values()) > 0
@@ -107,14 +127,30 @@ def test_a_record_the_values_do_not_fit_keeps_the_gguf_type(tmp_path: Path, reco
     is not ours: the tensor keeps the GGUF's type, a note says why, nothing crashes."""
     src = _source(tmp_path / "src", "F32")
     g = tmp_path / "d.gguf"
-    invoke_cli(main, ["convert", str(src), "-o", str(g), "--to", "gguf",
-                      "--target", str(target_with_tokenizer(tmp_path / "target", 64))])
-    edited = rewrite(g, tmp_path / "e.gguf", lambda a, kv, t: (
-        a, {**kv, N.KEY_SOURCE_DTYPES: (record, GGUFValueType.STRING, None)}, t))
-    r = invoke_cli(main, ["convert", str(edited), "-o", str(tmp_path / "back"), "--to", "nested",
-                          "--format", "json"])
+    invoke_cli(
+        main,
+        [
+            "convert",
+            str(src),
+            "-o",
+            str(g),
+            "--to",
+            "gguf",
+            "--target",
+            str(target_with_tokenizer(tmp_path / "target", 64)),
+        ],
+    )
+    edited = rewrite(
+        g,
+        tmp_path / "e.gguf",
+        lambda a, kv, t: (a, {**kv, N.KEY_SOURCE_DTYPES: (record, GGUFValueType.STRING, None)}, t),
+    )
+    r = invoke_cli(
+        main, ["convert", str(edited), "-o", str(tmp_path / "back"), "--to", "nested", "--format", "json"]
+    )
     doc = json.loads(r.stdout)
     assert doc["written"] and doc["restored_tensors"] == 0
-    assert any("not written in their recorded source dtype" in n or "is not a JSON object" in n
-               for n in doc["notes"]), doc["notes"]
+    assert any(
+        "not written in their recorded source dtype" in n or "is not a JSON object" in n for n in doc["notes"]
+    ), doc["notes"]
     assert (tmp_path / "back" / "model.safetensors").read_bytes() == (src / "model.safetensors").read_bytes()

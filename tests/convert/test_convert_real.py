@@ -1,5 +1,6 @@
 """Against the real files: the speculators 0.9.0 layout key by key, the published 27B drafter as a sparse
 3.85 GB checkpoint, the old v1 dialect, and the tensor name variants seen in the wild."""
+
 from __future__ import annotations
 
 import json
@@ -8,14 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _kit.convert import build, layout_of, random_data, target_dir, tensor_bytes
+from conftest import REAL, real_config
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
 from dflash2_ckpt.dev.synth import materialise, read_tensor_list
 from dflash2_ckpt.usecases.verify import verify
-
-from conftest import REAL, real_config
-from _kit.convert import build, layout_of, random_data, target_dir, tensor_bytes
 
 SPEC_TSV = REAL / "speculators-0.9.0_tiny-dflash2.tensors.tsv"
 
@@ -24,10 +24,19 @@ def speculators_as_nested() -> dict[str, Any]:
     """The drafter of the real speculators tiny config, stated in the nested dialect."""
     flat = real_config("speculators-0.9.0_tiny-dflash2")
     root = dict(flat["transformer_layer_config"])
-    root.update(architectures=["DFlash2DraftModel"], is_causal=False, dtype="float32", transformers_version="5.19.0")
-    root["dflash_config"] = {"target_layer_ids": [0, 2, 4], "block_size": 8, "mask_token_id": 95,
-                             "conv_kernel_size": 2, "conv_group_size": 16, "selector_rank": 256,
-                             "selector_top_k": 16, "causal": False}
+    root.update(
+        architectures=["DFlash2DraftModel"], is_causal=False, dtype="float32", transformers_version="5.19.0"
+    )
+    root["dflash_config"] = {
+        "target_layer_ids": [0, 2, 4],
+        "block_size": 8,
+        "mask_token_id": 95,
+        "conv_kernel_size": 2,
+        "conv_group_size": 16,
+        "selector_rank": 256,
+        "selector_top_k": 16,
+        "causal": False,
+    }
     return root
 
 
@@ -71,21 +80,39 @@ def test_27b_sparse_nested_to_flat_and_back(tmp_path: Path) -> None:
     src = materialise(tmp_path / "src", cfg, read_tensor_list(REAL / "z-lab_Qwen3.8-27B-DFlash2.tensors.tsv"))
     size = (src / "model.safetensors").stat().st_size
     assert size == 3_848_817_896
-    plan = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3.8-27B", verifier_architectures=("Qwen3ForCausalLM",), dry_run=True)
+    plan = convert(
+        src,
+        tmp_path / "flat",
+        to="flat",
+        verifier_name="Qwen/Qwen3.8-27B",
+        verifier_architectures=("Qwen3ForCausalLM",),
+        dry_run=True,
+    )
     assert plan.bytes_copied == 3_848_808_960 and not (tmp_path / "flat").exists()
     t0 = time.monotonic()
-    r = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3.8-27B", verifier_architectures=("Qwen3ForCausalLM",))
+    r = convert(
+        src,
+        tmp_path / "flat",
+        to="flat",
+        verifier_name="Qwen/Qwen3.8-27B",
+        verifier_architectures=("Qwen3ForCausalLM",),
+    )
     assert time.monotonic() - t0 < 20 and r.tensors_verified == 81
     out = tmp_path / "flat" / "model.safetensors"
-    assert out.stat().st_size == size and out.stat().st_blocks * 512 < 1 << 20   # still a hole
+    assert out.stat().st_size == size and out.stat().st_blocks * 512 < 1 << 20  # still a hole
     flat = json.loads((tmp_path / "flat" / "config.json").read_text())
-    assert flat["aux_hidden_state_layer_ids"] == [6, 20, 34, 48, 62] and flat["sliding_window_non_causal"] is True
+    assert (
+        flat["aux_hidden_state_layer_ids"] == [6, 20, 34, 48, 62]
+        and flat["sliding_window_non_causal"] is True
+    )
     assert flat["speculators_config"]["proposal_methods"][0]["speculative_tokens"] == 7
     assert not verify(tmp_path / "flat").failed()
     convert(tmp_path / "flat", tmp_path / "nested", to="nested", target=target_dir(tmp_path / "t", layers=64))
     back = json.loads((tmp_path / "nested" / "config.json").read_text())
+
     def root(c: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in c.items() if k != "dflash_config"}
+
     assert root(back) == root(cfg)
     assert back["dflash_config"] == {**cfg["dflash_config"], "causal": False}
     assert drafter_differences(open_checkpoint(src).spec, open_checkpoint(tmp_path / "nested").spec) == []
@@ -96,10 +123,19 @@ def test_old_v1_dialect(tmp_path: Path) -> None:
     cfg = real_config("z-lab_Qwen3-4B-DFlash-b16")
     src = materialise(tmp_path / "src", cfg, layout_of(cfg, "BF16"))
     (src / "dflash.py").write_text("# remote code\n")
-    r = convert(src, tmp_path / "flat", to="flat", verifier_name="Qwen/Qwen3-4B", verifier_architectures=("Qwen3ForCausalLM",))
+    r = convert(
+        src,
+        tmp_path / "flat",
+        to="flat",
+        verifier_name="Qwen/Qwen3-4B",
+        verifier_architectures=("Qwen3ForCausalLM",),
+    )
     flat = json.loads((tmp_path / "flat" / "config.json").read_text())
     assert flat["speculators_model_type"] == "dflash" and flat["block_size"] == 16
-    assert flat["transformer_layer_config"]["rope_theta"] == 1000000 and flat["sliding_window_non_causal"] is True
+    assert (
+        flat["transformer_layer_config"]["rope_theta"] == 1000000
+        and flat["sliding_window_non_causal"] is True
+    )
     assert not any(k in flat for k in ("conv_kernel_size", "selector_rank", "auto_map"))
     assert ("dflash.py", "remote code named by auto_map, which is not carried over") in r.files_skipped
     assert not verify(tmp_path / "flat").failed()
@@ -133,7 +169,7 @@ def test_name_variants_renamed_and_target_copies_dropped(tmp_path: Path) -> None
     assert not verify(tmp_path / "out").failed()
     # speculators' own metadata is kept
     raw = (tmp_path / "out" / index["weight_map"]["fc.weight"]).read_bytes()
-    assert b'"__metadata__"' not in raw or json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+    assert b'"__metadata__"' not in raw or json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")])
 
 
 def test_shard_left_empty_is_not_written(tmp_path: Path) -> None:
@@ -147,7 +183,8 @@ def test_shard_left_empty_is_not_written(tmp_path: Path) -> None:
 
 
 def test_single_file_source_given_as_file(tmp_path: Path) -> None:
-    src = build(tmp_path / "src", real_config("speculators-0.9.0_tiny-dflash2"),
-                tensors=read_tensor_list(SPEC_TSV))
+    src = build(
+        tmp_path / "src", real_config("speculators-0.9.0_tiny-dflash2"), tensors=read_tensor_list(SPEC_TSV)
+    )
     convert(src / "model.safetensors", tmp_path / "out", to="nested")
     assert os.path.exists(tmp_path / "out" / "model.safetensors")

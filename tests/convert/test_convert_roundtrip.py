@@ -1,5 +1,6 @@
 """Property: nested -> flat -> nested and flat -> nested -> flat give back the same config, DraftSpec,
 unknown keys and byte-identical tensor files, over generated drafters; and `verify` passes each output."""
+
 from __future__ import annotations
 
 import json
@@ -11,14 +12,13 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dflash2_ckpt.engines.causality import intended as intended_causality
-from dflash2_ckpt.engines.registry import all_engines
+from _kit.convert import TARGET_LAYERS, build, drafters, flat_config, nested_config, target_dir, tensor_bytes
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
 from dflash2_ckpt.convert.exactness import drafter_differences
+from dflash2_ckpt.engines.causality import intended as intended_causality
+from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.usecases.verify import verify
-
-from _kit.convert import TARGET_LAYERS, build, drafters, flat_config, nested_config, target_dir, tensor_bytes
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -32,15 +32,25 @@ def _roundtrip(p: dict[str, Any], first: str, seed: int, shards: int) -> None:
         target = target_dir(work / "target")
         second = "nested" if first == "flat" else "flat"
         r1 = convert(src, work / "mid", to=first, target=target, verifier_name="tiny/target")  # type: ignore[arg-type]
-        r2 = convert(work / "mid", work / "back", to=second, target=target,  # type: ignore[arg-type]
-                     verifier_name="tiny/target", verifier_architectures=("Qwen3ForCausalLM",))
+        r2 = convert(
+            work / "mid",
+            work / "back",
+            to=second,
+            target=target,  # type: ignore[arg-type]
+            verifier_name="tiny/target",
+            verifier_architectures=("Qwen3ForCausalLM",),
+        )
         assert r1.written and r2.written and r1.counts()["drop"] == 0
         for d in ("mid", "back"):
             report = verify(work / d)
             assert not report.failed(), [f.message for f in report.findings]
         # the same config, key for key, hence the same DraftSpec and the same unknown keys
         # (a flat source learns the target's layer count going nested, and carries it back: num_target_layers)
-        learned = {"num_target_layers": TARGET_LAYERS} if first == "nested" and "num_target_layers" not in cfg else {}
+        learned = (
+            {"num_target_layers": TARGET_LAYERS}
+            if first == "nested" and "num_target_layers" not in cfg
+            else {}
+        )
         assert json.loads((work / "back" / "config.json").read_text()) == {**cfg, **learned}
         a, b, mid = open_checkpoint(src), open_checkpoint(work / "back"), open_checkpoint(work / "mid")
         assert a.spec is not None and b.spec is not None
@@ -55,8 +65,10 @@ def _roundtrip(p: dict[str, Any], first: str, seed: int, shards: int) -> None:
         for f in src.glob("*.safetensors"):
             assert (work / "back" / f.name).read_bytes() == f.read_bytes()
         if shards > 1:
-            assert json.loads((work / "back" / "model.safetensors.index.json").read_text())["weight_map"] == \
-                json.loads((src / "model.safetensors.index.json").read_text())["weight_map"]
+            assert (
+                json.loads((work / "back" / "model.safetensors.index.json").read_text())["weight_map"]
+                == json.loads((src / "model.safetensors.index.json").read_text())["weight_map"]
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

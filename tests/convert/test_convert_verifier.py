@@ -5,6 +5,7 @@ the output is checked here against the flat schema and what speculators' Verifie
 (`speculators_config.verifier.{name_or_path, architectures}`), with name_or_path resolved from another
 directory; test_convert_speculators.py loads it in the real package where the extra is installed.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,14 +13,13 @@ import os
 from pathlib import Path
 
 import pytest
-from _kit.cli import invoke_cli
 
+from _kit.cli import invoke_cli
+from conftest import FIXTURES
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.convert import convert, verifier_identity
 from dflash2_ckpt.errors import UsageError
 from dflash2_ckpt.formats.flat import FlatV1Config
-
-from conftest import FIXTURES
 
 SRC = FIXTURES / "good" / "nested-v1"
 TARGET = FIXTURES / "targets" / "tiny-target"
@@ -36,14 +36,17 @@ def test_relative_target_becomes_an_absolute_path(tmp_path: Path, monkeypatch: p
     (work / "verifier").mkdir(parents=True)
     (work / "verifier" / "config.json").write_text((TARGET / "config.json").read_text())
     monkeypatch.chdir(work)
-    res = invoke_cli(main, ["convert", str(SRC), "-o", str(tmp_path / "flat"), "--to", "flat",
-                                    "--target", "verifier"])
+    res = invoke_cli(
+        main, ["convert", str(SRC), "-o", str(tmp_path / "flat"), "--to", "flat", "--target", "verifier"]
+    )
     assert res.exit_code == 0, res.output
     v = _verifier(tmp_path / "flat")
     assert v["name_or_path"] == str(work / "verifier") and os.path.isabs(v["name_or_path"])
     assert v["architectures"] == ["Qwen3ForCausalLM"]
-    monkeypatch.chdir(tmp_path)                       # another directory: the path still names the target
-    assert json.loads(Path(v["name_or_path"], "config.json").read_text())["architectures"] == v["architectures"]
+    monkeypatch.chdir(tmp_path)  # another directory: the path still names the target
+    assert (
+        json.loads(Path(v["name_or_path"], "config.json").read_text())["architectures"] == v["architectures"]
+    )
 
 
 def test_recorded_repo_id_wins_over_the_path(tmp_path: Path) -> None:
@@ -64,8 +67,9 @@ def test_recorded_local_paths_are_not_repo_ids(recorded: str, tmp_path: Path) ->
 def test_verifier_name_alone_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         convert(SRC, "/nonexistent/never-written", to="flat", verifier_name="org/target", dry_run=True)
-    res = invoke_cli(main, ["convert", str(SRC), "-o", "/nonexistent/x", "--to", "flat",
-                                    "--verifier-name", "org/target"])
+    res = invoke_cli(
+        main, ["convert", str(SRC), "-o", "/nonexistent/x", "--to", "flat", "--verifier-name", "org/target"]
+    )
     assert res.exit_code == 2 and "--verifier-arch" in res.output
 
 

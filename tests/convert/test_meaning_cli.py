@@ -1,6 +1,7 @@
 """The conversions that changed what an engine computes, driven as users run them; each case failed on
 e334c89: the assistant export turned causal, a round trip lost num_target_layers, nested -> nested was
 refused, a nested V scale went flat where vLLM no longer reads it. The meaning check prints and refuses."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ from typing import Any
 import pytest
 
 from _kit.cli import invoke
-
 from conftest import FIXTURES
 
 TARGET = FIXTURES / "targets" / "tiny-target"
@@ -35,11 +35,15 @@ def _json(*args: str) -> tuple[int, Any]:
 
 def test_assistant_export_stays_bidirectional_in_every_dialect(tmp_path: Path) -> None:
     src = _assistant_sliding(tmp_path)
-    code, _ = _json("convert", str(src), "-o", str(tmp_path / "nested"), "--to", "nested", "--target", str(TARGET))
+    code, _ = _json(
+        "convert", str(src), "-o", str(tmp_path / "nested"), "--to", "nested", "--target", str(TARGET)
+    )
     assert code == 0
     cfg = json.loads((tmp_path / "nested" / "config.json").read_text())
     assert cfg["is_causal"] is False and cfg["dflash_config"]["causal"] is False
-    code, _ = _json("convert", str(src), "-o", str(tmp_path / "flat"), "--to", "flat", "--target", str(TARGET))
+    code, _ = _json(
+        "convert", str(src), "-o", str(tmp_path / "flat"), "--to", "flat", "--target", str(TARGET)
+    )
     assert code == 0
     assert json.loads((tmp_path / "flat" / "config.json").read_text())["sliding_window_non_causal"] is True
     # and every engine that runs the output runs it bidirectional (None: dflash-mlx runs no v1 drafter)
@@ -65,12 +69,24 @@ def test_assistant_export_judged_the_way_its_engines_run_it(tmp_path: Path) -> N
 def test_round_trip_keeps_num_target_layers_and_the_plan_lists_it(tmp_path: Path) -> None:
     src = FIXTURES / "good" / "nested-v2"
     assert json.loads((src / "config.json").read_text())["num_target_layers"] == 4
-    code, plan = _json("convert", str(src), "-o", str(tmp_path / "flat"), "--to", "flat", "--target", str(TARGET),
-                       "--dry-run")
+    code, plan = _json(
+        "convert",
+        str(src),
+        "-o",
+        str(tmp_path / "flat"),
+        "--to",
+        "flat",
+        "--target",
+        str(TARGET),
+        "--dry-run",
+    )
     assert code == 0
     moved = [c for c in plan["config_changes"] if c["from"] == "num_target_layers"]
     assert moved and moved[0]["action"] != "dropped" and moved[0]["to"] == "num_target_layers"
-    assert _json("convert", str(src), "-o", str(tmp_path / "flat"), "--to", "flat", "--target", str(TARGET))[0] == 0
+    assert (
+        _json("convert", str(src), "-o", str(tmp_path / "flat"), "--to", "flat", "--target", str(TARGET))[0]
+        == 0
+    )
     assert _json("convert", str(tmp_path / "flat"), "-o", str(tmp_path / "back"), "--to", "nested")[0] == 0
     assert json.loads((tmp_path / "back" / "config.json").read_text())["num_target_layers"] == 4
 
@@ -79,7 +95,9 @@ def test_nested_to_nested_is_a_copy(tmp_path: Path) -> None:
     src = FIXTURES / "good" / "nested-v2"
     code, doc = _json("convert", str(src), "-o", str(tmp_path / "same"), "--to", "nested")
     assert code == 0 and doc["written"] and doc["config_changes"] == []
-    assert json.loads((tmp_path / "same" / "config.json").read_text()) == json.loads((src / "config.json").read_text())
+    assert json.loads((tmp_path / "same" / "config.json").read_text()) == json.loads(
+        (src / "config.json").read_text()
+    )
     assert (tmp_path / "same" / "model.safetensors").read_bytes() == (src / "model.safetensors").read_bytes()
     assert {r["status"] for r in doc["meaning"]["engines"]} <= {"same", "reads neither"}
 
@@ -103,10 +121,20 @@ def test_a_change_an_engine_would_see_is_refused_and_nothing_is_written(tmp_path
     assert "v_scale" in err["message"] and "--accept-changes v_scale" in err["hint"]
     refused = {(c["engine"], c["field"]) for c in err["meaning"]["refused"]}
     assert ("vllm>=0.34", "v_scale") in refused and ("meaning", "v_scale") in refused
-    assert {p.name: p.read_bytes() for p in src.iterdir()} == before      # the source untouched
+    assert {p.name: p.read_bytes() for p in src.iterdir()} == before  # the source untouched
     # the user names the change: written, and the report still says what changed
-    code, doc = _json("convert", str(src), "-o", str(out), "--to", "flat", "--target", str(TARGET),
-                      "--accept-changes", "v_scale")
+    code, doc = _json(
+        "convert",
+        str(src),
+        "-o",
+        str(out),
+        "--to",
+        "flat",
+        "--target",
+        str(TARGET),
+        "--accept-changes",
+        "v_scale",
+    )
     assert code == 0 and out.is_dir() and doc["meaning"]["accepted"] == ["v_scale"]
     r = invoke("convert", str(src), "-o", str(tmp_path / "x"), "--to", "flat", "--accept-changes", "vibes")
     assert r.exit_code == 2 and "unknown field 'vibes'" in r.output
@@ -115,12 +143,23 @@ def test_a_change_an_engine_would_see_is_refused_and_nothing_is_written(tmp_path
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_dry_run_shows_what_each_engine_builds(tmp_path: Path, fmt: str) -> None:
     src = _assistant_sliding(tmp_path)
-    r = invoke("convert", str(src), "-o", str(tmp_path / "n"), "--to", "nested", "--target", str(TARGET),
-               "--dry-run", "--format", fmt)
+    r = invoke(
+        "convert",
+        str(src),
+        "-o",
+        str(tmp_path / "n"),
+        "--to",
+        "nested",
+        "--target",
+        str(TARGET),
+        "--dry-run",
+        "--format",
+        fmt,
+    )
     assert r.exit_code == 0 and not (tmp_path / "n").exists()
     if fmt == "json":
         rows = {e["engine"]: e for e in json.loads(r.stdout)["meaning"]["engines"]}
-        assert rows["vllm>=0.31,<0.33"]["status"] == "repaired"     # it read the source causal; the output right
+        assert rows["vllm>=0.31,<0.33"]["status"] == "repaired"  # it read the source causal; the output right
         assert rows["vllm>=0.34"]["status"] == "same" and rows["meaning"]["status"] == "same"
         assert rows["transformers>=5.17.0"]["status"] == "reads the source only"
     else:

@@ -2,12 +2,14 @@
 GGUF header started splicing its long arrays): sha256 of every file each conversion of the fixtures
 writes, against tests/convert/output_digests.json, recorded from main at 7aaf2fd with the earlier writers.
 A change that alters an output on purpose re-records the file (run this module's `record()`)."""
+
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -27,8 +29,10 @@ JOBS: dict[str, Callable[[Path], object]] = {
     "flat-v2>nested": lambda o: convert(F / "good/flat-v2", o, to="nested"),
     "flat-v1>nested": lambda o: convert(F / "good/flat-v1", o, to="nested"),
     "assistant-v1>nested": lambda o: convert(F / "good/assistant-v1", o, to="nested", target=T),
-    **{f"{q}>flat": (lambda o, q=q: convert(F / "quantized" / q, o, to="flat", **V))  # type: ignore[misc]
-       for q in ("w4a16", "w8a16", "fp8", "nvfp4")},
+    **{
+        f"{q}>flat": (lambda o, q=q: convert(F / "quantized" / q, o, to="flat", **V))  # type: ignore[misc]
+        for q in ("w4a16", "w8a16", "fp8", "nvfp4")
+    },
     "nested-v2>gguf": lambda o: convert_to_gguf(F / "good/nested-v2", o, target=T),
     "nested-v2>gguf-q8": lambda o: convert_to_gguf(F / "good/nested-v2", o, target=T, outtype="q8_0"),
     "nested-v2>gguf-f32": lambda o: convert_to_gguf(F / "good/nested-v2", o, target=T, outtype="f32"),
@@ -39,8 +43,10 @@ JOBS: dict[str, Callable[[Path], object]] = {
 
 def _tree(p: Path) -> dict[str, str]:
     files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())
-    return {str(f.relative_to(p.parent if p.is_file() else p)): hashlib.sha256(f.read_bytes()).hexdigest()
-            for f in files}
+    return {
+        str(f.relative_to(p.parent if p.is_file() else p)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for f in files
+    }
 
 
 def _run(name: str, d: Path) -> dict[str, str]:
@@ -63,6 +69,7 @@ def test_q8_0_round_trip_unchanged(tmp_path: Path) -> None:
 
 def record() -> None:  # pragma: no cover - run by hand when an output changes on purpose
     import tempfile
+
     with tempfile.TemporaryDirectory() as d:
         golden = json.loads(GOLDEN.read_text())
         golden.update({n: _run(n, Path(d)) for n in JOBS})

@@ -1,5 +1,6 @@
 """diff compares the configs too: a derived checkpoint whose tensors all match but whose config makes an
 engine build another drafter (a re-export that rewrote the taps or dropped is_causal) is DF235, per engine."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,6 @@ import shutil
 from pathlib import Path
 
 from _kit.cli import invoke
-
 from conftest import FIXTURES
 
 REF = FIXTURES / "good" / "nested-v2"

@@ -1,4 +1,5 @@
 """diff with a GGUF file on either side: exact copies are equal, q8_0 is rounding noise, damage is found."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,14 +9,14 @@ import pytest
 from _kit.gguf import FIXTURES, header_of, to_gguf
 
 pytest.importorskip("torch")
-from dflash2_ckpt.diff import diff  # noqa: E402
 from _kit.cli import invoke_cli
+from dflash2_ckpt.diff import diff  # noqa: E402
 
 SRC = FIXTURES / "good" / "nested-v2"
 
 
 def _verdicts(result: object) -> dict[str, str]:
-    return {f.name: f.verdict for f in result.figures}   # type: ignore[attr-defined]
+    return {f.name: f.verdict for f in result.figures}  # type: ignore[attr-defined]
 
 
 def test_exact_gguf_equals_its_source_both_ways(tmp_path: Path) -> None:
@@ -39,7 +40,7 @@ def test_a_damaged_gguf_tensor_is_different(tmp_path: Path) -> None:
     h = header_of(g)
     fc = next(t for t in h.tensors if t.name == "fc.weight")
     raw = bytearray(g.read_bytes())
-    raw[fc.begin:fc.end] = bytes(reversed(raw[fc.begin:fc.end]))       # same values, scrambled
+    raw[fc.begin : fc.end] = bytes(reversed(raw[fc.begin : fc.end]))  # same values, scrambled
     g.write_bytes(bytes(raw))
     r = diff(str(g), str(SRC))
     assert r.failed() and _verdicts(r)["fc.weight"] == "different"
@@ -49,8 +50,8 @@ def test_the_command_diffs_a_quantized_gguf(tmp_path: Path) -> None:
     """Through the CLI (which opens both sides as sources), not only the library call with path strings."""
     import json
 
-
     from dflash2_ckpt.cli import main
+
     g = to_gguf(SRC, tmp_path / "q8.gguf", outtype="q8_0")
     r = invoke_cli(main, ["diff", str(g), "-r", str(SRC), "--format", "json"])
     assert r.exit_code == 0, r.output

@@ -7,6 +7,7 @@ where the old diff took one float32 dot over its whole 8 MiB chunk: that old fig
 rounding (about 3e-5 relative at 10^6 values, measured on large-bf16), so those agree to 1e-4. A pack-quantized
 pair's figures are numpy's (diff/np_figures.py), whose dots differ from torch's in the last bits: within
 np_figures.TOLERANCE for tensors of one pass."""
+
 from __future__ import annotations
 
 import json
@@ -52,14 +53,16 @@ def test_every_golden_case_is_built(cases: dict[str, tuple[Path, Path]]) -> None
 def test_receipt_is_the_old_diffs(name: str, cases: dict[str, tuple[Path, Path]]) -> None:
     want = GOLDEN[name]
     got = json.loads(json.dumps(diff_golden.receipt_of(*cases[name])))
-    assert got["derived"] == want["derived"] and got["reference"] == want["reference"]     # the same bytes
+    assert got["derived"] == want["derived"] and got["reference"] == want["reference"]  # the same bytes
     assert got["counts"] == want["counts"] and got["passed"] == want["passed"]
     small = not name.startswith("large-")
     numpy = _numpy_pair(open_side(cases[name][0]), open_side(cases[name][1]))
     assert len(got["tensors"]) == len(want["tensors"])
     for g, w in zip(got["tensors"], want["tensors"]):
-        assert {k: v for k, v in g.items() if k not in FIGURES} == {k: v for k, v in w.items() if k not in FIGURES}
+        assert {k: v for k, v in g.items() if k not in FIGURES} == {
+            k: v for k, v in w.items() if k not in FIGURES
+        }
         for k in FIGURES:
             if k in w:
-                exact = small and not (numpy and k != "max_abs_error")   # numpy's max abs error is exact
+                exact = small and not (numpy and k != "max_abs_error")  # numpy's max abs error is exact
                 assert _same(g[k], w[k], exact, TOLERANCE if numpy else 1e-4), (g["name"], k, g[k], w[k])

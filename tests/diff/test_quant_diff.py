@@ -1,7 +1,7 @@
 """diff: verdicts on the compressed-tensors fixtures, damaged derived checkpoints, hand-encoded ModelOpt / MLX
 tensors, the receipt, and the noise bound as a property over tensors quantized by compressed-tensors."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import hashlib
 import json
@@ -9,26 +9,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _kit.cli import invoke_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from _kit.cli import invoke_cli
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("compressed_tensors")
 
+import quantized  # noqa: E402
+from conftest import FIXTURES  # noqa: E402
 from dflash2_ckpt.checkpoint import open_checkpoint  # noqa: E402
+from dflash2_ckpt.checkpoint.quant import quantized_modules  # noqa: E402
 from dflash2_ckpt.cli import main  # noqa: E402
+from dflash2_ckpt.dev.synth import materialise  # noqa: E402
 from dflash2_ckpt.diff import diff  # noqa: E402
 from dflash2_ckpt.diff.compare import Figures  # noqa: E402
 from dflash2_ckpt.diff.dequant import ALL, dequantize_rows  # noqa: E402
 from dflash2_ckpt.quant.config import parse_quant_config  # noqa: E402
-from dflash2_ckpt.checkpoint.quant import quantized_modules  # noqa: E402
 from dflash2_ckpt.sources.local import LocalSource  # noqa: E402
-from dflash2_ckpt.dev.synth import materialise  # noqa: E402
-
-from conftest import FIXTURES  # noqa: E402
-
-import quantized  # noqa: E402
 
 GOOD = FIXTURES / "good" / "nested-v2"
 Q = FIXTURES / "quantized"
@@ -58,8 +57,17 @@ def test_quantized_fixture_is_noise_where_quantized_and_equal_elsewhere(scheme: 
 @pytest.mark.parametrize("name", sorted(n for n, w in MANIFEST.items() if "reference" in w))
 def test_broken_cases_found_by_diff_exit_1_with_their_code(name: str) -> None:
     want = MANIFEST[name]
-    res = invoke_cli(main, ["diff", str(FIXTURES / "broken" / name), "--reference",
-                                    str(FIXTURES / want["reference"]), "--format", "json"])
+    res = invoke_cli(
+        main,
+        [
+            "diff",
+            str(FIXTURES / "broken" / name),
+            "--reference",
+            str(FIXTURES / want["reference"]),
+            "--format",
+            "json",
+        ],
+    )
     assert res.exit_code == 1
     report = json.loads(res.output)
     errors = {f["code"] for f in report["findings"] if f["severity"] == "error"}
@@ -93,16 +101,29 @@ def _verdicts(r: Any) -> dict[str, str]:
 def test_zeroed_transposed_swapped_missing_extra(tmp_path: Path) -> None:
     up, gate = "layers.0.mlp.up_proj.weight", "layers.0.mlp.gate_proj.weight"
     q = "layers.0.self_attn.q_proj.weight"
-    edit = {"fc.weight": ((32, 64), bytes(32 * 64 * 4)),
-            "layers.0.mlp.down_proj.weight": ((64, 32), _f32("layers.0.mlp.down_proj.weight").T.contiguous().numpy()
-                                              .tobytes()),
-            up: ((64, 32), DENSE_BYTES[gate]), gate: ((64, 32), DENSE_BYTES[up])}
+    edit = {
+        "fc.weight": ((32, 64), bytes(32 * 64 * 4)),
+        "layers.0.mlp.down_proj.weight": (
+            (64, 32),
+            _f32("layers.0.mlp.down_proj.weight").T.contiguous().numpy().tobytes(),
+        ),
+        up: ((64, 32), DENSE_BYTES[gate]),
+        gate: ((64, 32), DENSE_BYTES[up]),
+    }
     d = _derived(tmp_path, edit, drop=(q,), add=(("extra.weight", "F32", (2,), bytes(8)),))
     r = diff(d, GOOD)
-    assert _verdicts(r) == {"fc.weight": "different", "layers.0.mlp.down_proj.weight": "different", up: "different",
-                            gate: "different", q: "missing", "extra.weight": "extra"}
+    assert _verdicts(r) == {
+        "fc.weight": "different",
+        "layers.0.mlp.down_proj.weight": "different",
+        up: "different",
+        gate: "different",
+        q: "missing",
+        "extra.weight": "extra",
+    }
     reasons = {f.name: f.reason for f in r.figures}
-    assert reasons["fc.weight"].startswith("zeroed") and reasons["layers.0.mlp.down_proj.weight"].startswith("transposed")
+    assert reasons["fc.weight"].startswith("zeroed") and reasons["layers.0.mlp.down_proj.weight"].startswith(
+        "transposed"
+    )
     assert reasons[up].startswith("random or swapped")
     assert {f.code for f in r.findings} == {"DF230", "DF231", "DF232"}
 
@@ -137,6 +158,7 @@ def test_cli_writes_receipt_and_passes(tmp_path: Path) -> None:
 
 # --- ModelOpt and MLX, encoded by hand from their published layouts -------------------------------------------
 
+
 def _grid_reference(tmp: Path, values: dict[str, torch.Tensor]) -> Path:
     tensors, data = [], dict(DENSE_BYTES)
     for t in CKPT.tensors.values():
@@ -154,18 +176,32 @@ def test_mlx_affine_decodes_exactly(tmp_path: Path) -> None:
     biases = (torch.rand(32, 2, generator=g) - 0.5).to(torch.float16)
     w = q.float() * scales.float().repeat_interleave(32, 1) + biases.float().repeat_interleave(32, 1)
     packed = torch.zeros(32, 8, dtype=torch.int64)
-    for k in range(8):               # word c holds columns 8c..8c+7, column 8c+k in bits 4k..4k+3
+    for k in range(8):  # word c holds columns 8c..8c+7, column 8c+k in bits 4k..4k+3
         packed |= q[:, k::8] << (4 * k)
     raw = packed.to(torch.int64).numpy().astype("<u4").tobytes()
     tensors, data = [], dict(DENSE_BYTES)
     for t in CKPT.tensors.values():
         if t.name == "fc.weight":
-            tensors += [("fc.weight", "U32", (32, 8)), ("fc.scales", "F16", (32, 2)), ("fc.biases", "F16", (32, 2))]
-            data.update({"fc.weight": raw, "fc.scales": scales.numpy().tobytes(), "fc.biases": biases.numpy().tobytes()})
+            tensors += [
+                ("fc.weight", "U32", (32, 8)),
+                ("fc.scales", "F16", (32, 2)),
+                ("fc.biases", "F16", (32, 2)),
+            ]
+            data.update(
+                {
+                    "fc.weight": raw,
+                    "fc.scales": scales.numpy().tobytes(),
+                    "fc.biases": biases.numpy().tobytes(),
+                }
+            )
         else:
             tensors.append((t.name, t.dtype, t.shape))
-    derived = materialise(tmp_path / "mlx", {**CONFIG, "quantization": {"group_size": 32, "bits": 4}}, tensors,
-                          data=lambda n, _: data[n])
+    derived = materialise(
+        tmp_path / "mlx",
+        {**CONFIG, "quantization": {"group_size": 32, "bits": 4}},
+        tensors,
+        data=lambda n, _: data[n],
+    )
     r = diff(derived, _grid_reference(tmp_path, {"fc.weight": w}))
     fc = next(f for f in r.figures if f.name == "fc.weight")
     assert fc.scheme == "mlx-q4" and fc.verdict in ("equal", "quantization-noise") and fc.max_abs < 1e-6
@@ -174,24 +210,38 @@ def test_mlx_affine_decodes_exactly(tmp_path: Path) -> None:
 def test_modelopt_nvfp4_decodes_exactly(tmp_path: Path) -> None:
     g = torch.Generator().manual_seed(5)
     codes = torch.randint(0, 16, (32, 64), generator=g)
-    grid = torch.tensor([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
+    grid = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
     block = torch.full((32, 4), 0.5).to(torch.float8_e4m3fn)
     scale2 = torch.tensor(0.25)
     w = grid[codes] * 0.5 * 0.25
-    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).to(torch.uint8)      # low nibble first
+    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).to(torch.uint8)  # low nibble first
     tensors, data = [], dict(DENSE_BYTES)
     for t in CKPT.tensors.values():
         if t.name == "fc.weight":
-            tensors += [("fc.weight", "U8", (32, 32)), ("fc.weight_scale", "F8_E4M3", (32, 4)),
-                        ("fc.weight_scale_2", "F32", ()), ("fc.input_scale", "F32", ())]
-            data.update({"fc.weight": packed.numpy().tobytes(),
-                         "fc.weight_scale": block.view(torch.uint8).numpy().tobytes(),
-                         "fc.weight_scale_2": scale2.float().numpy().tobytes(),
-                         "fc.input_scale": torch.tensor(1.0).numpy().tobytes()})
+            tensors += [
+                ("fc.weight", "U8", (32, 32)),
+                ("fc.weight_scale", "F8_E4M3", (32, 4)),
+                ("fc.weight_scale_2", "F32", ()),
+                ("fc.input_scale", "F32", ()),
+            ]
+            data.update(
+                {
+                    "fc.weight": packed.numpy().tobytes(),
+                    "fc.weight_scale": block.view(torch.uint8).numpy().tobytes(),
+                    "fc.weight_scale_2": scale2.float().numpy().tobytes(),
+                    "fc.input_scale": torch.tensor(1.0).numpy().tobytes(),
+                }
+            )
         else:
             tensors.append((t.name, t.dtype, t.shape))
-    cfg = {**CONFIG, "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4",
-                                             "exclude_modules": ["*conv*", "*selector*", "layers*"]}}
+    cfg = {
+        **CONFIG,
+        "quantization_config": {
+            "quant_method": "modelopt",
+            "quant_algo": "NVFP4",
+            "exclude_modules": ["*conv*", "*selector*", "layers*"],
+        },
+    }
     derived = materialise(tmp_path / "mo", cfg, tensors, data=lambda n, _: data[n])
     r = diff(derived, _grid_reference(tmp_path, {"fc.weight": w}))
     fc = next(f for f in r.figures if f.name == "fc.weight")
@@ -200,11 +250,18 @@ def test_modelopt_nvfp4_decodes_exactly(tmp_path: Path) -> None:
 
 # --- the noise bound, as a property over compressed-tensors' own quantization -----------------------------------
 
-@given(scheme=st.sampled_from(["w4a16", "w8a16", "fp8", "nvfp4"]), rows=st.sampled_from([64, 128]),
-       cols=st.sampled_from([32, 64, 128]), seed=st.integers(0, 2**16), scale=st.sampled_from([0.01, 1.0, 30.0]))
+
+@given(
+    scheme=st.sampled_from(["w4a16", "w8a16", "fp8", "nvfp4"]),
+    rows=st.sampled_from([64, 128]),
+    cols=st.sampled_from([32, 64, 128]),
+    seed=st.integers(0, 2**16),
+    scale=st.sampled_from([0.01, 1.0, 30.0]),
+)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_quantized_by_compressed_tensors_is_noise_and_a_random_tensor_is_not(scheme: str, rows: int, cols: int,
-                                                                              seed: int, scale: float) -> None:
+def test_quantized_by_compressed_tensors_is_noise_and_a_random_tensor_is_not(
+    scheme: str, rows: int, cols: int, seed: int, scale: float
+) -> None:
     g = torch.Generator().manual_seed(seed)
     w = scale * torch.randn(rows, cols, generator=g)
     sd, qc = quantized.compress({"x.weight": w}, scheme, [])
@@ -217,14 +274,15 @@ def test_quantized_by_compressed_tensors_is_noise_and_a_random_tensor_is_not(sch
         t = sd[name]
         t = t.reshape(1, 1) if t.ndim == 0 else (t.reshape(-1, 1) if t.ndim == 1 else t)
         return t if r1 >= ALL else t[r0:r1]
+
     whole = Figures("x")
     chunked = Figures("x")
     dq, noise = dequantize_rows(s, cfg, qc, "x", read, (rows, cols), 0, rows)
     whole.add(dq, w, noise)
-    for r0 in range(0, rows, 64):         # chunking changes nothing
+    for r0 in range(0, rows, 64):  # chunking changes nothing
         part, n = dequantize_rows(s, cfg, qc, "x", read, (rows, cols), r0, r0 + 64)
-        chunked.add(part, w[r0:r0 + 64], n)
-    assert abs(whole.err2 - chunked.err2) <= 1e-5 * max(whole.err2, 1e-30)   # float32 dots per chunk
+        chunked.add(part, w[r0 : r0 + 64], n)
+    assert abs(whole.err2 - chunked.err2) <= 1e-5 * max(whole.err2, 1e-30)  # float32 dots per chunk
     whole.decide()
     assert whole.verdict == "quantization-noise", (whole.rel_rms, whole.predicted_rel_rms)
     other = Figures("x")

@@ -1,17 +1,17 @@
 """Per-layer causality under each engine's rule (docs/contract.md#in-block-causality) and the
 engine-aware DF4xx findings."""
+
 from __future__ import annotations
 
 import pytest
 
-from dflash2_ckpt.engines.causality import intended as intended_causality
-from dflash2_ckpt.engines.registry import all_engines
+from conftest import real_config
 from dflash2_ckpt.checks.causality import causality_findings
 from dflash2_ckpt.engines import newest_supporting, resolve
+from dflash2_ckpt.engines.causality import intended as intended_causality
+from dflash2_ckpt.engines.registry import all_engines
 from dflash2_ckpt.formats.parse import to_spec
 from dflash2_ckpt.formats.spec import CausalityKeys
-
-from conftest import real_config
 
 S, F = "sliding_attention", "full_attention"
 V2 = newest_supporting("v2")
@@ -19,8 +19,12 @@ V2 = newest_supporting("v2")
 
 def spec(dialect: str, types: list, **keys):
     base, _ = to_spec(real_config("z-lab_Qwen3.8-27B-DFlash2"))
-    return base.with_(dialect=dialect, num_hidden_layers=len(types), layer_types=tuple(types),
-                      causality=CausalityKeys(**keys))
+    return base.with_(
+        dialect=dialect,
+        num_hidden_layers=len(types),
+        layer_types=tuple(types),
+        causality=CausalityKeys(**keys),
+    )
 
 
 def test_q27_rules() -> None:
@@ -30,13 +34,16 @@ def test_q27_rules() -> None:
     assert e["vllm-legacy"] == (True,) * 5 and e["speculators"] is None
 
 
-@pytest.mark.parametrize("keys,vllm,legacy,sglang", [
-    ({}, (True, False), (True, False), (True, False)),
-    ({"is_causal": False}, (False, False), (True, False), (False, False)),
-    ({"is_causal": True}, (True, True), (True, False), (True, True)),
-    ({"dflash_causal": False}, (False, False), (False, False), (True, False)),
-    ({"is_causal": True, "dflash_causal": False}, (True, True), (False, False), (True, True)),
-])
+@pytest.mark.parametrize(
+    "keys,vllm,legacy,sglang",
+    [
+        ({}, (True, False), (True, False), (True, False)),
+        ({"is_causal": False}, (False, False), (True, False), (False, False)),
+        ({"is_causal": True}, (True, True), (True, False), (True, True)),
+        ({"dflash_causal": False}, (False, False), (False, False), (True, False)),
+        ({"is_causal": True, "dflash_causal": False}, (True, True), (False, False), (True, True)),
+    ],
+)
 def test_nested_rules(keys, vllm, legacy, sglang) -> None:
     e = all_engines(spec("nested", [S, F], **keys))
     assert (e["vllm"], e["vllm-legacy"], e["sglang"]) == (vllm, legacy, sglang)
@@ -44,12 +51,15 @@ def test_nested_rules(keys, vllm, legacy, sglang) -> None:
 
 # vLLM's speculators loader: dflash_config.causal = not config.get("sliding_window_non_causal", True), so an
 # absent key is bidirectional for v1 too; speculators' own default is true for dflash2, false for dflash.
-@pytest.mark.parametrize("swnc,version,specs,vllm", [
-    (True, "v2", (False, False), (False, False)),
-    (False, "v2", (True, False), (True, True)),
-    (None, "v2", (False, False), (False, False)),    # both default to non-causal
-    (None, "v1", (True, False), (False, False)),     # speculators v1 default false; vLLM's absent = true
-])
+@pytest.mark.parametrize(
+    "swnc,version,specs,vllm",
+    [
+        (True, "v2", (False, False), (False, False)),
+        (False, "v2", (True, False), (True, True)),
+        (None, "v2", (False, False), (False, False)),  # both default to non-causal
+        (None, "v1", (True, False), (False, False)),  # speculators v1 default false; vLLM's absent = true
+    ],
+)
 def test_flat_rules(swnc, version, specs, vllm) -> None:
     s = spec("flat", [S, F], sliding_window_non_causal=swnc).with_(version=version)
     e = all_engines(s)
@@ -75,15 +85,22 @@ def test_explicit_agreeing_keys_produce_no_finding() -> None:
 def test_q27_is_not_judged_by_the_pre_dflash2_rule_by_default() -> None:
     s, _ = to_spec(real_config("z-lab_Qwen3.8-27B-DFlash2"))
     assert causality_findings(s, V2) == []
-    [f] = causality_findings(s, [resolve("vllm@0.27.0")])       # named explicitly: the old rule applies
-    assert f.code == "DF401" and f.details["engine"] == "vllm>=0.26,<0.28" and f.details["layers"] == [0, 1, 2, 3, 4]
+    [f] = causality_findings(s, [resolve("vllm@0.27.0")])  # named explicitly: the old rule applies
+    assert (
+        f.code == "DF401"
+        and f.details["engine"] == "vllm>=0.26,<0.28"
+        and f.details["layers"] == [0, 1, 2, 3, 4]
+    )
     assert "dflash_config.causal: false" in f.message
 
 
 def test_conflicting_keys_name_the_engines_that_follow_each() -> None:
     found = causality_findings(spec("nested", [S, S], is_causal=True, dflash_causal=False), V2)
     [f402] = [f for f in found if f.code == "DF402"]
-    assert "vllm>=0.34" in f402.details["follow_is_causal"] and "sglang>=0.5.19" in f402.details["follow_is_causal"]
+    assert (
+        "vllm>=0.34" in f402.details["follow_is_causal"]
+        and "sglang>=0.5.19" in f402.details["follow_is_causal"]
+    )
     # the engines that load it agree (is_causal wins); dflash-mlx refuses is_causal: true, so runs nothing
     assert [f for f in found if f.code == "DF401"] == []
 
@@ -101,7 +118,7 @@ def test_no_causality_key_on_dflash2_sliding_layers_is_df403() -> None:
     [f] = [f for f in found if f.code == "DF403"]
     assert f.severity == "warning"
     assert {"vllm>=0.34", "sglang>=0.5.19", "z-lab>=0.1.0"} <= set(f.details["engines"])
-    assert "dflash-mlx>=0.1.0" not in f.details["engines"]      # DFlash v1 only: it cannot run a DFlash2 drafter
+    assert "dflash-mlx>=0.1.0" not in f.details["engines"]  # DFlash v1 only: it cannot run a DFlash2 drafter
 
 
 def test_flat_mixed_layers_name_the_layers_vllm_flattens() -> None:
@@ -112,6 +129,7 @@ def test_flat_mixed_layers_name_the_layers_vllm_flattens() -> None:
 def test_the_conversion_loaders_come_from_the_engine_profiles() -> None:
     """One list of engines: the loaders a conversion keeps exact are read off the profiles."""
     from dflash2_ckpt.engines.registry import LOADERS, by_engine
+
     assert set(LOADERS) == {"vllm", "vllm-legacy", "sglang", "speculators"}
     for name, rule in LOADERS.items():
         assert rule in {p.causality for p in by_engine(name.removesuffix("-legacy"))}

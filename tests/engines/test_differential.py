@@ -5,6 +5,7 @@ vLLM `_dflash_layer_causal` (and its speculators `update_dflash` mapping), SGLan
 per-layer attention-type resolution, mlx-vlm's DFlash v1 config reader, the z-lab / SGLang / dflash-mlx tap
 guess and speculators' causality defaults. A disagreement means a profile misstates that release.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,13 +15,12 @@ from typing import Any
 
 import pytest
 
+from _kit.released_code import configs, extract, hf_config, released_source
 from dflash2_ckpt.engines import Drafter, resolve
 from dflash2_ckpt.engines.judge import effective_value
 from dflash2_ckpt.engines.sglang import guessed_taps
 from dflash2_ckpt.formats.parse import to_spec
 from dflash2_ckpt.formats.spec import DraftSpec
-
-from _kit.released_code import configs, extract, hf_config, released_source
 
 pytestmark = pytest.mark.released
 
@@ -30,7 +30,7 @@ CONFIGS = configs()
 def _spec(cfg: dict[str, Any]) -> DraftSpec | None:
     try:
         spec, _ = to_spec(copy.deepcopy(cfg))
-    except Exception:            # a broken fixture: not a drafter any engine would see
+    except Exception:  # a broken fixture: not a drafter any engine would see
         return None
     return spec
 
@@ -51,7 +51,9 @@ VLLM_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
 
 
 def _vllm(version: str) -> Any:
-    ns = extract(released_source("vllm", version, VLLM_DFLASH), ["_dflash_layer_causal"], filename=VLLM_DFLASH)
+    ns = extract(
+        released_source("vllm", version, VLLM_DFLASH), ["_dflash_layer_causal"], filename=VLLM_DFLASH
+    )
     return ns["_dflash_layer_causal"]
 
 
@@ -91,8 +93,11 @@ def test_vllm_before_the_per_layer_rule_runs_dflash_config_causal_everywhere(ver
     """0.23-0.25: the runners take one causal flag for every layer from dflash_config.causal, default false
     (a sliding layer is not causal by default), before vllm-project/vllm#43445 / #47453."""
     import types
+
     path = "vllm/v1/worker/gpu/spec_decode/dflash/utils.py"
-    fn = extract(released_source("vllm", version, path), ["get_dflash_causal"], filename=path)["get_dflash_causal"]
+    fn = extract(released_source("vllm", version, path), ["get_dflash_causal"], filename=path)[
+        "get_dflash_causal"
+    ]
     profile = resolve(f"vllm@{version}")
     assert profile.causality is not None
     checked = 0
@@ -118,12 +123,26 @@ class AttentionType(enum.Enum):
 
 
 def _sglang(version: str) -> dict[str, Any]:
-    utils = extract(released_source("sglang", version, SG_UTILS),
-                    ["parse_dflash_draft_config", "build_target_layer_ids", "get_dflash_layer_types",
-                     "get_dflash_attention_sliding_window_size"], {"logger": None}, SG_UTILS)
-    model = extract(released_source("sglang", version, SG_MODEL), ["_get_dflash_layer_attention_params"],
-                    {"AttentionType": AttentionType, **{k: utils[k] for k in (
-                        "get_dflash_layer_types", "get_dflash_attention_sliding_window_size")}}, SG_MODEL)
+    utils = extract(
+        released_source("sglang", version, SG_UTILS),
+        [
+            "parse_dflash_draft_config",
+            "build_target_layer_ids",
+            "get_dflash_layer_types",
+            "get_dflash_attention_sliding_window_size",
+        ],
+        {"logger": None},
+        SG_UTILS,
+    )
+    model = extract(
+        released_source("sglang", version, SG_MODEL),
+        ["_get_dflash_layer_attention_params"],
+        {
+            "AttentionType": AttentionType,
+            **{k: utils[k] for k in ("get_dflash_layer_types", "get_dflash_attention_sliding_window_size")},
+        },
+        SG_MODEL,
+    )
     return {**utils, **model}
 
 
@@ -137,26 +156,30 @@ def test_sglang_block_size_taps_and_causality_match_the_profile(version: str) ->
     for name, cfg, spec in NESTED:
         try:
             parsed = fns["parse_dflash_draft_config"](draft_hf_config=cfg)
-        except (ValueError, TypeError):           # SGLang refuses the config outright (broken fixtures)
+        except (ValueError, TypeError):  # SGLang refuses the config outright (broken fixtures)
             continue
         d = Drafter("nested", spec.version, spec, cfg)
         assert parsed.resolve_block_size(default=16) == effective_value(d, by_key["block_size"]), name
         n = spec.num_target_layers or (max(spec.target_layer_ids) + 1 if spec.target_layer_ids else None)
         if n is not None and n >= 4:
             try:
-                theirs = parsed.resolve_target_layer_ids(target_num_layers=n, draft_num_layers=spec.num_hidden_layers)
-            except ValueError:                    # taps outside the target: refused at load (verify's DF1xx)
+                theirs = parsed.resolve_target_layer_ids(
+                    target_num_layers=n, draft_num_layers=spec.num_hidden_layers
+                )
+            except ValueError:  # taps outside the target: refused at load (verify's DF1xx)
                 theirs = None
             if theirs is not None:
                 assert tuple(theirs) == tuple(effective_value(d, by_key["target_layer_ids"])), name
         try:
-            kinds = [fns["_get_dflash_layer_attention_params"](hf_config(cfg), i)[1]
-                     for i in range(spec.num_hidden_layers)]
-        except (ValueError, AssertionError):      # e.g. sliding layers without sliding_window
+            kinds = [
+                fns["_get_dflash_layer_attention_params"](hf_config(cfg), i)[1]
+                for i in range(spec.num_hidden_layers)
+            ]
+        except (ValueError, AssertionError):  # e.g. sliding layers without sliding_window
             continue
         theirs_causal = tuple(k is AttentionType.DECODER for k in kinds)
         if spec.num_hidden_layers != len(spec.layer_types):
-            continue                              # a broken layer_types length: judged elsewhere (DF10x)
+            continue  # a broken layer_types length: judged elsewhere (DF10x)
         assert theirs_causal == profile.causality(spec), f"{name}: SGLang {version}"
         checked += 1
     assert checked >= 10
@@ -191,8 +214,12 @@ class BaseModelConfig:
 
 @pytest.mark.parametrize("version", ["0.6.0", "0.6.17", "0.7.10"])
 def test_mlx_vlm_v1_config_reading_matches_the_profile(version: str) -> None:
-    ns = extract(released_source("mlx-vlm", version, MLX_V1), ["DFlashConfig"],
-                 {"BaseModelConfig": BaseModelConfig}, MLX_V1)
+    ns = extract(
+        released_source("mlx-vlm", version, MLX_V1),
+        ["DFlashConfig"],
+        {"BaseModelConfig": BaseModelConfig},
+        MLX_V1,
+    )
     profile = resolve(f"mlx-vlm@{version}")
     defaults = {d.key: d for d in profile.defaults}
     checked = 0
@@ -206,19 +233,25 @@ def test_mlx_vlm_v1_config_reading_matches_the_profile(version: str) -> None:
             got = getattr(theirs, key)
             assert (list(got) if isinstance(got, (list, tuple)) else got) == ours, f"{name}: {key}"
         if profile.causality is not None:
-            assert (bool(theirs.is_causal) if hasattr(theirs, "is_causal") else False,) * spec.num_hidden_layers \
-                == profile.causality(spec), name
+            assert (
+                bool(theirs.is_causal) if hasattr(theirs, "is_causal") else False,
+            ) * spec.num_hidden_layers == profile.causality(spec), name
         checked += 1
     assert checked >= 3
 
 
 # --- speculators -----------------------------------------------------------------------------------------
 
+
 def _field_default(source: str, cls: str, field: str) -> Any:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ClassDef) and node.name == cls:
             for stmt in node.body:
-                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == field:
+                if (
+                    isinstance(stmt, ast.AnnAssign)
+                    and isinstance(stmt.target, ast.Name)
+                    and stmt.target.id == field
+                ):
                     assert isinstance(stmt.value, ast.Call)
                     [kw] = [k for k in stmt.value.keywords if k.arg == "default"]
                     return ast.literal_eval(kw.value)
@@ -226,16 +259,24 @@ def _field_default(source: str, cls: str, field: str) -> Any:
 
 
 def test_speculators_causality_defaults_match_the_profile() -> None:
-    v2 = _field_default(released_source("speculators", "0.9.0", "speculators/models/dflash2/config.py"),
-                        "DFlash2SpeculatorConfig", "sliding_window_non_causal")
-    v1 = _field_default(released_source("speculators", "0.9.0", "speculators/models/dflash/config.py"),
-                        "DFlashSpeculatorConfig", "sliding_window_non_causal")
+    v2 = _field_default(
+        released_source("speculators", "0.9.0", "speculators/models/dflash2/config.py"),
+        "DFlash2SpeculatorConfig",
+        "sliding_window_non_causal",
+    )
+    v1 = _field_default(
+        released_source("speculators", "0.9.0", "speculators/models/dflash/config.py"),
+        "DFlashSpeculatorConfig",
+        "sliding_window_non_causal",
+    )
     profile = resolve("speculators@0.9.0")
     assert profile.causality is not None
     for name, _cfg, spec in FLAT:
         unset = spec.with_(causality=type(spec.causality)())
         want = v2 if spec.version == "v2" else v1
-        assert profile.causality(unset) == tuple((t == "sliding_attention") and not want for t in spec.layer_types), name
+        assert profile.causality(unset) == tuple(
+            (t == "sliding_attention") and not want for t in spec.layer_types
+        ), name
     assert (v1, v2) == (False, True)
 
 
@@ -253,10 +294,12 @@ def test_transformers_assistant_config_fills_what_the_profile_says() -> None:
     without each DFlash key, reads or fills in the value the profile's effective_value predicts."""
     transformers = pytest.importorskip("transformers")
     from dflash2_ckpt.engines.transformers import PROFILES
+
     profile = resolve(f"transformers@{transformers.__version__}")
     assert profile in PROFILES
     by_key = {d.key: d for d in profile.defaults}
     from huggingface_hub.errors import StrictDataclassFieldValidationError as StrictError
+
     cls = transformers.MuseGlimmerAssistantConfig
     names = set(cls.__dataclass_fields__) if hasattr(cls, "__dataclass_fields__") else None
     checked = 0
@@ -268,14 +311,16 @@ def test_transformers_assistant_config_fills_what_the_profile_says() -> None:
             refused = [x.check(d) for x in profile.constraints if x.check(d)]
             try:
                 theirs = cls(**kwargs)
-            except (TypeError, ValueError, StrictError) as e:    # the strict dataclass validates every field
+            except (TypeError, ValueError, StrictError) as e:  # the strict dataclass validates every field
                 assert refused, f"{name}: transformers refuses the config, the profile does not: {e}"
                 continue
             assert not refused, f"{name}: the profile refuses what transformers loads: {refused}"
             for key in TF_KEYS:
                 want = effective_value(d, by_key[key])
                 got = getattr(theirs, key)
-                assert (list(got) if isinstance(got, (list, tuple)) else got) == want, f"{name} without {drop}: {key}"
+                assert (list(got) if isinstance(got, (list, tuple)) else got) == want, (
+                    f"{name} without {drop}: {key}"
+                )
             checked += 1
-    assert checked >= 4              # the tiny v1 drafter whole and less each key (the assistant fixture's
+    assert checked >= 4  # the tiny v1 drafter whole and less each key (the assistant fixture's
     #                                  sliding_window null is refused by both)

@@ -1,4 +1,5 @@
 """DF13x: speculators loadability (verifier required, also in the flat JSON Schema) and MiMo-style keys."""
+
 from __future__ import annotations
 
 import copy
@@ -6,11 +7,10 @@ import json
 
 import jsonschema
 
-from dflash2_ckpt.formats import schemas
-from dflash2_ckpt.checks.engine_keys import engine_key_findings
-from dflash2_ckpt.formats.parse import to_spec
-
 from conftest import real_config
+from dflash2_ckpt.checks.engine_keys import engine_key_findings
+from dflash2_ckpt.formats import schemas
+from dflash2_ckpt.formats.parse import to_spec
 
 FLAT = real_config("speculators-0.9.0_tiny-dflash2")
 V1 = real_config("z-lab_Qwen3-4B-DFlash-b16")
@@ -53,12 +53,18 @@ def test_flat_schema_marks_the_verifier_required() -> None:
 
 def test_mimo_keys_are_modelled_not_unknown() -> None:
     cfg = copy.deepcopy(V1)
-    cfg["dflash_config"].update(layer_ids=list(cfg["dflash_config"]["target_layer_ids"]), use_swa=False,
-                                swa_window_size=2048, attention_sink_bias=False)
+    cfg["dflash_config"].update(
+        layer_ids=list(cfg["dflash_config"]["target_layer_ids"]),
+        use_swa=False,
+        swa_window_size=2048,
+        attention_sink_bias=False,
+    )
     found, parse_findings = findings(cfg)
     assert found == [] and not [f for f in parse_findings if f.code == "DF116"]
     spec, _ = to_spec(cfg)
-    assert spec.drafter_extra["swa_window_size"] == 2048 and spec.drafter_extra["attention_sink_bias"] is False
+    assert (
+        spec.drafter_extra["swa_window_size"] == 2048 and spec.drafter_extra["attention_sink_bias"] is False
+    )
 
 
 def test_mimo_layer_ids_that_disagree_with_target_layer_ids() -> None:
@@ -76,8 +82,10 @@ def test_a_swa_window_other_than_sliding_window_splits_the_engines() -> None:
     assert f.code == "DF132"
     # vllm qwen3_dflash.py: dflash_config.get("swa_window_size", getattr(config, "sliding_window", None))
     assert "reads before sliding_window" in f.message and "requires" not in f.message
-    assert 'vllm==0.27.1..0.34.0:vllm/model_executor/models/qwen3_dflash.py has `"swa_window_size"' in \
-        f.details["source"]
+    assert (
+        'vllm==0.27.1..0.34.0:vllm/model_executor/models/qwen3_dflash.py has `"swa_window_size"'
+        in f.details["source"]
+    )
     cfg["dflash_config"]["swa_window_size"] = 4096
     assert findings(cfg)[0] == []
 
@@ -90,7 +98,7 @@ def test_sliding_layer_types_take_the_swa_window_in_vllm_without_use_swa() -> No
     cfg["dflash_config"].update(swa_window_size=2048)
     [f], _ = findings(cfg)
     assert f.code == "DF132" and f.details == {**f.details, "swa_window_size": 2048, "sliding_window": 4096}
-    cfg["layer_types"] = ["full_attention"] * n          # no sliding layer: the window is never read
+    cfg["layer_types"] = ["full_attention"] * n  # no sliding layer: the window is never read
     assert findings(cfg)[0] == []
 
 

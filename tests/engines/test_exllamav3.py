@@ -1,16 +1,19 @@
 """exllamav3 1.6.5, and the engines known from their released wheels (mlx-dspark 0.20.3, lmdeploy 0.18.0,
 mistralrs 0.9.5), as a user meets them: compat and verify on the fixtures, the tap-shift fix, the meaning
 check. Each expectation follows the engine's released code (engines/released_exl.py cites it)."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
+from _kit.cli import run, run_json
 from conftest import FIXTURES
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.convert import convert
@@ -19,8 +22,6 @@ from dflash2_ckpt.engines.judge import judge
 from dflash2_ckpt.engines.meaning import built, compare
 from dflash2_ckpt.engines.registry import resolve
 from dflash2_ckpt.usecases.compat import drafter_of
-
-from _kit.cli import run, run_json
 
 GOOD = FIXTURES / "good"
 
@@ -59,17 +60,19 @@ def test_a_v1_drafter_is_tapped_one_layer_deeper_than_vllm_taps_it() -> None:
     assert _verdict(GOOD / "nested-v1", "vllm")["verdict"] == "loads"
     # DFlash2 and the assistant export are tapped as written (their config classes declare tap_shift = 0)
     assert "DF840" not in _codes(_verdict(GOOD / "nested-v2", "exllamav3"))
-    assistant = _verdict(GOOD / "assistant-v1", "exllamav3", "--target", str(FIXTURES / "targets" / "tiny-target"))
+    assistant = _verdict(
+        GOOD / "assistant-v1", "exllamav3", "--target", str(FIXTURES / "targets" / "tiny-target")
+    )
     assert "DF840" not in _codes(assistant) and assistant["verdict"] == "loads"
 
 
 def test_verify_names_the_tap_difference_for_exllamav3_and_the_unsafe_fix_pins_it(tmp_path: Path) -> None:
     d = _copy("nested-v1", tmp_path)
-    assert "DF404" not in {f["code"] for f in _findings(d)}      # only where exllamav3 is named
+    assert "DF404" not in {f["code"] for f in _findings(d)}  # only where exllamav3 is named
     [f] = [f for f in _findings(d, "--engine", "exllamav3") if f["code"] == "DF404"]
     assert f["severity"] == "warning" and f["fix"]["applicability"] == "unsafe"
     assert (f["details"]["exllamav3_taps"], f["details"]["vllm_taps"]) == ([1, 3], [0, 2])
-    run("verify", str(d), "--engine", "exllamav3", "--fix")     # safe fixes only: the pin is not one
+    run("verify", str(d), "--engine", "exllamav3", "--fix")  # safe fixes only: the pin is not one
     assert "tap_shift" not in json.loads((d / "config.json").read_text())["dflash_config"]
     code, _, err = run("verify", str(d), "--engine", "exllamav3", "--fix", "--unsafe-fixes")
     assert code == 0 and "tap_shift: 0" in err
@@ -77,7 +80,11 @@ def test_verify_names_the_tap_difference_for_exllamav3_and_the_unsafe_fix_pins_i
     after = _findings(d, "--engine", "exllamav3")
     assert "DF404" not in {f["code"] for f in after}
     [read] = [f for f in after if f["field"] == "dflash_config.tap_shift"]
-    assert read["code"] == "DF121" and "exllamav3" in read["message"] and "DF116" not in {f["code"] for f in after}
+    assert (
+        read["code"] == "DF121"
+        and "exllamav3" in read["message"]
+        and "DF116" not in {f["code"] for f in after}
+    )
     assert _verdict(d, "exllamav3")["verdict"] == "loads"
     # the meaning check proves it: exllamav3 now taps what vLLM taps, and that is a repair, not a change
     src, out = drafter_of(open_checkpoint(GOOD / "nested-v1")), drafter_of(open_checkpoint(d))
@@ -104,7 +111,7 @@ def _causal_keys(cfg: dict[str, Any]) -> None:
 
 
 def test_dflash_config_is_causal_makes_exllamav3_alone_run_causal(tmp_path: Path) -> None:
-    d = _copy("nested-v1", tmp_path, _causal_keys)          # full layers: the others run them bidirectional
+    d = _copy("nested-v1", tmp_path, _causal_keys)  # full layers: the others run them bidirectional
     found = _findings(d)
     engines = {f["details"]["engine"] for f in found if f["code"] == "DF401"}
     assert "exllamav3>=1.6.5" in engines and not any(e.startswith(("vllm", "sglang")) for e in engines)
@@ -117,11 +124,12 @@ def test_dflash_config_is_causal_makes_exllamav3_alone_run_causal(tmp_path: Path
 
 def test_dflash_config_causal_is_not_read_by_exllamav3(tmp_path: Path) -> None:
     def edit(cfg: dict[str, Any]) -> None:
-        cfg.pop("is_causal")                    # dflash_config.causal: false stays, the layers are sliding
+        cfg.pop("is_causal")  # dflash_config.causal: false stays, the layers are sliding
+
     d = _copy("nested-v2", tmp_path, edit)
     [f] = [f for f in _findings(d) if f["code"] == "DF401" and f["details"]["engine"] == "exllamav3>=1.6.5"]
     assert f["details"]["engine_causal"] == [True, True] and f["details"]["intended_causal"] == [False, False]
-    assert _verdict(d, "vllm")["verdict"] == "loads"        # vLLM reads dflash_config.causal
+    assert _verdict(d, "vllm")["verdict"] == "loads"  # vLLM reads dflash_config.causal
 
 
 def test_a_flat_config_needs_conversion_for_exllamav3() -> None:
@@ -161,7 +169,7 @@ def test_compiled_mistralrs_is_unverified_never_loads() -> None:
     code, doc = run_json("compat", str(GOOD / "nested-v2"), "--engine", "mistralrs")
     [e] = doc["engines"]
     assert (e["verdict"], _codes(e)) == ("unverified", ["DF841"]) and e["serve"] is None
-    assert code == 1                                     # a named engine that is not known to load it
+    assert code == 1  # a named engine that is not known to load it
     code, out, _ = run("compat", str(GOOD / "nested-v1"), "--engine", "mistralrs")
     assert "unverified" in out and "compiled" in out
 
@@ -173,6 +181,7 @@ def test_lmdeploy_loads_dflash_v1_only_and_ignores_is_causal(tmp_path: Path) -> 
     def causal_by_is_causal(cfg: dict[str, Any]) -> None:
         cfg["is_causal"] = True
         cfg["dflash_config"].pop("causal")
+
     e = _verdict(_copy("nested-v1", tmp_path, causal_by_is_causal), "lmdeploy")
     assert e["verdict"] == "degraded" and "DF808" in _codes(e)
 
@@ -198,20 +207,25 @@ def test_laguna_is_causal_by_default_and_its_asserts_are_refusals() -> None:
     assert d.spec is not None
     spec = dataclasses.replace(d.spec, transformer_extra={**d.spec.transformer_extra, "model_type": "laguna"})
     no_key = dataclasses.replace(spec, causality=dataclasses.replace(spec.causality, dflash_causal=None))
-    assert exllamav3.causality(no_key) == (True, True)                 # dflash_config.causal defaults to true
-    assert exllamav3.causality(spec) == (False, False)                 # the fixture's dflash_config.causal: false
-    assert exllamav3.causality(d.spec) == (False, False)               # a DFlashDraftModel reads is_causal
-    cfg = {**d.config, "architectures": ["DFlashLagunaForCausalLM"], "gating": "per-head",
-           "layer_types": ["sliding_attention", "full_attention"], "draft_vocab_size": 32}
+    assert exllamav3.causality(no_key) == (True, True)  # dflash_config.causal defaults to true
+    assert exllamav3.causality(spec) == (False, False)  # the fixture's dflash_config.causal: false
+    assert exllamav3.causality(d.spec) == (False, False)  # a DFlashDraftModel reads is_causal
+    cfg = {
+        **d.config,
+        "architectures": ["DFlashLagunaForCausalLM"],
+        "gating": "per-head",
+        "layer_types": ["sliding_attention", "full_attention"],
+        "draft_vocab_size": 32,
+    }
     laguna = dataclasses.replace(d, config=cfg, spec=spec)
     v = judge(resolve("exllamav3"), laguna)
     [why] = [r.message for r in v.reasons if r.code == "DF804"]
     assert v.verdict == "fails" and "not uniform" in why and "draft_vocab_size 32 differs" in why
-    assert exllamav3.tap_shift(laguna) == 0                             # Laguna taps the ids raw
+    assert exllamav3.tap_shift(laguna) == 0  # Laguna taps the ids raw
 
 
 def test_a_newer_exllamav3_is_judged_as_the_release_checked() -> None:
     e = _verdict(GOOD / "nested-v2", "exllamav3@1.7.0")
     assert "DF816" in _codes(e) and e["checked_through"] == "1.6.5"
     code, _, err = run("compat", str(GOOD / "nested-v2"), "--engine", "exllamav3@1.6.0")
-    assert code == 2 and "no exllamav3 profile covers 1.6.0" in err       # no release before it was read
+    assert code == 2 and "no exllamav3 profile covers 1.6.0" in err  # no release before it was read

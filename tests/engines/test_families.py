@@ -190,7 +190,9 @@ def test_the_meaning_check_sees_no_rope_layers_dropped() -> None:
 
 
 def test_family_refusals_reach_sarif_and_text() -> None:
-    rc, out = run_output("compat", str(FAMILIES / "beam-causal"), "--engine", "vllm@0.34.0", "--format", "sarif")
+    rc, out = run_output(
+        "compat", str(FAMILIES / "beam-causal"), "--engine", "vllm@0.34.0", "--format", "sarif"
+    )
     results = json.loads(out)["runs"][0]["results"]
     assert rc == 1 and [r["ruleId"] for r in results if r["level"] == "error"] == ["DF804"]
     rc, out = run_output("verify", str(FAMILIES / "ricursive-out-of-range"))
@@ -209,8 +211,9 @@ def test_the_serve_command_names_the_method_each_family_declares(name: str) -> N
 
 
 @pytest.mark.parametrize("max_window_layers,verdict", [(0, "loads"), (None, "fails")])
-def test_beam_without_layer_types_is_judged_by_what_qwen3config_fills(tmp_path: Path, max_window_layers: int | None,
-                                                                     verdict: str) -> None:
+def test_beam_without_layer_types_is_judged_by_what_qwen3config_fills(
+    tmp_path: Path, max_window_layers: int | None, verdict: str
+) -> None:
     # transformers' Qwen3Config: sliding where a window is set and i >= max_window_layers (28 by default)
     d = tmp_path / "beam"
     shutil.copytree(FAMILIES / "beam", d)

@@ -2,6 +2,7 @@
 (fixtures/vllm/golden.json, recorded by tests/vllm_engine/golden.py; tests/vllm_engine re-runs vLLM when
 it is installed). No vLLM here: compat judges the same drafters and must give the recorded verdict and
 codes, and the recorded verdict must agree with the engine (golden.agrees)."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_engine import golden        # tests/vllm_engine (tests/ is on the path: pyproject `pythonpath`)
+from vllm_engine import golden  # tests/vllm_engine (tests/ is on the path: pyproject `pythonpath`)
 
 ROWS = json.loads(golden.GOLDEN.read_text())["rows"] if golden.GOLDEN.is_file() else []
 

@@ -1,6 +1,7 @@
 """The layouts users shipped, each rebuilt from the public configs' key names and driven through the CLI
 (text and json): compat --target with the pairing checks, the draft-position layout, architecture names,
 speculative_tokens, the mask_embedding.pt sidecar, GGUF sliding-window keys, GGUF by format first, DSpark."""
+
 from __future__ import annotations
 
 import json
@@ -65,6 +66,7 @@ def flat_text(output: str) -> str:
 
 # --- compat --target runs the pairing checks (vllm-project/vllm#48113, #46435) --------------------------
 
+
 def _taps_past_the_target(cfg: dict[str, Any]) -> None:
     # trained against a 36-layer model, served on a 32-layer one: tap 33 does not exist there
     cfg["dflash_config"]["target_layer_ids"] = [1, 33]
@@ -90,7 +92,7 @@ def test_compat_target_refuses_taps_past_the_target_like_verify(tmp_path: Path) 
 
 def test_compat_target_refuses_a_padded_target_vocabulary(tmp_path: Path) -> None:
     d = drafter(tmp_path, "nested-v2")
-    t = target(tmp_path, vocab_size=128)            # the target pads its vocabulary, the drafter does not
+    t = target(tmp_path, vocab_size=128)  # the target pads its vocabulary, the drafter does not
     rc, doc = as_json("verify", str(d), "--target", str(t))
     assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["DF501"]
     rc, doc = as_json("compat", str(d), "--target", str(t), "--engine", "vllm", "--engine", "sglang")
@@ -108,11 +110,16 @@ def test_an_unreadable_hub_target_says_the_pairing_did_not_run(tmp_path: Path) -
 
 # --- verify's errors and compat's verdicts agree, over every fixture and target pair ---------------------
 
+
 def _drafters() -> list[Path]:
     manifest = json.loads((FIXTURES / "broken" / "MANIFEST.json").read_text())
     broken = [FIXTURES / "broken" / n for n, m in sorted(manifest.items()) if "reference" not in m]
-    return sorted((FIXTURES / "good").iterdir()) + broken + sorted((FIXTURES / "gguf").glob("*.gguf")) + \
-        [FIXTURES / "pairs" / "tiny" / "drafter", FIXTURES / "pairs" / "tiny" / "drafter-v1"]
+    return (
+        sorted((FIXTURES / "good").iterdir())
+        + broken
+        + sorted((FIXTURES / "gguf").glob("*.gguf"))
+        + [FIXTURES / "pairs" / "tiny" / "drafter", FIXTURES / "pairs" / "tiny" / "drafter-v1"]
+    )
 
 
 TARGETS = [TINY_TARGET, FIXTURES / "pairs" / "tiny" / "target"]
@@ -124,19 +131,23 @@ def test_verify_errors_and_compat_verdicts_agree_on_every_fixture(target_dir: Pa
         where = f"{path.relative_to(FIXTURES)} with {target_dir.relative_to(FIXTURES)}"
         rc_v, v = as_json("verify", str(path), "--target", str(target_dir))
         if rc_v == 3:
-            continue                                   # unreadable: compat cannot run either
+            continue  # unreadable: compat cannot run either
         rc_c, c = as_json("compat", str(path), "--target", str(target_dir))
         errors = [f for f in v["findings"] if f["severity"] == "error" and f["code"] != "DF508"]
         for e in c["engines"]:
             sep = "" if e["versions"][0] in "<>=" else "@"
             pid = f"{e['engine']}{sep}{e['versions']}"
             hit = [f for f in errors if pid in f["details"].get("engines", [pid])]
-            gguf_only = path.suffix == ".gguf" and e["engine"] != "llama.cpp" and \
-                all(f["code"].startswith("DF9") for f in hit)
+            gguf_only = (
+                path.suffix == ".gguf"
+                and e["engine"] != "llama.cpp"
+                and all(f["code"].startswith("DF9") for f in hit)
+            )
             if hit and not gguf_only:
-                assert e["verdict"] not in ("loads", "degraded"), f"{where}: {pid} {e['verdict']} despite " \
-                    f"{[f['code'] for f in hit]}"
-            if "DF813" in codes(e):                    # compat names only errors verify reported
+                assert e["verdict"] not in ("loads", "degraded"), (
+                    f"{where}: {pid} {e['verdict']} despite {[f['code'] for f in hit]}"
+                )
+            if "DF813" in codes(e):  # compat names only errors verify reported
                 named = e["reasons"][0]["message"].split("verify reports ")[1].split(" (")[0].split(", ")
                 assert set(named) <= {f["code"] for f in hit}, f"{where}: {pid} {named}"
         if not errors:
@@ -146,9 +157,12 @@ def test_verify_errors_and_compat_verdicts_agree_on_every_fixture(target_dir: Pa
 def test_verify_engine_lines_are_compat_rows(tmp_path: Path) -> None:
     """verify --engine prints each named engine's verdict from the function compat's rows come from."""
     taps = drafter(tmp_path, "nested-v1", _taps_past_the_target, "taps")
-    cases = [(taps, target(tmp_path, num_hidden_layers=32)),
-             (drafter(tmp_path, "nested-v1", _anchor_first, "anchor"), TINY_TARGET),
-             (FIXTURES / "good" / "nested-v2", TINY_TARGET), (FIXTURES / "good" / "flat-v2", TINY_TARGET)]
+    cases = [
+        (taps, target(tmp_path, num_hidden_layers=32)),
+        (drafter(tmp_path, "nested-v1", _anchor_first, "anchor"), TINY_TARGET),
+        (FIXTURES / "good" / "nested-v2", TINY_TARGET),
+        (FIXTURES / "good" / "flat-v2", TINY_TARGET),
+    ]
     engines = ["--engine", "vllm@0.29.0", "--engine", "sglang", "--engine", "z-lab", "--engine", "mlx-vlm"]
     for d, t in cases:
         _, v = as_json("verify", str(d), "--target", str(t), *engines)
@@ -162,6 +176,7 @@ def test_verify_engine_lines_are_compat_rows(tmp_path: Path) -> None:
 
 
 # --- the draft-position layout (sgl-project/sglang#40144) ---------------------------------------------
+
 
 def _anchor_first(cfg: dict[str, Any]) -> None:
     cfg["dflash_config"]["sample_from_anchor"] = True
@@ -178,15 +193,19 @@ def test_a_v1_anchor_first_drafter_is_shifted_in_sglang_and_refused_by_vllm(tmp_
     assert "shifted by one" in by_engine["sglang>=0.5.19"]["message"]
     assert "sglang==0.5.18..0.5.23" in by_engine["sglang>=0.5.19"]["message"]
     assert "refuses an anchor-first drafter" in by_engine["vllm>=0.34"]["message"]
-    rc, doc = as_json("compat", str(d), "--engine", "sglang@0.5.18", "--engine", "vllm@0.29.0",
-                      "--engine", "z-lab")
+    rc, doc = as_json(
+        "compat", str(d), "--engine", "sglang@0.5.18", "--engine", "vllm@0.29.0", "--engine", "z-lab"
+    )
     r = rows(doc)
     assert r["sglang>=0.5.18,<0.5.19"]["verdict"] == "fails" and says(r["sglang>=0.5.18,<0.5.19"], "DF161")
     assert r["vllm>=0.29,<0.31"]["verdict"] == "fails" and says(r["vllm>=0.29,<0.31"], "DF161")
-    assert r["z-lab>=0.1.0"]["verdict"] == "loads"        # the reference reads the key (no rule against it)
+    assert r["z-lab>=0.1.0"]["verdict"] == "loads"  # the reference reads the key (no rule against it)
     # judged without --engine, an older release's verdict comes from its own rule, not from verify's lines
     every = rows(as_json("compat", str(d))[1])
-    assert (every["sglang>=0.5.18,<0.5.19"]["verdict"], codes(every["sglang>=0.5.18,<0.5.19"])) == ("fails", ["DF161"])
+    assert (every["sglang>=0.5.18,<0.5.19"]["verdict"], codes(every["sglang>=0.5.18,<0.5.19"])) == (
+        "fails",
+        ["DF161"],
+    )
     text = flat_text(invoke("verify", str(d)).output)
     assert "DF161" in text and "τ 1.06" in text
 
@@ -216,6 +235,7 @@ def test_inspect_does_not_claim_sglang_reads_sample_from_anchor(tmp_path: Path) 
 
 # --- architecture names against each registry (NVIDIA-NeMo/Automodel#2913) ------------------------------
 
+
 def test_an_unregistered_architecture_is_an_error_naming_the_registered_one(tmp_path: Path) -> None:
     d = drafter(tmp_path, "nested-v1", lambda c: c.update(architectures=["Qwen3DFlashDraftModel"]))
     rc, doc = as_json("verify", str(d))
@@ -236,9 +256,11 @@ def test_registered_architectures_pass(tmp_path: Path) -> None:
 
 # --- speculative_tokens against block_size (vllm-project/speculators#456) -------------------------------
 
+
 def test_speculative_tokens_equal_to_block_size_fail_vllm(tmp_path: Path) -> None:
     def edit(c: dict[str, Any]) -> None:
         c["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = c["block_size"]
+
     d = drafter(tmp_path, "flat-v1", edit)
     rc, doc = as_json("verify", str(d))
     [f] = findings(doc, "DF162")
@@ -250,14 +272,15 @@ def test_speculative_tokens_equal_to_block_size_fail_vllm(tmp_path: Path) -> Non
     r = rows(doc)
     assert r["vllm>=0.29,<0.31"]["verdict"] == "fails" and says(r["vllm>=0.29,<0.31"], "DF162")
     assert r["speculators>=0.9,<0.10"]["verdict"] == "loads"
-    assert not findings(as_json("verify", str(FIXTURES / "good" / "flat-v1"))[1], "DF162")   # 7 of 8
+    assert not findings(as_json("verify", str(FIXTURES / "good" / "flat-v1"))[1], "DF162")  # 7 of 8
 
 
 # --- sidecars (sgl-project/sglang#27924) ----------------------------------------------------------------
 
+
 def test_a_mask_embedding_sidecar_is_named_with_its_readers_and_the_conversion(tmp_path: Path) -> None:
     d = drafter(tmp_path, "nested-v1")
-    (d / "mask_embedding.pt").write_bytes(b"\x80\x04not really a pickle")     # never opened
+    (d / "mask_embedding.pt").write_bytes(b"\x80\x04not really a pickle")  # never opened
     rc, doc = as_json("verify", str(d))
     [f] = findings(doc, "DF630")
     assert f["file"] == "mask_embedding.pt" and f["severity"] == "warning"
@@ -265,7 +288,7 @@ def test_a_mask_embedding_sidecar_is_named_with_its_readers_and_the_conversion(t
     command = f["details"]["command"]
     assert "weights_only=True" in command and "save_file({'mask_embedding'" in command
     assert "exllamav3==1.6.5:exllamav3/architecture/dflash.py" in f["message"]
-    assert findings(doc, "DF602")                     # still a pickle: reported, never loaded
+    assert findings(doc, "DF602")  # still a pickle: reported, never loaded
     text = flat_text(invoke("verify", str(d)).output)
     assert "learned mask embedding" in text and "SGLang 0.5.18-0.5.23 reads neither" in text
     [ignored] = findings(doc, "DF631")
@@ -273,12 +296,15 @@ def test_a_mask_embedding_sidecar_is_named_with_its_readers_and_the_conversion(t
     rc, doc = as_json("compat", str(d), "--engine", "sglang", "--engine", "vllm")
     r = rows(doc)
     assert (r["sglang>=0.5.19"]["verdict"], codes(r["sglang>=0.5.19"])[:1]) == ("degraded", ["DF631"])
-    assert r["vllm>=0.34"]["verdict"] == "loads"           # it reads the file itself
+    assert r["vllm>=0.34"]["verdict"] == "loads"  # it reads the file itself
     plain = drafter(tmp_path, "nested-v1", name="plain")
-    assert rows(as_json("compat", str(plain), "--engine", "sglang")[1])["sglang>=0.5.19"]["verdict"] == "loads"
+    assert (
+        rows(as_json("compat", str(plain), "--engine", "sglang")[1])["sglang>=0.5.19"]["verdict"] == "loads"
+    )
 
 
 # --- GGUF: sliding-window keys (ikawrakow/ik_llama.cpp#2021) and format before geometry ----------------
+
 
 def _without_window(tmp: Path) -> Path:
     from _kit.gguf import rewrite
@@ -287,12 +313,14 @@ def _without_window(tmp: Path) -> Path:
     def drop(arch: str, kv: dict, tensors: list) -> tuple[str, dict, list]:
         kv.pop(N.KEY_WINDOW), kv.pop(N.KEY_WINDOW_PATTERN)
         return arch, kv, tensors
+
     return rewrite(FIXTURES / "gguf" / "drafter-v2.gguf", tmp / "no-window.gguf", drop)
 
 
 def test_convert_writes_the_window_and_verify_errs_without_it(tmp_path: Path) -> None:
     from _kit.gguf import header_of, to_gguf
     from dflash2_ckpt.formats import gguf_names as N
+
     h = header_of(to_gguf(FIXTURES / "good" / "nested-v2", tmp_path / "out.gguf"))
     assert h.get(N.KEY_WINDOW) == 16 and h.get(N.KEY_WINDOW_PATTERN) == [True, True]
     rc, doc = as_json("verify", str(_without_window(tmp_path)))
@@ -313,6 +341,7 @@ def test_a_dflash2_gguf_with_no_window_and_no_source_record_is_a_warning(tmp_pat
         for key in (N.KEY_WINDOW, N.KEY_WINDOW_PATTERN, N.KEY_SOURCE_CONFIG):
             kv.pop(key, None)
         return arch, kv, tensors
+
     bare = rewrite(FIXTURES / "gguf" / "drafter-v2.gguf", tmp_path / "bare.gguf", drop)
     rc, doc = as_json("verify", str(bare))
     [f] = findings(doc, "DF915")
@@ -333,6 +362,7 @@ def test_an_engine_that_reads_no_gguf_says_the_format_first(tmp_path: Path) -> N
 
 # --- DSpark: DFlash's sibling family (vllm-project/vllm#56792) ------------------------------------------
 
+
 def test_dspark_is_served_by_vllm_and_sglang_and_not_validated(tmp_path: Path) -> None:
     d = real_checkpoint(tmp_path, "deepseek-ai_dspark_qwen3_8b_block7")
     rc, doc = as_json("compat", str(d))
@@ -344,10 +374,20 @@ def test_dspark_is_served_by_vllm_and_sglang_and_not_validated(tmp_path: Path) -
     assert r["dflash-mlx>=0.1.0"]["verdict"] == "unsupported"
     # every release that registers DSpark drafters (vLLM from 0.25.0, SGLang from 0.5.16); the ranges before
     # hold no DSpark drafter
-    before = {("vllm", "<0.20"), ("vllm", ">=0.20,<0.23"), ("sglang", "<0.5.11"), ("sglang", ">=0.5.11,<0.5.14")}
-    served = [e for e in doc["engines"] if e["engine"] in ("vllm", "sglang")
-              and (e["engine"], e["versions"]) not in before]
-    assert all(e["verdict"] == "unsupported" for e in doc["engines"] if (e["engine"], e["versions"]) in before)
+    before = {
+        ("vllm", "<0.20"),
+        ("vllm", ">=0.20,<0.23"),
+        ("sglang", "<0.5.11"),
+        ("sglang", ">=0.5.11,<0.5.14"),
+    }
+    served = [
+        e
+        for e in doc["engines"]
+        if e["engine"] in ("vllm", "sglang") and (e["engine"], e["versions"]) not in before
+    ]
+    assert all(
+        e["verdict"] == "unsupported" for e in doc["engines"] if (e["engine"], e["versions"]) in before
+    )
     assert served and not any(e["verdict"] == "unsupported" for e in served)
     text = flat_text(invoke("compat", str(d), "--engine", "vllm").output)
     assert "not-validated" in text and "unsupported" not in text

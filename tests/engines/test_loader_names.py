@@ -12,6 +12,7 @@ Read in the wheels (dflash2_ckpt/engines/released.py cites the anchors, test_rel
 - the z-lab reference loads through transformers' from_pretrained, which logs such names as UNEXPECTED.
 The expectations are written from that code, not from compat's output.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,6 @@ import pytest
 from _kit.cli import invoke_cli
 from _kit.convert import build, layout_of
 from conftest import FIXTURES
-
 from dflash2_ckpt.cli import main
 
 VLLM_RAISES = "There is no module or parameter named 'model'"
@@ -38,8 +38,14 @@ def _config(good: str) -> dict[str, Any]:
     return json.loads((FIXTURES / "good" / good / "config.json").read_text())
 
 
-def drafter(tmp: Path, good: str, *, prefix: bool = False, extra: tuple[Tensor, ...] = (),
-            edit: dict[str, Any] | None = None) -> Path:
+def drafter(
+    tmp: Path,
+    good: str,
+    *,
+    prefix: bool = False,
+    extra: tuple[Tensor, ...] = (),
+    edit: dict[str, Any] | None = None,
+) -> Path:
     """The good fixture's config and exact layout, every drafter tensor `model.`-prefixed if asked, plus extras."""
     cfg = _config(good)
     cfg.update(edit or {})
@@ -71,9 +77,11 @@ D2T: Tensor = ("d2t", "I64", (V,))
 
 # ------------------------------------------------------------------ the model. prefix
 
+
 @pytest.mark.parametrize("good", ["nested-v2", "nested-v1", "flat-v2"])
 def test_vllm_refuses_model_prefixed_names_and_advises_the_conversion_that_writes_them_bare(
-        tmp_path: Path, good: str) -> None:
+    tmp_path: Path, good: str
+) -> None:
     path = drafter(tmp_path, good, prefix=True)
     rc, by = compat(path, "vllm@0.29.0", "vllm@0.34.0")
     assert rc == 1
@@ -83,7 +91,7 @@ def test_vllm_refuses_model_prefixed_names_and_advises_the_conversion_that_write
         [msg] = refused(e)
         assert VLLM_RAISES in msg and "ValueError" in msg
         assert "model.fc.weight" in msg or "model.candidate_selector" in msg
-        assert "vllm/model_executor/models/qwen3_dflash.py has `elif \"lm_head\" not in name:`" in msg
+        assert 'vllm/model_executor/models/qwen3_dflash.py has `elif "lm_head" not in name:`' in msg
         to = "flat" if good.startswith("nested") else "nested"
         assert f"dflash2-ckpt convert {path} --to {to}" in msg, msg
 
@@ -155,14 +163,22 @@ def test_the_assistant_names_vllm_maps_itself_still_load(tmp_path: Path) -> None
 
 # ------------------------------------------------------------------ strict MLX loading
 
-@pytest.mark.parametrize("extra,why", [
-    (HEAD, "a copy of the target's table"),
-    (D2T, "a vocabulary map"),
-    (("layers.0.self_attn.rotary_emb.inv_freq", "F32", (4,)), "not part of the drafter"),
-])
-def test_mlx_vlm_refuses_what_its_drafters_have_no_parameter_for(tmp_path: Path, extra: Tensor, why: str) -> None:
-    for good, engines in (("nested-v2", ("mlx-vlm@0.6.16", "mlx-vlm")),
-                          ("nested-v1", ("mlx-vlm@0.6.0", "mlx-vlm@0.6.16", "mlx-vlm"))):
+
+@pytest.mark.parametrize(
+    "extra,why",
+    [
+        (HEAD, "a copy of the target's table"),
+        (D2T, "a vocabulary map"),
+        (("layers.0.self_attn.rotary_emb.inv_freq", "F32", (4,)), "not part of the drafter"),
+    ],
+)
+def test_mlx_vlm_refuses_what_its_drafters_have_no_parameter_for(
+    tmp_path: Path, extra: Tensor, why: str
+) -> None:
+    for good, engines in (
+        ("nested-v2", ("mlx-vlm@0.6.16", "mlx-vlm")),
+        ("nested-v1", ("mlx-vlm@0.6.0", "mlx-vlm@0.6.16", "mlx-vlm")),
+    ):
         path = drafter(tmp_path / good, good, extra=(extra,))
         rc, by = compat(path, *engines)
         assert rc == 1, good
@@ -188,11 +204,13 @@ def test_a_shipped_embedding_loads_into_mlx_vlm_0_7_dflash_v1_only(tmp_path: Pat
 def test_mlx_vlm_has_no_attention_bias(tmp_path: Path) -> None:
     # attention_bias: true makes the biases part of the drafter (verify expects them); mlx-vlm builds none
     path = drafter(tmp_path, "nested-v1", edit={"attention_bias": True})
-    assert any(n.endswith("q_proj.bias") for n, _, _ in layout_of({**_config("nested-v1"), "attention_bias": True}))
+    assert any(
+        n.endswith("q_proj.bias") for n, _, _ in layout_of({**_config("nested-v1"), "attention_bias": True})
+    )
     rc, by = compat(path, "mlx-vlm", "dflash-mlx", "vllm")
     assert by["mlx-vlm>=0.7.0"]["verdict"] == "fails"
     assert "an attention bias" in refused(by["mlx-vlm>=0.7.0"])[0]
-    assert not refused(by["dflash-mlx>=0.1.0"]) and not refused(by["vllm>=0.34"])   # both build the bias
+    assert not refused(by["dflash-mlx>=0.1.0"]) and not refused(by["vllm>=0.34"])  # both build the bias
 
 
 @pytest.mark.parametrize("extra", [EMBED, HEAD, D2T])
@@ -205,22 +223,26 @@ def test_dflash_mlx_refuses_target_copies_and_maps(tmp_path: Path, extra: Tensor
 
 
 def test_the_reference_skips_what_it_has_no_parameter_for(tmp_path: Path) -> None:
-    path = drafter(tmp_path, "nested-v2", extra=(EMBED, HEAD, D2T, ("extra_projection.weight", "F32", (4, 4))))
+    path = drafter(
+        tmp_path, "nested-v2", extra=(EMBED, HEAD, D2T, ("extra_projection.weight", "F32", (4, 4)))
+    )
     rc, by = compat(path, "z-lab")
     assert rc == 0 and by["z-lab>=0.1.0"]["verdict"] == "loads"
 
 
 def _sinks(good: str, name: str) -> tuple[Tensor, ...]:
     cfg = _config(good)
-    return tuple((f"layers.{i}.self_attn.{name}", "F32", (cfg["num_attention_heads"],))
-                 for i in range(cfg["num_hidden_layers"]))
+    return tuple(
+        (f"layers.{i}.self_attn.{name}", "F32", (cfg["num_attention_heads"],))
+        for i in range(cfg["num_hidden_layers"])
+    )
 
 
 def test_mlx_vlm_builds_sink_parameters_from_0_7_for_what_its_config_reads(tmp_path: Path) -> None:
     sink = {"dflash_config": {**_config("nested-v1")["dflash_config"], "attention_sink_bias": True}}
     v1 = drafter(tmp_path / "a", "nested-v1", extra=_sinks("nested-v1", "attention_sink_bias"), edit=sink)
     _, by = compat(v1, "mlx-vlm@0.6.16", "mlx-vlm")
-    assert not refused(by["mlx-vlm>=0.7.0"])           # DFlashAttention.attention_sink_bias, (n_heads,)
+    assert not refused(by["mlx-vlm>=0.7.0"])  # DFlashAttention.attention_sink_bias, (n_heads,)
     assert "an attention sink" in refused(by["mlx-vlm>=0.6.16,<0.7.0"])[0]
     named = drafter(tmp_path / "b", "nested-v1", extra=_sinks("nested-v1", "sinks"), edit=sink)
     _, by = compat(named, "mlx-vlm")

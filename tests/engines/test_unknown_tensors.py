@@ -6,6 +6,7 @@ load_weights skips it, so compat keeps `loads` (with a note) and verify keeps th
 What each release does was read in the wheels (dflash2_ckpt/engines/released.py cites the anchors,
 test_released.py checks them); the expectations below are written from that code, not from compat.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,15 @@ from _kit.cli import invoke
 from _kit.convert import build, layout_of
 from conftest import FIXTURES
 
-VLLM = ("vllm@0.27.1", "vllm@0.28.0", "vllm@0.29.0", "vllm@0.30.0", "vllm@0.31.0", "vllm@0.33.0", "vllm@0.34.0")
+VLLM = (
+    "vllm@0.27.1",
+    "vllm@0.28.0",
+    "vllm@0.29.0",
+    "vllm@0.30.0",
+    "vllm@0.31.0",
+    "vllm@0.33.0",
+    "vllm@0.34.0",
+)
 RAISES = "There is no module or parameter named"
 
 
@@ -47,15 +56,16 @@ def errors(e: dict[str, Any]) -> list[dict[str, Any]]:
 
 def verify_codes(path: Path | str) -> dict[str, str]:
     r = invoke("verify", str(path), "--format", "json")
-    assert r.exit_code == 0, r.stdout        # a warning, not an error: verify passes without --strict
+    assert r.exit_code == 0, r.stdout  # a warning, not an error: verify passes without --strict
     return {f["code"]: f["severity"] for f in json.loads(r.stdout)["findings"]}
 
 
 def test_the_fixture_writers_unexpected_tensor_fails_every_vllm_with_dflash2_and_loads_on_sglang() -> None:
-    path = FIXTURES / "broken" / "tensor-unexpected"        # fixtures/build.py: + layers.9.mlp.up_proj.weight
+    path = FIXTURES / "broken" / "tensor-unexpected"  # fixtures/build.py: + layers.9.mlp.up_proj.weight
     assert verify_codes(path).get("DF202") == "warning"
-    rc, doc = compat(path, "vllm@0.28.0", "vllm@0.29.0", "vllm@0.31.0", "vllm@0.33.0", "vllm@0.34.0",
-                     "sglang@0.5.23")
+    rc, doc = compat(
+        path, "vllm@0.28.0", "vllm@0.29.0", "vllm@0.31.0", "vllm@0.33.0", "vllm@0.34.0", "sglang@0.5.23"
+    )
     assert rc == 1
     by = {e["versions"]: e for e in doc["engines"]}
     for label in ("==0.28.0", ">=0.29,<0.31", ">=0.31,<0.33", ">=0.33,<0.34", ">=0.34"):
@@ -71,13 +81,18 @@ def test_the_fixture_writers_unexpected_tensor_fails_every_vllm_with_dflash2_and
     sglang = by[">=0.5.19"]
     assert sglang["verdict"] == "loads" and sglang["serve"]
     notes = [r["message"] for r in sglang["reasons"] if r["severity"] == "info"]
-    assert any("skips layers.9.mlp.up_proj.weight silently" in n and "# Ignore unexpected weights" in n
-               for n in notes)
+    assert any(
+        "skips layers.9.mlp.up_proj.weight silently" in n and "# Ignore unexpected weights" in n
+        for n in notes
+    )
 
 
-@pytest.mark.parametrize("good,engines", [("nested-v1", VLLM), ("nested-v2", VLLM[1:]), ("flat-v2", VLLM[2:])])
-def test_an_unknown_tensor_fails_vllm_in_each_dialect_and_release(tmp_path: Path, good: str,
-                                                                   engines: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "good,engines", [("nested-v1", VLLM), ("nested-v2", VLLM[1:]), ("flat-v2", VLLM[2:])]
+)
+def test_an_unknown_tensor_fails_vllm_in_each_dialect_and_release(
+    tmp_path: Path, good: str, engines: tuple[str, ...]
+) -> None:
     path = drafter(tmp_path, good, ("extra_projection.weight", (4, 4)))
     assert verify_codes(path).get("DF202") == "warning"
     rc, doc = compat(path, *engines)
@@ -113,8 +128,10 @@ def test_a_mask_hidden_weight_fails_vllms_assert(tmp_path: Path) -> None:
     assert rc == 1
     for e in doc["engines"]:
         assert e["verdict"] == "fails"
-        assert any(r["code"] == "DF805" and "mask_hidden" in r["message"] and "AssertionError" in r["message"]
-                   for r in errors(e))
+        assert any(
+            r["code"] == "DF805" and "mask_hidden" in r["message"] and "AssertionError" in r["message"]
+            for r in errors(e)
+        )
 
 
 def test_domino_projector_weights_fail_sglang_unless_declared(tmp_path: Path) -> None:
@@ -123,8 +140,10 @@ def test_domino_projector_weights_fail_sglang_unless_declared(tmp_path: Path) ->
     assert rc == 1
     (e,) = doc["engines"]
     assert e["verdict"] == "fails"
-    assert any(r["code"] == "DF805" and "prefix_gru.weight" in r["message"] and "Domino" in r["message"]
-               for r in errors(e))
+    assert any(
+        r["code"] == "DF805" and "prefix_gru.weight" in r["message"] and "Domino" in r["message"]
+        for r in errors(e)
+    )
     declared = drafter(tmp_path / "b", "nested-v2", ("prefix_gru.weight", (4, 4)), projector_type="domino")
     rc, doc = compat(declared, "sglang@0.5.23")
     (e,) = doc["engines"]

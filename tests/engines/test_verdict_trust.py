@@ -4,6 +4,7 @@ Every broken fixture is judged against every profile through `compat --format js
 fixture is built to carry (fixtures/broken/MANIFEST.json, written with the fixture, not by compat) must
 fail every engine. Every command compat advises on any fixture is run, and its output judged again.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,15 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from dflash2_ckpt.engines import by_engine
 from _kit.cli import invoke, invoke_cli
-
-from dflash2_ckpt.cli import main
-from dflash2_ckpt.engines import PROFILES
-from dflash2_ckpt.formats.parse import to_spec
-
-from conftest import FIXTURES, real_config
 from _kit.engines import REAL_NAMES, real_checkpoint
+from conftest import FIXTURES, real_config
+from dflash2_ckpt.cli import main
+from dflash2_ckpt.engines import PROFILES, by_engine
+from dflash2_ckpt.formats.parse import to_spec
 
 MANIFEST = json.loads((FIXTURES / "broken" / "MANIFEST.json").read_text())
 # fixtures built to carry a verify error (a diff fixture needs its reference to show its finding)
@@ -45,9 +43,11 @@ def test_a_broken_fixture_gets_no_loading_verdict_from_any_engine(name: str) -> 
     for e in doc["engines"]:
         where = f"{name} on {e['engine']} {e['versions']}"
         assert e["serve"] is None, where
-        if code == "DF304":            # another drafter altogether: unsupported, or a sibling the engine serves
-            assert (e["verdict"], [r["code"] for r in e["reasons"]]) in (("unsupported", ["DF800"]),
-                                                                          ("not-validated", ["DF850"])), where
+        if code == "DF304":  # another drafter altogether: unsupported, or a sibling the engine serves
+            assert (e["verdict"], [r["code"] for r in e["reasons"]]) in (
+                ("unsupported", ["DF800"]),
+                ("not-validated", ["DF850"]),
+            ), where
             continue
         assert e["verdict"] == "fails", where
         assert any(code in r["message"] for r in e["reasons"] if r["severity"] == "error"), where
@@ -80,7 +80,7 @@ def test_an_error_only_speculators_hits_fails_speculators_only(tmp_path: Path) -
     d = tmp_path / "flat"
     shutil.copytree(FIXTURES / "good" / "flat-v2", d)
     cfg = json.loads((d / "config.json").read_text())
-    del cfg["speculators_config"]["verifier"]              # DF130: speculators cannot reload it
+    del cfg["speculators_config"]["verifier"]  # DF130: speculators cannot reload it
     (d / "config.json").write_text(json.dumps(cfg))
     verify = json.loads(invoke("verify", str(d), "--format", "json").stdout)
     assert "DF130" in {f["code"] for f in verify["findings"] if f["severity"] == "error"}
@@ -105,14 +105,21 @@ def test_audit_shows_the_same_failing_cells(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ every advised command works
 
+
 def _real_target(root: Path, name: str) -> Path:
     """A target config.json of the published drafter's own geometry (what it was trained against)."""
     spec, _ = to_spec(real_config(name))
     root.mkdir(parents=True)
     if spec is not None:
-        cfg = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "vocab_size": spec.vocab_size,
-               "hidden_size": spec.target_hidden_size or spec.hidden_size,
-               "num_hidden_layers": spec.num_target_layers, "eos_token_id": 1, "pad_token_id": 0}
+        cfg = {
+            "architectures": ["Qwen3ForCausalLM"],
+            "model_type": "qwen3",
+            "vocab_size": spec.vocab_size,
+            "hidden_size": spec.target_hidden_size or spec.hidden_size,
+            "num_hidden_layers": spec.num_target_layers,
+            "eos_token_id": 1,
+            "pad_token_id": 0,
+        }
         (root / "config.json").write_text(json.dumps(cfg))
     return root
 
@@ -120,7 +127,9 @@ def _real_target(root: Path, name: str) -> Path:
 def _fixtures(tmp: Path) -> list[tuple[str, Path, Path, bool]]:
     """(label, checkpoint, target, small): a real-shape checkpoint is sparse, so its advice is run --dry-run."""
     out = [(f"good/{p.name}", p, TARGET, True) for p in sorted((FIXTURES / "good").iterdir()) if p.is_dir()]
-    out += [(f"broken/{p.name}", p, TARGET, True) for p in sorted((FIXTURES / "broken").iterdir()) if p.is_dir()]
+    out += [
+        (f"broken/{p.name}", p, TARGET, True) for p in sorted((FIXTURES / "broken").iterdir()) if p.is_dir()
+    ]
     out += [(f"gguf/{p.name}", p, TARGET, True) for p in sorted((FIXTURES / "gguf").glob("*.gguf"))]
     for n in REAL_NAMES:
         ckpt = real_checkpoint(tmp / "real", n)
@@ -144,8 +153,12 @@ def _advised(e: dict) -> list[str]:
     if e["verdict"] == "needs-conversion":
         [advice] = [r for r in e["reasons"] if r["code"] == "DF801"]
         return [advice["message"].split("`")[1]]
-    return [c for r in e["reasons"] if r["code"] == "DF805"
-            for c in re.findall(r"`(dflash2-ckpt convert [^`]*)`", r["message"])]
+    return [
+        c
+        for r in e["reasons"]
+        if r["code"] == "DF805"
+        for c in re.findall(r"`(dflash2-ckpt convert [^`]*)`", r["message"])
+    ]
 
 
 def test_every_advised_conversion_runs_and_then_loads(tmp_path: Path) -> None:
@@ -163,10 +176,12 @@ def test_every_advised_conversion_runs_and_then_loads(tmp_path: Path) -> None:
             if not small:
                 continue
             _, after = compat_json(str(out))
-            [same] = [x for x in after["engines"] if (x["engine"], x["versions"]) == (e["engine"], e["versions"])]
+            [same] = [
+                x for x in after["engines"] if (x["engine"], x["versions"]) == (e["engine"], e["versions"])
+            ]
             assert same["verdict"] in ("loads", "degraded"), f"{where} then: {same}"
-    assert ran >= 10        # the fixtures advise conversions for SGLang, llama.cpp, speculators, dflash-mlx
-    assert fixes >= 2       # and broken/tensor-model-prefix a conversion for vLLM's refusal (0.29-0.30, 0.31-)
+    assert ran >= 10  # the fixtures advise conversions for SGLang, llama.cpp, speculators, dflash-mlx
+    assert fixes >= 2  # and broken/tensor-model-prefix a conversion for vLLM's refusal (0.29-0.30, 0.31-)
 
 
 def _entry(doc: dict, engine: str, versions: str) -> dict:

@@ -1,5 +1,6 @@
 """The assistant export dialect (Muse-Glimmer): detected by structure as DFlash v1, every check runs,
 the encoder.* names are reported for what they are, and convert writes the standard dialects bit-exact."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,17 +9,16 @@ import json
 from pathlib import Path
 
 import pytest
-from _kit.cli import invoke, invoke_cli
 
+from _kit.cli import invoke, invoke_cli
+from conftest import FIXTURES
 from dflash2_ckpt import require_version, verify
 from dflash2_ckpt.checkpoint import open_checkpoint
 from dflash2_ckpt.cli import main
 from dflash2_ckpt.convert import convert
-from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.dev.synth import materialise
+from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.usecases.verify import inspect
-
-from conftest import FIXTURES
 
 _spec = importlib.util.spec_from_file_location("fixture_build", FIXTURES / "build.py")
 assert _spec is not None and _spec.loader is not None
@@ -39,11 +39,13 @@ def real_shape(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def tensor_bytes(d: Path, name: str) -> bytes:
-    raw = (d / "model.safetensors").read_bytes() if (d / "model.safetensors").stat().st_size < 1 << 24 else b""
+    raw = (
+        (d / "model.safetensors").read_bytes() if (d / "model.safetensors").stat().st_size < 1 << 24 else b""
+    )
     n = int.from_bytes(raw[:8], "little")
-    t = json.loads(raw[8:8 + n])[name]
+    t = json.loads(raw[8 : 8 + n])[name]
     b, e = t["data_offsets"]
-    return raw[8 + n + b:8 + n + e]
+    return raw[8 + n + b : 8 + n + e]
 
 
 def test_real_shape_is_detected_and_every_check_runs(real_shape: Path) -> None:
@@ -54,10 +56,18 @@ def test_real_shape_is_detected_and_every_check_runs(real_shape: Path) -> None:
     assert codes.count("DF305") == 1 and "DF208" not in codes and "DF202" not in codes
     note = next(f for f in r.findings if f.code == "DF305")
     assert note.details["remapped_by"] == ["vllm"] and "sglang" in note.details["not_remapped_by"]
-    assert note.details["renames"] == {"encoder.fc.weight": "fc.weight",
-                                       "encoder.output_norm_enc.weight": "hidden_norm.weight"}
+    assert note.details["renames"] == {
+        "encoder.fc.weight": "fc.weight",
+        "encoder.output_norm_enc.weight": "hidden_norm.weight",
+    }
     # the checks ran on the real geometry: fc takes 5 taps of 6656
-    assert r.summary["geometry"]["hidden_size"] == 6656 and r.summary["geometry"]["target_layer_ids"] == [1, 13, 25, 37, 49]
+    assert r.summary["geometry"]["hidden_size"] == 6656 and r.summary["geometry"]["target_layer_ids"] == [
+        1,
+        13,
+        25,
+        37,
+        49,
+    ]
 
 
 def test_inspect_counts_the_encoder_as_trunk(real_shape: Path) -> None:
@@ -70,6 +80,7 @@ def test_require_version_passes_v1_and_refuses_v2(real_shape: Path) -> None:
     assert require_version(real_shape, expected="v1") == "v1"
     assert require_version(build.real_assistant_config(), expected="v1") == "v1"
     from dflash2_ckpt import VersionMismatchError
+
     with pytest.raises(VersionMismatchError):
         require_version(real_shape, expected="v2")
 
@@ -79,8 +90,8 @@ def test_detection_is_by_structure_not_by_name() -> None:
     renamed = dict(cfg, architectures=["SomeOtherAssistantModel"], model_type="other_assistant")
     assert detect(renamed).dialect == "assistant"
     anonymous = dict(cfg, architectures=["Whatever"], model_type="whatever")
-    assert detect(anonymous).version is None                                   # nothing says assistant
-    assert detect(anonymous, ["encoder.fc.weight"]).dialect == "assistant"     # its tensors do
+    assert detect(anonymous).version is None  # nothing says assistant
+    assert detect(anonymous, ["encoder.fc.weight"]).dialect == "assistant"  # its tensors do
     missing = {k: v for k, v in cfg.items() if k != "target_layer_ids"}
     assert detect(missing).version is None
     assert detect(dict(cfg, dflash_config={"target_layer_ids": [1]})).dialect == "nested"
@@ -100,10 +111,15 @@ def test_encoder_names_under_the_nested_dialect_keep_df208(tmp_path: Path) -> No
 
 def test_assistant_checks_catch_a_bad_fc(tmp_path: Path) -> None:
     cfg = build.real_assistant_config()
-    layout = [(n, d, (6656, 3 * 6656) if n == "encoder.fc.weight" else s) for n, d, s in build.assistant_layout(cfg, "BF16")]
+    layout = [
+        (n, d, (6656, 3 * 6656) if n == "encoder.fc.weight" else s)
+        for n, d, s in build.assistant_layout(cfg, "BF16")
+    ]
     materialise(tmp_path / "bad", cfg, layout)
     r = verify(tmp_path / "bad")
-    assert any(f.code == "DF203" and f.tensor in ("encoder.fc.weight", "fc.weight") for f in r.findings), r.findings
+    assert any(f.code == "DF203" and f.tensor in ("encoder.fc.weight", "fc.weight") for f in r.findings), (
+        r.findings
+    )
 
 
 def test_convert_to_nested_is_bit_exact_with_renamed_tensors(tmp_path: Path) -> None:
@@ -115,14 +131,20 @@ def test_convert_to_nested_is_bit_exact_with_renamed_tensors(tmp_path: Path) -> 
     for k in ("target_layer_ids", "block_size", "mask_token_id"):
         assert out["dflash_config"][k] == src_cfg[k] and k not in out
     ckpt = open_checkpoint(tmp_path / "nested")
-    assert ckpt.detection is not None and ckpt.detection.dialect == "nested" and ckpt.detection.version == "v1"
+    assert (
+        ckpt.detection is not None and ckpt.detection.dialect == "nested" and ckpt.detection.version == "v1"
+    )
     assert "fc.weight" in ckpt.tensors and "encoder.fc.weight" not in ckpt.tensors
     assert not verify(tmp_path / "nested").failed(strict=True)
     src = open_checkpoint(TINY)
     for name in src.tensors:
-        dst = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}.get(name, name)
-        assert hashlib.sha256(tensor_bytes(TINY, name)).digest() == \
-            hashlib.sha256(tensor_bytes(tmp_path / "nested", dst)).digest(), name
+        dst = {"encoder.fc.weight": "fc.weight", "encoder.output_norm_enc.weight": "hidden_norm.weight"}.get(
+            name, name
+        )
+        assert (
+            hashlib.sha256(tensor_bytes(TINY, name)).digest()
+            == hashlib.sha256(tensor_bytes(tmp_path / "nested", dst)).digest()
+        ), name
 
 
 def test_convert_to_flat_writes_speculators_v1(tmp_path: Path) -> None:
@@ -139,6 +161,7 @@ def test_convert_to_flat_writes_speculators_v1(tmp_path: Path) -> None:
     a, b = open_checkpoint(tmp_path / "back").spec, open_checkpoint(tmp_path / "direct").spec
     assert a is not None and b is not None
     from dflash2_ckpt.convert.exactness import drafter_differences
+
     assert drafter_differences(b, a) == []
 
 
@@ -146,12 +169,14 @@ def test_real_shape_converts_sparse(real_shape: Path, tmp_path: Path) -> None:
     glimmer = json.loads((FIXTURES / "real" / "z-lab_Muse-Glimmer-30B-DFlash2.config.json").read_text())
     target = tmp_path / "target"
     target.mkdir()
-    (target / "config.json").write_text(json.dumps({"vocab_size": glimmer["vocab_size"],
-                                                    "num_hidden_layers": glimmer["num_target_layers"]}))
+    (target / "config.json").write_text(
+        json.dumps({"vocab_size": glimmer["vocab_size"], "num_hidden_layers": glimmer["num_target_layers"]})
+    )
     r = convert(real_shape, tmp_path / "nested", to="nested", target=target)
     assert r.counts()["rename"] == 2 and r.bytes_copied == sum(
-        t.nbytes for t in open_checkpoint(real_shape).tensors.values())
-    assert (tmp_path / "nested" / "model.safetensors").stat().st_blocks * 512 < 1 << 20   # still holes
+        t.nbytes for t in open_checkpoint(real_shape).tensors.values()
+    )
+    assert (tmp_path / "nested" / "model.safetensors").stat().st_blocks * 512 < 1 << 20  # still holes
 
 
 def test_cli_verify_names_the_dialect() -> None:
@@ -174,20 +199,30 @@ def test_pairing_and_causality_run_on_the_assistant(tmp_path: Path) -> None:
     (wrong / "config.json").write_text(json.dumps(dict(cfg, hidden_size=48, vocab_size=100)))
     codes = [f.code for f in verify(TINY, target=wrong).findings]
     assert "DF502" in codes
-    assert "DF501" not in codes         # no vocab_size of its own: the drafter takes the target's
+    assert "DF501" not in codes  # no vocab_size of its own: the drafter takes the target's
     # causality: sliding layers without is_causal: vLLM 0.33 gives the assistant model type dflash_config.causal
     # = false (0.31-0.32 ran them causal), as the transformers class the export is saved from runs them
-    c = dict(json.loads((TINY / "config.json").read_text()), layer_types=["sliding_attention"] * 2,
-             sliding_window=16)
+    c = dict(
+        json.loads((TINY / "config.json").read_text()),
+        layer_types=["sliding_attention"] * 2,
+        sliding_window=16,
+    )
     c.pop("is_causal", None)
     materialise(tmp_path / "a", c, build.assistant_layout(build.nested("v1")))
     spec = open_checkpoint(tmp_path / "a").spec
     assert spec is not None and spec.dialect == "assistant"
     from dflash2_ckpt.engines.registry import all_engines
-    assert all_engines(spec) == {"vllm": (False, False), "vllm-legacy": None, "speculators": None, "sglang": None}
+
+    assert all_engines(spec) == {
+        "vllm": (False, False),
+        "vllm-legacy": None,
+        "speculators": None,
+        "sglang": None,
+    }
 
 
 # ---- the published export has no vocab_size: the target's vocabulary, or the bound its ids give
+
 
 def test_the_fixture_records_no_vocab_size_like_the_published_export() -> None:
     assert "vocab_size" not in json.loads((TINY / "config.json").read_text())
@@ -208,8 +243,9 @@ def test_verify_without_a_target_warns_and_judges_with_the_bound_of_its_ids() ->
 def test_verify_with_a_target_takes_its_vocabulary(tmp_path: Path) -> None:
     big = tmp_path / "t"
     big.mkdir()
-    (big / "config.json").write_text(json.dumps(dict(json.loads((TARGET / "config.json").read_text()),
-                                                     vocab_size=100)))
+    (big / "config.json").write_text(
+        json.dumps(dict(json.loads((TARGET / "config.json").read_text()), vocab_size=100))
+    )
     doc = json.loads(invoke("verify", str(TINY), "--target", str(big), "--format", "json").output)
     assert doc["summary"]["geometry"]["vocab_size"] == 100
     assert [f["severity"] for f in doc["findings"] if f["code"] == "DF120"] == ["info"]

@@ -1,5 +1,6 @@
 """A DSpark checkpoint relabelled as DFlash (DFlashDraftModel, with or without a dflash_config) is named DSpark
 (DF304), never judged as a DFlash drafter whose extra heads are merely unexpected tensors."""
+
 from __future__ import annotations
 
 import json
@@ -8,16 +9,18 @@ from typing import Any
 
 import pytest
 
+from _kit.cli import run_json
+from conftest import FIXTURES, real_config
 from dflash2_ckpt.checkpoint.layout import expected_tensors
 from dflash2_ckpt.dev.synth import materialise
 from dflash2_ckpt.formats.parse import to_spec
 
-from _kit.cli import run_json
-from conftest import FIXTURES, real_config
-
 GOOD = json.loads((FIXTURES / "good" / "nested-v1" / "config.json").read_text())
-HEADS = [("markov_head.down.weight", "BF16", (16, 32)), ("markov_head.up.weight", "BF16", (64, 16)),
-         ("confidence_head.weight", "BF16", (1, 32))]
+HEADS = [
+    ("markov_head.down.weight", "BF16", (16, 32)),
+    ("markov_head.up.weight", "BF16", (64, 16)),
+    ("confidence_head.weight", "BF16", (1, 32)),
+]
 
 
 def _relabelled(with_dflash_config: bool) -> dict[str, Any]:
@@ -43,12 +46,13 @@ def _codes(report: dict[str, Any]) -> list[str]:
 def test_relabelled_dspark_is_df304_naming_dspark(tmp_path: Path, with_dflash_config: bool) -> None:
     d = materialise(tmp_path, _relabelled(with_dflash_config), _trunk() + HEADS)
     rc, report = run_json("verify", str(d))
-    assert rc == 1 and _codes(report) == ["DF304"]      # before: DF202 warnings (passed) / DF102 dflash_config
+    assert rc == 1 and _codes(report) == ["DF304"]  # before: DF202 warnings (passed) / DF102 dflash_config
     [f] = report["findings"]
     assert "DSpark" in f["message"] and "DFlashDraftModel" in f["message"]
     assert "dflash_config is required" not in f["message"]
     assert {"markov_rank", "enable_confidence_head", "markov_head.*", "confidence_head.*"} <= set(
-        f["details"]["evidence"])
+        f["details"]["evidence"]
+    )
     assert report["summary"]["other_drafter"] == "DSpark"
 
 
@@ -59,10 +63,19 @@ def test_no_engine_is_said_to_load_a_relabelled_dspark(tmp_path: Path) -> None:
     assert rc == 1 and set(verdicts.values()) == {"unsupported"}, verdicts
 
 
-@pytest.mark.parametrize("key,value", [("markov_rank", 16), ("enable_confidence_head", True),
-                                       ("markov_head_type", "vanilla"), ("dspark_bonus_anchor", False)])
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("markov_rank", 16),
+        ("enable_confidence_head", True),
+        ("markov_head_type", "vanilla"),
+        ("dspark_bonus_anchor", False),
+    ],
+)
 @pytest.mark.parametrize("where", ["top", "dflash_config"])
-def test_one_dspark_key_names_an_otherwise_dflash_config(tmp_path: Path, key: str, value: Any, where: str) -> None:
+def test_one_dspark_key_names_an_otherwise_dflash_config(
+    tmp_path: Path, key: str, value: Any, where: str
+) -> None:
     cfg = json.loads(json.dumps(GOOD))
     (cfg if where == "top" else cfg["dflash_config"])[key] = value
     d = materialise(tmp_path, cfg, _trunk())

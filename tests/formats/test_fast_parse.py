@@ -1,13 +1,15 @@
 """The fast parse (formats/fast.py) against the pydantic models it stands in for: on every config in the
 repository and on mutations of each field, it accepts only what the model accepts, with the same values;
 and its table is what the models generate now."""
+
 from __future__ import annotations
 
 import copy
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -18,14 +20,55 @@ from dflash2_ckpt.formats.models import MODELS
 
 ROOT = Path(__file__).resolve().parents[2]
 # every config.json the repository carries (fixtures, hostile corpus) plus the published ones
-CONFIGS = sorted({*ROOT.glob("fixtures/**/config.json"), *ROOT.glob("fixtures/**/*.config.json"),
-                  *ROOT.glob("tests/**/config.json")})
+CONFIGS = sorted(
+    {
+        *ROOT.glob("fixtures/**/config.json"),
+        *ROOT.glob("fixtures/**/*.config.json"),
+        *ROOT.glob("tests/**/config.json"),
+    }
+)
 # what a hostile or careless config puts in a field: each JSON type, bounds, near misses of each rule
-PROBES: list[Any] = [None, True, False, 0, 1, -1, 2, 8, 1.0, 0.5, -0.5, 0.0, 1e-6, 1e400, -1e400, 2**40, "", "x",
-                     "full_attention", "sliding_attention", "dflash", "dflash2", "8", [], [0], [1], [-1], [0, 1],
-                     [1.0], ["x"], [True], ["full_attention"], [{}], {}, {"rope_theta": 10000.0},
-                     {"rope_theta": 0}, {"rope_theta": 1, "rope_type": "yarn", "factor": 4},
-                     {"name_or_path": "q", "architectures": ["A"]}, {"verifier": {"name_or_path": "q"}}]
+PROBES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    8,
+    1.0,
+    0.5,
+    -0.5,
+    0.0,
+    1e-6,
+    1e400,
+    -1e400,
+    2**40,
+    "",
+    "x",
+    "full_attention",
+    "sliding_attention",
+    "dflash",
+    "dflash2",
+    "8",
+    [],
+    [0],
+    [1],
+    [-1],
+    [0, 1],
+    [1.0],
+    ["x"],
+    [True],
+    ["full_attention"],
+    [{}],
+    {},
+    {"rope_theta": 10000.0},
+    {"rope_theta": 0},
+    {"rope_theta": 1, "rope_type": "yarn", "factor": 4},
+    {"name_or_path": "q", "architectures": ["A"]},
+    {"verifier": {"name_or_path": "q"}},
+]
 
 
 def _load(p: Path) -> dict[str, Any] | None:
@@ -88,7 +131,7 @@ def _agree(key: tuple[str, str], cfg: dict[str, Any]) -> str | None:
     except RecursionError:
         return None
     if got is None:
-        return None          # refused: pydantic judges it (a valid config then only costs the import)
+        return None  # refused: pydantic judges it (a valid config then only costs the import)
     if want is None:
         return "the fast parse accepts a config the model refuses"
     if not _same(got.model_dump(), want.model_dump()):
@@ -137,10 +180,18 @@ def test_a_valid_config_does_not_import_pydantic(tmp_path: Path) -> None:
     """The point of the fast parse: verifying a valid drafter's header loads no pydantic."""
     import subprocess
     import sys
-    code = ("import sys; from dflash2_ckpt.usecases.verify import verify; r = verify(sys.argv[1]); "
-            "assert not r.failed(), r.findings; print('pydantic' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures/good/nested-v2")], capture_output=True,
-                         text=True, cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+    code = (
+        "import sys; from dflash2_ckpt.usecases.verify import verify; r = verify(sys.argv[1]); "
+        "assert not r.failed(), r.findings; print('pydantic' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "fixtures/good/nested-v2")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
@@ -148,6 +199,7 @@ def test_a_valid_config_does_not_import_pydantic(tmp_path: Path) -> None:
 def test_a_refused_config_gets_pydantic_findings() -> None:
     """A config the fast parse refuses still gets the model's own findings (DF101 / DF102 with its message)."""
     from dflash2_ckpt.formats.parse import to_spec
+
     cfg = _load(ROOT / "fixtures/good/nested-v2/config.json")
     assert cfg is not None
     bad = {**cfg, "hidden_size": 8.0}
@@ -162,9 +214,27 @@ def test_a_refused_config_gets_pydantic_findings() -> None:
 
 # keys a hostile or careless config adds or renames to: lone surrogates (JSON "\ud800"), controls, markup,
 # another dialect's fields, names of the models' own attributes
-ODD_KEYS = ["k\ud800", "\udc80", "\ud83d", "a\udfffb", "", "\x00", "\x1b[2J", "é", "漢字", "__proto__",
-            "model_extra", "model_config", "speculators_model_type", "dflash_config", "transformer_layer_config",
-            "target_layer_ids", "[bold]", "a.b", "$"]
+ODD_KEYS = [
+    "k\ud800",
+    "\udc80",
+    "\ud83d",
+    "a\udfffb",
+    "",
+    "\x00",
+    "\x1b[2J",
+    "é",
+    "漢字",
+    "__proto__",
+    "model_extra",
+    "model_config",
+    "speculators_model_type",
+    "dflash_config",
+    "transformer_layer_config",
+    "target_layer_ids",
+    "[bold]",
+    "a.b",
+    "$",
+]
 ODD_VALUES: list[Any] = ["\ud800", "x\udc80y", ["\ud800"], {"\ud800": 1}, {"k": "\udfff"}, "\x1b]0;t\x07"]
 DIFF_SEEDS = sorted([*ROOT.glob("fixtures/good/*/config.json"), *ROOT.glob("fixtures/real/*.config.json")])
 
@@ -172,6 +242,7 @@ DIFF_SEEDS = sorted([*ROOT.glob("fixtures/good/*/config.json"), *ROOT.glob("fixt
 def _both(raw: bytes) -> tuple[Any, Any]:
     """(spec, findings) from load_config + to_spec, with the fast parse and with pydantic alone."""
     from dflash2_ckpt.formats.parse import load_config, to_spec
+
     out = []
     for use_fast in (True, False):
         cfg, findings = load_config(raw)
@@ -179,11 +250,11 @@ def _both(raw: bytes) -> tuple[Any, Any]:
         if cfg is not None:
             saved = fast.parse
             if not use_fast:
-                fast.parse = lambda *a, **k: None          # type: ignore[assignment]
+                fast.parse = lambda *a, **k: None  # type: ignore[assignment]
             try:
                 spec, more = to_spec(cfg)
             finally:
-                fast.parse = saved                         # type: ignore[assignment]
+                fast.parse = saved  # type: ignore[assignment]
             findings = findings + more
         out.append((spec, [(f.code, f.field, f.message, f.severity) for f in findings]))
     return out[0], out[1]
@@ -204,11 +275,16 @@ def _mutations(rng: Any, cfg: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
             yield "rename the key (surrogate, control, suffix)", _dumps(renamed)
     for d in dicts:
         for k in ODD_KEYS:
-            yield "add an odd key (surrogate, control, another field)", \
-                _dumps(_set(cfg, d + (k,), rng.choice(PROBES + ODD_VALUES)))
+            yield (
+                "add an odd key (surrogate, control, another field)",
+                _dumps(_set(cfg, d + (k,), rng.choice(PROBES + ODD_VALUES))),
+            )
     raw = _dumps(cfg)
     for k in list(cfg)[:4]:
-        yield "non-UTF-8 bytes in a key", raw.replace(json.dumps(k).encode(), b'"' + k.encode() + b'\xff\xfe"', 1)
+        yield (
+            "non-UTF-8 bytes in a key",
+            raw.replace(json.dumps(k).encode(), b'"' + k.encode() + b'\xff\xfe"', 1),
+        )
 
 
 def _get(cfg: Any, path: tuple[Any, ...]) -> Any:
@@ -237,6 +313,7 @@ def test_fast_and_pydantic_give_the_same_spec_and_findings() -> None:
     lists the classes and their counts)."""
     import random
     from collections import Counter
+
     rng = random.Random(20261203)
     classes: Counter[str] = Counter()
     for seed in DIFF_SEEDS:

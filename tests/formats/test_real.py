@@ -1,4 +1,5 @@
 """Ground truth: the published configs and tensor lists in fixtures/real (copied from the releases)."""
+
 from __future__ import annotations
 
 import json
@@ -6,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from dflash2_ckpt.formats.parse import to_spec
+from conftest import REAL, real_config
 from dflash2_ckpt.checkpoint.layout import expected_tensors
 from dflash2_ckpt.dev.synth import materialise, read_tensor_list
+from dflash2_ckpt.formats.parse import to_spec
 from dflash2_ckpt.usecases.verify import verify
-
-from conftest import REAL, real_config
 
 Q27 = "z-lab_Qwen3.8-27B-DFlash2"
 
@@ -29,7 +29,12 @@ def test_q27_sparse_file_has_the_published_size(q27: Path) -> None:
 def test_q27_byte_accounting_matches_the_header(q27: Path) -> None:
     r = verify(q27)
     by = r.summary["bytes_by_component"]
-    assert (by["trunk"], by["conv"], by["selector"], by["extras"]) == (3_460_426_240, 131_481_600, 256_901_120, 0)
+    assert (by["trunk"], by["conv"], by["selector"], by["extras"]) == (
+        3_460_426_240,
+        131_481_600,
+        256_901_120,
+        0,
+    )
     assert r.summary["tensor_count"] == 81
     assert r.bytes_read < 64 * 1024
 
@@ -60,11 +65,12 @@ def test_speculators_save_passes_as_is(tmp_path: Path) -> None:
     r = verify(d)
     assert not r.failed(strict=True), r.findings
     assert r.summary["dialect"] == "flat" and r.summary["version"] == "v2"
-    assert r.summary["geometry"]["target_layer_ids"] == [0, 2, 4]   # aux ids minus one
+    assert r.summary["geometry"]["target_layer_ids"] == [0, 2, 4]  # aux ids minus one
 
 
-@pytest.mark.parametrize("name,version", [("z-lab_Muse-Glimmer-30B-DFlash2", "v2"),
-                                          ("z-lab_Qwen3-4B-DFlash-b16", "v1")])
+@pytest.mark.parametrize(
+    "name,version", [("z-lab_Muse-Glimmer-30B-DFlash2", "v2"), ("z-lab_Qwen3-4B-DFlash-b16", "v1")]
+)
 def test_published_configs_pass_with_their_implied_layout(tmp_path: Path, name: str, version: str) -> None:
     cfg = real_config(name)
     spec, errors = to_spec(cfg)
@@ -86,7 +92,9 @@ def test_qwen3_4b_old_dialect_reads_top_level_block_size_and_rope() -> None:
 
 
 def test_dspark_is_named_not_accepted(tmp_path: Path) -> None:
-    d = materialise(tmp_path, real_config("deepseek-ai_dspark_qwen3_8b_block7"), [("fc.weight", "BF16", (4, 4))])
+    d = materialise(
+        tmp_path, real_config("deepseek-ai_dspark_qwen3_8b_block7"), [("fc.weight", "BF16", (4, 4))]
+    )
     r = verify(d)
     codes = [f.code for f in r.findings]
     assert codes == ["DF304"]
@@ -96,6 +104,7 @@ def test_dspark_is_named_not_accepted(tmp_path: Path) -> None:
 
 def test_real_files_are_the_published_bytes() -> None:
     import hashlib
+
     digest = hashlib.sha256((REAL / f"{Q27}.config.json").read_bytes()).hexdigest()
     assert digest.startswith("873e3556") and digest.endswith("e980")
     assert json.loads((REAL / f"{Q27}.config.json").read_text())["is_causal"] is False

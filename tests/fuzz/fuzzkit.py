@@ -6,6 +6,7 @@ The only exceptions a parser may raise on hostile input are the toolkit's own ty
 (Dflash2Error and subclasses); anything else (KeyError, TypeError, RecursionError, MemoryError,
 OverflowError, ...) escapes the CLI's error boundary as a traceback and fails the test.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,6 +22,8 @@ def examples(ci_default: int) -> int:
 
 def fuzz(ci_default: int) -> Any:
     """hypothesis settings for one fuzz test: no deadline (CI machines vary), no slow-data health check."""
-    return settings(max_examples=examples(ci_default), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much])
+    return settings(
+        max_examples=examples(ci_default),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )

@@ -5,6 +5,7 @@ directory, corrupts bytes of config.json, of a shard's length prefix and JSON he
 and runs the CLI's path: verify() on the directory, then both renderers. Only typed errors
 (Dflash2Error) may escape, and they are what the CLI turns into exit 3.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -16,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from fuzzkit import fuzz
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
@@ -23,7 +25,6 @@ from rich.console import Console
 from dflash2_ckpt.errors import Dflash2Error
 from dflash2_ckpt.report import render_json, render_text
 from dflash2_ckpt.usecases.verify import verify
-from fuzzkit import fuzz
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BASES = sorted(p.name for p in (FIXTURES / "good").iterdir())
@@ -32,12 +33,13 @@ BASES = sorted(p.name for p in (FIXTURES / "good").iterdir())
 def _sharded_copy(src: Path, dst: Path) -> None:
     """The fixture re-written as two shards plus an index (the same tensors and bytes)."""
     from dflash2_ckpt.checkpoint import Checkpoint, read_header
-    from dflash2_ckpt.sources import LocalSource
     from dflash2_ckpt.dev.synth import write_sharded
+    from dflash2_ckpt.sources import LocalSource
+
     shutil.copytree(src, dst)
     h = read_header(Checkpoint(LocalSource(dst)), "model.safetensors")
     blob = (dst / "model.safetensors").read_bytes()
-    data = {t.name: blob[t.begin:t.end] for t in h.tensors}
+    data = {t.name: blob[t.begin : t.end] for t in h.tensors}
     (dst / "model.safetensors").unlink()
     write_sharded(dst, [(t.name, t.dtype, t.shape) for t in h.tensors], 2, lambda n, _: data[n])
 
@@ -58,13 +60,15 @@ def _mutate_bytes(draw: Any, blob: bytearray, lo: int, hi: int) -> None:
         pos = draw(st.integers(lo, hi - 1)) if len(blob) > lo else len(blob)
         op = draw(st.sampled_from(["set", "flip", "insert", "delete"]))
         if op == "set" and pos < len(blob):
-            blob[pos] = draw(st.sampled_from([0x00, 0x22, 0x2C, 0x2D, 0x30, 0x39, 0x5B, 0x5D, 0x7B, 0x7D, 0xFF]))
+            blob[pos] = draw(
+                st.sampled_from([0x00, 0x22, 0x2C, 0x2D, 0x30, 0x39, 0x5B, 0x5D, 0x7B, 0x7D, 0xFF])
+            )
         elif op == "flip" and pos < len(blob):
             blob[pos] ^= 1 << draw(st.integers(0, 7))
         elif op == "insert":
             blob[pos:pos] = draw(st.binary(min_size=1, max_size=4))
         else:
-            del blob[pos:pos + draw(st.integers(1, 4))]
+            del blob[pos : pos + draw(st.integers(1, 4))]
 
 
 @st.composite

@@ -6,6 +6,7 @@ in-memory checkpoint (the good weights beside the mutated config), and the repor
 format into a strict UTF-8 stream, as a terminal or file writes it (a StringIO takes a lone surrogate a
 real stream refuses). A finding is the only acceptable outcome; an exception is a bug.
 """
+
 from __future__ import annotations
 
 import copy
@@ -14,26 +15,29 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fuzzkit import fuzz
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dflash2_ckpt.checks.config import spec_rules
 from dflash2_ckpt.errors import Dflash2Error
 from dflash2_ckpt.formats.detect import detect
 from dflash2_ckpt.formats.parse import load_config, to_spec
-from dflash2_ckpt.checks.config import spec_rules
 from dflash2_ckpt.report import FORMATS, render, render_json
-from dflash2_ckpt.usecases.verify import verify
 from dflash2_ckpt.sources import SourceBase
-from fuzzkit import fuzz
+from dflash2_ckpt.usecases.verify import verify
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-SEEDS: dict[str, bytes] = {p.parent.name: p.read_bytes() for p in sorted((FIXTURES / "good").glob("*/config.json"))}
+SEEDS: dict[str, bytes] = {
+    p.parent.name: p.read_bytes() for p in sorted((FIXTURES / "good").glob("*/config.json"))
+}
 SEEDS.update({p.name: p.read_bytes() for p in sorted((FIXTURES / "real").glob("*.config.json"))})
 WEIGHTS = (FIXTURES / "good" / "nested-v2" / "model.safetensors").read_bytes()
 
 
 class MemoryCheckpoint(SourceBase):
     """A Source over in-memory files: fuzzing verify() without touching the disk."""
+
     label = "memory"
 
     def __init__(self, files: dict[str, bytes]) -> None:
@@ -48,7 +52,7 @@ class MemoryCheckpoint(SourceBase):
         return len(self.files[name])
 
     def read_range(self, name: str, start: int, length: int) -> bytes:
-        return self.files[name][start:start + length]
+        return self.files[name][start : start + length]
 
     def local_path(self, name: str) -> Any:
         return None
@@ -74,16 +78,30 @@ def run_all(raw: bytes, scan: bool = False) -> None:
 # -- JSON-level mutations: replace, delete or add values anywhere in a seed config ------------------
 
 # text with lone surrogates (JSON's "\ud800"), which json.loads returns and no encoder writes
-odd_text = st.lists(st.one_of(st.characters(categories=["Cs"]), st.characters()),
-                    max_size=8).map("".join)   # st.text never yields surrogates
+odd_text = st.lists(st.one_of(st.characters(categories=["Cs"]), st.characters()), max_size=8).map(
+    "".join
+)  # st.text never yields surrogates
 BIG = [0, -1, 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63) - 1, 10**30]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 300), st.sampled_from(BIG),
-                    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, -0.0, 1e308, 5e-324]),
-                    st.text(max_size=10), odd_text, st.sampled_from(["[/x]", "[bold]", "DFlash2DraftModel", "dflash2",
-                                                           "dflash", "full_attention", "silu", "\x00", "é"]))
-values = st.recursive(scalars, lambda c: st.one_of(st.lists(c, max_size=5),
-                                                   st.dictionaries(st.one_of(st.text(max_size=8), odd_text), c, max_size=4)),
-                      max_leaves=8)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 300),
+    st.sampled_from(BIG),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, -0.0, 1e308, 5e-324]),
+    st.text(max_size=10),
+    odd_text,
+    st.sampled_from(
+        ["[/x]", "[bold]", "DFlash2DraftModel", "dflash2", "dflash", "full_attention", "silu", "\x00", "é"]
+    ),
+)
+values = st.recursive(
+    scalars,
+    lambda c: st.one_of(
+        st.lists(c, max_size=5), st.dictionaries(st.one_of(st.text(max_size=8), odd_text), c, max_size=4)
+    ),
+    max_leaves=8,
+)
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -125,6 +143,7 @@ def test_mutated_configs(raw: bytes) -> None:
 
 # -- byte-level mutations and raw bytes -------------------------------------------------------------
 
+
 @st.composite
 def mutated_text(draw: Any) -> bytes:
     blob = bytearray(SEEDS[draw(st.sampled_from(sorted(SEEDS)))])
@@ -136,10 +155,23 @@ def mutated_text(draw: Any) -> bytes:
         elif op == "insert":
             blob[pos:pos] = draw(st.binary(min_size=1, max_size=4))
         elif op == "delete":
-            del blob[pos:pos + draw(st.integers(1, 8))]
+            del blob[pos : pos + draw(st.integers(1, 8))]
         else:
-            blob[pos:pos] = draw(st.sampled_from([b"NaN", b"-Infinity", b"1e999", b"9" * 30, b"[[[[",
-                                                  b'"x": 1,', b"\xef\xbb\xbf", b"\\u0000", b"\xff"]))
+            blob[pos:pos] = draw(
+                st.sampled_from(
+                    [
+                        b"NaN",
+                        b"-Infinity",
+                        b"1e999",
+                        b"9" * 30,
+                        b"[[[[",
+                        b'"x": 1,',
+                        b"\xef\xbb\xbf",
+                        b"\\u0000",
+                        b"\xff",
+                    ]
+                )
+            )
     return bytes(blob)
 
 

@@ -1,6 +1,7 @@
 """Fuzz the quantization_config pattern matcher (issue 22 item 1): whatever regex a config carries and
 whatever module name it meets, matching ends quickly, and when it is evaluated it agrees with Python's
 re.match (compressed-tensors' own matcher) on every name re finishes on in time."""
+
 from __future__ import annotations
 
 import re
@@ -15,11 +16,45 @@ from hypothesis import strategies as st
 from dflash2_ckpt.quant.config import QuantConfigError, ct_match, parse_quant_config
 from dflash2_ckpt.quant.match import compile_pattern
 
-ATOMS = ["a", "l", ".", "\\.", "[a-z_.0-9]", "\\d", "(?=l)", "(?!fc)", "(l)", "\\1", "|", "*", "+", "?", "{2}",
-         "(", ")", "(?:", "^", "$", ".*", "layers", "mlp", "_proj", "!"]
-NAMES = st.one_of(st.sampled_from(["fc", "layers.0.mlp.up_proj", "layers.1.self_attn.q_proj", "lm_head",
-                                   "candidate_selector.hidden_projection"]),
-                  st.text(alphabet="al._0123456789", min_size=0, max_size=60))
+ATOMS = [
+    "a",
+    "l",
+    ".",
+    "\\.",
+    "[a-z_.0-9]",
+    "\\d",
+    "(?=l)",
+    "(?!fc)",
+    "(l)",
+    "\\1",
+    "|",
+    "*",
+    "+",
+    "?",
+    "{2}",
+    "(",
+    ")",
+    "(?:",
+    "^",
+    "$",
+    ".*",
+    "layers",
+    "mlp",
+    "_proj",
+    "!",
+]
+NAMES = st.one_of(
+    st.sampled_from(
+        [
+            "fc",
+            "layers.0.mlp.up_proj",
+            "layers.1.self_attn.q_proj",
+            "lm_head",
+            "candidate_selector.hidden_projection",
+        ]
+    ),
+    st.text(alphabet="al._0123456789", min_size=0, max_size=60),
+)
 
 
 class Slow(Exception):
@@ -28,8 +63,10 @@ class Slow(Exception):
 
 def _re_match(pattern: str, name: str) -> bool | None:
     """Python's answer, or None when it takes more than 0.2 s (the backtracking the matcher avoids)."""
+
     def fire(signum: int, frame: Any) -> None:
         raise Slow()
+
     old = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, 0.2)
     try:
@@ -48,7 +85,7 @@ def test_matching_is_bounded_and_agrees_with_re(atoms: list[str], name: str) -> 
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError):
-        return                                       # the config parser refuses these (DF229)
+        return  # the config parser refuses these (DF229)
     t0 = time.monotonic()
     m = compile_pattern(pattern)
     got = m.match(name)
@@ -60,12 +97,19 @@ def test_matching_is_bounded_and_agrees_with_re(atoms: list[str], name: str) -> 
     assert ct_match(name, "Linear", "re:" + pattern) is bool(got)
 
 
-@given(ignore=st.lists(st.builds("".join, st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8)), max_size=6))
+@given(
+    ignore=st.lists(st.builds("".join, st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8)), max_size=6)
+)
 @settings(max_examples=100, deadline=None)
 def test_any_ignore_list_parses_or_is_a_config_error(ignore: list[str]) -> None:
-    q = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ["re:" + x for x in ignore],
-         "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "group_size": 16,
-                                                                    "strategy": "group"}}}}
+    q = {
+        "quant_method": "compressed-tensors",
+        "format": "pack-quantized",
+        "ignore": ["re:" + x for x in ignore],
+        "config_groups": {
+            "g": {"targets": ["Linear"], "weights": {"num_bits": 4, "group_size": 16, "strategy": "group"}}
+        },
+    }
     try:
         cfg = parse_quant_config({"quantization_config": q})
     except QuantConfigError:
@@ -79,7 +123,10 @@ def test_any_ignore_list_parses_or_is_a_config_error(ignore: list[str]) -> None:
 
 
 def test_the_known_bombs_are_linear() -> None:
-    for pattern, name in [("(a+)+$", "a" * 50_000 + "b"), ("([a-z_.0-9]|[a-z_.0-9]|[a-z_.0-9])*!", "layers.0." * 5000)]:
+    for pattern, name in [
+        ("(a+)+$", "a" * 50_000 + "b"),
+        ("([a-z_.0-9]|[a-z_.0-9]|[a-z_.0-9])*!", "layers.0." * 5000),
+    ]:
         t0 = time.monotonic()
         assert compile_pattern(pattern).match(name) is False
         assert time.monotonic() - t0 < 0.5

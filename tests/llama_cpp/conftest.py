@@ -3,6 +3,7 @@
 The recall pair's GGUF files are made once per session: the target by llama.cpp's own
 convert_hf_to_gguf.py, the drafter by this toolkit's converter (fixtures/llama_cpp_pair.py).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -28,8 +29,11 @@ def _fixture_module() -> Any:
 PAIRMOD = _fixture_module()
 INFO = PAIRMOD.engine()
 MISSING = [m for m in ("torch", "transformers", "sentencepiece") if importlib.util.find_spec(m) is None]
-REASON = ("llama.cpp b11434 is not built: run `python scripts/llama_cpp.py` (about 16 min on 2 cores, cached)"
-          if INFO is None else f"llama.cpp's converter needs {', '.join(MISSING)} (pip install -e '.[llama-cpp]')")
+REASON = (
+    "llama.cpp b11434 is not built: run `python scripts/llama_cpp.py` (about 16 min on 2 cores, cached)"
+    if INFO is None
+    else f"llama.cpp's converter needs {', '.join(MISSING)} (pip install -e '.[llama-cpp]')"
+)
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:

@@ -4,13 +4,14 @@ can take the recall target's tokenizer), written by the fixture writer (fixtures
 v1 (DFlash v1, full attention), sliding (DFlash2 with sliding layers and a window), bias (attention biases),
 reduced (flat v1 with its own head over part of the vocabulary and d2t / t2d), mimo (v1 with
 dflash_config.use_swa / swa_window_size and per-head attention sinks)."""
+
 from __future__ import annotations
 
-import copy
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 RECALL = ROOT / "fixtures" / "pairs" / "recall" / "drafter" / "config.json"
@@ -20,7 +21,8 @@ Layout = list[tuple[str, str, tuple[int, ...]]]
 
 def _fixtures() -> Any:
     sys.path.insert(0, str(ROOT / "fixtures"))
-    import build      # fixtures/build.py
+    import build  # fixtures/build.py
+
     return build
 
 
@@ -39,7 +41,9 @@ def _v1() -> dict[str, Any]:
 
 def _sliding() -> dict[str, Any]:
     c = _base()
-    c.update(layer_types=["sliding_attention"] * c["num_hidden_layers"], sliding_window=16, use_sliding_window=True)
+    c.update(
+        layer_types=["sliding_attention"] * c["num_hidden_layers"], sliding_window=16, use_sliding_window=True
+    )
     return c
 
 
@@ -53,14 +57,24 @@ def _reduced(B: Any) -> tuple[dict[str, Any], Layout]:
     base = _base()
     c = B.flat("v1")
     t = c["transformer_layer_config"]
-    for k in ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim",
-              "vocab_size", "max_position_embeddings"):
+    for k in (
+        "hidden_size",
+        "intermediate_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "vocab_size",
+        "max_position_embeddings",
+    ):
         t[k] = base[k]
     c["mask_token_id"] = base["dflash_config"]["mask_token_id"]
     dv = 128
     c = B.reduced_vocab(c, dv)
-    extra: Layout = [("lm_head.weight", "F32", (dv, base["hidden_size"])), ("d2t", "I64", (dv,)),
-                     ("t2d", "BOOL", (base["vocab_size"],))]
+    extra: Layout = [
+        ("lm_head.weight", "F32", (dv, base["hidden_size"])),
+        ("d2t", "I64", (dv,)),
+        ("t2d", "BOOL", (base["vocab_size"],)),
+    ]
     return c, B.layout(c) + extra
 
 
@@ -68,8 +82,10 @@ def _mimo(B: Any) -> tuple[dict[str, Any], Layout]:
     c = _v1()
     c["sliding_window"] = 16
     c["dflash_config"].update(use_swa=True, swa_window_size=16, attention_sink_bias=True)
-    sinks: Layout = [(f"layers.{i}.self_attn.attention_sink_bias", "F32", (c["num_attention_heads"],))
-                     for i in range(c["num_hidden_layers"])]
+    sinks: Layout = [
+        (f"layers.{i}.self_attn.attention_sink_bias", "F32", (c["num_attention_heads"],))
+        for i in range(c["num_hidden_layers"])
+    ]
     return c, B.layout(c) + sinks
 
 
@@ -77,11 +93,16 @@ def _plain(make: Callable[[], dict[str, Any]]) -> Callable[[Any], tuple[dict[str
     def both(B: Any) -> tuple[dict[str, Any], Layout]:
         c = make()
         return c, B.layout(c)
+
     return both
 
 
 KINDS: dict[str, Callable[[Any], tuple[dict[str, Any], Layout]]] = {
-    "v1": _plain(_v1), "sliding": _plain(_sliding), "bias": _plain(_bias), "reduced": _reduced, "mimo": _mimo,
+    "v1": _plain(_v1),
+    "sliding": _plain(_sliding),
+    "bias": _plain(_bias),
+    "reduced": _reduced,
+    "mimo": _mimo,
 }
 
 

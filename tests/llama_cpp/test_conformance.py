@@ -1,12 +1,14 @@
 """Our `convert --to gguf` against llama.cpp's own convert_hf_to_gguf.py (b11434, --target-model-dir) on
 the recall drafter: tensor names, shapes, ggml types and bytes, metadata keys, types and values. Every
 difference is listed here with why it is kept; anything else fails."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import pytest
+
 from gguf import GGUFReader
 
 from .conftest import PAIR, PAIRMOD
@@ -14,26 +16,28 @@ from .conftest import PAIR, PAIRMOD
 # key -> why our file differs from llama.cpp's there (both files load and draft the same in llama.cpp)
 JUSTIFIED = {
     "dflash.attention.sliding_window_pattern": "written even without sliding layers (all false); llama.cpp reads "
-        "the pattern only when dflash.attention.sliding_window > 0 (llama.cpp b11434:src/models/dflash.cpp), so an "
-        "all-false pattern changes nothing, and our reader keeps the per-layer types on the way back",
+    "the pattern only when dflash.attention.sliding_window > 0 (llama.cpp b11434:src/models/dflash.cpp), so an "
+    "all-false pattern changes nothing, and our reader keeps the per-layer types on the way back",
     "dflash.vocab_size": "llama.cpp takes the vocabulary size from the token list; the explicit key lets header "
-        "checks compare it with the tensors without reading the token list",
+    "checks compare it with the tensors without reading the token list",
     "dflash2_ckpt.source.config": "the source config.json, so that converting back writes it unchanged "
-        "(llama.cpp ignores unknown keys)",
+    "(llama.cpp ignores unknown keys)",
     "dflash2_ckpt.source.dtypes": "the source dtype of each tensor stored in another type (--outtype bf16 keeps "
-        "vectors F32, as llama.cpp does), so that converting back restores it (llama.cpp ignores unknown keys)",
+    "vectors F32, as llama.cpp does), so that converting back restores it (llama.cpp ignores unknown keys)",
     "dflash2_ckpt.tokenizer.sha256": "the fingerprint of the target tokenizer written into the file, which "
-        "verify --target compares (llama.cpp ignores unknown keys)",
+    "verify --target compares (llama.cpp ignores unknown keys)",
     "general.name": "llama.cpp title-cases the directory name ('Drafter'); ours keeps it as is",
     "general.quantization_version": "llama.cpp writes 2 for every file; ours only where a tensor is quantized, "
-        "which is where the value means something",
+    "which is where the value means something",
     "general.size_label": "a label llama.cpp derives from the parameter count; informational only",
     "general.type": "'model', llama.cpp's default; informational only",
 }
 
 
 def _fields(r: GGUFReader) -> dict:
-    return {f.name: (f.types[0].name, f.contents()) for f in r.fields.values() if not f.name.startswith("GGUF.")}
+    return {
+        f.name: (f.types[0].name, f.contents()) for f in r.fields.values() if not f.name.startswith("GGUF.")
+    }
 
 
 def _diff(ours: Path, theirs: Path) -> tuple[set[str], list[str]]:
@@ -48,7 +52,9 @@ def _diff(ours: Path, theirs: Path) -> tuple[set[str], list[str]]:
         if x is None or y is None:
             tensors.append(f"{name}: only in {'llama.cpp' if x is None else 'ours'}")
         elif (x.tensor_type, list(x.shape)) != (y.tensor_type, list(y.shape)):
-            tensors.append(f"{name}: {x.tensor_type.name}{list(x.shape)} vs {y.tensor_type.name}{list(y.shape)}")
+            tensors.append(
+                f"{name}: {x.tensor_type.name}{list(x.shape)} vs {y.tensor_type.name}{list(y.shape)}"
+            )
         elif not np.array_equal(np.asarray(x.data), np.asarray(y.data)):
             tensors.append(f"{name}: bytes differ")
     return keys, tensors
@@ -61,10 +67,11 @@ def test_our_gguf_matches_llama_cpps_converter_or_says_why(outtype, engine, gguf
     else:
         ours, theirs = tmp_path / "ours.gguf", tmp_path / "theirs.gguf"
         PAIRMOD.our_convert(PAIR / "drafter", ours, ggufs["target"], outtype=outtype)
-        PAIRMOD.llama_convert(engine, PAIR / "drafter", theirs, "--target-model-dir", str(PAIR / "target"),
-                              outtype=outtype)
+        PAIRMOD.llama_convert(
+            engine, PAIR / "drafter", theirs, "--target-model-dir", str(PAIR / "target"), outtype=outtype
+        )
     keys, tensors = _diff(ours, theirs)
-    assert tensors == []                       # names, shapes, ggml types (1-D and conv bases F32) and bytes
+    assert tensors == []  # names, shapes, ggml types (1-D and conv bases F32) and bytes
     assert keys <= set(JUSTIFIED), sorted(keys - set(JUSTIFIED))
     assert "dflash.attention.causal" not in keys and "dflash.target_layers" not in keys
 
@@ -74,6 +81,7 @@ def test_value_scale_is_written_as_llama_cpps_converter_writes_it(engine, ggufs,
     which its DFlash graph multiplies V by (b11434:src/models/dflash.cpp); ours writes the same key, type, value."""
     import json
     import shutil
+
     src = tmp_path / "drafter"
     shutil.copytree(PAIR / "drafter", src)
     cfg = json.loads((src / "config.json").read_text())
@@ -84,7 +92,7 @@ def test_value_scale_is_written_as_llama_cpps_converter_writes_it(engine, ggufs,
     PAIRMOD.llama_convert(engine, src, theirs, "--target-model-dir", str(PAIR / "target"))
     key = "dflash.attention.value_scale"
     a, b = _fields(GGUFReader(ours)), _fields(GGUFReader(theirs))
-    assert b[key] == ("FLOAT32", 0.5)          # what llama.cpp itself writes
-    assert a[key] == b[key]                    # before: absent from ours, so llama.cpp ran V unscaled
+    assert b[key] == ("FLOAT32", 0.5)  # what llama.cpp itself writes
+    assert a[key] == b[key]  # before: absent from ours, so llama.cpp ran V unscaled
     keys, tensors = _diff(ours, theirs)
     assert tensors == [] and keys <= set(JUSTIFIED) | {"dflash2_ckpt.source.config"}

@@ -4,30 +4,39 @@ MiMo-style window and sinks. For each kind, the differences are listed with why 
 on top of the recall drafter's table in test_conformance.py); a difference not listed fails, and so does
 a listed one that no longer occurs (the table stays true). Where a converter refuses a kind, the other
 must refuse it too, or the test says why not."""
+
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from _kit.cli import invoke_cli
 from dflash2_ckpt.cli import main
 
 from . import kinds
 from .conftest import PAIR, PAIRMOD
-from .test_conformance import JUSTIFIED as COMMON, _diff
-from _kit.cli import invoke_cli
+from .test_conformance import JUSTIFIED as COMMON
+from .test_conformance import _diff
 
 # kind -> key -> why it differs there, beyond the keys every file differs in (below)
 JUSTIFIED: dict[str, dict[str, str]] = {
-    "v1": {"general.version": "llama.cpp parses a version label out of the directory name ('v1'); informational"},
+    "v1": {
+        "general.version": "llama.cpp parses a version label out of the directory name ('v1'); informational"
+    },
     "sliding": {},
     "bias": {},
     "mimo": {},
 }
 # keys that differ in every file, for the reasons test_conformance.JUSTIFIED gives
-EVERYWHERE = {"dflash.vocab_size", "dflash2_ckpt.source.config", "dflash2_ckpt.tokenizer.sha256",
-              "general.quantization_version", "general.size_label", "general.type"}
+EVERYWHERE = {
+    "dflash.vocab_size",
+    "dflash2_ckpt.source.config",
+    "dflash2_ckpt.tokenizer.sha256",
+    "general.quantization_version",
+    "general.size_label",
+    "general.type",
+}
 # general.name: llama.cpp title-cases the directory name; equal only where that changes nothing
 NAME = "general.name"
 # the pattern is absent from llama.cpp's file without a sliding window (see test_conformance.JUSTIFIED)
@@ -44,8 +53,21 @@ THEIRS_REFUSE = {"reduced": "could not find any of: ['n_layers', 'num_hidden_lay
 def test_every_kind_converts_as_llama_cpp_converts_it_or_says_why(kind, engine, ggufs, tmp_path):
     src = kinds.write(kind, tmp_path / kind)
     ours, theirs = tmp_path / "ours.gguf", tmp_path / "theirs.gguf"
-    r = invoke_cli(main, ["convert", str(src), "--to", "gguf", "-o", str(ours), "--tokenizer-from",
-                                  str(ggufs["target"]), "--format", "json"])
+    r = invoke_cli(
+        main,
+        [
+            "convert",
+            str(src),
+            "--to",
+            "gguf",
+            "-o",
+            str(ours),
+            "--tokenizer-from",
+            str(ggufs["target"]),
+            "--format",
+            "json",
+        ],
+    )
     try:
         PAIRMOD.llama_convert(engine, src, theirs, "--target-model-dir", str(PAIR / "target"))
         their_error = None
@@ -60,13 +82,18 @@ def test_every_kind_converts_as_llama_cpp_converts_it_or_says_why(kind, engine, 
     assert their_error is None, their_error
     assert r.exit_code == 0, r.output
     keys, tensors = _diff(ours, theirs)
-    assert tensors == []        # names, shapes, ggml types and bytes of every tensor
+    assert tensors == []  # names, shapes, ggml types and bytes of every tensor
     expected = EVERYWHERE | set(JUSTIFIED[kind]) | ({PATTERN} if kind in FULL_ATTENTION else set())
     assert keys - {NAME} == expected, (sorted(keys - {NAME} - expected), sorted(expected - keys))
     assert all(k in COMMON or k in JUSTIFIED[kind] for k in keys)
     # what each engine-relevant key says is the same in both files
-    assert not keys & {"dflash.attention.causal", "dflash.target_layers", "dflash.attention.sliding_window",
-                       "dflash.block_size", "tokenizer.ggml.mask_token_id"}
+    assert not keys & {
+        "dflash.attention.causal",
+        "dflash.target_layers",
+        "dflash.attention.sliding_window",
+        "dflash.block_size",
+        "tokenizer.ggml.mask_token_id",
+    }
 
 
 def test_the_bias_kind_converts_alike_and_compat_says_llama_cpp_refuses_it(engine, ggufs, tmp_path):
@@ -75,6 +102,8 @@ def test_the_bias_kind_converts_alike_and_compat_says_llama_cpp_refuses_it(engin
     src = kinds.write("bias", tmp_path / "bias")
     theirs = tmp_path / "theirs.gguf"
     PAIRMOD.llama_convert(engine, src, theirs, "--target-model-dir", str(PAIR / "target"))
-    doc = json.loads(invoke_cli(main, ["compat", str(theirs), "--engine", "llama.cpp", "--format", "json"]).output)
+    doc = json.loads(
+        invoke_cli(main, ["compat", str(theirs), "--engine", "llama.cpp", "--format", "json"]).output
+    )
     assert {e["verdict"] for e in doc["engines"]} == {"fails"}
     assert all("DF805" in {r["code"] for r in e["reasons"]} for e in doc["engines"])

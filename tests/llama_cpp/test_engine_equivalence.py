@@ -7,6 +7,7 @@ converts: the HF drafter straight to GGUF; through flat; through flat and back t
 back to nested and to GGUF again (MiMo's window and sinks have no flat form: convert refuses those routes). The engine's own counters (drafted and accepted tokens, per prompt the
 tokens it generated in how many steps) must be equal on every route.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,35 +63,59 @@ NO_FLAT = {"mimo": "the flat dialect has no key for them"}
 
 def routes(kind: str, src: Path, root: Path, ggufs: dict[str, Path]) -> dict[str, Path]:
     direct = _convert(src, root / "direct.gguf", "gguf", ggufs)
-    out = {"direct": direct,
-           "gguf-nested": _convert(_convert(direct, root / "gguf-nested", "nested", ggufs),
-                                   root / "gguf-nested.gguf", "gguf", ggufs)}
+    out = {
+        "direct": direct,
+        "gguf-nested": _convert(
+            _convert(direct, root / "gguf-nested", "nested", ggufs), root / "gguf-nested.gguf", "gguf", ggufs
+        ),
+    }
     if kind in NO_FLAT:
         _convert(src, root / "flat", "flat", ggufs, refused=NO_FLAT[kind])
         return out
     flat = _convert(src, root / "flat", "flat", ggufs)
     out["flat"] = _convert(flat, root / "flat.gguf", "gguf", ggufs)
-    out["flat-nested"] = _convert(_convert(flat, root / "flat-nested", "nested", ggufs),
-                                  root / "flat-nested.gguf", "gguf", ggufs)
+    out["flat-nested"] = _convert(
+        _convert(flat, root / "flat-nested", "nested", ggufs), root / "flat-nested.gguf", "gguf", ggufs
+    )
     return out
 
 
 def _engine_counts(gguf: Path, engine: dict[str, str], ggufs: dict[str, Path]) -> dict[str, Any]:
-    r = invoke_cli(main, ["accept", str(gguf), "--target", str(ggufs["target"]), "--engine", "llama.cpp",
-                          "--llama-server", engine["llama_server"], "--hf-target", str(PAIR / "target"), *OPTS])
-    assert r.exit_code in (0, 1), r.output                    # 1: DF751 on a kind that drafts little
+    r = invoke_cli(
+        main,
+        [
+            "accept",
+            str(gguf),
+            "--target",
+            str(ggufs["target"]),
+            "--engine",
+            "llama.cpp",
+            "--llama-server",
+            engine["llama_server"],
+            "--hf-target",
+            str(PAIR / "target"),
+            *OPTS,
+        ],
+    )
+    assert r.exit_code in (0, 1), r.output  # 1: DF751 on a kind that drafts little
     doc = json.loads(r.stdout)
     d = doc["engine_details"]
-    return {"tau": doc["tau"]["mean"], "draft_n": d["draft_n"], "draft_n_accepted": d["draft_n_accepted"],
-            "prompts": [(p["generated"], p["steps"], p["lossless"]) for p in doc["prompts"]],
-            "codes": sorted(f["code"] for f in doc["findings"])}
+    return {
+        "tau": doc["tau"]["mean"],
+        "draft_n": d["draft_n"],
+        "draft_n_accepted": d["draft_n_accepted"],
+        "prompts": [(p["generated"], p["steps"], p["lossless"]) for p in doc["prompts"]],
+        "codes": sorted(f["code"] for f in doc["findings"]),
+    }
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_route_drafts_the_same_in_llama_cpp(kind, engine, ggufs, tmp_path):
     src = trained(kind, tmp_path / kind)
-    counts = {name: _engine_counts(g, engine, ggufs) for name, g in routes(kind, src, tmp_path, ggufs).items()}
+    counts = {
+        name: _engine_counts(g, engine, ggufs) for name, g in routes(kind, src, tmp_path, ggufs).items()
+    }
     first = counts["direct"]
-    assert first["draft_n"] > 0 and first["draft_n_accepted"] > 0, first     # it drafts: a change would show
+    assert first["draft_n"] > 0 and first["draft_n_accepted"] > 0, first  # it drafts: a change would show
     assert all(ok for _, _, ok in first["prompts"])
     assert {name: c for name, c in counts.items() if c != first} == {}, counts

@@ -1,6 +1,7 @@
 """Re-run llama.cpp on every variant of the golden table (fixtures/llama_cpp/golden.json) and check that
 it still does what the record says: refuses with the recorded message, or loads and drafts at the
 recorded τ (greedy on the CPU is deterministic; a small tolerance covers thread scheduling)."""
+
 from __future__ import annotations
 
 import json

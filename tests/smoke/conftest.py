@@ -2,6 +2,7 @@
 
 (Triton's interpreted mode on a machine without CUDA is chosen once for the suite in tests/conftest.py.)
 """
+
 from __future__ import annotations
 
 import importlib.util

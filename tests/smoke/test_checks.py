@@ -1,4 +1,5 @@
 """The DF7xx check functions on hand-made outputs."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,12 +7,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
 from dflash2_ckpt.codes import REGISTRY  # noqa: E402
 from dflash2_ckpt.smoke import checks  # noqa: E402
 from dflash2_ckpt.smoke.runner import smoke  # noqa: E402
+
+from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
 
 
 def test_codes_are_registered():
@@ -41,13 +43,13 @@ def test_kernel_and_walk_match_tolerances():
     assert [x.code for x in checks.kernel_match("x", a, a + 1.0)] == ["DF708"]
     t1, t2 = torch.tensor([[1, 2]]), torch.tensor([[1, 3]])
     assert checks.walk_match("w", t1, t1, None, 1.0) == []
-    assert checks.walk_match("w", t1, t2, (0, 1, 1e-9), 5.0) == []              # a rounding tie
+    assert checks.walk_match("w", t1, t2, (0, 1, 1e-9), 5.0) == []  # a rounding tie
     assert [x.code for x in checks.walk_match("w", t1, t2, (0, 1, 0.5), 5.0)] == ["DF708"]
     assert [x.code for x in checks.deterministic("w", t1, t2)] == ["DF710"]
 
 
 def test_inert_only_when_the_weights_say_so():
-    assert checks.inert_conv("m", False, 0.0, 0.0) == []        # no change measured, but not identity weights
+    assert checks.inert_conv("m", False, 0.0, 0.0) == []  # no change measured, but not identity weights
     f = checks.inert_conv("m", True, 0.0, 0.0)
     assert f[0].code == "DF705" and "identity init" in f[0].message
     assert checks.inert_selector(None) == []
@@ -58,7 +60,11 @@ def test_inert_only_when_the_weights_say_so():
 def test_anchor_outside_vocab_stops_the_draft(tmp_path):
     spec = tiny_spec("v2")
     hs = tmp_path / "hs.safetensors"
-    save_file({"hidden_states": torch.randn(4, spec.fc_in_features), "anchor_ids": torch.tensor([spec.vocab_size])},
-              str(hs))
-    r = smoke(spec, write(tmp_path / "ck", {**tiny_params(spec), **tiny_embed(spec)}), label="x", hidden_states=hs)
+    save_file(
+        {"hidden_states": torch.randn(4, spec.fc_in_features), "anchor_ids": torch.tensor([spec.vocab_size])},
+        str(hs),
+    )
+    r = smoke(
+        spec, write(tmp_path / "ck", {**tiny_params(spec), **tiny_embed(spec)}), label="x", hidden_states=hs
+    )
     assert [f.code for f in r.findings] == ["DF704"] and r.paths == []

@@ -1,4 +1,5 @@
 """The `smoke` click command, the public entry point, and the torch-free import promise."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -12,28 +13,31 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
-from _kit.cli import invoke_cli  # noqa: E402
-
 import dflash2_ckpt.smoke as smoke_pkg  # noqa: E402
-from dflash2_ckpt.errors import ConfigError, MissingDependencyError  # noqa: E402
+from _kit.cli import invoke_cli  # noqa: E402
 from dflash2_ckpt.cli.smoke import smoke_command  # noqa: E402
+from dflash2_ckpt.errors import ConfigError, MissingDependencyError  # noqa: E402
+
+from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "good" / "nested-v2"
 
 
 def test_importing_the_package_and_command_loads_no_torch():
-    code = ("import sys; import dflash2_ckpt, dflash2_ckpt.smoke, dflash2_ckpt.cli.smoke; "
-            "print('torch' in sys.modules, 'triton' in sys.modules)")
+    code = (
+        "import sys; import dflash2_ckpt, dflash2_ckpt.smoke, dflash2_ckpt.cli.smoke; "
+        "print('torch' in sys.modules, 'triton' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
 
 
 def test_missing_dependency_is_a_typed_error(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "triton" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a)
+    )
     with pytest.raises(MissingDependencyError, match="triton"):
         smoke_pkg.run_smoke("anything")
     res = invoke_cli(smoke_command, ["anything"])
@@ -78,6 +82,7 @@ def test_cli_exit_codes(tmp_path):
     if not torch.cuda.is_available():
         res = invoke_cli(smoke_command, [str(FIXTURE), "--device", "cuda"])
         assert res.exit_code == 3 and "CUDA" in res.output
+
 
 def test_run_smoke_accepts_an_opened_checkpoint(tmp_path):
     spec = tiny_spec("v2")

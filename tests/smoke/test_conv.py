@@ -1,4 +1,5 @@
 """Grouped dynamic convolution: torch reference and Triton kernel against an explicit loop."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from dflash2_ckpt.smoke.conv import grouped_dynamic_conv, identity_conv_weights, is_identity  # noqa: E402
 from dflash2_ckpt.smoke.triton_conv import triton_grouped_dynamic_conv  # noqa: E402
@@ -21,7 +23,7 @@ def loop_conv(y, h, base, proj, side, block):
     gs = hidden // groups
     out = torch.zeros(m, hidden, dtype=torch.float64)
     for row in range(m):
-        i = row % block                       # position inside the block
+        i = row % block  # position inside the block
         for c in range(hidden):
             acc = 0.0
             for t in range(taps):
@@ -51,9 +53,12 @@ def rand_case(blocks, block, taps, hidden, gs, seed):
 def test_reference_and_kernel_match_loop(block, taps, hidden, gs, side):
     y, h, base, proj = rand_case(2, block, taps, hidden, gs, seed=block * 100 + taps * 10 + gs)
     want = loop_conv(y, h, base, proj, side, block)
-    torch.testing.assert_close(grouped_dynamic_conv(y, h, base, proj, side, block), want, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(triton_grouped_dynamic_conv(y, h, base, proj, side, block), want,
-                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        grouped_dynamic_conv(y, h, base, proj, side, block), want, rtol=1e-5, atol=1e-5
+    )
+    torch.testing.assert_close(
+        triton_grouped_dynamic_conv(y, h, base, proj, side, block), want, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_taps_never_cross_a_block_boundary():
@@ -65,8 +70,9 @@ def test_taps_never_cross_a_block_boundary():
     out2 = grouped_dynamic_conv(y2, h, base, proj, 0, 5)
     torch.testing.assert_close(out[5:], out2[5:])
     assert not torch.allclose(out[:5], out2[:5])
-    torch.testing.assert_close(triton_grouped_dynamic_conv(y2, h, base, proj, 0, 5)[5:], out[5:],
-                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        triton_grouped_dynamic_conv(y2, h, base, proj, 0, 5)[5:], out[5:], rtol=1e-5, atol=1e-5
+    )
 
 
 def test_identity_weights_are_exactly_the_identity():
@@ -87,10 +93,18 @@ def test_rows_must_be_whole_blocks():
 
 
 @settings(max_examples=12, deadline=None)
-@given(blocks=st.integers(1, 3), block=st.integers(1, 9), taps=st.integers(1, 4),
-       groups=st.integers(1, 4), gs=st.integers(1, 5), side=st.integers(0, 1), seed=st.integers(0, 2**16))
+@given(
+    blocks=st.integers(1, 3),
+    block=st.integers(1, 9),
+    taps=st.integers(1, 4),
+    groups=st.integers(1, 4),
+    gs=st.integers(1, 5),
+    side=st.integers(0, 1),
+    seed=st.integers(0, 2**16),
+)
 def test_kernel_matches_reference_on_any_geometry(blocks, block, taps, groups, gs, side, seed):
     y, h, base, proj = rand_case(blocks, block, taps, groups * gs, gs, seed)
     ref = grouped_dynamic_conv(y, h, base, proj, side, block)
-    torch.testing.assert_close(triton_grouped_dynamic_conv(y, h, base, proj, side, block), ref,
-                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        triton_grouped_dynamic_conv(y, h, base, proj, side, block), ref, rtol=1e-5, atol=1e-5
+    )

@@ -1,4 +1,5 @@
 """The reference drafter: masks, RoPE, context path, and identity conv == DFlash v1."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,12 +7,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec  # noqa: E402
-
 from dflash2_ckpt.formats.spec import CausalityKeys  # noqa: E402
-from dflash2_ckpt.smoke.drafter import (ForwardOptions, RefDrafter, apply_rope, block_mask,  # noqa: E402
-                                        rope_tables)
+from dflash2_ckpt.smoke.drafter import ForwardOptions, RefDrafter, apply_rope, block_mask, rope_tables  # noqa: E402
 from dflash2_ckpt.smoke.triton_conv import triton_grouped_dynamic_conv  # noqa: E402
+
+from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec  # noqa: E402
 
 
 def drafter(spec, **kw):
@@ -21,7 +21,9 @@ def drafter(spec, **kw):
 
 def inputs(spec, q=2, n_ctx=7, seed=0):
     gen = torch.Generator().manual_seed(seed)
-    return torch.randn(q, n_ctx, spec.fc_in_features, generator=gen), torch.randint(0, spec.vocab_size, (q,), generator=gen)
+    return torch.randn(q, n_ctx, spec.fc_in_features, generator=gen), torch.randint(
+        0, spec.vocab_size, (q,), generator=gen
+    )
 
 
 def test_block_mask_causal_bidirectional_and_sliding():
@@ -30,9 +32,9 @@ def test_block_mask_causal_bidirectional_and_sliding():
     assert block_mask(3, 4, causal=False, window=None, device=torch.device("cpu")).all()
     w = block_mask(3, 4, causal=False, window=2, device=torch.device("cpu"))
     blk = w[:, 3:]
-    assert torch.equal(blk, blk.T)                                 # bidirectional sliding is symmetric
+    assert torch.equal(blk, blk.T)  # bidirectional sliding is symmetric
     assert all(bool(blk[i, j]) == (abs(i - j) < 2) for i in range(4) for j in range(4))
-    assert w[0].tolist()[:3] == [False, False, True]               # query at position 3 sees context 2 only
+    assert w[0].tolist()[:3] == [False, False, True]  # query at position 3 sees context 2 only
     wc = block_mask(3, 4, causal=True, window=2, device=torch.device("cpu"))[:, 3:]
     assert torch.equal(wc, blk & torch.ones(4, 4).tril().bool())
 
@@ -63,8 +65,12 @@ def test_identity_conv_v2_equals_v1_forward_of_same_trunk():
     # and a v1 spec over the same trunk tensors drafts the same final hidden states
     v1 = tiny_spec("v1")
     params = {k: v for k, v in tiny_params(spec, identity_conv=True).items() if k in tiny_params(v1)}
-    torch.testing.assert_close(RefDrafter(v1, params, d.embed).forward(hidden, anchors, 5, spec.mask_token_id),
-                               g_v1, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(
+        RefDrafter(v1, params, d.embed).forward(hidden, anchors, 5, spec.mask_token_id),
+        g_v1,
+        rtol=1e-6,
+        atol=1e-6,
+    )
 
 
 def test_trained_conv_changes_the_output_and_identity_override_removes_it():
@@ -88,8 +94,12 @@ def test_context_reaches_the_block_and_causality_matters():
     hidden2[:, 0] += 1.0
     assert not torch.allclose(g, d.forward(hidden2, anchors, 5, spec.mask_token_id))
     # full-attention layers are bidirectional under vLLM's rule; is_causal=True makes them causal
-    causal = tiny_spec("v2", layer_types=("full_attention", "full_attention"), sliding_window=None,
-                       causality=CausalityKeys(is_causal=True))
+    causal = tiny_spec(
+        "v2",
+        layer_types=("full_attention", "full_attention"),
+        sliding_window=None,
+        causality=CausalityKeys(is_causal=True),
+    )
     dc = RefDrafter(causal, d.p, d.embed)
     assert dc.causal == (True, True) and d.causal == (False, False)
     assert not torch.allclose(g, dc.forward(hidden, anchors, 5, spec.mask_token_id))

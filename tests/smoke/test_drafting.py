@@ -1,4 +1,5 @@
 """The public draft() API: every stage exposed, and each stage meets the reference's own expectations."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -9,11 +10,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec  # noqa: E402
-
 import dflash2_ckpt.smoke as smoke_pkg  # noqa: E402
 from dflash2_ckpt.errors import ConfigError  # noqa: E402
-from dflash2_ckpt.smoke.drafting import DraftResult, Drafter  # noqa: E402
+from dflash2_ckpt.smoke.drafting import Drafter, DraftResult  # noqa: E402
+
+from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "good" / "nested-v2"
 Q, N_CTX = 3, 7
@@ -22,14 +23,24 @@ Q, N_CTX = 3, 7
 def make(version="v2", kernels="torch", **over) -> Drafter:
     spec = tiny_spec(version, **over)
     emb = tiny_embed(spec)
-    return Drafter(spec, tiny_params(spec), emb["embed_tokens.weight"], emb["lm_head.weight"], spec.block_size,
-                   spec.mask_token_id, torch.device("cpu"), kernels)
+    return Drafter(
+        spec,
+        tiny_params(spec),
+        emb["embed_tokens.weight"],
+        emb["lm_head.weight"],
+        spec.block_size,
+        spec.mask_token_id,
+        torch.device("cpu"),
+        kernels,
+    )
 
 
 def inputs(d: Drafter, seed=0):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(Q, N_CTX, d.spec.fc_in_features, generator=gen),
-            torch.randint(0, d.spec.vocab_size - 1, (Q,), generator=gen))
+    return (
+        torch.randn(Q, N_CTX, d.spec.fc_in_features, generator=gen),
+        torch.randint(0, d.spec.vocab_size - 1, (Q,), generator=gen),
+    )
 
 
 def rms(x, w, eps):
@@ -88,8 +99,10 @@ def test_identity_conv_v2_drafts_like_v1_of_the_same_trunk():
 
 def test_triton_kernels_match_torch():
     d = make()
-    a, b = d.draft(*inputs(d), temperature=0.7, seeds=torch.arange(Q)), \
-        d.replace(kernels="triton").draft(*inputs(d), temperature=0.7, seeds=torch.arange(Q))
+    a, b = (
+        d.draft(*inputs(d), temperature=0.7, seeds=torch.arange(Q)),
+        d.replace(kernels="triton").draft(*inputs(d), temperature=0.7, seeds=torch.arange(Q)),
+    )
     assert torch.allclose(a.hidden, b.hidden, atol=1e-4)
     assert torch.equal(a.greedy, b.greedy) and torch.equal(a.sampled, b.sampled)
     assert torch.allclose(a.q, b.q, atol=1e-5)
@@ -115,5 +128,5 @@ def test_public_draft_from_a_directory_equals_a_loaded_drafter():
     r = smoke_pkg.draft(FIXTURE, hidden, torch.tensor([5]), device="cpu")
     assert r.greedy.shape == (1, d.block_size - 1)
     assert torch.equal(r.greedy, d.draft(hidden, torch.tensor([5])).greedy)
-    assert {f.code for f in d.findings} == {"DF711"}      # no target given: a seeded random embedding
-    assert smoke_pkg.draft is not None and callable(smoke_pkg.draft)   # the submodule does not shadow it
+    assert {f.code for f in d.findings} == {"DF711"}  # no target given: a seeded random embedding
+    assert smoke_pkg.draft is not None and callable(smoke_pkg.draft)  # the submodule does not shadow it

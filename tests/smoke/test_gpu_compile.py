@@ -3,6 +3,7 @@ its bundled ptxas run on the CPU, so the code the interpreter tests check is als
 
 Runs in a subprocess because this process imported triton in interpreter mode.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = r'''
+SCRIPT = r"""
 import sys
 import triton
 from triton.backends.compiler import GPUTarget
@@ -44,16 +45,22 @@ except FileNotFoundError as e:   # a triton build without the CUDA toolchain (pt
     print("SKIP", e)
     sys.exit(0)
 print("OK")
-'''
+"""
 
 
 def test_kernels_compile_to_cubin(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_DEFAULT_FP_FUSION"] = "1"          # triton 3.9 warns when unset
-    env["TRITON_CACHE_DIR"] = str(tmp_path)        # compile for real every time, and leave no trace
+    env["TRITON_DEFAULT_FP_FUSION"] = "1"  # triton 3.9 warns when unset
+    env["TRITON_CACHE_DIR"] = str(tmp_path)  # compile for real every time, and leave no trace
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    res = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", SCRIPT], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     if res.stdout.startswith("SKIP"):
         pytest.skip(res.stdout.strip())

@@ -1,11 +1,13 @@
 """Selector / conv influence: inert only by weights; a live selector is measured over sampled contexts."""
+
 from __future__ import annotations
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from dflash2_ckpt.smoke.influence import conv_finding, selector_inert_reason, selector_influence  # noqa: E402
 from dflash2_ckpt.smoke.walk import edge_scores, walk  # noqa: E402
@@ -29,7 +31,7 @@ def test_reasons() -> None:
     assert "predecessor" in str(selector_inert_reason(torch.zeros_like(a), b, p))
     assert "successor codebook is zero" in str(selector_inert_reason(a, torch.zeros_like(b), p))
     assert "same" in str(selector_inert_reason(a, b[:1].expand(V, R).clone(), p))
-    assert selector_inert_reason(a[:1].expand(V, R).clone(), b, p) is None   # equal predecessors still re-rank
+    assert selector_inert_reason(a[:1].expand(V, R).clone(), b, p) is None  # equal predecessors still re-rank
 
 
 @settings(max_examples=20, deadline=None)
@@ -40,7 +42,7 @@ def test_inert_weights_change_no_slot_and_live_ones_are_measured(seed: int) -> N
     assert selector_influence(ids, u, z, a, b[:1].expand(V, R).clone(), V, seed, contexts=64) == 0.0
     frac = selector_influence(ids, u, z, a, b, V, seed, contexts=64)
     assert 0.0 <= frac <= 1.0
-    assert selector_influence(ids, u, z, a, b, V, seed, contexts=64) == frac      # seeded
+    assert selector_influence(ids, u, z, a, b, V, seed, contexts=64) == frac  # seeded
 
 
 def test_measured_fraction_matches_a_direct_walk_on_the_smoke_slots() -> None:
@@ -48,7 +50,7 @@ def test_measured_fraction_matches_a_direct_walk_on_the_smoke_slots() -> None:
     ids, u, z, a, b = sample(3)
     direct = walk(edge_scores(u, ids, z, a, b, torch.tensor([5, 9])), ids).tokens
     independent = ids.gather(-1, u.argmax(-1, keepdim=True)).squeeze(-1)
-    assert float((direct != independent).float().mean()) > 0          # this sample does move slots
+    assert float((direct != independent).float().mean()) > 0  # this sample does move slots
     assert selector_influence(ids, u, z, a, b, V, 0, contexts=512) > 0
 
 

@@ -1,4 +1,5 @@
 """The whole smoke forward on tiny checkpoints of both versions and both dialects."""
+
 from __future__ import annotations
 
 import json
@@ -9,12 +10,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
+from dflash2_ckpt.report.text_smoke import smoke_lines  # noqa: E402
 from dflash2_ckpt.smoke import SmokeReport, run_smoke  # noqa: E402
 from dflash2_ckpt.smoke.runner import smoke  # noqa: E402
-from dflash2_ckpt.report.text_smoke import smoke_lines  # noqa: E402
+
+from ._smoke_tiny import tiny_embed, tiny_params, tiny_spec, write  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "good"
 
@@ -30,7 +32,7 @@ def codes(report):
 def test_v2_smoke_passes_and_reports_everything(tmp_path):
     spec = tiny_spec("v2")
     r = run(tmp_path, spec, {**tiny_params(spec), **tiny_embed(spec)})
-    assert codes(r) == ["DF714", "DF715"] and r.passed and not r.failed(strict=True)   # influence, as info
+    assert codes(r) == ["DF714", "DF715"] and r.passed and not r.failed(strict=True)  # influence, as info
     assert r.device == "cpu" and r.triton_mode == "interpret"
     assert r.embedding_source == {"embed_tokens": "checkpoint", "lm_head": "checkpoint"}
     assert len(r.paths) == 2
@@ -62,7 +64,7 @@ def test_same_seed_same_tokens_other_seed_other_inputs(tmp_path):
 def test_identity_conv_is_inert_and_equals_v1(tmp_path):
     spec = tiny_spec("v2")
     r = run(tmp_path, spec, {**tiny_params(spec, identity_conv=True), **tiny_embed(spec)})
-    assert codes(r) == ["DF705"] * 4 + ["DF714"] and r.passed            # warnings only
+    assert codes(r) == ["DF705"] * 4 + ["DF714"] and r.passed  # warnings only
     assert r.failed(strict=True)
     f = r.findings[0]
     assert f.details["identity_init"] is True and f.details["slots_changed"] == 0.0
@@ -86,7 +88,7 @@ def test_live_selector_is_measured_not_called_inert(tmp_path):
     params["candidate_selector.hidden_projection.weight"] *= 1e-6
     r = run(tmp_path, spec, {**params, **tiny_embed(spec)})
     assert float(params["candidate_selector.predecessor_codebook"].abs().mean()) > 0.5
-    assert r.ablation["selector_slots_changed"] == 0.0          # what used to raise DF706
+    assert r.ablation["selector_slots_changed"] == 0.0  # what used to raise DF706
     assert "DF706" not in codes(r) and r.passed and not r.failed(strict=True)
     f = next(f for f in r.findings if f.code == "DF714")
     assert f.severity == "info" and f.details["contexts"] == 512
@@ -120,8 +122,9 @@ def test_non_finite_weights_are_reported(tmp_path):
 
 
 def test_block_size_option_and_missing_config_values(tmp_path):
-    spec = tiny_spec("v2", block_size=None, mask_token_id=None,
-                     rope_scaling={"rope_type": "yarn", "factor": 4.0})
+    spec = tiny_spec(
+        "v2", block_size=None, mask_token_id=None, rope_scaling={"rope_type": "yarn", "factor": 4.0}
+    )
     tensors = {**tiny_params(spec), **tiny_embed(spec)}
     r = run(tmp_path, spec, tensors)
     assert codes(r) == ["DF712"] * 3 + ["DF714", "DF715"]
@@ -135,13 +138,20 @@ def test_hidden_states_file_and_target(tmp_path):
     emb = tiny_embed(spec)
     target = tmp_path / "target"
     target.mkdir()
-    save_file({"model.embed_tokens.weight": emb["embed_tokens.weight"], "lm_head.weight": emb["lm_head.weight"]},
-              str(target / "model.safetensors"))
+    save_file(
+        {"model.embed_tokens.weight": emb["embed_tokens.weight"], "lm_head.weight": emb["lm_head.weight"]},
+        str(target / "model.safetensors"),
+    )
     hs = tmp_path / "hs.safetensors"
-    save_file({"hidden_states": torch.randn(3, 6, spec.fc_in_features), "anchor_ids": torch.tensor([1, 2, 3])},
-              str(hs))
+    save_file(
+        {"hidden_states": torch.randn(3, 6, spec.fc_in_features), "anchor_ids": torch.tensor([1, 2, 3])},
+        str(hs),
+    )
     r = run(tmp_path / "ck", spec, tiny_params(spec), target=target, hidden_states=hs)
-    assert codes(r) == ["DF714", "DF715"] and r.embedding_source == {"embed_tokens": "target", "lm_head": "target"}
+    assert codes(r) == ["DF714", "DF715"] and r.embedding_source == {
+        "embed_tokens": "target",
+        "lm_head": "target",
+    }
     assert [p["anchor"] for p in r.paths] == [1, 2, 3] and r.inputs["context_len"] == 6
     # the target's tensors give the same drafts as identical copies inside the checkpoint
     r2 = run(tmp_path / "ck2", spec, {**tiny_params(spec), **emb}, hidden_states=hs)
@@ -162,7 +172,10 @@ def test_fixtures_draft(name):
 
 
 def test_nested_and_flat_fixtures_draft_alike():
-    if not (FIXTURES / "nested-v2" / "config.json").is_file() or not (FIXTURES / "flat-v2" / "config.json").is_file():
+    if (
+        not (FIXTURES / "nested-v2" / "config.json").is_file()
+        or not (FIXTURES / "flat-v2" / "config.json").is_file()
+    ):
         pytest.skip("fixtures not built")
     a, b = run_smoke(FIXTURES / "nested-v2"), run_smoke(FIXTURES / "flat-v2")
     assert a.paths == b.paths
@@ -191,14 +204,17 @@ def test_cpu_smoke_runs_the_triton_conv_on_a_sample_and_catches_a_wrong_kernel(t
     monkeypatch.setattr(runner, "triton_conv_fn", lambda: off)
     spec = tiny_spec("v2")
     r = run(tmp_path, spec, {**tiny_params(spec), **tiny_embed(spec)})
-    assert calls == [r.inputs["block_size"]] * 4             # one block each, four calls
+    assert calls == [r.inputs["block_size"]] * 4  # one block each, four calls
     bad = [f for f in r.findings if f.code == "DF708"]
     assert len(bad) == 4 and "layers.0.attention_conv side 0" in bad[0].message and not r.passed
 
 
 def test_estimate_before_a_cpu_smoke_names_the_sampled_conv():
     from dflash2_ckpt.smoke.budget import estimate
+
     spec = tiny_spec("v2")
     cpu, gpu = estimate(spec, requests=2, block=8, interpret=True), estimate(spec, requests=2, block=8)
-    assert "Triton (interpreted) on a sample" in cpu.triton_conv and gpu.triton_conv == "every layer (compiled)"
+    assert (
+        "Triton (interpreted) on a sample" in cpu.triton_conv and gpu.triton_conv == "every layer (compiled)"
+    )
     assert cpu.to_json()["triton_conv"] == cpu.triton_conv and gpu.forwards == cpu.forwards + 1

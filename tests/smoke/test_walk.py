@@ -1,4 +1,5 @@
 """Candidates, selector scores and the walk: torch reference and Triton kernel against plain loops."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,11 +8,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from dflash2_ckpt.smoke.triton_walk import triton_walk  # noqa: E402
-from dflash2_ckpt.smoke.walk import (candidates, edge_scores, first_divergence_gap, gumbel_noise,  # noqa: E402
-                                     mix32, walk)
+from dflash2_ckpt.smoke.walk import candidates, edge_scores, first_divergence_gap, gumbel_noise, mix32, walk  # noqa: E402
 
 
 def case(q=2, n=5, k=4, r=6, v=30, seed=0, integer=False):
@@ -21,10 +22,14 @@ def case(q=2, n=5, k=4, r=6, v=30, seed=0, integer=False):
         def draw(*shape):
             return torch.randint(-2, 3, shape, generator=gen).to(torch.float32)
     else:
+
         def draw(*shape):
             return torch.randn(*shape, generator=gen)
+
     u = draw(q, n, k)
-    ids = torch.stack([torch.stack([torch.randperm(v, generator=gen)[:k] for _ in range(n)]) for _ in range(q)])
+    ids = torch.stack(
+        [torch.stack([torch.randperm(v, generator=gen)[:k] for _ in range(n)]) for _ in range(q)]
+    )
     return u, ids, draw(q, n, r), draw(v, r), draw(v, r), torch.randint(0, v, (q,), generator=gen)
 
 
@@ -38,9 +43,11 @@ def loop_walk(u, ids, z, a_cb, b_cb, anchor):
         for j in range(n):
             best, best_c = None, None
             for c in range(k):
-                s = float(u[qi, j, c]) + sum(float(a_cb[pred, r]) * float(z[qi, j, r]) * float(b_cb[ids[qi, j, c], r])
-                                             for r in range(z.shape[-1]))
-                if best is None or s > best:       # strict: the lowest index keeps a tie
+                s = float(u[qi, j, c]) + sum(
+                    float(a_cb[pred, r]) * float(z[qi, j, r]) * float(b_cb[ids[qi, j, c], r])
+                    for r in range(z.shape[-1])
+                )
+                if best is None or s > best:  # strict: the lowest index keeps a tie
                     best, best_c = s, c
             pred = int(ids[qi, j, best_c])
             path.append(pred)
@@ -69,7 +76,13 @@ def test_torch_and_triton_walk_match_loop(seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(q=st.integers(1, 3), n=st.integers(1, 6), k=st.integers(1, 9), r=st.integers(1, 7), seed=st.integers(0, 9999))
+@given(
+    q=st.integers(1, 3),
+    n=st.integers(1, 6),
+    k=st.integers(1, 9),
+    r=st.integers(1, 7),
+    seed=st.integers(0, 9999),
+)
 def test_greedy_triton_equals_torch_exactly_with_ties(q, n, k, r, seed):
     u, ids, z, a_cb, b_cb, anchor = case(q, n, k, r, v=max(k, 12), seed=seed, integer=True)
     ref = walk(edge_scores(u, ids, z, a_cb, b_cb, anchor), ids)
@@ -138,8 +151,8 @@ def test_sampled_walk_same_tokens_and_normalised_q():
     torch.testing.assert_close(q.sum(-1), torch.ones(3, 6))
     torch.testing.assert_close(q, ref.q, rtol=1e-5, atol=1e-6)
     # q is the softmax of the chosen predecessor's row
-    prev = torch.cat([torch.zeros(3, 1, dtype=torch.long), ref.picks[:, :-1]], 1)        # [Q, N]
-    rows = scores[torch.arange(3).view(3, 1), torch.arange(6).view(1, 6), prev]           # [Q, N, K]
+    prev = torch.cat([torch.zeros(3, 1, dtype=torch.long), ref.picks[:, :-1]], 1)  # [Q, N]
+    rows = scores[torch.arange(3).view(3, 1), torch.arange(6).view(1, 6), prev]  # [Q, N, K]
     torch.testing.assert_close(ref.q, torch.softmax(rows / 0.8, -1))
     again = triton_walk(u, ids, z, a_cb, b_cb, anchor, temperature=0.8, seeds=seeds, positions=pos)[0]
     assert torch.equal(again, tok)
@@ -154,9 +167,20 @@ def test_sampling_follows_q():
     zeros = torch.zeros(1, 1, 2)
     cb = torch.zeros(4, 2)
     seeds = torch.arange(4000)
-    tok = walk(edge_scores(u.expand(4000, 1, 4), ids.expand(4000, 1, 4), zeros.expand(4000, 1, 2), cb, cb,
-                           torch.zeros(4000, dtype=torch.long)), ids.expand(4000, 1, 4), temperature=1.0,
-               seeds=seeds, positions=torch.zeros(4000, dtype=torch.long))
+    tok = walk(
+        edge_scores(
+            u.expand(4000, 1, 4),
+            ids.expand(4000, 1, 4),
+            zeros.expand(4000, 1, 2),
+            cb,
+            cb,
+            torch.zeros(4000, dtype=torch.long),
+        ),
+        ids.expand(4000, 1, 4),
+        temperature=1.0,
+        seeds=seeds,
+        positions=torch.zeros(4000, dtype=torch.long),
+    )
     freq = torch.bincount(tok.picks.view(-1), minlength=4).float() / 4000
     torch.testing.assert_close(freq, torch.softmax(u.view(-1), 0), atol=0.03, rtol=0)
     noise = gumbel_noise(torch.tensor(1), torch.tensor(2), torch.arange(4))

@@ -3,6 +3,7 @@ repository's blobs/; every command reads such a folder, and a link anywhere else
 
 The cache is built by huggingface_hub itself, downloading from the fake Hub into a temporary HF_HOME.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,10 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
-from _kit.cli import invoke
 
-from conftest import FIXTURES
+from _kit.cli import invoke
 from _kit.fakehub import FakeHub
+from conftest import FIXTURES
 
 TARGET = FIXTURES / "targets" / "tiny-target"
 
@@ -21,6 +22,7 @@ TARGET = FIXTURES / "targets" / "tiny-target"
 def download(hub: FakeHub, repo: str, files: Path) -> Path:
     """Each file through hf_hub_download, which lays the cache out as snapshot_download does."""
     from huggingface_hub import hf_hub_download
+
     hub.add_commit(repo, files)
     paths = {Path(hf_hub_download(repo, f.name)).parent for f in sorted(files.iterdir()) if f.is_file()}
     [snapshot] = paths
@@ -30,7 +32,7 @@ def download(hub: FakeHub, repo: str, files: Path) -> Path:
 @pytest.fixture
 def snapshot(hub: FakeHub) -> Path:
     path = download(hub, "org/drafter", FIXTURES / "good" / "nested-v2")
-    assert "snapshots" in path.parts and (path / "config.json").is_symlink()      # the layout is the real one
+    assert "snapshots" in path.parts and (path / "config.json").is_symlink()  # the layout is the real one
     assert (path / "model.safetensors").resolve().parent.name == "blobs"
     return path
 
@@ -46,7 +48,9 @@ def test_verify_inspect_and_compat_read_a_cache_snapshot(snapshot: Path) -> None
 
 
 def test_convert_reads_a_cache_snapshot(snapshot: Path, tmp_path: Path) -> None:
-    r = invoke("convert", str(snapshot), "--to", "flat", "-o", str(tmp_path / "flat"), "--target", str(TARGET))
+    r = invoke(
+        "convert", str(snapshot), "--to", "flat", "-o", str(tmp_path / "flat"), "--target", str(TARGET)
+    )
     assert r.exit_code == 0, r.output
     assert invoke("verify", str(tmp_path / "flat")).exit_code == 0
 
@@ -59,7 +63,9 @@ def test_a_cached_target_is_read(hub: FakeHub, snapshot: Path) -> None:
     assert "DF508" not in {f["code"] for f in json.loads(r.output)["findings"]}
 
 
-def test_a_link_out_of_the_cache_repository_is_still_refused(hub: FakeHub, snapshot: Path, tmp_path: Path) -> None:
+def test_a_link_out_of_the_cache_repository_is_still_refused(
+    hub: FakeHub, snapshot: Path, tmp_path: Path
+) -> None:
     other = download(hub, "org/other", FIXTURES / "good" / "nested-v1")
     outside = tmp_path / "elsewhere.safetensors"
     outside.write_bytes((snapshot / "model.safetensors").read_bytes())

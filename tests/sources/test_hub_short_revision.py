@@ -1,6 +1,7 @@
 """Offline, `org/name@abc1234` (an abbreviated commit, as git and the Hub's pages show it) is found in a
 Hugging Face cache directory that holds that snapshot; a prefix several cached commits share is refused
 with the candidates. The cache is laid out by hand (HF_HUB_CACHE) as huggingface_hub writes it: no Hub."""
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,7 @@ def _verify(ref: str) -> tuple[int, dict]:
 def test_a_unique_prefix_of_a_cached_commit_is_that_commit(cache_env: Path, rev: str) -> None:
     _cache(cache_env, SHA_A, SHA_C, refs={"main": SHA_C})
     rc, doc = _verify(f"org/drafter@{rev}")
-    assert rc == 0, doc       # before: "is not in the local cache (nothing cached)" for any short hash
+    assert rc == 0, doc  # before: "is not in the local cache (nothing cached)" for any short hash
     assert doc["commit_sha"] == SHA_A and doc["offline"] is True
 
 
@@ -75,6 +76,7 @@ def test_no_match_still_says_not_cached(cache_env: Path, rev: str) -> None:
 def test_the_library_error_carries_the_candidates(cache_env: Path) -> None:
     from dflash2_ckpt.errors import AmbiguousRevisionError, RevisionNotFoundError
     from dflash2_ckpt.sources.hub import HubSource
+
     _cache(cache_env, SHA_A, SHA_B)
     with pytest.raises(AmbiguousRevisionError) as e:
         HubSource("org/drafter", revision="abc12")

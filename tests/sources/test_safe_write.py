@@ -1,5 +1,6 @@
 """The write guard itself (sources/safe_write.py): what it refuses, how it names temporary files, and that
 a link planted between the check and the rename is refused too."""
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,12 @@ def test_refused_destinations(tmp_path: Path, kind: str) -> None:
     victim = tmp_path / "victim"
     victim.write_text("keep")
     dest = tmp_path / "dest"
-    {"symlink": lambda: dest.symlink_to(victim), "hardlink": lambda: os.link(victim, dest),
-     "directory": dest.mkdir, "fifo": lambda: os.mkfifo(dest)}[kind]()
+    {
+        "symlink": lambda: dest.symlink_to(victim),
+        "hardlink": lambda: os.link(victim, dest),
+        "directory": dest.mkdir,
+        "fifo": lambda: os.mkfifo(dest),
+    }[kind]()
     with pytest.raises(UnsafeOutputError) as e:
         write_text(dest, "x")
     assert e.value.path == str(dest) and victim.read_text() == "keep"
@@ -47,12 +52,13 @@ def test_inputs_protect_files_by_identity_and_existing_files_under_directories(t
     for p in (src / "config.json", src / "notes.md", single, src):
         with pytest.raises(UnsafeOutputError):
             check(p, reading=guard)
-    assert check(src / "new.json", reading=guard) == src / "new.json"        # a new file beside: harmless
+    assert check(src / "new.json", reading=guard) == src / "new.json"  # a new file beside: harmless
     assert check(tmp_path / "elsewhere.json", reading=guard) == tmp_path / "elsewhere.json"
 
 
 def test_temporary_files_are_private_new_and_never_follow_a_planted_name(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     dest = tmp_path / "README.md"
     victim = tmp_path / "config.json"
     victim.write_text("{}")
@@ -61,7 +67,7 @@ def test_temporary_files_are_private_new_and_never_follow_a_planted_name(
     planted.symlink_to(victim)
     names = iter([bytes.fromhex(fixed), bytes.fromhex("1" * 12)])
     monkeypatch.setattr(safe_write.os, "urandom", lambda n: next(names))
-    fd, tmp = temp_beside(dest)         # the planted name exists: O_EXCL skips it, the next name is taken
+    fd, tmp = temp_beside(dest)  # the planted name exists: O_EXCL skips it, the next name is taken
     os.close(fd)
     assert tmp.name == f".README.md{safe_write.TEMP_TAG}{'1' * 12}.tmp"
     assert tmp.stat().st_mode & 0o777 == 0o600 and victim.read_text() == "{}"
@@ -73,9 +79,10 @@ def test_a_link_planted_after_the_check_is_refused_at_the_rename(tmp_path: Path)
     victim.write_text("keep")
 
     def fill(fh: object) -> None:
-        dest.symlink_to(victim)       # a racing writer plants the link while the content is written
+        dest.symlink_to(victim)  # a racing writer plants the link while the content is written
+
     with pytest.raises(UnsafeOutputError):
-        safe_write.write_with(dest, fill)       # type: ignore[arg-type]
+        safe_write.write_with(dest, fill)  # type: ignore[arg-type]
     assert victim.read_text() == "keep" and dest.is_symlink()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 

@@ -1,15 +1,15 @@
 """require_version: refuses v2-as-v1 from config or headers, and never refuses a genuine v1."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from dflash2_ckpt import ConfigError, VersionMismatchError, require_version
-from dflash2_ckpt.checkpoint.layout import v2_bytes
-from dflash2_ckpt.checkpoint import open_checkpoint
-
 from conftest import FIXTURES, real_config
+from dflash2_ckpt import ConfigError, VersionMismatchError, require_version
+from dflash2_ckpt.checkpoint import open_checkpoint
+from dflash2_ckpt.checkpoint.layout import v2_bytes
 
 GOOD, BROKEN = FIXTURES / "good", FIXTURES / "broken"
 

@@ -1,5 +1,6 @@
 """The pre-commit hooks on repositories as publishers keep them: a target's or a tokenizer's config.json
 beside the drafter's is skipped with a note, and an LFS pointer in place of the weights says so."""
+
 from __future__ import annotations
 
 import json
@@ -7,12 +8,13 @@ import shutil
 from pathlib import Path
 
 from _kit.cli import invoke_cli
-
 from dflash2_ckpt.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-POINTER = ("version https://git-lfs.github.com/spec/v1\n"
-           "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 3848817896\n")
+POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 3848817896\n"
+)
 
 
 def hook(*args: str):

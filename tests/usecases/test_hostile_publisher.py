@@ -2,6 +2,7 @@
 goes through one guard (no symbolic link, no hard-linked file, no input of the run: exit 2 and the path,
 nothing changed), push deletes only what it listed and was told to, --fix keeps every number's text and
 rewrites only a header, and each command exits as it prints."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,12 @@ import os
 import shutil
 import struct
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from _kit.cli import run_output as run
 from _kit.fakehub import FakeHub
@@ -40,7 +42,7 @@ def _plant(kind: str, link: Path, victim: Path) -> None:
 
 # ---- 1. one write guard, every command that writes, each kind of link ----------------------------------
 
-Case = Callable[[Path, str], tuple[list[str], Path, Path]]      # -> argv, the destination given, the victim
+Case = Callable[[Path, str], tuple[list[str], Path, Path]]  # -> argv, the destination given, the victim
 
 
 def _output(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
@@ -64,7 +66,7 @@ def _receipt(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
 
 def _fix(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
     d = _copy(FIXTURES / "broken" / "engines-split-causality", tmp / "d")
-    victim = d / "kept.json"          # inside: a link that leaves the directory is refused when read
+    victim = d / "kept.json"  # inside: a link that leaves the directory is refused when read
     shutil.move(str(d / "config.json"), victim)
     _plant(kind, d / "config.json", victim)
     return ["verify", str(d), "--fix"], d / "config.json", victim
@@ -80,26 +82,32 @@ def _fix_header(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
 
 def _convert_dir(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
     target = _copy(TARGET, tmp / "target")
-    if kind == "input":       # the output directory is the target directory: --force would replace it
+    if kind == "input":  # the output directory is the target directory: --force would replace it
         argv = ["convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat", "--force"]
         return argv, target, target / "tokenizer.json"
     elsewhere = _copy(TARGET, tmp / "elsewhere")
     (tmp / "out").symlink_to(elsewhere)
-    return (["convert", str(NESTED), "-o", str(tmp / "out"), "--target", str(target), "--to", "flat",
-             "--force"], tmp / "out", elsewhere / "tokenizer.json")
+    return (
+        ["convert", str(NESTED), "-o", str(tmp / "out"), "--target", str(target), "--to", "flat", "--force"],
+        tmp / "out",
+        elsewhere / "tokenizer.json",
+    )
 
 
 def _convert_gguf(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
     target = _copy(TARGET, tmp / "target")
     if kind == "input":
-        dest = target / "drafter.gguf"          # inside the target directory
+        dest = target / "drafter.gguf"  # inside the target directory
         victim = target / "tokenizer.json"
     else:
         victim, dest = tmp / "precious.gguf", tmp / "out.gguf"
         victim.write_bytes(b"precious")
         _plant(kind, dest, victim)
-    return (["convert", str(NESTED), "-o", str(dest), "--target", str(target), "--to", "gguf", "--force"],
-            dest, victim)
+    return (
+        ["convert", str(NESTED), "-o", str(dest), "--target", str(target), "--to", "gguf", "--force"],
+        dest,
+        victim,
+    )
 
 
 def _schemas(tmp: Path, kind: str) -> tuple[list[str], Path, Path]:
@@ -130,8 +138,9 @@ def test_no_command_writes_through_a_link_or_onto_an_input(tmp_path: Path, write
     assert code == 2, out
     assert str(dest.name) in out and "Traceback" not in out, out
     assert victim.read_bytes() == before
-    leftovers = [p.name for p in dest.parent.iterdir()
-                 if ".dflash2-ckpt-" in p.name or "dflash2-tmp" in p.name]
+    leftovers = [
+        p.name for p in dest.parent.iterdir() if ".dflash2-ckpt-" in p.name or "dflash2-tmp" in p.name
+    ]
     assert leftovers == []
 
 
@@ -162,8 +171,9 @@ def test_push_never_writes_through_a_planted_temporary_name(hub: FakeHub, tmp_pa
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink"])
-def test_push_refuses_a_card_that_is_a_link_before_any_request(hub: FakeHub, tmp_path: Path,
-                                                               kind: str) -> None:
+def test_push_refuses_a_card_that_is_a_link_before_any_request(
+    hub: FakeHub, tmp_path: Path, kind: str
+) -> None:
     d = _copy(NESTED, tmp_path / "d")
     _plant(kind, d / "README.md", d / "config.json")
     config = (d / "config.json").read_bytes()
@@ -176,18 +186,23 @@ def test_push_refuses_a_card_that_is_a_link_before_any_request(hub: FakeHub, tmp
 def test_convert_into_the_target_directory_keeps_the_target(tmp_path: Path) -> None:
     target = _copy(TARGET, tmp_path / "target")
     before = _files(target)
-    code, out = run("convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat",
-                    "--force")
+    code, out = run(
+        "convert", str(NESTED), "-o", str(target), "--target", str(target), "--to", "flat", "--force"
+    )
     assert code == 2 and "overlaps the target" in out, out
     assert _files(target) == before
 
 
 # ---- 2. Hub deletions explicit and bounded -------------------------------------------------------------
 
-@pytest.mark.parametrize("flag,pattern", [("--include", "../*"), ("--delete", "/etc/*"),
-                                          ("--exclude", "a/../../b"), ("--delete", "../*")])
-def test_push_refuses_patterns_that_leave_the_folder(hub: FakeHub, tmp_path: Path, flag: str,
-                                                      pattern: str) -> None:
+
+@pytest.mark.parametrize(
+    "flag,pattern",
+    [("--include", "../*"), ("--delete", "/etc/*"), ("--exclude", "a/../../b"), ("--delete", "../*")],
+)
+def test_push_refuses_patterns_that_leave_the_folder(
+    hub: FakeHub, tmp_path: Path, flag: str, pattern: str
+) -> None:
     d = _copy(NESTED, tmp_path / "d")
     hub.add_commit("org/dest", {"LICENSE": b"mit", "sub/other.json": b"{}"}, granted={"hf_granted"})
     before, readme = len(hub.log), (d / "README.md").exists()
@@ -198,8 +213,9 @@ def test_push_refuses_patterns_that_leave_the_folder(hub: FakeHub, tmp_path: Pat
 
 def test_a_push_that_deletes_lists_every_file_and_needs_yes(hub: FakeHub, tmp_path: Path) -> None:
     d = _copy(NESTED, tmp_path / "d")
-    hub.add_commit("org/dest", {"LICENSE": b"mit", "notes.txt": b"n", "sub/other.json": b"{}"},
-                   granted={"hf_granted"})
+    hub.add_commit(
+        "org/dest", {"LICENSE": b"mit", "notes.txt": b"n", "sub/other.json": b"{}"}, granted={"hf_granted"}
+    )
     head = hub.repos["org/dest"].refs["main"]
     code, out = run("push", str(d), "org/dest", "--token", "hf_granted", "--delete", "*")
     assert code == 2 and all(p in out for p in ("LICENSE", "notes.txt", "sub/other.json")), out
@@ -208,8 +224,13 @@ def test_a_push_that_deletes_lists_every_file_and_needs_yes(hub: FakeHub, tmp_pa
     assert code == 0 and "delete    sub/other.json" in out and hub.repos["org/dest"].refs["main"] == head, out
     code, out = run("push", str(d), "org/dest", "--token", "hf_granted", "--delete", "*.txt", "--yes")
     assert code == 0, out
-    for line in ("uploaded  config.json", "uploaded  README.md", "deleted   notes.txt", "kept      LICENSE",
-                 "kept      sub/other.json"):
+    for line in (
+        "uploaded  config.json",
+        "uploaded  README.md",
+        "deleted   notes.txt",
+        "kept      LICENSE",
+        "kept      sub/other.json",
+    ):
         assert line in out, out
     files = hub.repos["org/dest"].commits[hub.repos["org/dest"].refs["main"]]
     assert "notes.txt" not in files and files["LICENSE"] == b"mit" and "sub/other.json" in files
@@ -219,6 +240,7 @@ def test_a_confirmation_sees_exactly_the_files_deleted(hub: FakeHub, tmp_path: P
     """The library's `confirm` (the CLI asks on a terminal) gets the list; a no sends nothing."""
     from dflash2_ckpt.errors import UsageError
     from dflash2_ckpt.usecases.push import push
+
     d = _copy(NESTED, tmp_path / "d")
     hub.add_commit("org/dest", {"a[1].txt": b"a", "b.txt": b"b", "keep.md": b"k"}, granted={"hf_granted"})
     asked: list[tuple[str, ...]] = []
@@ -242,6 +264,7 @@ def test_the_card_written_for_the_push_is_the_one_uploaded(hub: FakeHub, tmp_pat
 
 
 # ---- 3. numbers survive --fix; a header fix rewrites only the header -----------------------------------
+
 
 def _unstated(tmp: Path, extra: str) -> Path:
     """nested-v2 without either causality key (DF403, an unsafe fix) and with `extra` as a top-level
@@ -279,10 +302,25 @@ def test_fix_keeps_numbers_a_parser_cannot_hold(tmp_path: Path) -> None:
 
 
 NUMBER = st.one_of(
-    st.sampled_from(["1e999", "-1e999", "-0.0", "1e-400", "5e-324", "18446744073709551616", "-0", "0.1e+5",
-                     "NaN", "Infinity", "-Infinity", "123456789012345678901234567890.5"]),
+    st.sampled_from(
+        [
+            "1e999",
+            "-1e999",
+            "-0.0",
+            "1e-400",
+            "5e-324",
+            "18446744073709551616",
+            "-0",
+            "0.1e+5",
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "123456789012345678901234567890.5",
+        ]
+    ),
     st.from_regex(r"-?(0|[1-9][0-9]{0,25})(\.[0-9]{1,25})?([eE][+-]?[0-9]{1,4})?", fullmatch=True),
-    st.floats(allow_nan=False, allow_infinity=False).map(repr))
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -297,7 +335,7 @@ def test_fix_never_changes_a_number_it_does_not_set(numbers: list[str]) -> None:
         assert code in (0, 1) and "Traceback" not in out, out
         new = (d / "config.json").read_text()
         if new == old:
-            return          # refused or nothing fixable (a NaN literal, an integer over 64 bits): untouched
+            return  # refused or nothing fixable (a NaN literal, an integer over 64 bits): untouched
         assert member in new and _kept(old, new)
         json.loads(new, parse_constant=_no_constants)
         code, out = run("verify", str(d), "--format", "json")
@@ -309,15 +347,15 @@ def test_a_stale_fix_copy_is_removed_and_a_torn_header_restored(tmp_path: Path) 
     shard = d / "model.safetensors"
     raw = shard.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
-    (d / ".model.safetensors.ab12_x9z.fix").write_bytes(raw[: 50_000])      # an older run's whole-file copy
+    (d / ".model.safetensors.ab12_x9z.fix").write_bytes(raw[:50_000])  # an older run's whole-file copy
     journal = d / ".model.safetensors.dflash2-ckpt-0123456789ab.header.fix"
-    journal.write_bytes(raw[: 8 + n])                                      # the old header, saved first
-    shard.write_bytes(raw[:8] + b"#" * 40 + raw[48:])                       # killed mid-write: torn header
+    journal.write_bytes(raw[: 8 + n])  # the old header, saved first
+    shard.write_bytes(raw[:8] + b"#" * 40 + raw[48:])  # killed mid-write: torn header
     code, out = run("verify", str(d), "--fix")
     assert "restored the header of model.safetensors" in out and "ab12_x9z.fix (50,000 bytes)" in out, out
     assert [p.name for p in d.iterdir() if p.name.endswith(".fix")] == []
     assert "fixed" in out and code == 0, out
-    assert shard.read_bytes()[8 + n:] == raw[8 + n:]                        # no data byte touched
+    assert shard.read_bytes()[8 + n :] == raw[8 + n :]  # no data byte touched
 
 
 def test_a_header_fix_keeps_a_sparse_shard_sparse(tmp_path: Path) -> None:
@@ -325,7 +363,7 @@ def test_a_header_fix_keeps_a_sparse_shard_sparse(tmp_path: Path) -> None:
     shard = d / "model.safetensors"
     raw = shard.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
-    with open(shard, "wb") as f:            # the header, then a hole where the (zero) data is
+    with open(shard, "wb") as f:  # the header, then a hole where the (zero) data is
         f.write(raw[: 8 + n])
         f.truncate(len(raw))
     size = shard.stat().st_size
@@ -381,8 +419,9 @@ def test_diff_against_a_reference_without_weights_is_an_error(tmp_path: Path) ->
     assert code == 3 and "holds no tensors" in out and "passed" not in out, out
 
 
-def test_a_header_write_that_fails_puts_the_old_header_back(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_header_write_that_fails_puts_the_old_header_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A full disk while --fix writes a sparse shard's header: the old header is written back, the shard
     reads as before, and no journal is left."""
     d = _copy(FIXTURES / "broken" / "tensor-model-prefix", tmp_path / "d")
@@ -392,10 +431,11 @@ def test_a_header_write_that_fails_puts_the_old_header_back(tmp_path: Path,
 
     def full_disk(fd: int, data: bytes, offset: int) -> int:
         calls.append(len(data))
-        if len(calls) == 1:                 # half the new header lands, then ENOSPC
+        if len(calls) == 1:  # half the new header lands, then ENOSPC
             real(fd, data[: len(data) // 2], offset)
             raise OSError(28, "No space left on device")
         return real(fd, data, offset)
+
     monkeypatch.setattr(os, "pwrite", full_disk)
     code, out = run("verify", str(d), "--fix")
     assert code == 3 and "No space left" in out, out
@@ -404,7 +444,8 @@ def test_a_header_write_that_fails_puts_the_old_header_back(tmp_path: Path,
 
 
 def test_a_fix_killed_at_any_moment_leaves_a_whole_checkpoint_and_the_next_fix_finishes(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """kill -9 at spread moments of `verify --fix` (config and header both change): the checkpoint reads
     as either state each time, and the next --fix leaves it fixed, data unchanged, nothing beside it."""
     import random
@@ -412,24 +453,30 @@ def test_a_fix_killed_at_any_moment_leaves_a_whole_checkpoint_and_the_next_fix_f
     import subprocess
     import sys
     import time
+
     from conftest import ROOT
+
     d = _copy(FIXTURES / "broken" / "tensor-model-prefix", tmp_path / "d")
     data = (d / "model.safetensors").read_bytes()
     n = struct.unpack("<Q", data[:8])[0]
     rng = random.Random(39)
     for _ in range(4):
-        p = subprocess.Popen([sys.executable, "-m", "dflash2_ckpt", "verify", str(d), "--fix"], cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "dflash2_ckpt", "verify", str(d), "--fix"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.05, 1.5))
         p.send_signal(signal.SIGKILL)
         p.wait()
         raw = (d / "model.safetensors").read_bytes()
-        assert raw[8 + n:] == data[8 + n:]
+        assert raw[8 + n :] == data[8 + n :]
         journals = [j for j in d.iterdir() if j.name.endswith(".header.fix")]
-        if not journals:            # a torn header is possible only while its journal exists
-            json.loads(raw[8:8 + n])
+        if not journals:  # a torn header is possible only while its journal exists
+            json.loads(raw[8 : 8 + n])
         json.loads((d / "config.json").read_text())
     code, out = run("verify", str(d), "--fix")
     assert code == 0, out
     assert sorted(p.name for p in d.iterdir()) == ["config.json", "model.safetensors"]
-    assert (d / "model.safetensors").read_bytes()[8 + n:] == data[8 + n:]
+    assert (d / "model.safetensors").read_bytes()[8 + n :] == data[8 + n :]

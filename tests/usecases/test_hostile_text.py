@@ -2,6 +2,7 @@
 print escaped (no line ever starts a GitHub workflow command, no value is rich markup); the model card shows
 config values inert and its front matter is written by the safe dumper; YAML, settings files and every Hub
 call are bounded; bad input is a typed error or a finding, whatever DFLASH2_CKPT_DEBUG says."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from _kit.cli import invoke, run_json, run_output as run
+from _kit.cli import invoke, run_json
+from _kit.cli import run_output as run
 from _kit.fakehub import FakeHub
 from conftest import FIXTURES
 
@@ -54,6 +56,7 @@ def hostile_broken(tmp_path: Path) -> Path:
 
 # -- text output: a directory name ------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("argv", [["verify"], ["compat"], ["inspect"], ["config", "--show"]])
 def test_a_directory_name_prints_on_one_line(argv: list[str], hostile: Path) -> None:
     code, out = run(*argv, str(hostile))
@@ -76,9 +79,10 @@ def test_the_hook_prints_a_directory_name_on_one_line(level: str, hostile_broken
     assert f"{SHOWN}/config.json:" in out and f"{SHOWN}: FAILED" in out
 
 
-def test_a_name_that_is_a_workflow_command_is_broken_too(tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)                     # relative: the name starts the hook's lines
+def test_a_name_that_is_a_workflow_command_is_broken_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # relative: the name starts the hook's lines
     d = copy(BROKEN, Path("::error title=x::PWNED"))
     for argv in (["hook", "config", str(d / "config.json")], ["verify", str(d)], ["compat", str(d)]):
         code, out = run(*argv)
@@ -90,12 +94,22 @@ def test_a_name_that_is_a_workflow_command_is_broken_too(tmp_path: Path,
 def test_convert_prints_a_directory_name_on_one_line(hostile: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / f"{NAME}-out"
     for extra in (["--dry-run"], []):
-        code, out = run("convert", str(hostile), "-o", str(out_dir), "--to", "flat", "--target",
-                        str(TINY_TARGET), *extra)
+        code, out = run(
+            "convert", str(hostile), "-o", str(out_dir), "--to", "flat", "--target", str(TINY_TARGET), *extra
+        )
         assert code == 0 and SHOWN in unwrapped(out), out
         no_command(out)
-    code, out = run("convert", str(hostile), "-o", str(tmp_path / "o2"), "--to", "flat",
-                    "--verifier-name", "a\n::error title=x::PWNED", "--dry-run")
+    code, out = run(
+        "convert",
+        str(hostile),
+        "-o",
+        str(tmp_path / "o2"),
+        "--to",
+        "flat",
+        "--verifier-name",
+        "a\n::error title=x::PWNED",
+        "--dry-run",
+    )
     assert code != 0 and "a\\n::error title=x::PWNED" in out, out
     no_command(out)
 
@@ -120,25 +134,29 @@ def test_rich_markup_in_a_name_prints_as_it_is(tmp_path: Path) -> None:
 
 # -- text output: the settings file -----------------------------------------------------------------------
 
+
 def test_a_per_path_glob_prints_on_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     copy(GOOD, tmp_path / NAME)
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.dflash2-ckpt]\n[tool.dflash2-ckpt.per-path]\n'
-        '"x\\n::error title=x::PWNED\\n::group::PWNED" = { ignore = ["DF401"] }\n')
+        "[tool.dflash2-ckpt]\n[tool.dflash2-ckpt.per-path]\n"
+        '"x\\n::error title=x::PWNED\\n::group::PWNED" = { ignore = ["DF401"] }\n'
+    )
     code, out = run("config", "--show", NAME)
-    assert code == 0 and out.count(SHOWN) >= 3, out          # the path, the matched glob, the origin
+    assert code == 0 and out.count(SHOWN) >= 3, out  # the path, the matched glob, the origin
     no_command(out)
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.dflash2-ckpt.per-path]\n"x\\n::error title=x::PWNED" = { bogus = 1 }\n')
+        '[tool.dflash2-ckpt.per-path]\n"x\\n::error title=x::PWNED" = { bogus = 1 }\n'
+    )
     for argv in (["verify", NAME], ["config", "--show", NAME], ["hook", "config", f"{NAME}/config.json"]):
         code, out = run(*argv)
         assert code == 2 and "unknown key" in out and "x\\n::error title=x::PWNED" in out, argv
         no_command(out)
 
 
-def test_a_deeply_nested_settings_file_is_a_usage_error(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_deeply_nested_settings_file_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     copy(GOOD, tmp_path / "d")
     deep = "[" * 5000 + "]" * 5000
@@ -151,11 +169,13 @@ def test_a_deeply_nested_settings_file_is_a_usage_error(tmp_path: Path,
 
 # -- exit codes whatever DEBUG says --------------------------------------------------------------------------
 
+
 def test_debug_shows_the_traceback_and_keeps_the_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
     from dflash2_ckpt.cli import settings
 
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("boom\n::error title=x::PWNED")
+
     monkeypatch.setattr(settings, "resolve", boom)
     code, out = run("config", "--show", str(GOOD))
     assert code == 3 and "RuntimeError: boom" in out and "DFLASH2_CKPT_DEBUG=1" in out
@@ -166,6 +186,7 @@ def test_debug_shows_the_traceback_and_keeps_the_exit_code(monkeypatch: pytest.M
 
 
 # -- the tokenizer record and the target's tokenizer ------------------------------------------------------
+
 
 def recorded(tmp_path: Path, value: object) -> Path:
     d = copy(GOOD, tmp_path / "drafter")
@@ -191,7 +212,7 @@ def test_a_lone_surrogate_in_the_targets_tokenizer_is_a_finding(tmp_path: Path) 
     vocab = doc["model"]["vocab"]
     token = next(t for t, i in vocab.items() if i == 2)
     vocab["\ud800x"] = vocab.pop(token)
-    (target / "tokenizer.json").write_text(json.dumps(doc))           # ASCII JSON: "\ud800x"
+    (target / "tokenizer.json").write_text(json.dumps(doc))  # ASCII JSON: "\ud800x"
     d = recorded(tmp_path, "0" * 64)
     code, out = run_json("verify", str(d), "--target", str(target))
     assert code == 0, out
@@ -203,14 +224,16 @@ def test_a_lone_surrogate_in_the_targets_tokenizer_is_a_finding(tmp_path: Path) 
 
 # -- push: the card ------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def dest(hub: FakeHub) -> str:
     hub.add_commit("org/dest", {"README.md": b"# drafter\n"}, granted={"hf_granted"})
     return "org/dest"
 
 
-def pushable(ckpts: dict[str, Path], tmp_path: Path, *, base: str | None = None,
-             card: str | None = None) -> Path:
+def pushable(
+    ckpts: dict[str, Path], tmp_path: Path, *, base: str | None = None, card: str | None = None
+) -> Path:
     d = Path(shutil.copytree(ckpts["tiny"], tmp_path / "drafter"))
     if base is not None:
         cfg = json.loads((d / "config.json").read_text())
@@ -230,8 +253,9 @@ def outside_code(markdown: str) -> str:
 PHISH = "[x](https://evil.example/phish) <img src=x onerror=alert(1)>\n---\n::error title=x::PWNED"
 
 
-def test_a_hostile_base_model_is_inert_in_the_card_and_its_message(hub: FakeHub, ckpts: dict[str, Path],
-                                                                   dest: str, tmp_path: Path) -> None:
+def test_a_hostile_base_model_is_inert_in_the_card_and_its_message(
+    hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path
+) -> None:
     d = pushable(ckpts, tmp_path, base=PHISH)
     code, out = run("push", str(d), dest, "--token", "hf_granted", "--dry-run")
     assert code == 0, out
@@ -242,16 +266,18 @@ def test_a_hostile_base_model_is_inert_in_the_card_and_its_message(hub: FakeHub,
     no_command(out)
     text = (d / "README.md").read_text()
     meta = yaml.safe_load(text.split("\n---\n")[0].removeprefix("---\n"))
-    assert meta["base_model"] == PHISH                                  # the safe dumper quoted it whole
+    assert meta["base_model"] == PHISH  # the safe dumper quoted it whole
     body = text.split("\n---\n", 1)[1]
     rendered = outside_code(body)
     assert "evil.example" not in rendered and "<img" not in rendered and "::error" not in rendered
-    assert "evil.example" in body                                      # shown, as code
+    assert "evil.example" in body  # shown, as code
 
 
-def test_a_hostile_tokenizer_record_never_reaches_the_card(hub: FakeHub, ckpts: dict[str, Path], dest: str,
-                                                           tmp_path: Path) -> None:
+def test_a_hostile_tokenizer_record_never_reaches_the_card(
+    hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path
+) -> None:
     from dflash2_ckpt.usecases.model_card import Serving, body
+
     d = pushable(ckpts, tmp_path)
     cfg = json.loads((d / "config.json").read_text())
     cfg[TOKENIZER_KEY] = "0" * 8 + "`</code><script>alert(1)</script>"
@@ -263,15 +289,27 @@ def test_a_hostile_tokenizer_record_never_reaches_the_card(hub: FakeHub, ckpts: 
     assert "<script>" not in text and "<img" not in outside_code(text)
 
 
-@pytest.mark.parametrize("card, why", [
-    ("---\nbase_model: [\n::error title=x::PWNED\nlicense: x\n---\n# x\n", "not YAML"),
-    ("---\n" + "a: &a [" + ",".join(["lol"] * 9) + "]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
-     + "---\n# x\n", "alias"),
-    ("---\nx: " + "[" * 3000 + "]" * 3000 + "\n---\n# x\n", "nests deeper"),
-])
-def test_an_unreadable_card_is_df645(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path,
-                                     card: str, why: str) -> None:
+@pytest.mark.parametrize(
+    "card, why",
+    [
+        ("---\nbase_model: [\n::error title=x::PWNED\nlicense: x\n---\n# x\n", "not YAML"),
+        (
+            "---\n"
+            + "a: &a ["
+            + ",".join(["lol"] * 9)
+            + "]\n"
+            + "".join(
+                f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+            )
+            + "---\n# x\n",
+            "alias",
+        ),
+        ("---\nx: " + "[" * 3000 + "]" * 3000 + "\n---\n# x\n", "nests deeper"),
+    ],
+)
+def test_an_unreadable_card_is_df645(
+    hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path, card: str, why: str
+) -> None:
     d = pushable(ckpts, tmp_path, card=card)
     for env in ({}, {"DFLASH2_CKPT_DEBUG": "1"}):
         code, out = run("push", str(d), dest, "--token", "hf_granted", "--dry-run", env=env)
@@ -279,7 +317,7 @@ def test_an_unreadable_card_is_df645(hub: FakeHub, ckpts: dict[str, Path], dest:
         no_command(out)
     code, doc = run_json("push", str(d), dest, "--token", "hf_granted")
     assert code == 1 and doc["refused_by"] == "card" and hub.commit_requests == []
-    assert (d / "README.md").read_text() == card                          # left as it was
+    assert (d / "README.md").read_text() == card  # left as it was
 
 
 def test_the_card_diff_is_capped(hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path) -> None:
@@ -293,12 +331,26 @@ def test_the_card_diff_is_capped(hub: FakeHub, ckpts: dict[str, Path], dest: str
 
 # -- push: every Hub call under the timeout ---------------------------------------------------------------
 
-@pytest.mark.parametrize("endpoint, dry_run", [("/tree/", True), ("org/dest/resolve/", True),
-                                                ("/preupload/", False), ("/validate-yaml", False),
-                                                ("/commit/", False)])
-def test_a_stalled_hub_endpoint_ends_in_one_typed_error(hub: FakeHub, ckpts: dict[str, Path], dest: str,
-                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        endpoint: str, dry_run: bool) -> None:
+
+@pytest.mark.parametrize(
+    "endpoint, dry_run",
+    [
+        ("/tree/", True),
+        ("org/dest/resolve/", True),
+        ("/preupload/", False),
+        ("/validate-yaml", False),
+        ("/commit/", False),
+    ],
+)
+def test_a_stalled_hub_endpoint_ends_in_one_typed_error(
+    hub: FakeHub,
+    ckpts: dict[str, Path],
+    dest: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    endpoint: str,
+    dry_run: bool,
+) -> None:
     monkeypatch.setenv("DFLASH2_CKPT_HUB_TIMEOUT", "1")
     monkeypatch.setenv("DFLASH2_CKPT_HUB_DEADLINE", "2")
     monkeypatch.setenv("DFLASH2_CKPT_HUB_BACKOFF", "0.1")
@@ -308,12 +360,13 @@ def test_a_stalled_hub_endpoint_ends_in_one_typed_error(hub: FakeHub, ckpts: dic
     code, out = run("push", str(d), dest, "--token", "hf_granted", *(["--dry-run"] if dry_run else []))
     took = time.monotonic() - started
     assert code == 3 and "cannot reach" in out and "Traceback" not in out, out
-    assert took < 30, f"{took:.0f} s"                                    # unbounded, it hung for minutes
+    assert took < 30, f"{took:.0f} s"  # unbounded, it hung for minutes
     assert hub.commit_requests == [] or endpoint == "/commit/"
 
 
-def test_a_card_with_a_few_aliases_is_read(hub: FakeHub, ckpts: dict[str, Path], dest: str,
-                                           tmp_path: Path) -> None:
+def test_a_card_with_a_few_aliases_is_read(
+    hub: FakeHub, ckpts: dict[str, Path], dest: str, tmp_path: Path
+) -> None:
     card = "---\nlicense: &l mit\ntags: [a, b]\nextra:\n  license: *l\n---\n# x\n"
     d = pushable(ckpts, tmp_path, card=card)
     code, doc = run_json("push", str(d), dest, "--token", "hf_granted", "--dry-run")
@@ -321,8 +374,9 @@ def test_a_card_with_a_few_aliases_is_read(hub: FakeHub, ckpts: dict[str, Path],
     assert "DF645" not in [f["code"] for f in doc["card"]["findings"]]
 
 
-def test_a_stalled_repo_creation_ends_in_one_typed_error(hub: FakeHub, ckpts: dict[str, Path], tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stalled_repo_creation_ends_in_one_typed_error(
+    hub: FakeHub, ckpts: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DFLASH2_CKPT_HUB_TIMEOUT", "1")
     monkeypatch.setenv("DFLASH2_CKPT_HUB_DEADLINE", "2")
     monkeypatch.setenv("DFLASH2_CKPT_HUB_BACKOFF", "0.1")

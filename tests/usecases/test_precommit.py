@@ -6,13 +6,14 @@ copy of the package files to a temporary git repo and points try-repo at that. T
 built once per session (~10 s); pip is pointed at the local package mirror when there is one, so
 no test reaches the internet where the mirror exists.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -20,16 +21,21 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 
 pytestmark = [
-    pytest.mark.slow,       # each test pip-installs the package into a fresh environment (about 50 s)
-    pytest.mark.skipif(shutil.which("pre-commit") is None or shutil.which("git") is None,
-                       reason="needs pre-commit and git"),
+    pytest.mark.slow,  # each test pip-installs the package into a fresh environment (about 50 s)
+    pytest.mark.skipif(
+        shutil.which("pre-commit") is None or shutil.which("git") is None, reason="needs pre-commit and git"
+    ),
     pytest.mark.skipif(not (FIXTURES / "good" / "nested-v2").is_dir(), reason="fixtures not built"),
 ]
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false",
-                    *args], cwd=cwd, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -70,8 +76,14 @@ def publisher(tmp_path: Path) -> Path:
 
 
 def try_repo(env: dict[str, str], repo: Path, hook: str, *files: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["pre-commit", "try-repo", env["HOOKSRC"], hook, "--files", *files],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        ["pre-commit", "try-repo", env["HOOKSRC"], hook, "--files", *files],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_verify_hook(env: dict[str, str], publisher: Path) -> None:
@@ -84,6 +96,6 @@ def test_verify_hook(env: dict[str, str], publisher: Path) -> None:
 
 def test_config_hook(env: dict[str, str], publisher: Path) -> None:
     ok = try_repo(env, publisher, "dflash2-ckpt-config", "good/config.json", "missing/config.json")
-    assert ok.returncode == 0, ok.stdout + ok.stderr                # missing tensors are not its business
+    assert ok.returncode == 0, ok.stdout + ok.stderr  # missing tensors are not its business
     bad = try_repo(env, publisher, "dflash2-ckpt-config", "badconfig/config.json")
     assert bad.returncode == 1 and "DF106" in bad.stdout

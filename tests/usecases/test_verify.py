@@ -1,24 +1,27 @@
 """verify runs the ordered list of check families; each family decides whether it applies."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
+from _kit.emitters import emitter_of
+from conftest import FIXTURES
 from dflash2_ckpt.checks import suite
 from dflash2_ckpt.checks.context import CheckContext
-from _kit.emitters import emitter_of
 from dflash2_ckpt.findings import Finding
 from dflash2_ckpt.usecases.verify import inspect, verify
-
-from conftest import FIXTURES
 
 BROKEN = FIXTURES / "broken"
 
 
 # findings written while the checkpoint opens reach verify through the family that replays them
-OPENED_BY = {"dflash2_ckpt.formats.config_findings": "config", "dflash2_ckpt.checkpoint.files": "files",
-             "dflash2_ckpt.checkpoint.discover": "files"}
+OPENED_BY = {
+    "dflash2_ckpt.formats.config_findings": "config",
+    "dflash2_ckpt.checkpoint.files": "files",
+    "dflash2_ckpt.checkpoint.discover": "files",
+}
 
 
 def _family(code: str) -> str:

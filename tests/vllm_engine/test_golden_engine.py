@@ -1,5 +1,6 @@
 """Re-run vLLM on every drafter of the golden table (fixtures/vllm/golden.json), in one probe, and check it
 still does what the record says: the same outcome, in the same words."""
+
 from __future__ import annotations
 
 import json
@@ -27,5 +28,6 @@ def probed(vllm_python: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r["case"])
 def test_vllm_still_does_what_the_record_says(row: dict[str, Any], probed: dict[str, Any]) -> None:
     got = probed[row["case"]]
-    assert {k: got.get(k) for k in ("engine", "config", "load")} == \
-        {k: row.get(k) for k in ("engine", "config", "load")}
+    assert {k: got.get(k) for k in ("engine", "config", "load")} == {
+        k: row.get(k) for k in ("engine", "config", "load")
+    }

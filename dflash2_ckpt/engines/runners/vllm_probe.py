@@ -14,6 +14,7 @@ load    vLLM's own model loader: get_model() on the draft model config, which bu
         of the model runner (the CPU build runs the V1 runner; DFlash2 drafters need V2), the same config
         is built once more without that one check, so the loader still judges the weights.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,9 +41,20 @@ def _error(e: BaseException) -> dict[str, Any]:
 
 def _engine_args(case: dict[str, Any]) -> Any:
     from vllm.engine.arg_utils import EngineArgs
-    spec = {"method": "dflash", "model": case["drafter"], "num_speculative_tokens": case["num_speculative_tokens"]}
-    return EngineArgs(model=case["target"], speculative_config=spec, enforce_eager=True, skip_tokenizer_init=True,
-                      dtype="float32", seed=0)
+
+    spec = {
+        "method": "dflash",
+        "model": case["drafter"],
+        "num_speculative_tokens": case["num_speculative_tokens"],
+    }
+    return EngineArgs(
+        model=case["target"],
+        speculative_config=spec,
+        enforce_eager=True,
+        skip_tokenizer_init=True,
+        dtype="float32",
+        seed=0,
+    )
 
 
 def _config(case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
@@ -54,10 +66,13 @@ def _config(case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     if RUNNER_REFUSAL not in said["message"]:
         return said, None
     from vllm.config import VllmConfig
+
     check = VllmConfig._validate_v1_model_runner
     VllmConfig._validate_v1_model_runner = lambda self: None
     try:
-        return said | {"loaded_without": "the V1 model runner check"}, _engine_args(case).create_engine_config()
+        return said | {"loaded_without": "the V1 model runner check"}, _engine_args(
+            case
+        ).create_engine_config()
     except Exception as e:  # noqa: BLE001
         return said | {"second": _error(e)}, None
     finally:
@@ -73,17 +88,22 @@ def _distributed() -> None:
     if _DIST:
         return
     import tempfile
+
     from vllm.platforms import current_platform
+
     if current_platform.is_cpu():
         # what CPUModelRunner does before it loads a model: torch.accelerator calls become no-ops
         from vllm.v1.worker.cpu_model_runner import _set_torch_accelerator_to_noop
+
         _set_torch_accelerator_to_noop()
     from vllm.distributed import init_distributed_environment, initialize_model_parallel
+
     fd, path = tempfile.mkstemp(prefix="vllm-probe-dist-")
     os.close(fd)
     os.unlink(path)
-    init_distributed_environment(world_size=1, rank=0, local_rank=0, distributed_init_method=f"file://{path}",
-                                 backend="gloo")
+    init_distributed_environment(
+        world_size=1, rank=0, local_rank=0, distributed_init_method=f"file://{path}", backend="gloo"
+    )
     initialize_model_parallel(1, 1)
     _DIST = True
 
@@ -92,6 +112,7 @@ def _load(cfg: Any) -> dict[str, Any]:
     from vllm.config import set_current_vllm_config
     from vllm.model_executor.model_loader import get_model
     from vllm.model_executor.models.utils import AutoWeightsLoader
+
     draft = cfg.speculative_config.draft_model_config
     # the DFlash drafters' load_weights drops the set of names AutoWeightsLoader loaded, so the loader's
     # strict check ("Following weights were not initialized from checkpoint") never runs for them: keep it
@@ -113,11 +134,16 @@ def _load(cfg: Any) -> dict[str, Any]:
     finally:
         AutoWeightsLoader.load_weights = inner
     params = dict(model.named_parameters())
-    return {"ok": True, "class": type(model).__name__, "parameters": len(params),
-            "numel": int(sum(p.numel() for p in params.values())),
-            "not_loaded": sorted(set(params) - loaded),
-            "causal": [bool(c) for c in model.get_draft_attn_causal()] if hasattr(model, "get_draft_attn_causal")
-            else None}
+    return {
+        "ok": True,
+        "class": type(model).__name__,
+        "parameters": len(params),
+        "numel": int(sum(p.numel() for p in params.values())),
+        "not_loaded": sorted(set(params) - loaded),
+        "causal": [bool(c) for c in model.get_draft_attn_causal()]
+        if hasattr(model, "get_draft_attn_causal")
+        else None,
+    }
 
 
 def probe(case: dict[str, Any]) -> dict[str, Any]:
@@ -130,9 +156,11 @@ def probe(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    request = json.loads(open(argv[1], encoding="utf-8").read())
+    with open(argv[1], encoding="utf-8") as f:
+        request = json.load(f)
     logging.disable(logging.WARNING)
     import vllm
+
     results = []
     for case in request["cases"]:
         # vLLM logs to stdout; the JSON answer is the only thing printed there

