@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def _accepts_str(annotation: Any) -> bool:
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:
         return True  # a string other than the literal's is a value error, not a type error
-    if origin is typing.Union:
+    if origin in (typing.Union, types.UnionType):  # Optional[str] and str | None
         return any(_accepts_str(a) for a in typing.get_args(annotation))
     return False
 
