@@ -96,7 +96,7 @@ def test_engines_lists_every_engine_with_its_checked_range() -> None:
         _read("vllm")[0],
         _read("vllm")[-1],
     )
-    assert by["transformers"]["checked_through"] == "5.25.0"  # issue 37 item 5
+    assert by["transformers"]["checked_through"] == "5.25.0"  # the newest transformers release read
     assert by["llama.cpp"]["checked_through"].startswith("b")
     for e in doc["engines"]:
         assert [p["id"] for p in e["profiles"]] == [p.id for p in by_engine(e["engine"])]
@@ -108,7 +108,7 @@ def test_engines_lists_every_engine_with_its_checked_range() -> None:
     assert all(len(line) <= 100 for line in text.splitlines()[:-1])
 
 
-# --- issue 38: the releases before vllm-project/vllm#43445 / #47453, read from their wheels ---
+# --- the releases before vllm-project/vllm#43445 / #47453, read from their wheels ---
 
 
 def _nested_v1(tmp_path: Path, **dflash: object) -> str:
