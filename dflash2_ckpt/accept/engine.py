@@ -19,14 +19,14 @@ from ..engines.runners.llama_cpp import ENGINE, Completion, LlamaServer, find_se
 from ..errors import ConfigError, SourceError
 from ..findings import Finding
 from . import accept, checks, stats
-from .prompts import Prompt, prompt_rows
+from .prompts import Prompt, encode, prompt_rows
 from .report import AcceptReport, PromptResult
 
 CTX = 2048
 
 
 def _gguf_block(path: Path) -> int:
-    from ..checkpoint import open_checkpoint
+    from ..checkpoint import open_checkpoint  # lazy: checkpoint loads only on this path
 
     ck = open_checkpoint(path)
     if ck.spec is None:
@@ -62,8 +62,6 @@ def engine_prompts(
     (so both loops see the same ids), else from the engine's own tokenizer and chat template."""
     rows, source = prompt_rows(prompts, hf_target, limit)
     if tokenizer is not None:
-        from .prompts import encode
-
         return [Prompt(label, encode(tokenizer, row, label)) for label, row in rows], source
     out = []
     for label, row in rows:
@@ -330,7 +328,6 @@ def parity_run(
     tau_engine: float,
     engine: str = ENGINE,
 ) -> dict[str, Any]:
-
     ref = accept(
         hf_drafter, hf_target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device or "cpu"
     )

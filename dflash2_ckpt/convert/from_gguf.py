@@ -27,7 +27,7 @@ import numpy as np
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.context import CheckContext
 from ..checks.gguf import EMITS as GGUF_EMITS
-from ..checks.gguf import bits_per_weight
+from ..checks.gguf import bits_per_weight, gguf_findings
 from ..checks.suite import run_checks
 from ..checks.vocab import bad_target_ids
 from ..engines import Drafter
@@ -39,6 +39,7 @@ from ..formats.spec import DraftSpec
 from ..sources.dense import to_float32
 from ..sources.gguf_header import GGUFHeader
 from ..sources.safetensors_header import DTYPE_BITS, build_header
+from . import convert
 from . import gguf_vocab as V
 from .gguf_attention import as_read_by_llama_cpp
 from .gguf_dtypes import narrow, recorded
@@ -367,8 +368,6 @@ def convert_from_gguf(
         bad = [f for f in ckpt.findings if f.code == "DF900"]
         raise SourceError(bad[0].message if bad else "not a GGUF file", path=str(src))
     if spec is None:
-        from ..checks.gguf import gguf_findings
-
         errs = [f for f in gguf_findings(ckpt) if f.severity == "error"]
         raise ConversionError(
             "the GGUF metadata does not describe a DFlash drafter: "
@@ -419,8 +418,6 @@ def convert_from_gguf(
             _refuse_broken(report.findings, ckpt.label, list(accept_findings))
             install(tmp, dst_path, force)
         else:
-            from . import convert
-
             inner = convert(
                 tmp,
                 dst_path,
