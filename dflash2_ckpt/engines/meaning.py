@@ -29,7 +29,6 @@ from . import causality as rules
 from .attention_keys import declares_sinks, runs_with, value_scale
 from .judge import applies, effective_value
 from .profile import Default, Drafter, Profile
-from .registry import PROFILES
 from .vllm_families import READS_NO_ROPE
 
 # the fields compared, in display order; `--accept-changes` names them (optionally as ENGINE:FIELD)
@@ -316,6 +315,8 @@ def check(
     source: Drafter, output: Drafter, accepted: Iterable[str] = (), names: Names = _stored
 ) -> MeaningCheck:
     """compare() against every profile; raises MeaningChangedError on a change the user did not name."""
+    # not at module level: a PROFILES name here would make this module an engine module to the registry
+    from .registry import PROFILES
 
     result = compare(source, output, tuple(p for p in PROFILES if p.meaning_check), accepted, names)
     bad = result.refused
