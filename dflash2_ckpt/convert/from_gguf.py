@@ -32,7 +32,7 @@ from ..checks.suite import run_checks
 from ..checks.vocab import bad_target_ids
 from ..engines import Drafter
 from ..errors import ConversionError, SourceError, SourceFindingsError
-from ..findings import Finding, Verdict, keep
+from ..findings import Finding, keep
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
@@ -47,6 +47,7 @@ from .gguf_exact import gguf_differences
 from .meaning import check_drafters, source_drafter
 from .pieces import Piece, write_pieces
 from .regressions import refuse_new_errors
+from .report import ConvertReportBase
 from .staging import check_overlap, claim_destination, install, staging_area
 
 _DENSE = ("F32", "F16", "BF16")
@@ -54,7 +55,7 @@ _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
 @dataclass
-class FromGGUFReport(Verdict):
+class FromGGUFReport(ConvertReportBase):
     kind: ClassVar[str] = "convert-gguf"  # the reporters' text layout (report/text_gguf.py)
 
     src: str
@@ -76,11 +77,7 @@ class FromGGUFReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "src": self.src,
-            "dst": self.dst,
-            "from": "gguf",
-            "to": self.to,
-            "version": self.version,
+            **self.json_head("gguf", self.to),
             "config_source": self.config_source,
             "written": self.written,
             "tensors_verified": self.tensors_verified,
@@ -90,8 +87,7 @@ class FromGGUFReport(Verdict):
             "tensors": self.tensors,
             "notes": self.notes,
             "findings": [f.to_json() for f in self.findings],
-            "seconds": round(self.seconds, 3),
-            **self.extra,
+            **self.json_tail(),
         }
 
 

@@ -33,7 +33,7 @@ from ..checks.pairing import borrow_target_vocab, target_text_config
 from ..checks.suite import run_checks
 from ..engines.causality import intended as intended_causality
 from ..errors import ConversionError, ConversionUsageError
-from ..findings import Finding, Verdict
+from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import CausalityKeys, DraftSpec
@@ -51,6 +51,7 @@ from .meaning import check_drafters, gguf_drafter, source_drafter
 from .pieces import Piece, write_pieces
 from .plan import refuse_family_change, refuse_source, tensor_fate
 from .regressions import refuse_new_errors
+from .report import ConvertReportBase
 from .staging import check_overlap, claim_destination, exists_error, fsync_dir, staging_area
 from .tokenizer_record import target_fingerprint
 
@@ -98,7 +99,7 @@ class GGUFTensorPlan:
 
 
 @dataclass
-class GGUFConversionReport(Verdict):
+class GGUFConversionReport(ConvertReportBase):
     kind: ClassVar[str] = "convert-gguf"  # the reporters' text layout (report/text_gguf.py)
 
     src: str
@@ -121,11 +122,7 @@ class GGUFConversionReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "src": self.src,
-            "dst": self.dst,
-            "from": self.from_dialect,
-            "to": "gguf",
-            "version": self.version,
+            **self.json_head(self.from_dialect, "gguf"),
             "outtype": self.outtype,
             "written": self.written,
             "tensors_verified": self.tensors_verified,
@@ -145,8 +142,7 @@ class GGUFConversionReport(Verdict):
             ],
             "notes": self.notes,
             "findings": [f.to_json() for f in self.findings],
-            "seconds": round(self.seconds, 3),
-            **self.extra,
+            **self.json_tail(),
         }
 
 
