@@ -42,11 +42,11 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name == "__version__":
-        from .version import package_version
+        from .version import package_version  # lazy: version loads only on this path
 
         return package_version()
     if name in _LAZY:
-        import importlib
+        import importlib  # lazy: importlib loads only on this path
 
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value

@@ -1505,7 +1505,7 @@ def page(c: Code) -> list[str]:
 
 def help_uri(code: str) -> str:
     """The code's row in docs/codes.md of the released version (SARIF's helpUri, the codes page)."""
-    from .version import docs_url
+    from .version import docs_url  # lazy: version loads only on this path
 
     return f"{docs_url('codes.md')}#{anchor(code)}"
 
@@ -1525,7 +1525,7 @@ def as_json(c: Code) -> dict[str, str]:
 
 def close_matches(text: str, n: int = 3) -> list[str]:
     """Registered codes (or names) near `text`, for a usage error's suggestion: DF41 -> DF401, DF410."""
-    import difflib
+    import difflib  # lazy: difflib loads only on this path
 
     names = {c.name: c.code for c in REGISTRY.values()}
     typed = text.upper()

@@ -84,7 +84,7 @@ def choose(requested: int | None = None, env: Mapping[str, str] | None = None) -
 
 def use(choice: ThreadChoice) -> None:
     """Set torch's intra-op threads to a choice made earlier (diff sets them when torch first loads)."""
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     if torch.get_num_threads() != choice.threads:
         torch.set_num_threads(choice.threads)

@@ -16,7 +16,7 @@ REPOSITORY = "https://github.com/dflash2-ckpt/dflash2-ckpt"
 
 @functools.lru_cache(maxsize=1)
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # lazy: importlib loads only on this path
 
     try:
         return version(DISTRIBUTION)

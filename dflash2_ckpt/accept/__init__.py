@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> object:
     if name in ("AcceptReport", "PromptResult"):  # the report types load on first use: start-up stays light
-        from . import report
+        from . import report  # lazy: accept.report loads only on this path
 
         return getattr(report, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -70,10 +70,10 @@ def accept(
     drafter, target or prompts cannot be used.
     """
     require_accept_deps()
-    from ..smoke import require_smoke_deps
+    from ..smoke import require_smoke_deps  # lazy: smoke loads only on this path
 
     require_smoke_deps()
-    from .run import run_accept
+    from .run import run_accept  # lazy: accept.run loads only on this path
 
     return run_accept(
         drafter,

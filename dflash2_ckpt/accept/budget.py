@@ -9,6 +9,7 @@ shares): a refusal costs nothing and prints what would fit, where the kernel wou
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,6 @@ def check_accept_budget(
     spec: DraftSpec, target_root: Path, budget: int, *, device_type: str, runtime: int = RUNTIME_BYTES
 ) -> dict[str, int]:
     """The estimate by part; raises BudgetError, before anything is loaded, when it is over `budget`."""
-    import json
 
     try:
         cfg = json.loads((target_root / "config.json").read_text())

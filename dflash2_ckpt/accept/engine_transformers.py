@@ -27,9 +27,10 @@ from typing import Any
 
 from ..engines import released as r
 from ..engines.transformers import PROFILES
+from ..engines.versions import parse_version
 from ..errors import ConfigError, MissingDependencyError, UsageError
 from ..findings import Finding
-from . import checks, stats
+from . import accept, checks, stats
 from .prompts import load_prompts
 from .report import AcceptReport, PromptResult
 
@@ -79,7 +80,7 @@ def _directory(drafter: Any) -> Path:
 
 def _supported(drafter: Any) -> tuple[Any, Path]:
     """(spec, directory) of a drafter transformers can run, else UsageError naming what transformers lacks."""
-    from ..checkpoint import open_checkpoint
+    from ..checkpoint import open_checkpoint  # lazy: checkpoint loads only on this path
 
     spec = open_checkpoint(drafter).spec
     if spec is None:
@@ -110,9 +111,7 @@ def _supported(drafter: Any) -> tuple[Any, Path]:
 
 def _installed() -> str:
     """The installed transformers version, when a profile says it runs DFlash assisted generation."""
-    import transformers
-
-    from ..engines.versions import parse_version
+    import transformers  # heavy: transformers loads only when this runs
 
     version = str(transformers.__version__)
     if not any(p.versions.contains(parse_version(version, "release")) for p in PROFILES):
@@ -126,7 +125,7 @@ def _installed() -> str:
 
 def _load(auto: Any, path: Path, dev: Any) -> Any:
     """A float32 model on `dev`, without transformers' loading bar (the report is the output)."""
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     tf_logging: Any = importlib.import_module("transformers.utils.logging")  # untyped module
     shown = tf_logging.is_progress_bar_enabled()
@@ -145,7 +144,7 @@ def _load(auto: Any, path: Path, dev: Any) -> Any:
 
 
 def _generate(model: Any, ids: list[int], max_new: int, **kw: Any) -> tuple[list[int], float]:
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     x = torch.tensor([ids], device=model.device)
     t0 = time.perf_counter()
@@ -185,11 +184,12 @@ def run_transformers_accept(
     want = checks.parse_expect(expect)
     spec, drafter_dir = _supported(drafter)
     version = _installed()
+    # heavy: transformers loads only when this runs
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
 
-    from ..smoke.device import pick_device
-    from .run import within_budget
-    from .target import resolve_target
+    from ..smoke.device import pick_device  # lazy: smoke.device loads only on this path
+    from .run import within_budget  # lazy: accept.run loads only on this path
+    from .target import resolve_target  # lazy: accept.target loads only on this path
 
     root = resolve_target(target, revision=revision, token=token)
     within_budget(drafter, root, device, max_memory)
@@ -319,7 +319,6 @@ def parity_run(
     it puts them to the streamer; the reference loop's tau counts that step whole. So the ratio compares
     tau_engine with the reference's committed tokens (its output, cropped the same way, minus the prefill's
     token) per verification step; tau_reference is the loop's own figure, reported beside it."""
-    from . import accept
 
     ref = accept(drafter, target, prompts=prompts, max_new_tokens=max_new, limit=limit, device=device)
     steps = sum(f.steps for f in ref.prompts)

@@ -58,7 +58,7 @@ def _refused(said: dict[str, Any], version: str, drafter: str) -> UsageError:
 
 
 def _block(drafter: str) -> int:
-    from ..checkpoint import open_checkpoint
+    from ..checkpoint import open_checkpoint  # lazy: checkpoint loads only on this path
 
     spec = open_checkpoint(drafter).spec
     if spec is None:
@@ -69,7 +69,7 @@ def _block(drafter: str) -> int:
 def _prompts(
     target: Path, prompts: str | os.PathLike[str] | None, limit: int | None
 ) -> tuple[list[Prompt], str]:
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # heavy: transformers loads only when this runs
 
     return load_prompts(AutoTokenizer.from_pretrained(str(target)), prompts, target, limit)
 
@@ -237,7 +237,7 @@ def run_vllm_accept(
         }
     )
     if reference and not server:
-        from .engine import parity_run
+        from .engine import parity_run  # lazy: accept.engine loads only on this path
 
         details["parity"] = parity_run(
             drafter, target_dir, prompts, max_new_tokens, limit, device, tau.mean, ENGINE

@@ -7,6 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from ..checkpoint import Checkpoint, open_checkpoint
 from ..errors import ConfigError
 from ..smoke.device import pick_device
 from ..smoke.drafting import Drafter, Kernels, load_drafter
@@ -22,11 +25,9 @@ Progress = Callable[[int, int, str, float | None, float | None], None]
 
 def within_budget(drafter: Any, root: Path, device: str | None, max_memory: int | None) -> None:
     """Refuse, before loading either model, a pair that would not fit (the kernel would kill the run)."""
-    import torch
 
-    from ..checkpoint import Checkpoint, open_checkpoint
-    from ..smoke.budget import machine_budget, runtime_bytes
-    from .budget import check_accept_budget
+    from ..smoke.budget import machine_budget, runtime_bytes  # lazy: smoke.budget loads only on this path
+    from .budget import check_accept_budget  # lazy: accept.budget loads only on this path
 
     spec = (drafter if isinstance(drafter, Checkpoint) else open_checkpoint(drafter)).spec
     if spec is None:
@@ -108,7 +109,7 @@ def run_accept(
         raise ConfigError("max_new_tokens must be at least 1", field="max_new_tokens")
     if batch < 1:
         raise ConfigError("batch must be at least 1", field="batch")
-    from ..threads import apply as apply_threads
+    from ..threads import apply as apply_threads  # lazy: threads loads only on this path
 
     chosen = apply_threads(threads)
     want = checks.parse_expect(expect)

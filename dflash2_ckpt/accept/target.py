@@ -43,7 +43,7 @@ def resolve_target(
     local = Path(os.path.expanduser(str(target)))
     if local.is_dir():
         return local
-    from ..checkpoint.open_source import open_source
+    from ..checkpoint.open_source import open_source  # lazy: checkpoint.open_source loads only on this path
 
     src = open_source(str(target), revision, token, require_weights=False)
     files = src.list_files()
@@ -99,7 +99,7 @@ class Target:
         return set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
 
     def reset(self) -> None:
-        from transformers import DynamicCache
+        from transformers import DynamicCache  # heavy: transformers loads only when this runs
 
         self.cache = DynamicCache(config=self.model.config)
 
@@ -172,6 +172,7 @@ def load_target(
     label: str | None = None,
 ) -> Target:
     """bf16 on a GPU, fp32 on the CPU; eager attention so the verify forward is plain and deterministic."""
+    # heavy: transformers loads only when this runs
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     root = resolve_target(target, revision=revision, token=token)

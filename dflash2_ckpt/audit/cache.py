@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..errors import UnsafeOutputError
+
 
 def cache_key(repo_id: str, sha: str, subfolder: str | None, engines: Iterable[str], fingerprint: str) -> str:
     doc = {
@@ -53,8 +55,7 @@ class AuditCache:
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        from ..errors import UnsafeOutputError
-        from ..sources.safe_write import write_text
+        from ..sources.safe_write import write_text  # lazy: sources.safe_write loads only on this path
 
         try:  # the write guard: a planted link or hard link in the cache is never written through
             write_text(path, json.dumps(row, sort_keys=True), durable=False)

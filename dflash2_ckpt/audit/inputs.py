@@ -77,15 +77,15 @@ def _architectures(config: Any) -> list[str]:
 
 def hub_search(query: str, *, token: str | None = None, limit: int = MAX_SEARCH_RESULTS) -> list[str]:
     """Repo ids from the Hub's model listing (huggingface_hub's paginated list_models)."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi  # heavy: huggingface_hub loads only when this runs
 
     q = parse_query(query)
     if not (q.words or q.tags or q.author or q.architectures):
         raise SourceError(
             "an empty Hub search", path=query, hint='e.g. --hub-search "dflash arch:DFlash2DraftModel"'
         )
-    from ..sources.hub import hub_settings
-    from ..sources.hub_errors import Where, from_exception
+    from ..sources.hub import hub_settings  # lazy: sources.hub loads only on this path
+    from ..sources.hub_errors import Where, from_exception  # lazy: sources.hub_errors loads only on this path
 
     endpoint = hub_settings()["endpoint"]
     api = HfApi(endpoint=endpoint, token=token)

@@ -54,7 +54,7 @@ def hub_rate_limit(limiter: RateLimiter | None) -> Iterator[None]:
     if limiter is None:
         yield
         return
-    from huggingface_hub.utils import _http
+    from huggingface_hub.utils import _http  # heavy: huggingface_hub loads only when this runs
 
     def factory() -> Any:
         client = _http.default_client_factory()

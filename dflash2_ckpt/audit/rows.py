@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..findings import Finding, keep
+
 SEVERITIES = ("error", "warning", "info")
 
 
@@ -40,7 +42,6 @@ class Row:
 
     def filtered(self, select: Sequence[str], ignore: Sequence[str]) -> Row:
         """The row with only the findings that `select` / `ignore` keep (this drafter's settings), recounted."""
-        from ..findings import keep
 
         kept = tuple(f for f in self.findings if keep(str(f["code"]), select, ignore))
         return replace(
@@ -49,7 +50,6 @@ class Row:
 
     def finding_objects(self) -> tuple[Any, ...]:
         """The findings as Finding objects again (rows keep JSON, so a cached row reads like a fresh one)."""
-        from ..findings import Finding
 
         keys = ("field", "tensor", "file")
         return tuple(

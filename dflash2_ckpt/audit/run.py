@@ -5,14 +5,16 @@ One failure never stops the rest: a drafter that cannot be read becomes a row th
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import Dflash2Error
-from ..findings import Verdict
+from ..findings import Finding, Verdict
 from ..usecases.model_card import target_of
 from .cache import AuditCache, cache_key
 from .inputs import Item, classify
@@ -101,8 +103,6 @@ def _where(r: Row) -> str:
 
 
 def _unreadable(r: Row) -> Any:
-    from ..findings import Finding
-
     err = r.error or {}
     hint = f" ({err['hint']})" if err.get("hint") else ""
     return Finding(
@@ -115,11 +115,9 @@ def _unreadable(r: Row) -> Any:
 def _fingerprint() -> str:
     """What a cached row depends on besides the repo content: this toolkit's version and its engine profiles
     (their source text: a stable stand-in for the profile data, which holds functions whose repr is not)."""
-    import hashlib
-    from pathlib import Path
 
-    from .. import engines
-    from ..version import package_version
+    from .. import engines  # lazy: engines loads only on this path
+    from ..version import package_version  # lazy: version loads only on this path
 
     h = hashlib.sha256(package_version().encode())
     for path in sorted(Path(engines.__file__).parent.glob("*.py")):
@@ -129,9 +127,9 @@ def _fingerprint() -> str:
 
 def check_source(source: Any, item: Item, engines: Sequence[str]) -> Row:
     """Header-level verify and compat of one opened source: never tensor data."""
-    from ..checkpoint import open_checkpoint
-    from ..convert.advice import compat
-    from ..usecases.verify import verify
+    from ..checkpoint import open_checkpoint  # lazy: checkpoint loads only on this path
+    from ..convert.advice import compat  # lazy: convert.advice loads only on this path
+    from ..usecases.verify import verify  # lazy: usecases.verify loads only on this path
 
     ckpt = open_checkpoint(source)
     report = verify(ckpt, engines=engines)
@@ -163,8 +161,8 @@ def _error_row(item: Item, e: BaseException) -> Row:
 def audit_one(
     item: Item, engines: Sequence[str], cache: AuditCache, fingerprint: str, token: str | None = None
 ) -> Row:
-    from ..checkpoint.open_source import open_source
-    from ..sources.hub import HubSource
+    from ..checkpoint.open_source import open_source  # lazy: checkpoint.open_source loads only on this path
+    from ..sources.hub import HubSource  # lazy: sources.hub loads only on this path
 
     try:
         if item.kind == "local":

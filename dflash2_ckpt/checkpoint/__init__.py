@@ -46,7 +46,7 @@ def open_checkpoint(src: Source | str | os.PathLike[str]) -> Checkpoint:
     ckpt.file_findings += source.notes  # e.g. DF612: the drafter was found in a subfolder
     gguf_name = gguf_file(source, files)
     if gguf_name is not None:
-        from .gguf import open_gguf
+        from .gguf import open_gguf  # lazy: checkpoint.gguf loads only on this path
 
         open_gguf(ckpt, gguf_name)
         ckpt.quant = build_view(ckpt)

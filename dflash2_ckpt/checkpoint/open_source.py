@@ -50,7 +50,7 @@ def open_source(
         return src
     # the Hub client code loads only for a path that is no local one
     from ..sources.hub import hub_settings
-    from ..sources.hub_ref import parse_repo_ref
+    from ..sources.hub_ref import parse_repo_ref  # lazy: sources.hub_ref loads only on this path
 
     ref = (
         None
@@ -104,7 +104,7 @@ def _open_hub(
     *,
     require_weights: bool,
 ) -> Source:
-    from ..sources.hub import HubSource
+    from ..sources.hub import HubSource  # lazy: sources.hub loads only on this path
 
     revision = ref.one_revision(revision, path)
     if ref.subfolder and subfolder and ref.subfolder.strip("/") != subfolder.strip("/"):

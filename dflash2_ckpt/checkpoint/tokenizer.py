@@ -113,7 +113,7 @@ def parse_tokenizer_json(raw: bytes, where: str) -> Vocabulary:
 
 
 def _gguf_vocabulary(source: Source, name: str) -> Vocabulary | None:
-    from ..sources.gguf_header import read_gguf_header
+    from ..sources.gguf_header import read_gguf_header  # lazy: sources.gguf_header loads only on this path
 
     try:
         header, _ = read_gguf_header(source, name)

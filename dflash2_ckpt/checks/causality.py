@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..engines import Profile, newest_supporting
+from ..engines import Drafter, Profile, exllamav3, newest_supporting
 from ..engines.causality import intended
 from ..findings import Finding
 from ..formats.spec import DraftSpec
@@ -40,7 +40,6 @@ def check(ctx: CheckContext) -> list[Finding]:
 def tap_findings(ctx: CheckContext) -> list[Finding]:
     """DF404, where exllamav3 is named (`--engine exllamav3`): the layers it taps against vLLM's. Not by
     default: every DFlash v1 drafter without a pinned tap_shift has it, and only exllamav3 users need the pin."""
-    from ..engines import Drafter, exllamav3
 
     named = [p for p in ctx.options.engines if p.engine == exllamav3.ENGINE]
     spec = ctx.spec

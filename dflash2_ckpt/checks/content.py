@@ -79,7 +79,7 @@ class TensorScan:
 
 def _numpy() -> Any:
     try:
-        import numpy
+        import numpy  # optional extra: numpy, ImportError answered below
     except ImportError:
         raise MissingDependencyError(
             "the content scan (--scan) needs numpy", hint="pip install numpy"

@@ -143,7 +143,7 @@ def gguf_findings(
     _types(h, out)
     _biases(h, reference, reference_tensors, out)
     if not fork:
-        from .gguf_window import window_findings
+        from .gguf_window import window_findings  # lazy: checks.gguf_window loads only on this path
 
         out += window_findings(h, spec.version if spec is not None else None, reference)
     return out

@@ -30,7 +30,7 @@ def _gguf(ctx: CheckContext) -> list[Finding]:
     safetensors verify never touches (start-up time)."""
     if ctx.checkpoint.gguf is None:
         return []
-    from . import gguf
+    from . import gguf  # lazy: checks.gguf loads only on this path
 
     return gguf.check(ctx)
 
@@ -61,7 +61,7 @@ def run_families(ctx: CheckContext, only: Iterable[str] | None = None) -> dict[s
     wanted = None if only is None else set(only)
     out = {name: family(ctx) for name, family in FAMILIES if wanted is None or name in wanted}
     if ctx.checkpoint.gguf is not None:  # what the GGUF family says better about a GGUF file
-        from .gguf import SUPERSEDED
+        from .gguf import SUPERSEDED  # lazy: checks.gguf loads only on this path
 
         out = {name: [f for f in found if f.code not in SUPERSEDED] for name, found in out.items()}
     return out

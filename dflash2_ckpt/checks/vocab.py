@@ -134,7 +134,7 @@ def vocab_findings(ckpt: Checkpoint) -> list[Finding]:
 
 
 def _read(ckpt: Checkpoint, t: TensorInfo) -> Any:
-    import numpy as np
+    import numpy as np  # heavy: numpy loads only when this runs
 
     raw = ckpt.read_counted(t.file, t.begin, t.nbytes)
     return np.frombuffer(raw, dtype="<i8" if t.dtype == "I64" else np.uint8)
@@ -154,7 +154,7 @@ def vocab_map_values(ckpt: Checkpoint, target_vocab: int | None = None) -> list[
         return []
     if d2t.nbytes + t2d.nbytes > MAX_MAP_BYTES:
         return []  # shapes already bound them to the vocabularies; this only guards a lying header
-    import numpy as np
+    import numpy as np  # heavy: numpy loads only when this runs
 
     V = target_vocab or spec.vocab_size
     ids = np.arange(dv, dtype=np.int64) + _read(ckpt, d2t)
@@ -180,7 +180,7 @@ def vocab_map_values(ckpt: Checkpoint, target_vocab: int | None = None) -> list[
 def bad_target_ids(ids: Any, vocab: int) -> str | None:
     """Why `ids` (one target id per draft id) cannot be a draft -> target map for a target vocabulary of
     `vocab` tokens, or None when every id is inside it and none is taken twice."""
-    import numpy as np
+    import numpy as np  # heavy: numpy loads only when this runs
 
     outside = np.flatnonzero((ids < 0) | (ids >= vocab))
     if outside.size:

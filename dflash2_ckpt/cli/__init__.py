@@ -25,7 +25,7 @@ __all__ = ["main", "codes_table", "COMMANDS"]
 
 def __getattr__(name: str) -> object:
     if name == "codes_table":  # library API kept; the codes module loads on first use
-        from .codes import codes_table
+        from .codes import codes_table  # lazy: cli.codes loads only on this path
 
         return codes_table
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -94,7 +94,7 @@ class FrontDoor(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
-            from .outputs import stdout_format
+            from .outputs import stdout_format  # lazy: cli.outputs loads only on this path
 
             argv = ctx.meta.get("dflash2.argv", [])
             doc = {
@@ -107,7 +107,7 @@ class FrontDoor(click.Group):
             write_error_outputs(doc, _outputs_in(argv), argv=argv)
             fmt = stdout_format(_outputs_in(argv), _format_in(argv))
             if fmt in MACHINE_FORMATS:
-                from ..report import render_error
+                from ..report import render_error  # lazy: report loads only on this path
 
                 render_error(doc, fmt)
                 e.show()

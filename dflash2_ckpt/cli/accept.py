@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import Dflash2Error
+from ..accept import accept, require_accept_deps
+from ..errors import Dflash2Error, UsageError
 from .completion import complete_path
 from .errors import guarded
 from .options import configured, emit, hub_options, open_source, outputs_option, strict_option, threads_option
@@ -45,7 +46,7 @@ def progress_line(
 ) -> str:
     """One prompt's line for a log: `[3/10] prompt 3: τ 4.12 (running 4.30), ETA 12 s`; the ETA is the mean
     time per prompt so far times the prompts left."""
-    from ..report.safe import printable
+    from ..report.safe import printable  # lazy: report.safe loads only on this path
 
     eta = _eta(elapsed / done * (total - done)) if done else "-"
     return f"[{done}/{total}] {printable(label)[-60:]}: τ {_tau(tau)} (running {_tau(running)}), ETA {eta}"
@@ -55,7 +56,7 @@ def progress_line(
 def _progress() -> Iterator[Progress]:
     """Where a long run is, on stderr (cli/progress.py): the bar shows the running τ and the ETA on a terminal;
     off one, one plain line per prompt (CI logs, pipes), which a log keeps."""
-    from .progress import progress
+    from .progress import progress  # lazy: cli.progress loads only on this path
 
     started = time.monotonic()
     taus: list[float | None] = [None, None]
@@ -77,7 +78,7 @@ def _progress() -> Iterator[Progress]:
 
 
 def _expect(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from ..accept.checks import parse_expect
+    from ..accept.checks import parse_expect  # lazy: accept.checks loads only on this path
 
     try:
         parse_expect(value)
@@ -221,7 +222,6 @@ def command(
     outputs: tuple[tuple[str, str], ...] = (),
 ) -> int:
     """Speculative decoding of TARGET with DRAFTER: mean acceptance length, losslessness, speed."""
-    from ..errors import UsageError
 
     if (vllm_python or server) and engine != "vllm":
         raise UsageError("--vllm-python and --server apply to --engine vllm only")
@@ -231,10 +231,9 @@ def command(
                 "--llama-server, --hf-target, --hf-drafter, --kernels, --block-size and --batch do "
                 "not apply to --engine vllm (it drafts the drafter's own block with its own code)"
             )
-        from ..accept import require_accept_deps
 
         require_accept_deps()
-        from ..accept.engine_vllm import run_vllm_accept
+        from ..accept.engine_vllm import run_vllm_accept  # lazy: accept.engine_vllm loads only on this path
 
         return emit(
             run_vllm_accept(
@@ -254,21 +253,19 @@ def command(
         )
     if engine == "llama.cpp":
         if batch != 1:
-            from ..errors import UsageError
-
             raise UsageError(
                 "--batch applies to the reference loop (--engine reference); llama-server batches "
                 "by its own slots"
             )
-        import tempfile
-        from pathlib import Path
+        import tempfile  # lazy: tempfile only when a file is written (tests/cli/test_start.py)
+        from pathlib import Path  # lazy: pathlib loads only on this path
 
-        from ..accept.engine import run_engine_accept
+        from ..accept.engine import run_engine_accept  # lazy: accept.engine loads only on this path
 
         with tempfile.TemporaryDirectory(prefix="dflash2-accept-gguf-") as tmp:
             gguf, source = drafter, None
             if not drafter.endswith(".gguf"):  # an HF drafter: this toolkit's converter, the target's vocab
-                from ..convert.to_gguf import convert_to_gguf
+                from ..convert.to_gguf import convert_to_gguf  # lazy: convert.to_gguf loads only on this path
 
                 gguf, source = str(Path(tmp) / "drafter.gguf"), drafter
                 convert_to_gguf(drafter, gguf, target=None, tokenizer_from=target)
@@ -292,15 +289,13 @@ def command(
             )
     if engine == "transformers":
         if llama_server or hf_target or hf_drafter or kernels or block_size:
-            from ..errors import UsageError
-
             raise UsageError(
                 "--llama-server, --hf-target, --hf-drafter, --kernels and --block-size do not apply "
                 "to --engine transformers (it drafts the drafter's own block with its own code)"
             )
-        from ..accept import require_accept_deps
 
         require_accept_deps()
+        # lazy: accept.engine_transformers loads only on this path
         from ..accept.engine_transformers import run_transformers_accept
 
         return emit(
@@ -321,10 +316,7 @@ def command(
             outputs,
         )
     if llama_server or hf_target or hf_drafter:
-        from ..errors import UsageError
-
         raise UsageError("--llama-server, --hf-target and --hf-drafter apply to --engine llama.cpp only")
-    from ..accept import accept, require_accept_deps
 
     require_accept_deps()  # say "install the extra" before touching the sources
     with _progress() as progress:

@@ -155,7 +155,7 @@ def _settings_engines(env: Mapping[str, str], path: str) -> bool:
     """Whether the settings (the `config` input, else the workspace's pyproject.toml) name engines for
     this path: compat then judges those, as asked for. A settings file that cannot be read asks for none
     here; the compat run itself reports it."""
-    from .settings import resolve
+    from .settings import resolve  # lazy: cli.settings loads only on this path
 
     try:
         return bool(resolve(_input(env, "config") or None, subject=path).values.get("engines"))

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from ..errors import SourceError, UsageError
+from ..report import render
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import configured, outputs_option, verbose_option
@@ -90,9 +92,7 @@ def command(
     """Audit many drafters (repo ids org/name[@rev][/subfolder], directories, a list, a Hub search).
 
     Exit 0 when every drafter loads cleanly on the engines asked for, 1 otherwise, 3 when none could be read."""
-    from ..audit import audit, collect
-    from ..errors import SourceError, UsageError
-    from ..report import render
+    from ..audit import audit, collect  # lazy: audit loads only on this path
 
     items = collect(drafters, from_file=from_file, search=hub_search, token=token)
     if not items:

@@ -38,7 +38,7 @@ def _known(ctx: click.Context, param: click.Parameter, value: str | None) -> str
 @guarded
 def command(code: str | None, markdown: bool, fmt: str) -> int:
     """List every finding code, or print one code's page (name, severity, what breaks, how to fix)."""
-    from ..report.codes_out import render
+    from ..report.codes_out import render  # lazy: report.codes_out loads only on this path
 
     render(REGISTRY[code] if code else None, "markdown" if markdown and code is None else fmt)
     return EXIT_OK

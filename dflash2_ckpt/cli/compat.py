@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import Dflash2Error
+from ..report import render
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import (
@@ -18,6 +20,7 @@ from .options import (
     format_option,
     hub_options,
     open_source,
+    open_target,
     output_option,
     verbose_option,
 )
@@ -55,8 +58,7 @@ def command(
     verbose: bool = False,
 ) -> int:
     """Will this drafter load in the engine you run, and with which command?"""
-    from ..convert.advice import compat
-    from ..report import render
+    from ..convert.advice import compat  # lazy: convert.advice loads only on this path
 
     report = compat(
         open_source(path, revision, token, subfolder),
@@ -72,14 +74,12 @@ def command(
 def _pair(target: str | None, token: str | None) -> str | Source | TargetConfig | None:
     """The target the pairing checks run against: a local path as given, a Hub repo opened (config only); a
     repo that cannot be reached is a target not read (the verdicts say so, DF851), not a failed command."""
-    from ..errors import Dflash2Error
-    from .options import open_target
 
     if target is None:
         return None
     try:
         return open_target(target, token)
     except Dflash2Error as e:
-        from ..checkpoint.target import TargetConfig
+        from ..checkpoint.target import TargetConfig  # lazy: checkpoint.target loads only on this path
 
         return TargetConfig(target, None, e.message)

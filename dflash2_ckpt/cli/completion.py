@@ -15,8 +15,8 @@ def complete_path(ctx: Context, param: Parameter, incomplete: str) -> list[Compl
 
 def engine_refs() -> list[str]:
     """Each engine's name (its newest profile), then `engine@VERSION` at the first release of each profile."""
-    from ..engines.registry import ENGINES, PROFILES
-    from ..engines.versions import show
+    from ..engines.registry import ENGINES, PROFILES  # lazy: engines.registry loads only on this path
+    from ..engines.versions import show  # lazy: engines.versions loads only on this path
 
     refs = list(ENGINES)
     for p in PROFILES:
@@ -31,7 +31,7 @@ def complete_engine(ctx: Context, param: Parameter, incomplete: str) -> list[Com
 
 
 def complete_code(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
-    from ..codes import all_codes
+    from ..codes import all_codes  # lazy: codes loads only on this path
 
     return [
         CompletionItem(c.code, help=c.summary) for c in all_codes() if c.code.startswith(incomplete.upper())

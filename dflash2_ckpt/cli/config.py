@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import UsageError
 from .completion import complete_path
 from .errors import guarded
 from .options import (
@@ -53,8 +54,7 @@ def command(
 ) -> int:
     """Show the settings a command on PATH would use: defaults < [tool.dflash2-ckpt] < its per-path
     entries (which matched, listed) < the command line (give the same options here to see them win)."""
-    from ..errors import UsageError
-    from .settings import resolve
+    from .settings import resolve  # lazy: cli.settings loads only on this path
 
     if path and show and path != show:
         raise UsageError(f"two paths: {path} and --show {show}", hint="give one")

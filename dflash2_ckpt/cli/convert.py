@@ -9,12 +9,16 @@ name or architectures when going flat without --target, DST exists without --for
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+from pathlib import PurePosixPath
 from typing import Any
 
 import click
 
+from ..errors import ConversionUsageError, UsageError
+from ..report import render
 from .completion import complete_path
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import OlderSpelling, format_option, parse_codes
@@ -104,8 +108,7 @@ def command(
     fmt: str,
 ) -> int:
     """Convert a DFlash / DFlash2 checkpoint between the nested and flat (speculators) dialects and GGUF."""
-    from ..convert import convert
-    from ..report import render
+    from ..convert import convert  # lazy: convert loads only on this path
 
     accept = parse_codes(accept_findings, "--accept-findings")
     changes = _changes(accept_changes)
@@ -113,7 +116,7 @@ def command(
         src = _inside(src, subfolder)
     _sigterm_unwinds()
     if to == "gguf" or src.endswith(".gguf"):
-        from ..convert.gguf import convert_gguf
+        from ..convert.gguf import convert_gguf  # lazy: convert.gguf loads only on this path
 
         gguf_report = convert_gguf(
             src,
@@ -134,8 +137,6 @@ def command(
         # that file would: 1, and the report does not call it verified
         return EXIT_FINDINGS if gguf_report.failed() else EXIT_OK
     if outtype or tokenizer_from:
-        from ..errors import ConversionUsageError
-
         raise ConversionUsageError("--outtype and --tokenizer-from apply to --to gguf only")
     with progress("convert", fmt=fmt) as update:
         # the ignore trails its argument's own line, where mypy reports it (also after `ruff format` splits it)
@@ -157,8 +158,7 @@ def command(
 
 
 def _changes(value: str | None) -> tuple[str, ...]:
-    from ..engines.meaning import accepted_fields
-    from ..errors import UsageError
+    from ..engines.meaning import accepted_fields  # lazy: engines.meaning loads only on this path
 
     names = [v.strip() for v in (value or "").split(",") if v.strip()]
     try:
@@ -171,10 +171,6 @@ def _changes(value: str | None) -> tuple[str, ...]:
 
 def _inside(src: str, subfolder: str) -> str:
     """SRC/SUBFOLDER, refused when the subfolder is absolute or climbs out of SRC."""
-    import os
-    from pathlib import PurePosixPath
-
-    from ..errors import UsageError
 
     parts = PurePosixPath(subfolder.replace("\\", "/")).parts
     if not parts or os.path.isabs(subfolder) or ".." in parts:

@@ -9,6 +9,7 @@ import json
 
 import click
 
+from ..errors import MissingDependencyError
 from .completion import complete_path
 from .errors import guarded
 from .options import emit, format_option, open_source, output_option, threads_option
@@ -38,7 +39,6 @@ def command(
 ) -> int:
     """Compare every tensor of DERIVED (quantized or re-exported) with the reference it was made from:
     equal, quantization-noise, different (random, zeroed, transposed, swapped), missing or extra."""
-    from ..errors import MissingDependencyError
 
     try:
         from ..diff import (
@@ -51,7 +51,9 @@ def command(
         ) from e
     guard = None
     if receipt:  # judged before any tensor is read: a refused receipt costs nothing
-        from ..report.write import files_read
+        from ..report.write import files_read  # lazy: report.write loads only on this path
+
+        # lazy: sources.safe_write loads only on this path
         from ..sources.safe_write import Inputs, check, inputs
 
         guard = inputs([derived, reference]) | Inputs(frozenset(files_read([derived, reference])))
@@ -60,7 +62,7 @@ def command(
     with progress("diff", fmt=fmt) as update:
         result = diff(d, r, threads=threads, progress=lambda i, n, name: update(i, n, name, ""))
     if receipt and guard is not None:
-        from ..sources.safe_write import write_text
+        from ..sources.safe_write import write_text  # lazy: sources.safe_write loads only on this path
 
         write_text(receipt, json.dumps(result.receipt(), indent=2) + "\n", reading=guard)
     return emit(result, fmt, outputs=outputs)

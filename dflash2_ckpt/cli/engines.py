@@ -20,8 +20,8 @@ from .errors import EXIT_OK, guarded
 @guarded
 def command(fmt: str) -> int:
     """List every engine, the oldest and newest release whose code was read, and what each profile loads."""
-    from ..engines.listing import engines_document
-    from ..report.engines_out import render
+    from ..engines.listing import engines_document  # lazy: engines.listing loads only on this path
+    from ..report.engines_out import render  # lazy: report.engines_out loads only on this path
 
     render(engines_document(), fmt)
     return EXIT_OK

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import click
+
 from ..errors import (
     AmbiguousRevisionError,
     AmbiguousSubfolderError,
@@ -186,13 +188,13 @@ def debug() -> bool:
 def fail(e: BaseException, fmt: str, outputs: Iterable[tuple[str, str]] = ()) -> None:
     """Render `e` in `fmt` (and in each --output file) and exit with its code."""
     if debug():
-        import traceback
+        import traceback  # lazy: traceback loads only on this path
 
-        from ..report.safe import guard_lines, printable
+        from ..report.safe import guard_lines, printable  # lazy: report.safe loads only on this path
 
         sys.stderr.write(guard_lines(printable("".join(traceback.format_exception(e)))))
-    from ..report import render_error
-    from .outputs import stdout_format
+    from ..report import render_error  # lazy: report loads only on this path
+    from .outputs import stdout_format  # lazy: cli.outputs loads only on this path
 
     doc = error_doc(e)
     outputs = [(o or fmt, path) for o, path in outputs]
@@ -211,9 +213,11 @@ def write_error_outputs(
     cannot be written is the error being reported, not a second one). It goes through the checks every
     report file does (report/write.py), and never replaces a report this run already wrote. `argv`: the
     command line, when click refused it before the command's parameters existed."""
-    import click
 
+    # lazy: report.write loads only on this path
     from ..report.write import destination, files_read, write_files
+
+    # lazy: cli.outputs loads only on this path
     from .outputs import FOLLOW, STDOUT, WRITTEN, other_inputs, read_paths
 
     ctx = click.get_current_context(silent=True)
@@ -234,7 +238,7 @@ def write_error_outputs(
 
 
 def _render_error_to(doc: Mapping[str, Any], fmt: str, stream: Any) -> None:
-    from ..report import render_error
+    from ..report import render_error  # lazy: report loads only on this path
 
     render_error(doc, fmt, stream, stream)
 

@@ -23,8 +23,8 @@ def run_fixes(
     """With --diff: the diff on stdout, exit 1 when there is one. With --fix: apply, report on stderr what
     changed, then `rerun` (verify again and render, its exit code). `reading`: the run's other inputs (the
     target), which no fix may write over."""
-    from ..sources.safe_write import inputs
-    from ..usecases.fix import apply, plan
+    from ..sources.safe_write import inputs  # lazy: sources.safe_write loads only on this path
+    from ..usecases.fix import apply, plan  # lazy: usecases.fix loads only on this path
 
     if apply_fixes and show_diff:
         raise UsageError("--fix and --diff: choose one (--diff shows what --fix would write)")

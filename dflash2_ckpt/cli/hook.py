@@ -41,7 +41,7 @@ def _run(
 ) -> int:
     """Each checkpoint directory judged by the settings resolved for it (its per-path entries, the
     command line over them)."""
-    from ..usecases.hooks import Options, run_hook
+    from ..usecases.hooks import Options, run_hook  # lazy: usecases.hooks loads only on this path
 
     check_statistics(statistics, fmt, outputs)
 
@@ -66,7 +66,7 @@ def _run(
 
     if not (fixes[0] or fixes[1]):
         return run()
-    from .fixing import run_fixes
+    from .fixing import run_fixes  # lazy: cli.fixing loads only on this path
 
     return run_fixes(
         run_hook(
@@ -130,6 +130,7 @@ _level_command(
 @guarded
 def hook_smoke(files: tuple[str, ...]) -> int:
     """Run `dflash2-ckpt smoke` once per checkpoint directory (options before the files are passed on)."""
+    # lazy: usecases.hooks loads only on this path
     from ..usecases.hooks import checkpoint_dirs, run_smoke_hook
 
     opts = [f for f in files if f.startswith("-")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..report import render
 from .completion import complete_path
 from .errors import EXIT_OK, guarded
 from .options import format_option, hub_options, open_source, verbose_option
@@ -22,8 +23,7 @@ def command(
 
     Exits 0 when it could be read (even if it is not a DFlash drafter: see `passed` in the JSON),
     3 when it cannot (a missing path, an unreadable header or index)."""
-    from ..report import render
-    from ..usecases.verify import inspect
+    from ..usecases.verify import inspect  # lazy: usecases.verify loads only on this path
 
     render(inspect(open_source(path, revision, token, subfolder)), fmt, verbose=verbose)
     return EXIT_OK

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..errors import UsageError
 from ..findings import validate_selectors
 from ..report import FORMATS, render
 from ..sources import Source
@@ -209,7 +210,6 @@ def exit_zero_option(fn: F) -> F:
 
 def check_statistics(statistics: bool, fmt: str, outputs: Iterable[Output]) -> None:
     """--statistics takes stdout, as text or json: refused with another format or an `--output F=-`."""
-    from ..errors import UsageError
 
     if statistics and (fmt not in ("text", "json") or any(path == STDOUT for _, path in outputs)):
         raise UsageError(
@@ -225,7 +225,7 @@ def target_option(
 
 
 def _engines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
-    from ..engines import UnknownEngine, resolve
+    from ..engines import UnknownEngine, resolve  # lazy: engines loads only on this path
 
     for v in values:
         try:
@@ -285,6 +285,7 @@ def open_source(
     require_weights: bool = True,
 ) -> Source:
     """A local path if it exists, else a Hub repo id org/name[@rev][/subfolder]."""
+    # lazy: checkpoint.open_source loads only on this path
     from ..checkpoint.open_source import open_source as hub_open_source
 
     return hub_open_source(path, revision, token, subfolder, require_weights=require_weights)
@@ -294,8 +295,8 @@ def open_target(target: str | None, token: str | None) -> str | Source | None:
     """--target: a local path as given (unreadable -> a DF508 finding), or an opened Hub repo (config only)."""
     if target is None or os.path.exists(target):
         return target
-    from ..sources.hub import hub_settings
-    from ..sources.hub_ref import parse_repo_ref
+    from ..sources.hub import hub_settings  # lazy: sources.hub loads only on this path
+    from ..sources.hub_ref import parse_repo_ref  # lazy: sources.hub_ref loads only on this path
 
     if parse_repo_ref(target, hub_settings()["endpoint"]) is None:
         return target
@@ -315,6 +316,7 @@ def emit(
     the exit code its findings call for (0 with `exit_zero`)."""
     if not write_outputs(report, outputs):
         if statistics:
+            # lazy: report.statistics loads only on this path
             from ..report.statistics import render as render_statistics
 
             render_statistics(report, fmt)
@@ -334,8 +336,7 @@ _SETTING_PARAMS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 
 
 def _settings_engines(values: tuple[str, ...], origin: str) -> None:
-    from ..engines import UnknownEngine, resolve
-    from ..errors import UsageError
+    from ..engines import UnknownEngine, resolve  # lazy: engines loads only on this path
 
     for v in values:
         try:
@@ -376,7 +377,7 @@ def configured(subject: str | None = None, each: bool = False) -> Callable[[F], 
     def deco(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, config: str | None = None, **kwargs: Any) -> Any:
-            from .settings import load
+            from .settings import load  # lazy: cli.settings loads only on this path
 
             project = load(config)
             given = command_line_settings(click.get_current_context(), kwargs)

@@ -65,7 +65,7 @@ def read_paths(ctx: click.Context | None) -> list[str]:
 def other_inputs(ctx: click.Context | None, argv: list[str] | None = None) -> Inputs:
     """The directories of --target / --reference, whose existing files no report replaces (the checkpoint's
     own folder may hold the reports: a CI checkout). From `argv` when click refused the command line."""
-    from ..sources.safe_write import inputs
+    from ..sources.safe_write import inputs  # lazy: sources.safe_write loads only on this path
 
     if argv is not None:
         flags = {"--target", "--reference", "-r"}

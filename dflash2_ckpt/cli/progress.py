@@ -31,7 +31,7 @@ def _terminal() -> Any:
         or any(os.environ.get(k) is not None for k in ("FORCE_TERMINAL", "TTY_COMPATIBLE", "FORCE_COLOR"))
     ):
         return None
-    from rich.console import Console
+    from rich.console import Console  # heavy: rich loads only when this runs
 
     console = Console(stderr=True)
     return console if console.is_terminal else None
@@ -80,7 +80,9 @@ def progress(verb: str, plain: PlainLine | None = None, *, fmt: str = "text") ->
 
         yield line
         return
-    from rich.markup import escape
+    from rich.markup import escape  # heavy: rich loads only when this runs
+
+    # heavy: rich loads only when this runs
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
+from ..report import render
 from .errors import EXIT_FINDINGS, EXIT_OK, guarded
 from .options import (
     configured,
@@ -113,8 +115,7 @@ def command(
     fmt: str,
 ) -> int:
     """Verify DIRECTORY and upload it to REPO (org/name[/subfolder]) only if it passes; else upload nothing."""
-    from ..report import render
-    from ..usecases.push import PushOptions, push
+    from ..usecases.push import PushOptions, push  # lazy: usecases.push loads only on this path
 
     options = PushOptions(
         revision=revision,
@@ -145,11 +146,10 @@ def command(
 
 def _ask(paths: tuple[str, ...]) -> bool:
     """On a terminal: list every file the push would delete and ask; elsewhere no (the push is refused)."""
-    import sys
 
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         return False
-    from ..report.safe import printable
+    from ..report.safe import printable  # lazy: report.safe loads only on this path
 
     click.echo(f"The push would delete {len(paths)} file(s) from the Hub:", err=True)
     for p in paths:

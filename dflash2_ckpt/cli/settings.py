@@ -117,9 +117,9 @@ def find_pyproject(start: Path) -> Path | None:
 def _read(path: Path) -> dict[str, Any]:
     # the TOML parser loads only when there is a file to read
     if sys.version_info >= (3, 11):
-        import tomllib
+        import tomllib  # lazy: tomllib loads only on this path
     else:  # Python 3.10: the same parser, from PyPI
-        import tomli as tomllib
+        import tomli as tomllib  # lazy: tomli loads only on this path
     try:
         with open(path, "rb") as f:
             doc: dict[str, Any] = tomllib.load(f)

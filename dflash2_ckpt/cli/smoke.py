@@ -44,7 +44,7 @@ def parse_size(text: str | None) -> int | None:
 def _progress(fmt: str) -> Iterator[Callable[[str, int, int], None] | None]:
     """The stages on stderr (cli/progress.py): a bar on a terminal, a line per stage off one; the run's
     estimate (a call with total 0) is shown beside every stage."""
-    from .progress import progress
+    from .progress import progress  # lazy: cli.progress loads only on this path
 
     note = ""
 
@@ -128,7 +128,7 @@ def command(
     token: str | None,
 ) -> int:
     """Run the drafter's full conv and a Triton selector walk to prove its tensors draft."""
-    from ..smoke import require_smoke_deps, run_smoke
+    from ..smoke import require_smoke_deps, run_smoke  # lazy: smoke loads only on this path
 
     require_smoke_deps()  # say "install the extra" before touching the source
     budget = parse_size(max_memory)

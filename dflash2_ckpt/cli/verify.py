@@ -82,7 +82,7 @@ def command(
     """Check config, tensor headers, v1/v2 identity, causality and target pairing.
 
     Reads no tensor data unless --scan or --smoke is given."""
-    from ..usecases.verify_smoke import check
+    from ..usecases.verify_smoke import check  # lazy: usecases.verify_smoke loads only on this path
 
     check_statistics(statistics, fmt, outputs)
     sel, ign = parse_codes(select, "--select"), parse_codes(ignore, "--ignore")
@@ -105,7 +105,7 @@ def command(
     if not (apply_fixes or show_diff):
         return run()
     from ..usecases.verify import verify  # the headers only: the smoke runs on the fixed files, in run()
-    from .fixing import run_fixes
+    from .fixing import run_fixes  # lazy: cli.fixing loads only on this path
 
     if apply_fixes and os.path.isdir(os.path.join(path, subfolder or "")):
         from ..usecases.fix import clean_stale  # a killed --fix's journal restored before reading

@@ -21,6 +21,7 @@ from ..checkpoint.target import read_target
 from ..checks.pairing import borrow_target_vocab, pairing_findings, target_text_config
 from ..errors import ConversionError, ConversionUsageError, SourceError, SourceFindingsError
 from ..findings import Finding, keep
+from ..sources import MAX_JSON_BYTES
 from ..usecases.verify import verify
 from .configs import Verifier
 from .meaning import check_drafters, planned_drafter, source_drafter
@@ -90,7 +91,6 @@ def _json_bytes(obj: Any, what: str) -> bytes:
     """Indented JSON, or compact when indenting would take it past the cap readers apply (a 60 MB
     config indents to 78 MB, which verify would then refuse); refused before any write when even the
     compact form is over."""
-    from ..sources import MAX_JSON_BYTES
 
     text = json.dumps(obj, indent=2, sort_keys=True) + "\n"
     if len(text) > MAX_JSON_BYTES:

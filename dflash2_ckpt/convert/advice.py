@@ -24,9 +24,10 @@ from ..formats.spec import DraftSpec
 from ..sources import Source
 from ..usecases.compat import CompatReport
 from ..usecases.compat import compat as judged
-from .configs import Verifier
+from .configs import Verifier, nested_to_flat
+from .exactness import drafter_differences
 from .meaning import check_drafters, planned_drafter
-from .plan import make_plan
+from .plan import make_plan, refuse_source
 
 EMITS: frozenset[str] = frozenset({"DF814"})
 
@@ -44,8 +45,7 @@ def converted_drafter(
     if ckpt.gguf is not None:
         return _from_gguf(ckpt, d, to, out)
     if to == "gguf":
-        from .plan import refuse_source
-        from .to_gguf import plan_tensors
+        from .to_gguf import plan_tensors  # lazy: convert.to_gguf loads only on this path
 
         refuse_source(ckpt)
         tensors, _ = plan_tensors(ckpt, None)
@@ -69,7 +69,7 @@ def converted_drafter(
 
 
 def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
-    from .from_gguf import nested_config
+    from .from_gguf import nested_config  # lazy: convert.from_gguf loads only on this path
 
     if to not in ("nested", "flat"):
         raise ConversionError("the source is already GGUF; convert it to nested or flat")
@@ -87,9 +87,6 @@ def _from_gguf(ckpt: Checkpoint, d: Drafter, to: str, out: str) -> Drafter:
     if new is None:
         raise ConversionError("the GGUF metadata does not give a nested config that parses")
     if to == "flat":  # convert goes through the nested form, then the dialect conversion
-        from .configs import nested_to_flat
-        from .exactness import drafter_differences
-
         cfg, _, _ = nested_to_flat(cfg, new, Verifier(d.target or "TARGET", _STAND_IN))
         flat, _ = to_spec(cfg)
         if flat is None:
@@ -106,8 +103,8 @@ def _reduced_from_gguf(
 ) -> Drafter:
     """A GGUF with a reduced draft vocabulary goes back to the flat dialect only, from the config it carries
     (convert/from_gguf.py): lm_head, d2t as offsets and t2d rebuilt beside the other tensors."""
-    from . import gguf_vocab as V
-    from .from_gguf import gguf_config
+    from . import gguf_vocab as V  # lazy: convert.gguf_vocab loads only on this path
+    from .from_gguf import gguf_config  # lazy: convert.from_gguf loads only on this path
 
     assert ckpt.gguf is not None
     raw, source = gguf_config(ckpt.gguf, spec, "float32", [])

@@ -27,18 +27,19 @@ import numpy as np
 from ..checkpoint import Checkpoint, open_checkpoint
 from ..checks.context import CheckContext
 from ..checks.gguf import EMITS as GGUF_EMITS
-from ..checks.gguf import bits_per_weight
+from ..checks.gguf import bits_per_weight, gguf_findings
 from ..checks.suite import run_checks
 from ..checks.vocab import bad_target_ids
 from ..engines import Drafter
 from ..errors import ConversionError, SourceError, SourceFindingsError
-from ..findings import Finding, Verdict, keep
+from ..findings import Finding, keep
 from ..formats import gguf_names as N
 from ..formats.parse import load_config, to_spec
 from ..formats.spec import DraftSpec
 from ..sources.dense import to_float32
 from ..sources.gguf_header import GGUFHeader
 from ..sources.safetensors_header import DTYPE_BITS, build_header
+from . import convert
 from . import gguf_vocab as V
 from .gguf_attention import as_read_by_llama_cpp
 from .gguf_dtypes import narrow, recorded
@@ -46,6 +47,7 @@ from .gguf_exact import gguf_differences
 from .meaning import check_drafters, source_drafter
 from .pieces import Piece, write_pieces
 from .regressions import refuse_new_errors
+from .report import ConvertReportBase
 from .staging import check_overlap, claim_destination, install, staging_area
 
 _DENSE = ("F32", "F16", "BF16")
@@ -53,7 +55,7 @@ _DTYPE_NAMES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 
 
 @dataclass
-class FromGGUFReport(Verdict):
+class FromGGUFReport(ConvertReportBase):
     kind: ClassVar[str] = "convert-gguf"  # the reporters' text layout (report/text_gguf.py)
 
     src: str
@@ -75,11 +77,7 @@ class FromGGUFReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "src": self.src,
-            "dst": self.dst,
-            "from": "gguf",
-            "to": self.to,
-            "version": self.version,
+            **self.json_head("gguf", self.to),
             "config_source": self.config_source,
             "written": self.written,
             "tensors_verified": self.tensors_verified,
@@ -89,8 +87,7 @@ class FromGGUFReport(Verdict):
             "tensors": self.tensors,
             "notes": self.notes,
             "findings": [f.to_json() for f in self.findings],
-            "seconds": round(self.seconds, 3),
-            **self.extra,
+            **self.json_tail(),
         }
 
 
@@ -367,8 +364,6 @@ def convert_from_gguf(
         bad = [f for f in ckpt.findings if f.code == "DF900"]
         raise SourceError(bad[0].message if bad else "not a GGUF file", path=str(src))
     if spec is None:
-        from ..checks.gguf import gguf_findings
-
         errs = [f for f in gguf_findings(ckpt) if f.severity == "error"]
         raise ConversionError(
             "the GGUF metadata does not describe a DFlash drafter: "
@@ -419,8 +414,6 @@ def convert_from_gguf(
             _refuse_broken(report.findings, ckpt.label, list(accept_findings))
             install(tmp, dst_path, force)
         else:
-            from . import convert
-
             inner = convert(
                 tmp,
                 dst_path,

@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..checkpoint import Checkpoint
+from ..checkpoint.drafter import drafter_of
 from ..checkpoint.layout import canonical_names
 from ..engines import Drafter
 from ..engines.meaning import MeaningCheck, check
+from ..formats.gguf_names import gguf_to_hf
 from ..formats.spec import DraftSpec
 from .plan import ConversionPlan
 from .quant import module_renames
@@ -19,7 +21,6 @@ from .quant import module_renames
 
 def source_drafter(ckpt: Checkpoint, target: str | None = None) -> Drafter:
     """An opened checkpoint as the engines judge it: the source, or a written (staged) output opened again."""
-    from ..checkpoint.drafter import drafter_of
 
     return drafter_of(ckpt, target=target)
 
@@ -41,7 +42,6 @@ def planned_drafter(plan: ConversionPlan, source: Drafter, out: str = "DRAFTER")
 def gguf_drafter(view: DraftSpec, tensors: Iterable[str], source: Drafter, out: str = "DRAFTER") -> Drafter:
     """The drafter a GGUF holds: its metadata read as llama.cpp reads it (`view`), its GGUF tensor names
     listed under their HF names, as an opened GGUF checkpoint lists them."""
-    from ..formats.gguf_names import gguf_to_hf
 
     return source.converted(
         "gguf",

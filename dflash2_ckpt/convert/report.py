@@ -1,17 +1,49 @@
-"""ConversionReport: what a conversion did (or, dry run, would do), as data; the CLI renders it."""
+"""The conversion reports: what a conversion did (or, dry run, would do), as data; the CLI renders it.
+
+Three kinds share ConvertReportBase: ConversionReport (between safetensors dialects, here),
+GGUFConversionReport (to GGUF, convert/to_gguf.py) and FromGGUFReport (from GGUF, convert/from_gguf.py).
+The base holds what they have in common: the fields every kind records (src, dst, version, written,
+tensors_verified, seconds, extra), `failed()` (from Verdict: an error finding fails) and the first and last
+pieces of `to_json` ("src", "dst", "from", "to", "version" ... "seconds", then `extra`). The middle of each
+JSON differs by kind and stays in its class: the keys users and the schema tests read are kept as they are,
+in their order, so the kinds are not merged into one class (a dialect conversion has config changes and
+shards, a GGUF one types and metadata keys); `counts()` is the dialect report's alone for the same reason."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..findings import Finding, Verdict
 from .configs import KeyChange
 from .plan import ConversionPlan, TensorAction, tensor_bytes
 
 
+class ConvertReportBase(Verdict):
+    """What every conversion report shares. Each kind is a dataclass that declares these fields itself:
+    as base dataclass fields, the ones with defaults would come before each kind's required fields, which
+    the kinds' positional constructors and frozen/mutable split do not allow."""
+
+    if TYPE_CHECKING:  # declared here, defined by each kind as a dataclass field
+        src: str
+        dst: str
+        version: str
+        written: bool  # DST is in place
+        tensors_verified: int  # written and checked against the plan
+        seconds: float
+        extra: dict[str, Any]
+
+    def json_head(self, from_: str, to: str) -> dict[str, Any]:
+        """The keys every conversion's JSON opens with."""
+        return {"src": self.src, "dst": self.dst, "from": from_, "to": to, "version": self.version}
+
+    def json_tail(self) -> dict[str, Any]:
+        """The keys every conversion's JSON closes with: the wall time, then what the caller added."""
+        return {"seconds": round(self.seconds, 3), **self.extra}
+
+
 @dataclass(frozen=True)
-class ConversionReport(Verdict):
+class ConversionReport(ConvertReportBase):
     src: str
     dst: str
     from_dialect: str
@@ -58,11 +90,7 @@ class ConversionReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "src": self.src,
-            "dst": self.dst,
-            "from": self.from_dialect,
-            "to": self.to,
-            "version": self.version,
+            **self.json_head(self.from_dialect, self.to),
             "dry_run": self.dry_run,
             "written": self.written,
             "counts": self.counts(),
@@ -78,8 +106,7 @@ class ConversionReport(Verdict):
             "cleaned": list(self.cleaned),
             "verify_findings": [f.to_json() for f in self.verify_findings],
             "config": self.config,
-            "seconds": round(self.seconds, 3),
-            **self.extra,
+            **self.json_tail(),
         }
 
 

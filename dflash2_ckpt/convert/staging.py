@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import ConversionUsageError
+
 TMP, OLD = ".dflash2-tmp-", ".dflash2-old-"
 
 
@@ -32,7 +34,7 @@ def _host() -> str:
     """This machine's name, as socket.gethostname() gives it (uname's nodename, without importing socket)."""
     if hasattr(os, "uname"):
         return os.uname().nodename
-    import socket
+    import socket  # lazy: socket loads only on this path
 
     return socket.gethostname()
 
@@ -155,8 +157,6 @@ def make_staging(dst: Path) -> Path:
 
 
 def exists_error(dst: str | os.PathLike[str]) -> Exception:
-    from ..errors import ConversionUsageError
-
     return ConversionUsageError(
         f"{dst} already exists: another conversion put it there first",
         hint="pass --force to replace it once the new one verified",
@@ -200,7 +200,6 @@ def install(tmp: Path, dst: Path, force: bool) -> None:
 def claim_destination(dst_path: Path, dst: str | os.PathLike[str], force: bool) -> list[str]:
     """Before any write: clear what an interrupted run left beside DST; refuse an existing DST without force.
     Returns what was cleaned, for the report."""
-    from ..errors import ConversionUsageError
 
     cleaned = clean_stale(dst_path)
     if os.path.lexists(dst_path) and not force:
@@ -215,7 +214,7 @@ def staging_area(dst_path: Path, dst: str | os.PathLike[str]) -> Iterator[Path]:
     """The one write boundary of every conversion: a temporary directory beside DST that is gone on the way
     out whatever happens (after a successful install it has been renamed away), and an OSError (a full
     disk, an unwritable parent) turned into one WriteError that says nothing was left behind."""
-    from .stream import WriteError
+    from .stream import WriteError  # cycle: dflash2_ckpt.convert.stream imports this module
 
     tmp: Path | None = None
     try:
@@ -242,7 +241,6 @@ def check_overlap(
     --force replaces DST wholesale, so a DST holding an input (a GGUF file's folder, a checkpoint's parent,
     the target directory) would delete it and its neighbours. DST may not be a symbolic link, nor a
     hard-linked file (the write guard's rules, sources/safe_write.py)."""
-    from ..errors import ConversionUsageError
 
     d = dst.resolve()
     for label, given in [("source", src), *inputs]:

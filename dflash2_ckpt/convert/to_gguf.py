@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
 from ..checkpoint import Checkpoint, open_checkpoint
@@ -27,11 +29,11 @@ from ..checkpoint.target import read_target
 from ..checks.context import CheckContext
 from ..checks.gguf import EMITS as GGUF_EMITS
 from ..checks.gguf import gguf_findings
-from ..checks.pairing import target_text_config
+from ..checks.pairing import borrow_target_vocab, target_text_config
 from ..checks.suite import run_checks
 from ..engines.causality import intended as intended_causality
 from ..errors import ConversionError, ConversionUsageError
-from ..findings import Finding, Verdict
+from ..findings import Finding
 from ..formats import gguf_names as N
 from ..formats.gguf_spec import spec_metadata
 from ..formats.spec import CausalityKeys, DraftSpec
@@ -39,6 +41,7 @@ from ..sources.dense import from_float32, to_float32
 from ..sources.gguf_header import tensor_nbytes
 from ..usecases.verify import verify
 from . import gguf_vocab as V
+from . import needs_vocab, refuse_findings
 from .gguf_attention import gguf_view
 from .gguf_dtypes import record
 from .gguf_exact import gguf_differences
@@ -48,7 +51,8 @@ from .meaning import check_drafters, gguf_drafter, source_drafter
 from .pieces import Piece, write_pieces
 from .plan import refuse_family_change, refuse_source, tensor_fate
 from .regressions import refuse_new_errors
-from .staging import check_overlap, claim_destination, exists_error, staging_area
+from .report import ConvertReportBase
+from .staging import check_overlap, claim_destination, exists_error, fsync_dir, staging_area
 from .tokenizer_record import target_fingerprint
 
 OUTTYPES = ("bf16", "f16", "f32", "q8_0")
@@ -95,7 +99,7 @@ class GGUFTensorPlan:
 
 
 @dataclass
-class GGUFConversionReport(Verdict):
+class GGUFConversionReport(ConvertReportBase):
     kind: ClassVar[str] = "convert-gguf"  # the reporters' text layout (report/text_gguf.py)
 
     src: str
@@ -118,11 +122,7 @@ class GGUFConversionReport(Verdict):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "src": self.src,
-            "dst": self.dst,
-            "from": self.from_dialect,
-            "to": "gguf",
-            "version": self.version,
+            **self.json_head(self.from_dialect, "gguf"),
             "outtype": self.outtype,
             "written": self.written,
             "tensors_verified": self.tensors_verified,
@@ -142,8 +142,7 @@ class GGUFConversionReport(Verdict):
             ],
             "notes": self.notes,
             "findings": [f.to_json() for f in self.findings],
-            "seconds": round(self.seconds, 3),
-            **self.extra,
+            **self.json_tail(),
         }
 
 
@@ -315,7 +314,6 @@ def _writer(
     dtypes = record((t.gguf_name, t.src_dtype, t.out_type.name) for t in tensors)
     if dtypes is not None:
         w.add_string(N.KEY_SOURCE_DTYPES, dtypes)
-    import numpy as np
 
     for t in tensors:
         w.add_tensor_info(t.gguf_name, t.shape, np.dtype(np.float32), t.out_bytes, raw_dtype=t.out_type)
@@ -420,10 +418,8 @@ def convert_to_gguf(
         target_cfg = t.config
         if target_cfg is None:
             raise ConversionError(f"target {t.label}: {t.error}")
-        from ..checks.pairing import borrow_target_vocab
 
         borrow_target_vocab(ckpt, target_cfg)
-    from . import needs_vocab
 
     needs_vocab(ckpt)
     src_root = ckpt.source.root or Path(src)
@@ -454,7 +450,6 @@ def convert_to_gguf(
         report.extra["dry_run"] = True
         return report
     cleaned = claim_destination(dst_path, dst, force)
-    from . import refuse_findings
 
     source_findings = verify(ckpt).findings  # the source is verified once: to refuse, then to compare
     repaired = {t.src_name for t in tensors if N.hf_to_gguf(t.src_name) != t.gguf_name} | {
@@ -523,8 +518,6 @@ def _verify_written(
 
 
 def _install_file(tmp: Path, dst: Path, force: bool) -> None:
-    from .staging import fsync_dir
-
     if force:
         os.replace(tmp, dst)  # atomic: the old file stays until the new one is in place
     else:

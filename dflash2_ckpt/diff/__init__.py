@@ -41,7 +41,7 @@ def _open_gguf(path: str | os.PathLike[str] | Source) -> Side | None:
         hit = gguf_file(path, path.list_files()) is not None
     if not hit:
         return None
-    from .gguf_side import GGUFSide
+    from .gguf_side import GGUFSide  # lazy: diff.gguf_side loads only on this path
 
     return GGUFSide(path)
 
@@ -188,9 +188,9 @@ class _Buffers:
 
     def float_np(self) -> tuple[Any, Any, Any]:
         if self._n is None:
-            import numpy as np
+            import numpy as np  # heavy: numpy loads only when this runs
 
-            from .memory import keep_freed_blocks
+            from .memory import keep_freed_blocks  # lazy: diff.memory loads only on this path
 
             keep_freed_blocks()
             self._n = (np.empty(SUB, np.float32), np.empty(SUB, np.float32), np.empty(SUB, np.float32))
@@ -199,14 +199,14 @@ class _Buffers:
     def float(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         if self._t is None:
             try:
-                import torch
+                import torch  # optional extra: torch, ImportError answered below
             except ImportError as e:  # a copy diffs without torch; anything with float work needs it
                 raise MissingDependencyError(
                     f"diff needs torch for tensors that are not byte-identical ({e.name} is missing)",
                     hint='pip install "dflash2-ckpt[diff]"',
                 ) from None
 
-            from .memory import keep_freed_blocks
+            from .memory import keep_freed_blocks  # lazy: diff.memory loads only on this path
 
             keep_freed_blocks()
             use_threads(self.threads)
@@ -257,7 +257,7 @@ def _accumulate_np(
 ) -> None:
     """_accumulate in numpy. dt / rt: the stored dtype of dv / rv (dt None: dv is the float32 rows of a
     quantized tensor); the stored bytes of two dense sides are compared first (only the norms to add)."""
-    from .np_figures import widen
+    from .np_figures import widen  # lazy: diff.np_figures loads only on this path
 
     d, r = dv.reshape(-1), rv.reshape(-1)
     same = dt == rt and d.size == r.size and d.tobytes() == r.tobytes() if dt is not None else False
@@ -280,7 +280,7 @@ def _compare_np(name: str, d: Any, r: Any, fig: Figures, bufs: _Buffers) -> None
     cols = max(1, math.prod(dm.shape[1:]) if dm.shape else 1)
     step = max(32, (NP_STEP_VALUES // cols) // 32 * 32)
     narrow = (dm.dtype, rm.dtype) if dm.scheme is None else None
-    import numpy as np
+    import numpy as np  # heavy: numpy loads only when this runs
 
     with np.errstate(all="ignore"):  # Inf / NaN are counted (Figures.add_np), not warned about
         for r0 in range(0, rows, step):
@@ -322,7 +322,7 @@ def _numpy_pair(d: Side, r: Side) -> bool:
 
 def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bit-identical storage (a NaN equals itself here), compared 8 bytes a lane where the size allows."""
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     x, y = a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)
     if x.numel() != y.numel():

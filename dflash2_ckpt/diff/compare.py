@@ -96,7 +96,7 @@ class Figures:
     ) -> None:
         """add() over numpy float32 vectors (np_figures.py): the same sums, numpy's BLAS dots. Inf / NaN are
         counted as add() counts them; the caller silences numpy's warnings about them (np.errstate)."""
-        import numpy as np
+        import numpy as np  # heavy: numpy loads only when this runs
 
         diff = (
             np.subtract(d, r, out=scratch[: d.size])
@@ -129,7 +129,7 @@ class Figures:
 
     def add_equal_np(self, x: NDArray[np.float32]) -> bool:
         """add_equal() over a numpy float32 vector."""
-        import numpy as np
+        import numpy as np  # heavy: numpy loads only when this runs
 
         xx = float(np.dot(x, x))
         if not math.isfinite(xx):
@@ -147,7 +147,7 @@ class Figures:
         """A chunk whose derived and reference values are the same (bit-identical stored bytes): one dot
         gives the three products, the error is zero. False when that dot is not finite (the caller then
         compares the chunk in full, which counts the NaN / Inf values)."""
-        import torch
+        import torch  # heavy: torch loads only when this runs
 
         x = x.float().reshape(-1)
         xx = float(torch.dot(x, x))
@@ -213,7 +213,7 @@ def dtype_noise(d: torch.Tensor, stored_dtype: str, ref_dtype: str) -> float:
     m, mr = MANTISSA.get(stored_dtype), MANTISSA.get(ref_dtype, 52 if ref_dtype == "F64" else 23)
     if m is None or m >= mr:
         return 0.0
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     v = d.abs().float().clamp_min_(torch.finfo(torch.float32).tiny)  # one new tensor, then in place
     torch.log2(v, out=v)
@@ -226,7 +226,7 @@ def dtype_noise_np(d: NDArray[np.float32], stored_dtype: str, ref_dtype: str) ->
     m, mr = MANTISSA.get(stored_dtype), MANTISSA.get(ref_dtype, 52 if ref_dtype == "F64" else 23)
     if m is None or m >= mr:
         return 0.0
-    import numpy as np
+    import numpy as np  # heavy: numpy loads only when this runs
 
     with np.errstate(all="ignore"):
         v = np.maximum(np.abs(d), np.finfo(np.float32).tiny)

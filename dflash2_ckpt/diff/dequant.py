@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from ..errors import MissingDependencyError
 from ..quant.config import QuantConfig, Scheme
 from .rows import ALL
 
@@ -71,6 +72,7 @@ def _fp4_var(q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
 
 
 def _ct_scheme(config: QuantConfig, module: str, raw: Mapping[str, Any]) -> Any:
+    # heavy: compressed_tensors loads only when this runs
     from compressed_tensors.quantization import QuantizationScheme
 
     group = config.group_for(module)
@@ -84,10 +86,9 @@ def _ct_decompress(
 ) -> torch.Tensor:
     """The library's own decompress (the decoder of record), for the layouts ct_decode.py does not cover."""
     try:
+        # optional extra: compressed_tensors, ImportError answered below
         from compressed_tensors.compressors import BaseCompressor
     except ImportError as e:
-        from ..errors import MissingDependencyError
-
         raise MissingDependencyError(
             f"{module}: this layout is decoded by compressed-tensors ({e.name} is missing)",
             hint='pip install "dflash2-ckpt[diff]"',
@@ -115,7 +116,7 @@ def dequantize_rows(
     p = f"{module}."
     fam = scheme.family
     if fam.startswith("ct-"):
-        from . import ct_decode
+        from . import ct_decode  # lazy: diff.ct_decode loads only on this path
 
         sd: dict[str, torch.Tensor] = {}
         main = "weight_packed" if fam != "ct-float" else "weight"
@@ -146,7 +147,7 @@ def dequantize_rows(
     if fam == "modelopt-fp8":
         scale = read(p + "weight_scale", 0, ALL).float()
         scale = scale.reshape(1, 1) if scale.numel() == 1 else scale.reshape(-1, 1)[r0:r1]
-        from .ct_decode import widen
+        from .ct_decode import widen  # lazy: diff.ct_decode loads only on this path
 
         w = widen(read(p + "weight", r0, r1)) * scale
         return w, float(_float_grid_var(w, 3).sum(dtype=torch.float64))

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
 from ..checkpoint import gguf_file, open_checkpoint
 from ..sources import Source
@@ -32,7 +33,6 @@ def _block_noise(values: np.ndarray[Any, Any], type_name: str) -> float:
     """Predicted sum of squared rounding errors of a GGML-quantized tensor (0 for a dense type)."""
     if type_name in _DENSE:
         return 0.0
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
     block, size = GGML_QUANT_SIZES[GGMLQuantizationType[type_name]]
     bits = max(1, int(size * 8 // block) - 1)  # the stored bits per weight, less the per-block scales'
@@ -80,7 +80,7 @@ class GGUFSide(SafetensorsSide):
         flat = values.reshape(values.shape[0] if values.ndim else 1, -1)
         part = flat[r0 : min(r1, flat.shape[0])]
         share = noise * part.shape[0] / max(flat.shape[0], 1)  # the noise of these rows
-        import torch
+        import torch  # heavy: torch loads only when this runs
 
         return torch.from_numpy(np.ascontiguousarray(part, dtype=np.float32)), share
 

@@ -44,7 +44,7 @@ def finite(data: bytes | bytearray, dtype: str) -> bool:
     spec = _FLOATS.get(dtype)
     if spec is None or not data:
         return dtype in _INTS or not data
-    import numpy as np
+    import numpy as np  # heavy: numpy loads only when this runs
 
     signed, unsigned, pos, neg = spec
     return int(np.frombuffer(data, signed).max()) < pos and int(np.frombuffer(data, unsigned).max()) < neg

@@ -159,7 +159,7 @@ def dequantize_rows(
 ) -> tuple[NDArray[np.float32], float]:
     """(float32 rows r0:r1 of a pack-quantized weight, predicted squared rounding error over them), as
     dequant.dequantize_rows gives them for this family. dtypes: a stored tensor's safetensors dtype."""
-    from .rows import ALL
+    from .rows import ALL  # lazy: diff.rows loads only on this path
 
     rows, cols, p = r1 - r0, logical[-1], f"{module}."
     sname = p + "weight_scale"

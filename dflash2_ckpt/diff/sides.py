@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # torch loads only for a tensor that needs float work (identi
 @functools.cache
 def torch_dtypes() -> tuple[dict[str, Any], dict[str, Any]]:
     """(safetensors dtype -> torch dtype, unsigned dtypes -> the signed ones read as bit patterns)."""
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     dtypes = {
         "F32": torch.float32,
@@ -136,7 +136,7 @@ class SafetensorsSide:
         a malformed config) is refused up front with verify's findings, not halfway through."""
         if not self.view.modules and self.view.config is None and not self.view.config_error:
             return
-        from ..checks.quant import quant_findings
+        from ..checks.quant import quant_findings  # lazy: checks.quant loads only on this path
 
         bad = [f for f in quant_findings(self.ckpt) if f.code in _UNREADABLE and f.severity == "error"]
         if bad:
@@ -186,7 +186,7 @@ class SafetensorsSide:
         stored tensor's role: weight, weight_scale, ...) from a local file, so a step costs one copy out of
         the page cache and no fresh pages; through the source's read_range otherwise (the Hub). The buffer
         is overwritten by the next read of the same slot: callers finish with the rows before that."""
-        import numpy as np
+        import numpy as np  # heavy: numpy loads only when this runs
 
         f = self._file(file)
         if f is None:
@@ -216,7 +216,7 @@ class SafetensorsSide:
 
     def read_np(self, name: str, r0: int, r1: int) -> Any:
         """Stored rows r0:r1 of a stored tensor as a numpy array (BF16 as its uint16 bit patterns)."""
-        from .np_figures import NP_DTYPES
+        from .np_figures import NP_DTYPES  # lazy: diff.np_figures loads only on this path
 
         data, n, cols = self._range(name, r0, r1)
         return data.view(NP_DTYPES[self.ckpt.tensors[name].dtype]).reshape(n, cols)
@@ -227,7 +227,7 @@ class SafetensorsSide:
     def numpy_rows(self, name: str) -> bool:
         """rows_np can give this tensor's rows: a dense F32 / F16 / BF16 tensor, or a pack-quantized one of
         the layouts np_figures decodes."""
-        from . import np_figures
+        from . import np_figures  # lazy: diff.np_figures loads only on this path
 
         if name in self._dense:
             return self._dense[name].dtype in np_figures.DENSE
@@ -250,7 +250,7 @@ class SafetensorsSide:
     def rows_np(self, name: str, r0: int, r1: int) -> tuple[Any, float]:
         """rows() in numpy, for a tensor numpy_rows accepts (pack-quantized: dense tensors go through
         stored_rows_np and are widened slice by slice)."""
-        from . import np_figures
+        from . import np_figures  # lazy: diff.np_figures loads only on this path
 
         mod = self.view.modules[self._quant[name]]
         assert mod.scheme is not None and mod.logical is not None
@@ -267,7 +267,7 @@ class SafetensorsSide:
 
     def _read(self, name: str, r0: int, r1: int) -> torch.Tensor:
         """Stored rows r0:r1 of a stored tensor, in its stored dtype (one bounded byte-range read)."""
-        import torch
+        import torch  # heavy: torch loads only when this runs
 
         data, n, cols = self._range(name, r0, r1)
         dtypes, bits = torch_dtypes()
@@ -294,7 +294,7 @@ class SafetensorsSide:
             return self._read(self._dense[name].name, r0, r1).float(), 0.0
         mod = self.view.modules[self._quant[name]]
         assert self.view.config is not None and mod.scheme is not None and mod.logical is not None
-        from .dequant import dequantize_rows
+        from .dequant import dequantize_rows  # lazy: diff.dequant loads only on this path
 
         try:
             return dequantize_rows(

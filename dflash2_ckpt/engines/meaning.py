@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..errors import MeaningChangedError
 from ..formats.families import RICURSIVE, nope_layers
 from ..formats.spec import DraftSpec
 from . import causality as rules
@@ -314,7 +315,7 @@ def check(
     source: Drafter, output: Drafter, accepted: Iterable[str] = (), names: Names = _stored
 ) -> MeaningCheck:
     """compare() against every profile; raises MeaningChangedError on a change the user did not name."""
-    from ..errors import MeaningChangedError
+    # not at module level: a PROFILES name here would make this module an engine module to the registry
     from .registry import PROFILES
 
     result = compare(source, output, tuple(p for p in PROFILES if p.meaning_check), accepted, names)

@@ -24,9 +24,11 @@ from pathlib import Path
 
 from . import released
 from .archives import _norm, _sdist_texts, find_release, read_member
-from .checked import engine_span, span
+from .checked import _as_release, engine_span, span
 from .profile import Cite, Profile, ReleaseScan
+from .registry import ENGINE_MODULES, by_engine
 from .released import SDISTS
+from .versions import compare, parse_version
 
 # config reads in an engine's source: getattr(config, "x"), getattr(self.config, "x"), cfg.get("x") ...
 _GETATTR = re.compile(r"""getattr\(\s*[\w.]*(?:config|cfg|conf)\w*\s*,\s*["'](\w+)["']""")
@@ -73,8 +75,6 @@ class ReleaseReport:
 
 
 def _engine_of(dist: str) -> tuple[str, tuple[Profile, ...], ReleaseScan | None]:
-    from .registry import ENGINE_MODULES, by_engine
-
     for module in ENGINE_MODULES:
         for p in module.PROFILES:
             if (p.dist or p.engine) == dist:
@@ -118,7 +118,9 @@ def _current_cites(dist: str, profiles: tuple[Profile, ...]) -> list[Cite]:
 
 
 def _known_keys(profiles: tuple[Profile, ...], scan: ReleaseScan) -> set[str]:
-    from ..formats.flat import FlatV2Config
+    from ..formats.flat import FlatV2Config  # lazy: formats.flat loads only on this path
+
+    # lazy: formats.nested loads only on this path
     from ..formats.nested import DFlashConfigV2, NestedV2Config
 
     known = set(NestedV2Config.model_fields) | set(DFlashConfigV2.model_fields)
@@ -151,9 +153,6 @@ def check(dist: str, version: str, root: Path | None = None) -> ReleaseReport:
     report = ReleaseReport(engine, f"{dist}=={version}", checked_through=whole.last if whole else None)
     scheme = profiles[-1].versions.scheme
     if whole is not None and scheme is not None:
-        from .checked import _as_release
-        from .versions import compare, parse_version
-
         asked, last = _as_release(version, scheme), parse_version(whole.last, scheme)
         report.newer_than_checked = asked is not None and compare(asked, last) > 0
     for c in _current_cites(dist, profiles):

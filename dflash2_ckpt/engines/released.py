@@ -876,7 +876,7 @@ from .released_families import *  # noqa: E402,F401,F403
 
 def all_cites() -> tuple[Cite, ...]:
     """Every Cite defined here and in layout_cites (the released tests check each one)."""
-    from .layout_cites import layout_cites
+    from .layout_cites import layout_cites  # lazy: engines.layout_cites loads only on this path
 
     return tuple(v for v in globals().values() if isinstance(v, Cite)) + layout_cites()
 

@@ -33,7 +33,7 @@ from .archives import (
     read_member,
     wheel_dir,
 )
-from .released import SDISTS
+from .released import SDISTS, requirements
 
 __all__ = [
     "DEFAULT_DIR",
@@ -119,8 +119,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.cmd == "requirements":
-        from .released import requirements
-
         print("\n".join(requirements()))
         return 0
     dist, sep, version = args.release.partition("==")
@@ -130,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "have":
         return 0 if find_release(dist, version, args.dir) else 1
     if args.cmd == "check":
-        from .release_check import check
+        from .release_check import check  # lazy: engines.release_check loads only on this path
 
         try:
             report = check(dist, version, args.dir or wheel_dir())

@@ -40,7 +40,7 @@ MAX_DRAFT_LAYERS = 4096
 
 def __getattr__(name: str) -> object:
     if name == "MODELS":  # its old home; the models load on first use (formats/models.py)
-        from .models import MODELS
+        from .models import MODELS  # lazy: formats.models loads only on this path
 
         return MODELS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -192,9 +192,9 @@ def to_spec(
         return None, oversized
     parsed: Any = fast.parse(det.dialect, det.version, config)
     if parsed is None:
-        from pydantic import ValidationError
+        from pydantic import ValidationError  # heavy: pydantic loads only when this runs
 
-        from .models import MODELS
+        from .models import MODELS  # lazy: formats.models loads only on this path
 
         try:
             parsed = MODELS[(det.dialect, det.version)].model_validate(dict(config))

@@ -213,7 +213,7 @@ if TYPE_CHECKING:
 def _adapter(tp: type) -> TypeAdapter[Any]:
     """pydantic's lax reading of `tp`, as compressed-tensors' fields read it; pydantic loads only for a
     quantized drafter's config, not on every verify."""
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter  # heavy: pydantic loads only when this runs
 
     return TypeAdapter(tp)
 
@@ -223,7 +223,7 @@ def _lib_bool(v: Any, where: str, default: bool) -> bool:
     what pydantic refuses ("maybe", a list) is refused here too, not read as Python's truthiness."""
     if v is None:
         return default
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # heavy: pydantic loads only when this runs
 
     try:
         return bool(_adapter(bool).validate_python(v))
@@ -235,7 +235,7 @@ def _lib_int(v: Any, where: str, default: int | None = None) -> int | None:
     """A positive int as compressed-tensors reads it (pydantic: 4 and "4", not "four" or 4.5)."""
     if v is None:
         return default
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # heavy: pydantic loads only when this runs
 
     try:
         n = int(_adapter(int).validate_python(v))

@@ -40,11 +40,11 @@ class Reportable(Protocol):
 # of that kind is (report/text.py): a header verify does not import the audit, accept or SARIF code
 def _text(report: Any, stream: IO[str], verbose: bool = False) -> None:
     if getattr(report, "kind", "") == "hook":  # plain lines: a pre-commit run needs no rich (text_hook.py)
-        from .text_hook import render_plain
+        from .text_hook import render_plain  # lazy: report.text_hook loads only on this path
 
         render_plain(report, stream)
         return
-    from . import text
+    from . import text  # lazy: report.text loads only on this path
 
     text.render(report, stream, verbose=verbose)
 
@@ -78,7 +78,7 @@ ERROR_FORMATS: dict[str, ErrorRenderer] = {
 
 def __getattr__(name: str) -> object:
     if name in ("render_findings", "render_summary", "render_text"):  # library API, from report/text.py
-        from . import text
+        from . import text  # lazy: report.text loads only on this path
 
         return getattr(text, name)
     if name in ("github", "json_out", "sarif", "tables", "text"):
@@ -113,6 +113,6 @@ def render_error(
 
 
 def render_json(report: Reportable) -> str:
-    from . import json_out
+    from . import json_out  # lazy: report.json_out loads only on this path
 
     return json_out.dumps(report)

@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..audit.rows import Row, column
-from .safe import printable
+from .safe import one_line, printable
 
 if TYPE_CHECKING:
     from ..audit.run import AuditResult
@@ -132,8 +132,7 @@ def _engine_names(result: AuditResult) -> dict[str, str]:
 def text_lines(result: AuditResult, width: int, verbose: bool = False) -> list[str]:
     """The totals, then one entry per drafter, each wrapped to `width`; `verbose` adds every release.
     Names and messages come from drafters and the Hub: each is one escaped line before it is wrapped."""
-    from .fit import wrap
-    from .safe import one_line
+    from .fit import wrap  # lazy: report.fit loads only on this path
 
     cols = newest_columns(result)
     engines_of = {column(e): str(e.get("engine")) for r in result.rows for e in r.engines}

@@ -52,7 +52,7 @@ def fingerprint(f: Any, uri: str) -> str:
 
 
 def _version() -> str:
-    from ..version import package_version
+    from ..version import package_version  # lazy: version loads only on this path
 
     return package_version()
 

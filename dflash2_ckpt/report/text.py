@@ -225,7 +225,7 @@ def render_check(result: Any, out: Console) -> None:
 @text_renderer("hook")
 def render_hook(run: Any, out: Console) -> None:
     """A hook run on a console the caller holds; the CLI writes the same lines without rich (text_hook.py)."""
-    from .text_hook import concise_lines
+    from .text_hook import concise_lines  # lazy: report.text_hook loads only on this path
 
     for line in concise_lines(run):
         out.print(line, markup=False, highlight=False, soft_wrap=True)

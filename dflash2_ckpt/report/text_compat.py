@@ -87,8 +87,8 @@ def _versions(v: Any) -> str:
 
 def checked_edges(verdicts: Any) -> str:
     """Each engine's checked edge, once: versions outside it are judged as the nearest checked release."""
-    from ..engines.checked import engine_span
-    from ..engines.registry import by_engine
+    from ..engines.checked import engine_span  # lazy: engines.checked loads only on this path
+    from ..engines.registry import by_engine  # lazy: engines.registry loads only on this path
 
     parts = []
     for engine, label in dict.fromkeys((v.profile.engine, v.profile.label) for v in verdicts):

@@ -7,10 +7,12 @@ header-level toolkit never pays for them.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..findings import Finding
 from .opening import open_for_smoke, require_smoke_deps, tensor_files
 from .report import SmokeReport
 
@@ -20,23 +22,20 @@ EMITS: frozenset[str] = frozenset({"DF716"})
 
 def draft(checkpoint: Any, hidden_states: Any, anchors: Any, **options: Any) -> Any:
     """Draft one block per request and return every stage (smoke.drafting.DraftResult); torch loads here."""
-    from .drafting import draft as _draft
+    from .drafting import draft as _draft  # lazy: smoke.drafting loads only on this path
 
     return _draft(checkpoint, hidden_states, anchors, **options)
 
 
 def load_drafter(checkpoint: Any, **options: Any) -> Any:
     """Load a drafter once for repeated drafting (smoke.drafting.Drafter); torch loads here."""
-    from .drafting import load_drafter as _load
+    from .drafting import load_drafter as _load  # lazy: smoke.drafting loads only on this path
 
     return _load(checkpoint, **options)
 
 
 def _first_layers(ckpt: Any, layers: int | None) -> tuple[Any, dict[str, Any], list[Any]]:
     """The spec and tensors of the first `layers` draft layers (--layers), and the note that says so."""
-    import re
-
-    from ..findings import Finding
 
     spec, tensors = ckpt.spec, dict(ckpt.tensors)
     if layers is None or layers >= spec.num_hidden_layers:
@@ -93,10 +92,12 @@ def run_smoke(
     into a drafter (verify says why), SourceError when the files cannot be read.
     """
     ckpt = open_for_smoke(path_or_checkpoint)
-    from ..threads import apply as apply_threads
+    from ..threads import apply as apply_threads  # lazy: threads loads only on this path
+
+    # lazy: smoke.budget loads only on this path
     from .budget import check_budget, estimate, gib, machine_budget, matmul_rate, runtime_bytes
-    from .device import pick_device, prepare_triton
-    from .runner import DEFAULT_BLOCK, smoke
+    from .device import pick_device, prepare_triton  # lazy: smoke.device loads only on this path
+    from .runner import DEFAULT_BLOCK, smoke  # lazy: smoke.runner loads only on this path
 
     chosen = apply_threads(threads)
 

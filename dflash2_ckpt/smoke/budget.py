@@ -143,7 +143,7 @@ def estimate(
 def machine_budget(device_type: str) -> int:
     """The default --max-memory: a safe fraction of the memory of the device the smoke runs on."""
     if device_type == "cuda":
-        import torch
+        import torch  # heavy: torch loads only when this runs
 
         return int(torch.cuda.mem_get_info()[1] * GPU_FRACTION)
     try:
@@ -155,7 +155,7 @@ def machine_budget(device_type: str) -> int:
 
 def matmul_rate(device: Any) -> float:
     """Sustained float32 matmul FLOP/s of `device`, from a ~10 ms probe."""
-    import torch
+    import torch  # heavy: torch loads only when this runs
 
     a = torch.randn(512, 512, device=device)
     torch.mm(a, a)

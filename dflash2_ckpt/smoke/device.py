@@ -50,7 +50,7 @@ def prepare_triton(device: torch.device) -> str:
 def interpreting() -> bool:
     """Whether Triton kernels run in the interpreter (triton.knobs from 3.3; the env var before)."""
     try:
-        from triton import knobs
+        from triton import knobs  # optional extra: triton, ImportError answered below
     except ImportError:  # pragma: no cover - older triton
         return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
     return bool(knobs.runtime.interpret)

@@ -23,6 +23,7 @@ from ..formats.spec import DraftSpec
 from .device import pick_device, prepare_triton
 from .drafter import ConvFn, KeptContext, RefDrafter
 from .embedding import borrow
+from .opening import open_for_smoke, tensor_files
 from .runner import BoundDraft, assumptions, triton_conv_fn
 from .walk import walk
 from .weights import load_weights
@@ -162,7 +163,7 @@ class Drafter:
         if temperature > 0:
             sample = dict(temperature=temperature, seeds=seeds, positions=positions)
         if self.kernels == "triton":
-            from .triton_walk import triton_walk
+            from .triton_walk import triton_walk  # lazy: smoke.triton_walk loads only on this path
 
             p = self.params
             tok, _, q = triton_walk(
@@ -195,7 +196,6 @@ def load_drafter(
     default on CUDA) or "torch" (the default on the CPU, where Triton only interprets).
     Raises ConfigError when the tensors cannot fill the drafter (the findings say which).
     """
-    from .opening import open_for_smoke, tensor_files
 
     ckpt = open_for_smoke(checkpoint)
     dev = pick_device(device)

@@ -44,7 +44,7 @@ def open_for_smoke(path_or_checkpoint: Any) -> Any:
     require_smoke_deps()
     ckpt = path_or_checkpoint
     if not (hasattr(ckpt, "spec") and hasattr(ckpt, "tensors")):
-        from ..checkpoint import open_checkpoint
+        from ..checkpoint import open_checkpoint  # lazy: checkpoint loads only on this path
 
         ckpt = open_checkpoint(path_or_checkpoint)
     if getattr(ckpt, "gguf", None) is not None:

@@ -13,7 +13,7 @@ from ..errors import ConfigError
 from ..findings import Finding
 from ..formats.spec import DraftSpec
 from . import checks, influence
-from .conv import grouped_dynamic_conv
+from .conv import grouped_dynamic_conv, is_identity
 from .device import pick_device, prepare_triton, sync
 from .drafter import CONV_MODULES, ConvFn, ForwardOptions, KeptContext, RefDrafter
 from .embedding import borrow
@@ -365,7 +365,7 @@ def _walks(
     scores: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Torch vs Triton walks, greedy and sampled, then a same-seed rerun of the whole draft."""
-    from .triton_walk import triton_walk
+    from .triton_walk import triton_walk  # lazy: smoke.triton_walk loads only on this path
 
     p, ids, u, anchors = d.params, d.ids, d.u, d.anchors
     a_cb, b_cb = p["candidate_selector.predecessor_codebook"], p["candidate_selector.successor_codebook"]
@@ -416,7 +416,6 @@ def _ablate(
     seed: int,
 ) -> None:
     """Remove each v2 module in turn and measure what changes (DF705-DF707)."""
-    from .conv import is_identity
 
     spec, p = d.spec, d.params
     convs: dict[str, dict[str, float | bool]] = {}

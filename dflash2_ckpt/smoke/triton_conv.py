@@ -80,7 +80,7 @@ def triton_grouped_dynamic_conv(
     y: torch.Tensor, h: torch.Tensor, base: torch.Tensor, proj: torch.Tensor, side: int, block: int
 ) -> torch.Tensor:
     """Same contract as conv.grouped_dynamic_conv (float32 out)."""
-    from .device import interpreting
+    from .device import interpreting  # lazy: smoke.device loads only on this path
 
     m, hidden = y.shape
     taps = base.shape[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gguf.quants import dequantize
+from gguf.quants import dequantize, quantize
 
 from gguf import GGMLQuantizationType
 
@@ -51,7 +51,6 @@ def from_float32(a: np.ndarray[Any, Any], dtype: str) -> bytes:
         return out.tobytes()
     if dtype in _FLOATS:
         return a.astype(_FLOATS[dtype]).tobytes()
-    from gguf.quants import quantize
 
     return bytes(np.asarray(quantize(a, GGMLQuantizationType[dtype])).tobytes())
 

@@ -48,7 +48,7 @@ def hub_settings() -> dict[str, Any]:
     huggingface_hub reads its environment once, at import; reading it again here means a variable
     set later in the process (a test, a notebook) is honoured the same way as one set before.
     """
-    from huggingface_hub import constants
+    from huggingface_hub import constants  # heavy: huggingface_hub loads only when this runs
 
     home = os.environ.get("HF_HOME")
     cache = os.environ.get("HF_HUB_CACHE") or (os.path.join(home, "hub") if home else constants.HF_HUB_CACHE)
@@ -272,7 +272,7 @@ class HubSource(SourceBase):
 
     # -- transfers ----------------------------------------------------------------------------------------
     def _url(self, name: str) -> str:
-        from huggingface_hub import hf_hub_url
+        from huggingface_hub import hf_hub_url  # heavy: huggingface_hub loads only when this runs
 
         return hf_hub_url(self.repo_id, self._path(name), revision=self.sha, endpoint=self.endpoint)
 
@@ -284,7 +284,7 @@ class HubSource(SourceBase):
             self.bytes_fetched += counter[0]
 
     def _head(self, name: str) -> int:
-        from huggingface_hub import get_hf_file_metadata
+        from huggingface_hub import get_hf_file_metadata  # heavy: huggingface_hub loads only when this runs
 
         try:
             with quiet_hub_logs():
@@ -306,7 +306,7 @@ class HubSource(SourceBase):
         local = self.local_path(name)
         if local is not None:
             return local
-        from .hub_client import bounded_hub_calls
+        from .hub_client import bounded_hub_calls  # lazy: sources.hub_client loads only on this path
 
         try:
             with bounded_hub_calls(self.where, self.transport.policy):  # the library's download too

@@ -31,8 +31,8 @@ class AmbiguousCommit(Exception):
 
 def cached_commits(repo_id: str, cache_dir: str) -> list[str]:
     """Every commit of the repo the cache holds a snapshot of (whichever refs point at it)."""
-    from huggingface_hub import scan_cache_dir
-    from huggingface_hub.errors import CacheNotFound
+    from huggingface_hub import scan_cache_dir  # heavy: huggingface_hub loads only when this runs
+    from huggingface_hub.errors import CacheNotFound  # heavy: huggingface_hub loads only when this runs
 
     try:
         info = scan_cache_dir(cache_dir)
@@ -59,10 +59,12 @@ def expand_commit(repo_id: str, revision: str, cache_dir: str) -> str | None:
 def cached_snapshot(repo_id: str, revision: str, cache_dir: str) -> tuple[str, dict[str, Path]] | None:
     """(commit sha, {path in repo: file}) of the cached snapshot `revision` (branch, tag, sha or a unique
     prefix of a cached sha) names. Raises AmbiguousCommit for a prefix several cached commits share."""
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import snapshot_download  # heavy: huggingface_hub loads only when this runs
+
+    # heavy: huggingface_hub loads only when this runs
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    from .hub_transport import quiet_hub_logs
+    from .hub_transport import quiet_hub_logs  # lazy: sources.hub_transport loads only on this path
 
     try:
         with quiet_hub_logs():
@@ -79,7 +81,7 @@ def cached_snapshot(repo_id: str, revision: str, cache_dir: str) -> tuple[str, d
 
 def cached_file(repo_id: str, filename: str, cache_dir: str, sha: str) -> Path | None:
     """The cached copy of `filename` at commit `sha`, or None."""
-    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub import try_to_load_from_cache  # heavy: huggingface_hub loads only when this runs
 
     try:
         hit = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir, revision=sha)
@@ -117,9 +119,9 @@ def download(
     Asked for by branch, so that huggingface_hub records branch -> commit for a later offline run;
     if the branch moved since `sha` was resolved, the file is fetched again at `sha` itself.
     """
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download  # heavy: huggingface_hub loads only when this runs
 
-    from .hub_transport import quiet_hub_logs
+    from .hub_transport import quiet_hub_logs  # lazy: sources.hub_transport loads only on this path
 
     bars = None if sys.stderr.isatty() else _quiet_tqdm()
     with quiet_hub_logs():

@@ -47,7 +47,7 @@ class _Clock:
 
 
 def _transport(policy: RetryPolicy, where: Where, clock: _Clock) -> Any:
-    import httpx2
+    import httpx2  # heavy: httpx2 loads only when this runs
 
     class BoundedTransport(httpx2.HTTPTransport):
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -74,8 +74,8 @@ def _transport(policy: RetryPolicy, where: Where, clock: _Clock) -> Any:
 @contextmanager
 def bounded_hub_calls(where: Where, policy: RetryPolicy | None = None) -> Iterator[None]:
     """huggingface_hub calls made inside run under `policy` (module doc)."""
-    import httpx2
-    from huggingface_hub.utils import _http
+    import httpx2  # heavy: httpx2 loads only when this runs
+    from huggingface_hub.utils import _http  # heavy: huggingface_hub loads only when this runs
 
     p = policy or RetryPolicy.from_env()
     clock = _Clock()

@@ -163,7 +163,7 @@ def download_command(w: Where, files: list[str]) -> str:
 
 def from_exception(e: BaseException, w: Where) -> SourceError:
     """Map a huggingface_hub / HTTP client exception onto the typed errors."""
-    from huggingface_hub import errors as he
+    from huggingface_hub import errors as he  # heavy: huggingface_hub loads only when this runs
 
     if isinstance(e, SourceError):
         return e

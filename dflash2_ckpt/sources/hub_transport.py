@@ -132,7 +132,7 @@ class HubTransport:
         started: float | None = None,
     ) -> Iterator[Any]:
         """One GET whose response (status < 400) is streamed; retries as described in the module doc."""
-        import httpx2
+        import httpx2  # heavy: httpx2 loads only when this runs
         from huggingface_hub.utils import http_stream_backoff  # type: ignore[attr-defined]  # lazily re-exported
 
         p, w = self.policy, self.where
@@ -189,7 +189,7 @@ class HubTransport:
 
     def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         """The JSON answer, read within MAX_API_BYTES (compressed and inflated) and the deadline."""
-        import httpx2
+        import httpx2  # heavy: httpx2 loads only when this runs
 
         p, started, broken = self.policy, time.monotonic(), 0
         while True:
@@ -224,7 +224,7 @@ class HubTransport:
         A server that ignores Range is cut off once the bytes are in, never drained. `counter[0]`
         accumulates the body bytes received.
         """
-        import httpx2
+        import httpx2  # heavy: httpx2 loads only when this runs
 
         p, out = self.policy, bytearray()
         started, short = time.monotonic(), 0
@@ -294,7 +294,7 @@ def _raise_for_status(r: Any, w: Where) -> None:
 
 
 def _mapped(e: BaseException, w: Where, attempts: int) -> HubError:
-    from huggingface_hub import errors as he
+    from huggingface_hub import errors as he  # heavy: huggingface_hub loads only when this runs
 
     if isinstance(e, he.OfflineModeIsEnabled):
         return offline_not_cached(w, [])

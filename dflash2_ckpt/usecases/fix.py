@@ -267,7 +267,7 @@ def _edit_text(old: bytes, edits: dict[str, Any]) -> bytes | None:
     """config.json with only the edited keys' text changed (usecases/json_edit.py): every other value keeps
     its exact text, so `1e999`, `-0.0` or `1e-400` survive; None when the result would not read back, with
     the same reader verify uses, as the old values plus the edits."""
-    from .json_edit import JsonEditError, set_keys
+    from .json_edit import JsonEditError, set_keys  # lazy: usecases.json_edit loads only on this path
 
     try:  # a byte order mark goes (JSON forbids it; strict readers refuse it), as verify read past it
         new = set_keys(old.decode("utf-8-sig"), edits).encode("utf-8")

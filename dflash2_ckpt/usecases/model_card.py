@@ -17,6 +17,7 @@ between markers, so a later push replaces it instead of adding a second one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -86,11 +87,10 @@ def expected_metadata(
 def serving(directory: str | Path, repo_id: str | None, target: str | None) -> Serving:
     """compat on the checkpoint (header-level); each engine's serve command names the drafter by its Hub
     id (`repo_id`), as a reader of the card would use it, and the target as the card's base_model."""
-    import dataclasses
 
-    from ..checkpoint import open_checkpoint
-    from ..checkpoint.drafter import drafter_of
-    from .compat import compat
+    from ..checkpoint import open_checkpoint  # lazy: checkpoint loads only on this path
+    from ..checkpoint.drafter import drafter_of  # lazy: checkpoint.drafter loads only on this path
+    from .compat import compat  # lazy: usecases.compat loads only on this path
 
     ckpt = open_checkpoint(directory)
     report = compat(ckpt, target=target)
@@ -122,7 +122,7 @@ def body(
     digest of the target tokenizer it was converted against (checkpoint/tokenizer.py), when recorded. Every
     value from the config or the folder is shown inert (report/safe_markdown.py): a base model is a link
     only when it is a Hub repo id, and a tokenizer record only when it is a digest."""
-    from ..checkpoint.tokenizer import recorded
+    from ..checkpoint.tokenizer import recorded  # lazy: checkpoint.tokenizer loads only on this path
 
     what = f"DFlash{'2' if version == 'v2' else ''} ({version or 'unknown version'}, {dialect or 'unknown'} dialect)"
     target = (
@@ -192,9 +192,9 @@ def plan_card(
 ) -> CardPlan:
     """Read DIRECTORY/README.md (if any), judge its front matter against the config, and complete it.
     `license(base_model)`: the target's license when it can be found (push reads the target's card)."""
-    from huggingface_hub import ModelCard, ModelCardData
+    from huggingface_hub import ModelCard, ModelCardData  # heavy: huggingface_hub loads only when this runs
 
-    from ..version import package_version
+    from ..version import package_version  # lazy: version loads only on this path
 
     root = Path(directory)
     try:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import quote
 
 from ..checkpoint import PICKLE_SUFFIXES
 from ..errors import (
@@ -190,7 +191,7 @@ def push(
     summary = checked.verify.summary
     plan = None
     if o.card and not path_in_repo:
-        from .model_card import plan_card
+        from .model_card import plan_card  # lazy: usecases.model_card loads only on this path
 
         plan = plan_card(
             src.root,
@@ -229,7 +230,7 @@ def _to_hub(
 ) -> PushResult:
     """The checks passed: the repository found (or created), the card completed, then the upload (or, for
     a dry run, the plan against what the Hub holds, or what could be previewed without it)."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi  # heavy: huggingface_hub loads only when this runs
 
     token = o.token or _stored_token()
     if not token and not settings["offline"] and not o.dry_run:
@@ -468,7 +469,7 @@ def _target_license(settings: dict[str, Any]) -> Callable[[str], str | None]:
     target is not on the Hub or cannot be read: the card then carries no license rather than a guess."""
 
     def look(target: str) -> str | None:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi  # heavy: huggingface_hub loads only when this runs
 
         api = HfApi(endpoint=settings["endpoint"], token=False)
         for name in ("README.md", "config.json"):
@@ -504,7 +505,7 @@ def _hub_card(api: Any, where: Where, listed: Any) -> str:
 
 
 def _hub_file(api: Any, repo_id: str, name: str, revision: str | None = None) -> str:
-    import tempfile
+    import tempfile  # lazy: tempfile only when a file is written (tests/cli/test_start.py)
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(api.hf_hub_download(repo_id, name, revision=revision, local_dir=tmp))
@@ -515,7 +516,7 @@ def _hub_file(api: Any, repo_id: str, name: str, revision: str | None = None) ->
 
 def _stored_token() -> str | None:
     """The token huggingface_hub would use: HF_TOKEN, or the one `hf auth login` stored."""
-    from huggingface_hub import get_token
+    from huggingface_hub import get_token  # heavy: huggingface_hub loads only when this runs
 
     return get_token()
 
@@ -586,7 +587,6 @@ def _preflight(where: Where, token: str | None, *, offline: bool) -> None:
             path=where.path,
             hint=f"unset HF_HUB_OFFLINE to upload; {OFFLINE_HINT} (nothing was uploaded; the checks passed)",
         )
-    from urllib.parse import quote
 
     url = f"{where.endpoint}/api/models/{where.repo_id}"
     if where.revision:

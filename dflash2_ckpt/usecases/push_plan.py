@@ -38,6 +38,7 @@ def local_files(
 ) -> list[str]:
     """The files upload_folder would take from `root` (and `extra`, files push writes first), relative,
     with its pattern rules."""
+    # heavy: huggingface_hub loads only when this runs
     from huggingface_hub.utils._paths import filter_repo_objects
 
     rel = sorted({*(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()), *extra})
@@ -67,6 +68,7 @@ def file_plan(
     """`remote`: the Hub's RepoFile list (empty for a repository push would create). `overrides`: content
     that replaces a local file's (the card push would write). Without `compare` (a real push, which
     hashes the files itself), every selected file counts as uploaded."""
+    # heavy: huggingface_hub loads only when this runs
     from huggingface_hub.utils._paths import filter_repo_objects
 
     prefix = f"{path_in_repo.strip('/')}/" if path_in_repo else ""

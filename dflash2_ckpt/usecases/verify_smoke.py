@@ -55,7 +55,7 @@ class CheckResult(Verdict):
 
 def _run_smoke(source: Any, target: Target) -> SmokeReport:
     try:
-        from ..smoke import run_smoke
+        from ..smoke import run_smoke  # lazy: smoke loads only on this path
     except ImportError as e:
         raise MissingDependencyError(
             f"--smoke needs the smoke forward, which could not be imported ({e})",

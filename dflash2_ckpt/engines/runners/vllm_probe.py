@@ -40,7 +40,7 @@ def _error(e: BaseException) -> dict[str, Any]:
 
 
 def _engine_args(case: dict[str, Any]) -> Any:
-    from vllm.engine.arg_utils import EngineArgs
+    from vllm.engine.arg_utils import EngineArgs  # heavy: vllm loads only when this runs
 
     spec = {
         "method": "dflash",
@@ -65,7 +65,7 @@ def _config(case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         said = {"ok": False, **_error(e)}
     if RUNNER_REFUSAL not in said["message"]:
         return said, None
-    from vllm.config import VllmConfig
+    from vllm.config import VllmConfig  # heavy: vllm loads only when this runs
 
     check = VllmConfig._validate_v1_model_runner
     VllmConfig._validate_v1_model_runner = lambda self: None
@@ -87,15 +87,16 @@ def _distributed() -> None:
     global _DIST
     if _DIST:
         return
-    import tempfile
+    import tempfile  # lazy: tempfile only when a file is written (tests/cli/test_start.py)
 
-    from vllm.platforms import current_platform
+    from vllm.platforms import current_platform  # heavy: vllm loads only when this runs
 
     if current_platform.is_cpu():
         # what CPUModelRunner does before it loads a model: torch.accelerator calls become no-ops
         from vllm.v1.worker.cpu_model_runner import _set_torch_accelerator_to_noop
 
         _set_torch_accelerator_to_noop()
+    # heavy: vllm loads only when this runs
     from vllm.distributed import init_distributed_environment, initialize_model_parallel
 
     fd, path = tempfile.mkstemp(prefix="vllm-probe-dist-")
@@ -109,9 +110,9 @@ def _distributed() -> None:
 
 
 def _load(cfg: Any) -> dict[str, Any]:
-    from vllm.config import set_current_vllm_config
-    from vllm.model_executor.model_loader import get_model
-    from vllm.model_executor.models.utils import AutoWeightsLoader
+    from vllm.config import set_current_vllm_config  # heavy: vllm loads only when this runs
+    from vllm.model_executor.model_loader import get_model  # heavy: vllm loads only when this runs
+    from vllm.model_executor.models.utils import AutoWeightsLoader  # heavy: vllm loads only when this runs
 
     draft = cfg.speculative_config.draft_model_config
     # the DFlash drafters' load_weights drops the set of names AutoWeightsLoader loaded, so the loader's
@@ -159,7 +160,7 @@ def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as f:
         request = json.load(f)
     logging.disable(logging.WARNING)
-    import vllm
+    import vllm  # heavy: vllm loads only when this runs
 
     results = []
     for case in request["cases"]:

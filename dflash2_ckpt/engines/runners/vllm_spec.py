@@ -39,7 +39,7 @@ def _error(e: BaseException) -> dict[str, Any]:
 
 
 def _llm(req: dict[str, Any], spec: bool) -> Any:
-    from vllm import LLM
+    from vllm import LLM  # heavy: vllm loads only when this runs
 
     kw: dict[str, Any] = {}
     if spec:
@@ -62,7 +62,7 @@ def _llm(req: dict[str, Any], spec: bool) -> Any:
 
 
 def _warm(llm: Any, req: dict[str, Any]) -> None:
-    from vllm import SamplingParams
+    from vllm import SamplingParams  # heavy: vllm loads only when this runs
 
     llm.generate(
         [{"prompt_token_ids": req["prompts"][0][:4]}],
@@ -72,7 +72,7 @@ def _warm(llm: Any, req: dict[str, Any]) -> None:
 
 
 def _one(llm: Any, ids: list[int], max_new: int) -> tuple[list[int], float]:
-    from vllm import SamplingParams
+    from vllm import SamplingParams  # heavy: vllm loads only when this runs
 
     t0 = time.perf_counter()
     [out] = llm.generate(
@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     logging.disable(logging.WARNING)
-    import vllm
+    import vllm  # heavy: vllm loads only when this runs
 
     with contextlib.redirect_stdout(io.StringIO()):
         out = run(req)
