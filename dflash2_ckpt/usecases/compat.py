@@ -157,11 +157,11 @@ def compat(
     # the engines named are the ones verify --engine judges: the same findings, the same verdicts
     found = verify_findings(ckpt, paired, profiles if named else ()) if findings is None else list(findings)
     verdicts = engine_verdicts(ckpt, profiles, found, target=target, quantized_modules=quantized_modules)
-    d = drafter_of(ckpt, target=target, quantized_modules=quantized_modules)
+    det = ckpt.detection  # what the report names: no second drafter (quantized modules, file listing)
     return CompatReport(
         ckpt.label,
-        d.dialect,
-        d.version,
+        det.dialect if det else None,
+        det.version if det else None,
         tuple(at_edge(v, asked.get(v.profile)) for v in verdicts),
         bool(named),
         family_json(ckpt),
